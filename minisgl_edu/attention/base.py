@@ -1,0 +1,49 @@
+"""The attention backend interface.
+
+Where this sits on the request path: inside `Engine.forward_batch`, every attention layer of the
+model calls `backend.forward(layer_id, q, k, v)`. The backend stores the new K/V into the paged
+pool and attends over everything the request has so far. `prepare()` runs once per batch (the
+"plan"), `forward()` once per layer, so per-batch index work is not repeated 30 times.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class AttentionMetadata:
+    """What attention needs to know about a batch, in token positions.
+
+    For request b: it computes `q_lens[b]` new tokens at positions
+    `kv_lens[b] - q_lens[b] .. kv_lens[b] - 1`, and attends to all `kv_lens[b]` tokens, whose K/V
+    live in page-table row `rows[b]`. `out_loc` holds the pool slot of every new token, in batch
+    order (request 0's tokens first).
+    """
+
+    is_prefill: bool
+    q_lens: list[int]
+    kv_lens: list[int]
+    rows: torch.Tensor  # [B] int64, page-table rows
+    out_loc: torch.Tensor  # [T] int64, pool slots of the new tokens
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.q_lens)
+
+    @property
+    def num_tokens(self) -> int:
+        return int(sum(self.q_lens))
+
+
+class AttentionBackend(ABC):
+    @abstractmethod
+    def prepare(self, meta: AttentionMetadata) -> None:
+        """Build the per-batch index tensors (once per forward pass)."""
+
+    @abstractmethod
+    def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """q: [T, Hq, D]; k, v: [T, Hkv, D] for the new tokens. Returns [T, Hq, D]."""

@@ -1,0 +1,141 @@
+"""The cache manager: one place that hands out and takes back KV memory for a request.
+
+Where this sits on the request path: the scheduler calls `admit()` when a request leaves the
+waiting queue (it gets a page-table row and any cached prefix), `reserve()` before each forward
+pass (pages for the tokens about to be computed), and `release()` when the request finishes or
+is aborted (its pages go to the prefix cache or back to the free list, its row is freed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minisgl_edu.core import Req
+from minisgl_edu.kvcache.allocator import OutOfPages, PageAllocator
+from minisgl_edu.kvcache.naive_cache import NaiveCache
+from minisgl_edu.kvcache.page_table import PageTable
+from minisgl_edu.kvcache.pool import KVPool
+from minisgl_edu.kvcache.radix_cache import RadixCache
+
+
+def pages_for(num_tokens: int, page_size: int) -> int:
+    return -(-num_tokens // page_size)
+
+
+@dataclass
+class PageMapSnapshot:
+    """Who owns each page, for the course's page-map widget."""
+
+    num_pages: int
+    page_size: int
+    owner: list[int | None]  # uid of the running request that owns the page, else None
+    cached: list[bool]  # the page is in the prefix cache (possibly shared)
+    rows: dict[int, list[int]]  # uid -> its pages in order (the page-table row)
+
+
+class CacheManager:
+    def __init__(self, pool: KVPool, page_table: PageTable, cache: str = "radix") -> None:
+        self.pool = pool
+        self.page_size = pool.page_size
+        self.allocator = PageAllocator(pool.num_pages)
+        self.page_table = page_table
+        if cache == "radix":
+            self.prefix_cache = RadixCache(self.page_size)
+        elif cache == "naive":
+            self.prefix_cache = NaiveCache(self.page_size)
+        else:
+            raise ValueError(f"unknown cache {cache!r} (choose 'radix' or 'naive')")
+        self.uid_of_row: dict[int, int] = {}
+
+    # --- capacity ---------------------------------------------------------------------------
+    @property
+    def num_pages(self) -> int:
+        return self.pool.num_pages
+
+    @property
+    def num_free(self) -> int:
+        return self.allocator.num_free
+
+    @property
+    def num_available(self) -> int:
+        """Pages a new request could get: free ones plus cached ones nobody is using."""
+        return self.allocator.num_free + self.prefix_cache.num_evictable
+
+    def held_pages(self, req: Req) -> int:
+        return len(self.page_table.pages[req.table_idx]) if req.table_idx >= 0 else 0
+
+    # --- the life of a request --------------------------------------------------------------
+    def match(self, req: Req) -> tuple[object, list[int]]:
+        # Leave at least one prompt token to compute: its logits give the first output token.
+        return self.prefix_cache.match_prefix(req.input_ids[: len(req.input_ids) - 1])
+
+    def admit(self, req: Req) -> None:
+        """Give `req` a page-table row and its cached prefix pages."""
+        handle, pages = self.match(req)
+        self.prefix_cache.lock(handle)
+        req.cache_handle = handle
+        req.table_idx = self.page_table.alloc_row()
+        self.uid_of_row[req.table_idx] = req.uid
+        self.page_table.append(req.table_idx, pages)
+        req.prefix_len = req.cached_len = len(pages) * self.page_size
+
+    def reserve(self, req: Req, upto_len: int) -> None:
+        """Make sure `req` has pages for its first `upto_len` tokens (evicting cached ones if needed)."""
+        need = pages_for(upto_len, self.page_size) - self.held_pages(req)
+        if need <= 0:
+            return
+        if need > self.allocator.num_free:
+            self.allocator.free(self.prefix_cache.evict(need - self.allocator.num_free))
+        if need > self.allocator.num_free:
+            raise OutOfPages(f"request {req.uid} needs {need} pages, {self.allocator.num_free} free")
+        self.page_table.append(req.table_idx, self.allocator.allocate(need))
+
+    def release(self, req: Req, cache_it: bool = True) -> None:
+        """Give back everything `req` holds. Finished requests donate their full pages to the
+        prefix cache; aborted ones (cache_it=False) return all their own pages to the free list."""
+        if req.table_idx < 0:
+            return  # never admitted (aborted while waiting)
+        pages = self.page_table.pages[req.table_idx]
+        own_from = req.prefix_len // self.page_size  # pages before this belong to the cache
+        keep = 0
+        if cache_it:
+            # The K/V of the last sampled token was never computed, so it is not cached.
+            computed = req.all_ids[: req.cached_len]
+            full = len(computed) // self.page_size
+            existing = self.prefix_cache.insert(computed, pages[:full])
+            # Pages the tree already had are duplicates; the ones after them now belong to it.
+            self.allocator.free(pages[own_from:existing])
+            keep = max(full, own_from)
+        self.allocator.free(pages[max(keep, own_from) :])
+        self.prefix_cache.unlock(req.cache_handle)
+        req.cache_handle = None
+        del self.uid_of_row[req.table_idx]
+        self.page_table.free_row(req.table_idx)
+        req.table_idx = -1
+
+    # --- inspection -------------------------------------------------------------------------
+    def snapshot(self) -> PageMapSnapshot:
+        owner: list[int | None] = [None] * self.num_pages
+        rows: dict[int, list[int]] = {}
+        for row in self.page_table.used_rows():
+            uid = self.uid_of_row[row]
+            rows[uid] = list(self.page_table.pages[row])
+            for p in rows[uid]:
+                owner[p] = uid
+        cached = [False] * self.num_pages
+        for p in self.prefix_cache.cached_pages():
+            cached[p] = True
+        return PageMapSnapshot(self.num_pages, self.page_size, owner, cached, rows)
+
+    def check(self) -> None:
+        """Every page is exactly one of: free, owned by a running request, in the prefix cache."""
+        cached = self.prefix_cache.cached_pages()
+        owned: set[int] = set()
+        for row in self.page_table.used_rows():
+            owned.update(self.page_table.pages[row])
+        used = self.allocator.used_pages()
+        assert used == cached | owned, "a page is allocated but nobody holds it (leak)"
+        assert self.allocator.num_free + len(used) == self.num_pages
+
+
+__all__ = ["CacheManager", "OutOfPages", "PageMapSnapshot", "pages_for"]

@@ -1,0 +1,56 @@
+"""The page table: for each running request (a row, `table_idx`), its pages in order.
+
+Where this sits on the request path: a request gets a row when the scheduler admits it and
+loses it when it finishes or is aborted. The attention backend reads the table (as a tensor) to
+find where token `i` of a request lives: page `table[row, i // page_size]`, offset
+`i % page_size`.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+class PageTable:
+    def __init__(self, max_reqs: int, max_pages_per_req: int, device: torch.device | str, fill: int) -> None:
+        self.max_reqs = max_reqs
+        self.max_pages_per_req = max_pages_per_req
+        # `fill` is the pool's dummy page, so unused entries point at harmless memory.
+        self.fill = fill
+        self.table = torch.full((max_reqs, max_pages_per_req), fill, dtype=torch.int32, device=device)
+        self.pages: list[list[int]] = [[] for _ in range(max_reqs)]
+        self._free_rows: list[int] = list(range(max_reqs - 1, -1, -1))
+
+    @property
+    def num_free_rows(self) -> int:
+        return len(self._free_rows)
+
+    def alloc_row(self) -> int:
+        if not self._free_rows:
+            raise RuntimeError("no free page-table row")
+        return self._free_rows.pop()
+
+    def free_row(self, row: int) -> None:
+        if row in self._free_rows:
+            raise ValueError(f"page-table row {row} freed twice")
+        self.pages[row] = []
+        self.table[row].fill_(self.fill)
+        self._free_rows.append(row)
+
+    def append(self, row: int, pages: list[int]) -> None:
+        if not pages:
+            return
+        start = len(self.pages[row])
+        if start + len(pages) > self.max_pages_per_req:
+            raise ValueError("request longer than the page table allows")
+        self.pages[row].extend(pages)
+        self.table[row, start : start + len(pages)] = torch.tensor(pages, dtype=torch.int32)
+
+    def slots(self, row: int, start: int, end: int, page_size: int) -> list[int]:
+        """Pool slots of positions start..end-1 of the request in `row` (pages must be there)."""
+        pages = self.pages[row]
+        return [pages[i // page_size] * page_size + i % page_size for i in range(start, end)]
+
+    def used_rows(self) -> list[int]:
+        free = set(self._free_rows)
+        return [r for r in range(self.max_reqs) if r not in free]

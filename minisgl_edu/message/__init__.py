@@ -1,0 +1,36 @@
+"""Messages between the processes, named as the course names them.
+
+    API server --TokenizeMsg/AbortMsg--> tokenizer --UserMsg/AbortBackendMsg--> scheduler
+    scheduler --DetokenizeMsg--> detokenizer --UserReply--> API server
+
+Each is a plain dataclass; `codec` turns them into bytes for ZeroMQ.
+"""
+
+from minisgl_edu.message.backend import (
+    AbortBackendMsg,
+    BaseBackendMsg,
+    BatchBackendMsg,
+    ExitMsg,
+    UserMsg,
+)
+from minisgl_edu.message.frontend import BatchFrontendMsg, UserReply
+from minisgl_edu.message.tokenizer import (
+    AbortMsg,
+    BatchTokenizerMsg,
+    DetokenizeMsg,
+    TokenizeMsg,
+)
+
+__all__ = [
+    "AbortBackendMsg",
+    "AbortMsg",
+    "BaseBackendMsg",
+    "BatchBackendMsg",
+    "BatchFrontendMsg",
+    "BatchTokenizerMsg",
+    "DetokenizeMsg",
+    "ExitMsg",
+    "TokenizeMsg",
+    "UserMsg",
+    "UserReply",
+]

@@ -1,0 +1,24 @@
+"""Messages the API server receives (from the detokenizer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class UserReply:
+    """New text for `uid` since the last reply; `finished` marks the last one."""
+
+    uid: int
+    incremental_output: str
+    finished: bool
+    finish_reason: Optional[str] = None
+    num_prompt_tokens: int = 0
+    num_output_tokens: int = 0
+    error: Optional[str] = None  # set when the request was rejected (e.g. prompt too long)
+
+
+@dataclass
+class BatchFrontendMsg:
+    data: list = field(default_factory=list)

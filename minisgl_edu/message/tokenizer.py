@@ -1,0 +1,45 @@
+"""Messages a tokenizer / detokenizer worker receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from minisgl_edu.core import SamplingParams
+
+
+@dataclass
+class TokenizeMsg:
+    """From the API server: a prompt as text, chat messages or token ids, plus sampling params."""
+
+    uid: int
+    text: Union[str, list[dict], list[int]]
+    sampling_params: SamplingParams
+
+
+@dataclass
+class AbortMsg:
+    """From the API server when a client goes away: the tokenizer forwards it to the scheduler."""
+
+    uid: int
+
+
+@dataclass
+class DetokenizeMsg:
+    """From the scheduler: one new token of `uid`, and whether the request is done.
+
+    `stop` repeats the request's stop strings so the detokenizer can hold back text that might
+    turn out to be the start of one; `finish_reason` is set on the last message only.
+    """
+
+    uid: int
+    next_token: int
+    finished: bool
+    finish_reason: Optional[str] = None
+    stop: list[str] = field(default_factory=list)
+    error: Optional[str] = None  # the scheduler rejected the request (next_token is then -1)
+
+
+@dataclass
+class BatchTokenizerMsg:
+    data: list = field(default_factory=list)

@@ -1,0 +1,206 @@
+"""The decoder-only model: Llama, Qwen2 and Qwen3 in one class.
+
+Where this sits on the request path: `Engine.forward_batch` prepares the attention backend for the
+batch, then calls
+
+    hidden = model(input_ids, positions, attn)     # [T, hidden], all tokens of all requests
+    logits = model.compute_logits(hidden[last])    # [N, vocab] float32, only where we sample
+
+`input_ids` and `positions` are flat over the batch: request 0's new tokens, then request 1's,
+and so on; `positions` are absolute positions in each request (a decode token of a request with
+40 cached tokens has position 40). The final RMSNorm is applied in `forward`, so `compute_logits`
+is just the output projection. The engine only asks for logits of the tokens it samples from
+(the last token of each request): the vocab projection is the largest matmul of a small model.
+
+The three architectures differ in small, switchable ways (see `ModelConfig`):
+
+| | q/k/v bias | o bias | q/k RMSNorm |
+|---|---|---|---|
+| Llama (SmolLM2, Llama 3) | `attention_bias` (off) | same | no |
+| Qwen2 / Qwen2.5 | yes | no | no |
+| Qwen3 | `attention_bias` (off) | same | yes |
+
+Parameter names follow the HF checkpoints (`model.layers.0.self_attn.o_proj.weight` ...) except
+the two fused matrices `qkv_proj` and `gate_up_proj`, which `load_weights` fills piece by piece.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from torch import nn
+
+from minisgl_edu.attention.base import AttentionBackend
+from minisgl_edu.models.config import ModelConfig
+from minisgl_edu.models.layers import DecoderLayer, RMSNorm
+from minisgl_edu.models.rope import RotaryEmbedding
+
+# HF checkpoint piece -> (our fused parameter, which shard). Shard order is the row order inside
+# the fused matrix: q rows first, then k, then v; gate rows, then up.
+STACKED_PARAMS: dict[str, tuple[str, str]] = {
+    "q_proj": ("qkv_proj", "q"),
+    "k_proj": ("qkv_proj", "k"),
+    "v_proj": ("qkv_proj", "v"),
+    "gate_proj": ("gate_up_proj", "gate"),
+    "up_proj": ("gate_up_proj", "up"),
+}
+
+
+class DecoderModel(nn.Module):
+    """Embedding -> N decoder layers -> final norm. Named `model.` in HF checkpoints."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList(DecoderLayer(cfg, i) for i in range(cfg.num_layers))
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        # One RoPE table for all layers: every layer rotates by the same angles.
+        self.rotary_emb = RotaryEmbedding(
+            cfg.head_dim,
+            max_positions=cfg.max_position_embeddings,
+            theta=cfg.rope_theta,
+            scaling=cfg.rope_scaling,
+            max_position_embeddings=cfg.max_position_embeddings,
+        )
+
+    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, attn: AttentionBackend) -> torch.Tensor:
+        hidden = self.embed_tokens(input_ids)
+        cos_sin = self.rotary_emb.lookup(positions, hidden.dtype)  # once per batch, not per layer
+        for layer in self.layers:
+            hidden = layer(hidden, cos_sin, attn)
+        return self.norm(hidden)
+
+
+class CausalLM(nn.Module):
+    """A decoder plus the output projection to vocabulary logits."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.model = DecoderModel(cfg)
+        if cfg.tie_word_embeddings:
+            # Small models reuse the input embedding as the output projection (saves vocab x hidden
+            # parameters: 28M of SmolLM2's 135M). Same module, so the same tensor.
+            self.lm_head = self.model.embed_tokens
+        else:
+            self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+
+    @torch.inference_mode()
+    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, attn: AttentionBackend) -> torch.Tensor:
+        """-> final hidden states [T, hidden] (already normalised). The backend must be prepared."""
+        return self.model(input_ids, positions, attn)
+
+    @torch.inference_mode()
+    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[N, hidden] -> [N, vocab] float32 scores (the sampler wants float32 for softmax)."""
+        return torch.nn.functional.linear(hidden, self.lm_head.weight).float()
+
+    @torch.no_grad()
+    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Copy HF-named tensors (`name, tensor` pairs, e.g. from safetensors) into the model.
+
+        Checks that every parameter was filled exactly once and that no name is left over, so a
+        mapping mistake fails loudly instead of leaving random weights behind.
+        """
+        params = dict(self.named_parameters())  # a tied lm_head appears once, as embed_tokens
+        cfg = self.cfg
+        shard_rows = {
+            "q": (0, cfg.q_size),
+            "k": (cfg.q_size, cfg.kv_size),
+            "v": (cfg.q_size + cfg.kv_size, cfg.kv_size),
+            "gate": (0, cfg.intermediate_size),
+            "up": (cfg.intermediate_size, cfg.intermediate_size),
+        }
+        # Which parts of which parameter are filled: a plain parameter needs {"all"}, a fused one
+        # one entry per shard.
+        loaded: dict[str, set[str]] = {}
+        for name, tensor in weights:
+            if "rotary_emb.inv_freq" in name:
+                continue  # old checkpoints saved the RoPE frequencies; we compute them
+            if name == "lm_head.weight" and cfg.tie_word_embeddings:
+                continue  # some tied checkpoints still store a copy
+            target, shard = name, "all"
+            for piece, (fused, shard_name) in STACKED_PARAMS.items():
+                if f".{piece}." in name:
+                    target, shard = name.replace(f".{piece}.", f".{fused}."), shard_name
+                    break
+            if target not in params:
+                raise KeyError(f"checkpoint tensor {name!r} has no place in the {cfg.arch} model")
+            param = params[target]
+            dest = param.data if shard == "all" else param.data.narrow(0, *shard_rows[shard])
+            if dest.shape != tensor.shape:
+                raise ValueError(f"{name}: checkpoint shape {tuple(tensor.shape)}, model wants {tuple(dest.shape)}")
+            if shard in loaded.setdefault(target, set()):
+                raise ValueError(f"checkpoint tensor {name!r} appears twice")
+            dest.copy_(tensor)  # converts dtype and device as needed
+            loaded[target].add(shard)
+
+        missing = []
+        for target, param_name in ((t, t) for t in params):
+            want = {"all"}
+            if target.endswith(("qkv_proj.weight", "qkv_proj.bias")):
+                want = {"q", "k", "v"}
+            elif target.endswith(("gate_up_proj.weight", "gate_up_proj.bias")):
+                want = {"gate", "up"}
+            if loaded.get(target, set()) != want:
+                missing.append(param_name)
+        if missing:
+            raise ValueError(f"checkpoint is missing {len(missing)} tensors, e.g. {missing[:5]}")
+
+
+class LlamaForCausalLM(CausalLM):
+    """Llama 2/3, SmolLM2: the plain decoder."""
+
+
+class Qwen2ForCausalLM(CausalLM):
+    """Qwen2 / Qwen2.5: Llama plus biases on the q/k/v projections."""
+
+
+class Qwen3ForCausalLM(CausalLM):
+    """Qwen3: Llama plus an RMSNorm on each query and key head before RoPE."""
+
+
+MODEL_CLASSES: dict[str, type[CausalLM]] = {
+    "llama": LlamaForCausalLM,
+    "qwen2": Qwen2ForCausalLM,
+    "qwen3": Qwen3ForCausalLM,
+}
+
+
+def create_model(
+    cfg: ModelConfig,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
+    *,
+    random_init: bool = True,
+    seed: int = 0,
+) -> CausalLM:
+    """Build the model for `cfg` on `device` in `dtype`, in evaluation mode.
+
+    random_init=True fills it with small random weights (seeded: tests and notebooks get the same
+    model every time); False leaves memory uninitialised, for `load_weights` to fill (faster).
+    """
+    # Build on the "meta" device first: modules get shapes but no memory and no (slow) default
+    # initialisation; then allocate the real tensors once, directly in the target dtype.
+    with torch.device("meta"):
+        model = MODEL_CLASSES[cfg.arch](cfg)
+    model = model.to(dtype=dtype).to_empty(device=device)
+    model.model.rotary_emb.build_cache(device)  # float32 table, computed on the real device
+    if random_init:
+        init_random_weights(model, seed)
+    return model.eval()
+
+
+@torch.no_grad()
+def init_random_weights(model: CausalLM, seed: int = 0) -> None:
+    """Normal(0, 0.02) matrices, ones for norms, zeros for biases (the usual HF init)."""
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    for name, param in model.named_parameters():
+        if name.endswith("norm.weight"):
+            param.fill_(1.0)
+        elif name.endswith(".bias"):
+            param.zero_()
+        else:
+            # Drawn on the CPU generator so the weights are the same on every device.
+            param.copy_(torch.randn(param.shape, generator=gen) * 0.02)

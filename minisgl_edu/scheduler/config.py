@@ -1,0 +1,14 @@
+"""Settings of the scheduler (on top of the engine's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minisgl_edu.engine.config import EngineConfig
+
+
+@dataclass
+class SchedulerConfig(EngineConfig):
+    max_prefill_tokens: int = 2048  # token budget of one prefill batch; longer prompts are chunked
+    cache: str = "radix"  # prefix cache: "radix" or "naive"
+    stats_interval: float = 0.1  # seconds between two stats messages to the server

@@ -1,0 +1,68 @@
+"""How the scheduler talks to the rest of the system.
+
+Where this sits on the request path: between the tokenizer (which sends `UserMsg` and
+`AbortBackendMsg`) and the detokenizer (which receives `DetokenizeMsg`). The multi-process server
+plugs in ZeroMQ sockets; the in-process runtime and the offline `LLM` plug in plain queues. The
+scheduling logic is the same either way.
+"""
+
+from __future__ import annotations
+
+import queue
+from typing import Any
+
+from minisgl_edu.message import BaseBackendMsg, DetokenizeMsg
+
+
+class SchedulerIO:
+    def recv(self, block: bool) -> list[BaseBackendMsg]:
+        """Messages that arrived since the last call. `block=True` when the scheduler is idle:
+        wait for something (an implementation may return [] after a timeout)."""
+        raise NotImplementedError
+
+    def send(self, msgs: list[DetokenizeMsg]) -> None:
+        raise NotImplementedError
+
+    def send_stats(self, stats: Any) -> None:
+        """The latest `SchedulerStats`; the server turns them into /metrics. Optional."""
+
+
+class QueueIO(SchedulerIO):
+    """In-memory queues, for one process (the runtime, the offline LLM, tests)."""
+
+    def __init__(self, block_timeout: float = 0.05) -> None:
+        self.inbox: queue.Queue[BaseBackendMsg] = queue.Queue()
+        self.outbox: queue.Queue[DetokenizeMsg] = queue.Queue()
+        self.block_timeout = block_timeout
+        self.latest_stats: Any = None
+
+    def put(self, msg: BaseBackendMsg) -> None:
+        self.inbox.put(msg)
+
+    def recv(self, block: bool) -> list[BaseBackendMsg]:
+        msgs: list[BaseBackendMsg] = []
+        if block:
+            try:
+                msgs.append(self.inbox.get(timeout=self.block_timeout))
+            except queue.Empty:
+                return msgs
+        while True:
+            try:
+                msgs.append(self.inbox.get_nowait())
+            except queue.Empty:
+                return msgs
+
+    def send(self, msgs: list[DetokenizeMsg]) -> None:
+        for m in msgs:
+            self.outbox.put(m)
+
+    def send_stats(self, stats: Any) -> None:
+        self.latest_stats = stats
+
+    def drain(self) -> list[DetokenizeMsg]:
+        out = []
+        while True:
+            try:
+                out.append(self.outbox.get_nowait())
+            except queue.Empty:
+                return out

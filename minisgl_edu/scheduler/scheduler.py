@@ -1,0 +1,330 @@
+"""The scheduler: decides, every iteration, which tokens the engine computes next.
+
+Where this sits on the request path: a `UserMsg` arrives from a tokenizer worker and becomes a
+`Req` in the waiting queue. Each iteration of `normal_loop` is one `step()`:
+
+    1. receive      new requests and aborts (`_receive`, `_process_msg`)
+    2. schedule     `_schedule_next_batch`: a prefill batch if anyone waits (under a token
+                    budget, chunking a long prompt), otherwise one decode batch of everyone running
+    3. forward      `_forward`: `Engine.forward_batch` runs the model and samples
+    4. results      `_process_results`: append tokens, check finish, free what finished,
+                    send one `DetokenizeMsg` per request to the detokenizer
+
+New requests join between any two steps while others are decoding: continuous batching.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
+from minisgl_edu.engine import Engine
+from minisgl_edu.engine.sampler import make_generator
+from minisgl_edu.kvcache import CacheManager, pages_for
+from minisgl_edu.message import (
+    AbortBackendMsg,
+    BaseBackendMsg,
+    BatchBackendMsg,
+    DetokenizeMsg,
+    ExitMsg,
+    UserMsg,
+)
+from minisgl_edu.scheduler.config import SchedulerConfig
+from minisgl_edu.scheduler.finish import check_finish
+from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
+from minisgl_edu.trace import NULL_TRACER, Tracer
+
+
+@dataclass
+class SchedulerStats:
+    kv_pages_total: int
+    kv_pages_free: int
+    kv_pages_cached: int
+    running_requests: int
+    waiting_requests: int
+    generated_tokens_total: int
+
+
+@dataclass
+class StepRecord:
+    """What one `step()` did, for notebooks and widgets."""
+
+    batch_id: int
+    phase: str  # "prefill" | "decode"
+    items: list[tuple[int, int, int]]  # (uid, start position, tokens computed)
+    next_tokens: dict[int, int] = field(default_factory=dict)  # uid -> sampled token
+    finished: dict[int, str] = field(default_factory=dict)  # uid -> finish_reason
+    seconds: float = 0.0
+
+
+class Scheduler:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        io: Optional[SchedulerIO] = None,
+        engine: Optional[Engine] = None,
+        tokenizer=None,
+        tracer: Tracer = NULL_TRACER,
+    ) -> None:
+        self.config = config
+        self.io = io or QueueIO()
+        self.engine = engine or Engine(config)
+        self.tracer = tracer
+        if tokenizer is None:
+            from minisgl_edu.models import load_tokenizer
+
+            tokenizer = load_tokenizer(self.engine.model_path)
+        self.tokenizer = tokenizer
+        self.cache = CacheManager(self.engine.pool, self.engine.page_table, config.cache)
+        mc = self.engine.model_config
+        self.eos_ids: set[int] = set(mc.eos_token_ids)
+        if getattr(tokenizer, "eos_token_id", None) is not None:
+            self.eos_ids.add(tokenizer.eos_token_id)
+        self.max_seq_len = self.engine.max_seq_len
+        self.vocab_size = mc.vocab_size
+        self.max_running = min(config.max_running_requests, self.engine.page_table.max_reqs)
+        self.max_prefill_tokens = config.max_prefill_tokens
+
+        self.waiting: deque[Req] = deque()  # FIFO; the head may be part-way through a chunked prefill
+        self.running: list[Req] = []  # prompt done, decoding one token per step
+        self.reqs: dict[int, Req] = {}  # every live request by uid
+        self.batch_count = 0
+        self.generated_tokens_total = 0
+        self._exit = False
+        self._last_stats = 0.0
+        # Injection points for the course's exercises: the real engine calls these.
+        self.finish_fn: Callable[..., Optional[str]] = check_finish
+
+    # ------------------------------------------------------------------ 1. receive
+    def _receive(self, block: bool) -> None:
+        for msg in self.io.recv(block):
+            self._process_msg(msg)
+
+    def _process_msg(self, msg: BaseBackendMsg) -> None:
+        if isinstance(msg, BatchBackendMsg):
+            for m in msg.data:
+                self._process_msg(m)
+        elif isinstance(msg, UserMsg):
+            self.add_request(msg.uid, msg.input_ids, msg.sampling_params)
+        elif isinstance(msg, AbortBackendMsg):
+            self.abort(msg.uid)
+        elif isinstance(msg, ExitMsg):
+            self._exit = True
+        else:
+            raise TypeError(f"scheduler got an unexpected message: {msg!r}")
+
+    def add_request(self, uid: int, input_ids: list[int], params: SamplingParams) -> Optional[Req]:
+        """Queue a request, or reject it at once if it can never run."""
+        error = self._validate(uid, input_ids, params)
+        if error is not None:
+            self.tracer.record(uid, "scheduler", "rejected", error=error)
+            self.io.send([DetokenizeMsg(uid, -1, True, "abort", list(params.stop), error=error)])
+            return None
+        req = Req(uid=uid, input_ids=list(input_ids), sampling_params=params)
+        # Clamp to the context: a request that fits at admission can always finish.
+        req.max_new_tokens = min(params.max_tokens, self.max_seq_len - len(input_ids))
+        req.generator = make_generator(params, self.engine.device)
+        self.reqs[uid] = req
+        self.waiting.append(req)
+        self.tracer.record(uid, "scheduler", "queued", prompt_tokens=len(input_ids))
+        return req
+
+    def _validate(self, uid: int, input_ids: list[int], params: SamplingParams) -> Optional[str]:
+        if uid in self.reqs:
+            return f"duplicate request id {uid}"
+        if not input_ids:
+            return "the prompt is empty"
+        if len(input_ids) >= self.max_seq_len:
+            return (f"the prompt has {len(input_ids)} tokens, but at most {self.max_seq_len - 1} fit "
+                    f"(context and KV cache size), leaving room for one output token")
+        bad = [t for t in input_ids if not 0 <= t < self.vocab_size]
+        if bad:
+            return f"token id {bad[0]} is outside the vocabulary (size {self.vocab_size})"
+        try:
+            params.validate()
+        except ValueError as e:
+            return str(e)
+        return None
+
+    # ------------------------------------------------------------------ 2. schedule
+    def _schedule_next_batch(self) -> Optional[Batch]:
+        """Prefill first: new prompts get their first token fast; otherwise decode everyone."""
+        batch = self._schedule_prefill() if self.waiting else None
+        if batch is None and self.running:
+            batch = self._schedule_decode()
+        if batch is not None:
+            self.batch_count += 1
+            batch.batch_id = self.batch_count
+        return batch
+
+    def _outstanding_pages(self) -> int:
+        """Pages admitted requests may still ask for, up to their max length."""
+        total = 0
+        for req in self._admitted():
+            final = len(req.input_ids) + req.max_new_tokens
+            total += max(pages_for(final, self.cache.page_size) - self.cache.held_pages(req), 0)
+        return total
+
+    def _admitted(self) -> list[Req]:
+        return self.running + [r for r in self.waiting if r.table_idx >= 0]
+
+    def _try_admit(self, req: Req) -> bool:
+        """Give `req` a page-table row if its whole run (prompt + max_new_tokens) is sure to fit.
+
+        Reserving for the worst case up front means a running request never runs out of pages
+        mid-decode, so the scheduler never has to pre-empt anyone.
+        """
+        if len(self._admitted()) >= self.max_running:
+            return False
+        self.cache.admit(req)  # row + prefix lock; now counted in _outstanding_pages()
+        if self._outstanding_pages() > self.cache.num_available:
+            self.cache.release(req, cache_it=False)  # undo: row and prefix lock back
+            req.cached_len = req.prefix_len = 0
+            return False
+        if req.prefix_len:
+            self.tracer.record(req.uid, "scheduler", "prefix_hit", tokens=req.prefix_len)
+        return True
+
+    def _schedule_prefill(self) -> Optional[Batch]:
+        budget = self.max_prefill_tokens
+        items: list[ScheduledReq] = []
+        for req in list(self.waiting):
+            if budget <= 0:
+                break
+            if req.table_idx < 0 and not self._try_admit(req):
+                break  # first come, first served: nobody overtakes a request that does not fit yet
+            chunk = min(req.remaining_prompt, budget)
+            self.cache.reserve(req, req.cached_len + chunk)
+            items.append(ScheduledReq(req, req.cached_len, chunk))
+            budget -= chunk
+            req.status = ReqStatus.PREFILLING
+        if not items:
+            return None
+        return Batch("prefill", items)
+
+    def _schedule_decode(self) -> Batch:
+        items = []
+        for req in self.running:
+            # The newest token's K/V is computed now, at position total_len - 1.
+            self.cache.reserve(req, req.total_len)
+            items.append(ScheduledReq(req, req.total_len - 1, 1))
+        return Batch("decode", items)
+
+    # ------------------------------------------------------------------ 3. forward
+    def _forward(self, batch: Batch) -> list[Optional[int]]:
+        for it in batch.items:
+            self.tracer.record(it.req.uid, "scheduler", "scheduled", phase=batch.phase,
+                               batch=batch.batch_id, start=it.start, tokens=it.num_tokens)
+        return self.engine.forward_batch(batch).next_tokens
+
+    # ------------------------------------------------------------------ 4. results
+    def _process_results(self, batch: Batch, next_tokens: list[Optional[int]], record: StepRecord) -> None:
+        replies: list[DetokenizeMsg] = []
+        for it, token in zip(batch.items, next_tokens):
+            req = it.req
+            if req.is_finished:
+                continue  # aborted while the batch was in flight
+            req.cached_len = it.end
+            if token is None:
+                continue  # a chunk of a long prompt: no token yet, it stays at the head of the queue
+            if batch.is_prefill:
+                self.waiting.remove(req)
+                self.running.append(req)
+                req.status = ReqStatus.DECODING
+            req.output_ids.append(token)
+            self.generated_tokens_total += 1
+            record.next_tokens[req.uid] = token
+            self.tracer.record(req.uid, "scheduler", "token", token=token, index=len(req.output_ids) - 1)
+            reason = self.finish_fn(req, self.eos_ids, self._decode_tail)
+            if reason is not None:
+                self._finish(req, reason)
+                record.finished[req.uid] = reason
+            replies.append(DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason,
+                                         list(req.sampling_params.stop)))
+        if replies:
+            self.io.send(replies)
+
+    def _decode_tail(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _finish(self, req: Req, reason: str) -> None:
+        req.finish_reason = reason
+        req.status = ReqStatus.FINISHED
+        self.running.remove(req)
+        self.cache.release(req, cache_it=True)
+        del self.reqs[req.uid]
+        self.tracer.record(req.uid, "scheduler", "finished", reason=reason, output_tokens=len(req.output_ids))
+
+    # ------------------------------------------------------------------ abort
+    def abort(self, uid: int) -> bool:
+        """Stop `uid` wherever it is (waiting, mid chunked prefill, decoding) and free its memory."""
+        req = self.reqs.pop(uid, None)
+        if req is None:
+            return False  # already finished, or never seen: nothing to do
+        if req in self.waiting:
+            self.waiting.remove(req)
+        if req in self.running:
+            self.running.remove(req)
+        # Its K/V may be partial (a prompt chunk), so nothing goes to the prefix cache.
+        self.cache.release(req, cache_it=False)
+        req.status = ReqStatus.FINISHED
+        req.finish_reason = "abort"
+        self.tracer.record(uid, "scheduler", "aborted")
+        self.io.send([DetokenizeMsg(uid, -1, True, "abort", list(req.sampling_params.stop))])
+        return True
+
+    # ------------------------------------------------------------------ the loop
+    @property
+    def is_idle(self) -> bool:
+        return not self.waiting and not self.running
+
+    def step(self, block: bool = False) -> Optional[StepRecord]:
+        """One iteration: receive, schedule, forward, process results. None if there was no work."""
+        self._receive(block=block and self.is_idle)
+        batch = self._schedule_next_batch()
+        if batch is None:
+            self._maybe_send_stats()
+            return None
+        t0 = time.perf_counter()
+        record = StepRecord(batch.batch_id, batch.phase, [(it.req.uid, it.start, it.num_tokens) for it in batch.items])
+        next_tokens = self._forward(batch)
+        self._process_results(batch, next_tokens, record)
+        record.seconds = time.perf_counter() - t0
+        self._maybe_send_stats()
+        return record
+
+    def normal_loop(self) -> None:
+        """Run until an `ExitMsg` arrives. Blocks on the inbox while there is nothing to do."""
+        while not self._exit:
+            self.step(block=True)
+
+    def run_until_idle(self, max_steps: int = 1_000_000) -> list[StepRecord]:
+        records = []
+        for _ in range(max_steps):
+            rec = self.step()
+            if rec is None and self.is_idle:
+                break
+            if rec is not None:
+                records.append(rec)
+        return records
+
+    # ------------------------------------------------------------------ inspection
+    def stats(self) -> SchedulerStats:
+        return SchedulerStats(
+            kv_pages_total=self.cache.num_pages,
+            # Free for new work: the free list plus cached pages that no running request uses.
+            kv_pages_free=self.cache.num_available,
+            kv_pages_cached=self.cache.prefix_cache.num_cached,
+            running_requests=len(self.running),
+            waiting_requests=len(self.waiting),
+            generated_tokens_total=self.generated_tokens_total,
+        )
+
+    def _maybe_send_stats(self) -> None:
+        now = time.monotonic()
+        if now - self._last_stats >= self.config.stats_interval:
+            self._last_stats = now
+            self.io.send_stats(self.stats())
