@@ -105,7 +105,7 @@ class CacheManager:
             existing = self.prefix_cache.insert(computed, pages[:full])
             # Pages the tree already had are duplicates; the ones after them now belong to it.
             self.allocator.free(pages[own_from:existing])
-            keep = max(full, own_from)
+            keep = full
         self.allocator.free(pages[max(keep, own_from) :])
         self.prefix_cache.unlock(req.cache_handle)
         req.cache_handle = None

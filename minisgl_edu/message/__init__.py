@@ -13,7 +13,7 @@ from minisgl_edu.message.backend import (
     ExitMsg,
     UserMsg,
 )
-from minisgl_edu.message.frontend import BatchFrontendMsg, UserReply
+from minisgl_edu.message.frontend import BatchFrontendMsg, SchedulerStatsMsg, UserReply
 from minisgl_edu.message.tokenizer import (
     AbortMsg,
     BatchTokenizerMsg,
@@ -30,6 +30,7 @@ __all__ = [
     "BatchTokenizerMsg",
     "DetokenizeMsg",
     "ExitMsg",
+    "SchedulerStatsMsg",
     "TokenizeMsg",
     "UserMsg",
     "UserReply",

@@ -22,3 +22,14 @@ class UserReply:
 @dataclass
 class BatchFrontendMsg:
     data: list = field(default_factory=list)
+
+
+@dataclass
+class SchedulerStatsMsg:
+    """The scheduler's latest `SchedulerStats` as a plain dict (field name -> number).
+
+    It travels scheduler -> detokenizer -> API server, which serves it on /metrics. A dict rather
+    than the `SchedulerStats` dataclass keeps this package free of scheduler (and torch) imports.
+    """
+
+    stats: dict = field(default_factory=dict)

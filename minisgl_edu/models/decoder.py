@@ -137,14 +137,14 @@ class CausalLM(nn.Module):
             loaded[target].add(shard)
 
         missing = []
-        for target, param_name in ((t, t) for t in params):
+        for target in params:
             want = {"all"}
-            if target.endswith(("qkv_proj.weight", "qkv_proj.bias")):
+            if ".qkv_proj." in target:
                 want = {"q", "k", "v"}
-            elif target.endswith(("gate_up_proj.weight", "gate_up_proj.bias")):
+            elif ".gate_up_proj." in target:
                 want = {"gate", "up"}
             if loaded.get(target, set()) != want:
-                missing.append(param_name)
+                missing.append(target)
         if missing:
             raise ValueError(f"checkpoint is missing {len(missing)} tensors, e.g. {missing[:5]}")
 
