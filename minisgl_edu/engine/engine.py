@@ -47,7 +47,9 @@ class Engine:
         self.pool = KVPool(
             mc.num_layers, num_pages, self.page_size, mc.num_kv_heads, mc.head_dim, self.dtype, self.device
         )
-        self.max_seq_len = min(config.max_seq_len or mc.max_position_embeddings, num_pages * self.page_size)
+        # Never beyond the model's context (its RoPE table ends there), nor beyond the whole cache.
+        self.max_seq_len = min(config.max_seq_len or mc.max_position_embeddings, mc.max_position_embeddings,
+                               num_pages * self.page_size)
         self.page_table = PageTable(
             config.max_running_requests, pages_for(self.max_seq_len, self.page_size), self.device,
             fill=self.pool.dummy_page,

@@ -33,7 +33,7 @@ from torch import nn
 
 from minisgl_edu.attention.base import AttentionBackend
 from minisgl_edu.models.config import ModelConfig
-from minisgl_edu.models.layers import DecoderLayer, RMSNorm
+from minisgl_edu.models.layers import DecoderLayer, Embedding, Linear, RMSNorm
 from minisgl_edu.models.rope import RotaryEmbedding
 
 # HF checkpoint piece -> (our fused parameter, which shard). Shard order is the row order inside
@@ -52,7 +52,7 @@ class DecoderModel(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.embed_tokens = Embedding(cfg.vocab_size, cfg.hidden_size)
         self.layers = nn.ModuleList(DecoderLayer(cfg, i) for i in range(cfg.num_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         # One RoPE table for all layers: every layer rotates by the same angles.
@@ -84,7 +84,7 @@ class CausalLM(nn.Module):
             # parameters: 28M of SmolLM2's 135M). Same module, so the same tensor.
             self.lm_head = self.model.embed_tokens
         else:
-            self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+            self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
 
     @torch.inference_mode()
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, attn: AttentionBackend) -> torch.Tensor:
@@ -181,12 +181,16 @@ def create_model(
     random_init=True fills it with small random weights (seeded: tests and notebooks get the same
     model every time); False leaves memory uninitialised, for `load_weights` to fill (faster).
     """
-    # Build on the "meta" device first: modules get shapes but no memory and no (slow) default
-    # initialisation; then allocate the real tensors once, directly in the target dtype.
-    with torch.device("meta"):
-        model = MODEL_CLASSES[cfg.arch](cfg)
-    model = model.to(dtype=dtype).to_empty(device=device)
-    model.model.rotary_emb.build_cache(device)  # float32 table, computed on the real device
+    # Allocate every parameter once, directly on the device and in the dtype we want (as SGLang
+    # does): no float32 copy on the CPU first, then a conversion. The RoPE table asks for float32
+    # explicitly, so the default dtype does not touch it.
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device(device):
+            model = MODEL_CLASSES[cfg.arch](cfg)
+    finally:
+        torch.set_default_dtype(previous)
     if random_init:
         init_random_weights(model, seed)
     return model.eval()

@@ -132,10 +132,10 @@ class RotaryEmbedding(nn.Module):
         self.build_cache()
 
     def build_cache(self, device: torch.device | str | None = None) -> None:
-        """(Re)compute the table. `create_model` calls it after moving the model to its device."""
+        """(Re)compute the table, in float32, on `device` (default: where the table is now)."""
         device = device if device is not None else self.cos_cache.device
         if torch.device(device).type == "meta":
-            return  # shapes only; the real table is built once the model has a device
+            return  # a shapes-only model (e.g. to count parameters) needs no table
         inv_freq, attention_factor = compute_inv_freq(
             self.head_dim, self.theta, self.scaling, self.max_position_embeddings
         )
