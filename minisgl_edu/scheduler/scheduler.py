@@ -283,15 +283,32 @@ class Scheduler:
 
     def step(self, block: bool = False) -> Optional[StepRecord]:
         """One iteration: receive, schedule, forward, process results. None if there was no work."""
+        batch = self.schedule(block)
+        if batch is None:
+            return None
+        return self.run_batch(batch)
+
+    def schedule(self, block: bool = False) -> Optional[Batch]:
+        """The first half of a step: receive messages and pick the next batch (not run yet).
+
+        Split out so the course's stepper can show the batch *about* to run; pass it to
+        `run_batch` (abort in between is fine: an aborted request's result is dropped).
+        """
         self._receive(block=block and self.is_idle)
         batch = self._schedule_next_batch()
         if batch is None:
             self._maybe_send_stats()
-            return None
+        return batch
+
+    def run_batch(self, batch: Batch) -> StepRecord:
+        """The second half of a step: forward the batch and process its results."""
         t0 = time.perf_counter()
         record = StepRecord(batch.batch_id, batch.phase, [(it.req.uid, it.start, it.num_tokens) for it in batch.items])
-        next_tokens = self._forward(batch)
-        self._process_results(batch, next_tokens, record)
+        live = [it for it in batch.items if not it.req.is_finished]
+        if live:
+            batch = Batch(batch.phase, live, batch.batch_id)
+            next_tokens = self._forward(batch)
+            self._process_results(batch, next_tokens, record)
         record.seconds = time.perf_counter() - t0
         self._maybe_send_stats()
         return record
