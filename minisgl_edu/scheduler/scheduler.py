@@ -32,6 +32,7 @@ from minisgl_edu.message import (
     ExitMsg,
     UserMsg,
 )
+from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
@@ -97,6 +98,7 @@ class Scheduler:
         self._last_stats = 0.0
         # Injection points for the course's exercises: the real engine calls these.
         self.finish_fn: Callable[..., Optional[str]] = check_finish
+        self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
 
     # ------------------------------------------------------------------ 1. receive
     def _receive(self, block: bool) -> None:
@@ -261,20 +263,10 @@ class Scheduler:
     # ------------------------------------------------------------------ abort
     def abort(self, uid: int) -> bool:
         """Stop `uid` wherever it is (waiting, mid chunked prefill, decoding) and free its memory."""
-        req = self.reqs.pop(uid, None)
-        if req is None:
-            return False  # already finished, or never seen: nothing to do
-        if req in self.waiting:
-            self.waiting.remove(req)
-        if req in self.running:
-            self.running.remove(req)
-        # Its K/V may be partial (a prompt chunk), so nothing goes to the prefix cache.
-        self.cache.release(req, cache_it=False)
-        req.status = ReqStatus.FINISHED
-        req.finish_reason = "abort"
-        self.tracer.record(uid, "scheduler", "aborted")
-        self.io.send([DetokenizeMsg(uid, -1, True, "abort", list(req.sampling_params.stop))])
-        return True
+        done = self.abort_fn(self, uid)
+        if done:
+            self.tracer.record(uid, "scheduler", "aborted")
+        return done
 
     # ------------------------------------------------------------------ the loop
     @property

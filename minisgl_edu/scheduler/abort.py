@@ -1,0 +1,39 @@
+"""Abort: what the scheduler does with an `AbortBackendMsg`.
+
+Where this sits on the request path: the client hung up, so the API server sent `AbortMsg`, the
+tokenizer worker turned it into `AbortBackendMsg(uid)`, and the scheduler's `_process_msg` calls
+`Scheduler.abort(uid)`, which calls `abort_request` below. The request may be anywhere:
+still waiting (no memory yet), part-way through a chunked prefill (a page-table row and some
+pages), or decoding. Wherever it is, it must disappear from every queue and give back every page
+and its table row, or the server slowly runs out of memory.
+
+Exercise 2 of the course replaces this function (see `Scheduler.abort_fn`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minisgl_edu.core import ReqStatus
+from minisgl_edu.message import DetokenizeMsg
+
+if TYPE_CHECKING:
+    from minisgl_edu.scheduler.scheduler import Scheduler
+
+
+def abort_request(scheduler: "Scheduler", uid: int) -> bool:
+    """Remove `uid` everywhere and free its memory. False if it is not (or no longer) there."""
+    req = scheduler.reqs.pop(uid, None)
+    if req is None:
+        return False  # already finished, or never seen: nothing to do
+    if req in scheduler.waiting:
+        scheduler.waiting.remove(req)
+    if req in scheduler.running:
+        scheduler.running.remove(req)
+    # Its K/V may be partial (a prompt chunk), so nothing goes to the prefix cache.
+    scheduler.cache.release(req, cache_it=False)
+    req.status = ReqStatus.FINISHED
+    req.finish_reason = "abort"
+    # The detokenizer and the API server still hold state for this uid: tell them it is over.
+    scheduler.io.send([DetokenizeMsg(uid, -1, True, "abort", list(req.sampling_params.stop))])
+    return True
