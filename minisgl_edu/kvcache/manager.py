@@ -39,6 +39,7 @@ class CacheManager:
         self.page_size = pool.page_size
         self.allocator = PageAllocator(pool.num_pages)
         self.page_table = page_table
+        page_table.reset()  # rows left by an earlier manager on the same engine are not ours
         if cache == "radix":
             self.prefix_cache = RadixCache(self.page_size)
         elif cache == "naive":

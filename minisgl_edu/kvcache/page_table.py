@@ -21,6 +21,12 @@ class PageTable:
         self.pages: list[list[int]] = [[] for _ in range(max_reqs)]
         self._free_rows: list[int] = list(range(max_reqs - 1, -1, -1))
 
+    def reset(self) -> None:
+        """Every row free again (a new cache manager starts from an empty table)."""
+        self.table.fill_(self.fill)
+        self.pages = [[] for _ in range(self.max_reqs)]
+        self._free_rows = list(range(self.max_reqs - 1, -1, -1))
+
     @property
     def num_free_rows(self) -> int:
         return len(self._free_rows)
