@@ -58,9 +58,9 @@ def case_double_free(cls):
 
 def case_real_engine(cls):
     params = [SamplingParams(max_tokens=10, ignore_eos=True)] * 3
-    ref = run_requests(params, cache="naive")
     got = run_requests(params, cache="naive",
                        setup=lambda s: setattr(s.cache, "allocator", cls(s.cache.num_pages)))
+    ref = run_requests(params, cache="naive")
     assert got.tokens == ref.tokens, "the engine produced different tokens with your allocator"
     assert got.scheduler.cache.num_free == got.scheduler.cache.num_pages, "pages are missing after all requests ended"
 

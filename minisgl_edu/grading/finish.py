@@ -48,8 +48,8 @@ def case_stop_string(fn):
 
 def case_real_engine(fn):
     params = [SamplingParams(max_tokens=60), SamplingParams(max_tokens=6), SamplingParams(max_tokens=8, ignore_eos=True)]
+    got = run_requests(params, setup=lambda s: setattr(s, "finish_fn", fn))  # yours first: fails fast
     ref = run_requests(params)
-    got = run_requests(params, setup=lambda s: setattr(s, "finish_fn", fn))
     for uid in range(len(PROMPTS)):
         assert got.reasons.get(uid) == ref.reasons[uid], (
             f"request {uid}: finish_reason {got.reasons.get(uid)!r}, expected {ref.reasons[uid]!r}")

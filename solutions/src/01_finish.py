@@ -1,0 +1,76 @@
+from cells import code, md
+
+CELLS = [
+    md("""
+# Exercise 1 — When is a request finished?
+
+**Goal:** write the check the scheduler runs after every new token: does this request stop now,
+and why? **Time:** about 20 minutes.
+
+After the engine samples a token, `Scheduler._process_results` (in
+`minisgl_edu/scheduler/scheduler.py`) appends it to `req.output_ids` and calls
+`self.finish_fn(req, self.eos_ids, self._decode_tail)`. If that returns a reason, the request
+leaves the running set, its KV pages go back (to the prefix cache or the free list), and its last
+`DetokenizeMsg` carries `finished=True` and the reason, which becomes the `finish_reason` of the
+OpenAI response. The package's own version is `check_finish` in
+`minisgl_edu/scheduler/finish.py`; don't peek before you try.
+
+A request finishes with:
+
+* `"stop"` when the newest token is **any** of the model's end-of-sequence ids (`eos_ids`, a
+  set: some models have several), unless `req.sampling_params.ignore_eos` is true (benchmarks use
+  it to get a fixed output length);
+* `"stop"` when the text generated so far now contains one of `req.sampling_params.stop`. Only the
+  end of the output can contain a stop string that was not there one token ago, so decode only
+  the last few tokens with `decode(ids)`: a stop string of *n* characters needs at most *n* tokens,
+  plus a few for characters that span several tokens;
+* `"length"` when `len(req.output_ids)` reached `req.max_new_tokens` (the request's `max_tokens`,
+  clamped by the scheduler to what fits in the context);
+* otherwise `None`: keep going.
+"""),
+    code("""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from minisgl_edu.core import Req
+from minisgl_edu.grading import check
+"""),
+    code('''
+def check_finish(req: Req, eos_ids: set[int], decode: Optional[Callable[[list[int]], str]] = None) -> Optional[str]:
+    """Return "stop", "length" or None for `req`, whose newest token is req.output_ids[-1]."""
+    ### BEGIN SOLUTION
+    ### HINT: EOS first (unless ignore_eos), then stop strings in the decoded tail, then max_new_tokens
+    sp = req.sampling_params
+    if not sp.ignore_eos and req.output_ids[-1] in eos_ids:
+        return "stop"
+    if sp.stop and decode is not None:
+        window = max(len(s) for s in sp.stop) + 4
+        tail = decode(req.output_ids[-window:])
+        if any(s in tail for s in sp.stop):
+            return "stop"
+    if len(req.output_ids) >= req.max_new_tokens:
+        return "length"
+    return None
+    ### END SOLUTION
+'''),
+    md("""
+## Check your answer
+
+`check` runs unit cases on hand-made requests, then plugs your function into the real engine
+(`scheduler.finish_fn = check_finish`), runs three chat requests on the default model, and
+compares token ids and finish reasons with the package's own version. It takes about half a
+minute on a laptop.
+"""),
+    code("""
+result = check("finish", check_finish)
+"""),
+    md("""
+## Going further
+
+* Why does the scheduler, and not the detokenizer, have to notice stop strings? (What would the
+  engine keep doing otherwise?)
+* The detokenizer also knows the stop strings (`DetokenizeMsg.stop`). What does it do with them
+  that the scheduler cannot? (Exercise 3.)
+"""),
+]

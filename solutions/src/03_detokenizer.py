@@ -1,0 +1,108 @@
+from cells import code, md
+
+CELLS = [
+    md("""
+# Exercise 3 — Streaming text without broken characters
+
+**Goal:** write the detokenizer's per-request state: token ids in, text pieces out.
+**Time:** about 30 minutes.
+
+The detokenizer worker (`minisgl-detokenizer-0`) receives one `DetokenizeMsg` per new token and
+sends `UserReply(uid, incremental_output, finished)` to the API server, which writes each piece
+into an SSE chunk. It keeps one object per request, built as `IncrementalDetokenizer(tokenizer,
+stop)`; `add(token_id)` returns the text that may be shown now and `finish()` the rest.
+
+Two traps:
+
+1. **Characters that span tokens.** Byte-level BPE splits `🙂` or `北` into byte pieces. Decoding
+   only some of them gives `'\\ufffd'` (the replacement character). Decode a *window* of recent
+   tokens and emit new text only when the window does not end in `'\\ufffd'`.
+2. **Stop strings.** The client must never see a stop string, not even its first half. Hold back
+   the end of the text while it could still be the start of a stop string; once a stop string
+   appears, return the text before it and nothing after.
+
+Decode with `tokenizer.decode(ids, skip_special_tokens=True)` so `<|im_end|>` never shows.
+"""),
+    code("""
+from __future__ import annotations
+
+from minisgl_edu.grading import check
+"""),
+    code('''
+class IncrementalDetokenizer:
+    def __init__(self, tokenizer, stop=()):
+        self.tokenizer = tokenizer
+        self.stop = [s for s in stop if s]
+        ### BEGIN SOLUTION
+        ### HINT: keep the ids, the text decoded so far, and how much of it you already returned
+        self.ids = []
+        self.decoded = ""   # complete characters decoded so far
+        self.sent = 0       # how much of `decoded` was returned
+        self.window = 0     # decode from here: one step back, so leading spaces come out right
+        self.read = 0       # ids before this are already in `decoded`
+        self.stopped = False
+        ### END SOLUTION
+
+    def add(self, token_id: int) -> str:
+        """One new token; return the text that is safe to show now (maybe '')."""
+        ### BEGIN SOLUTION
+        ### HINT: decode ids[window:read] and ids[window:]; the difference is new text unless it ends in '\\ufffd'
+        if self.stopped:
+            return ""
+        self.ids.append(token_id)
+        before = self._decode(self.ids[self.window:self.read])
+        now = self._decode(self.ids[self.window:])
+        if len(now) > len(before) and not now.endswith("\\ufffd"):
+            self.decoded += now[len(before):]
+            self.window, self.read = self.read, len(self.ids)
+        return self._release(final=False)
+        ### END SOLUTION
+
+    def finish(self) -> str:
+        """The request ended: return whatever is still held back (never a stop string)."""
+        ### BEGIN SOLUTION
+        ### HINT: release everything that is left, still cutting at a stop string
+        return self._release(final=True)
+        ### END SOLUTION
+
+    def _decode(self, ids):
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _release(self, final: bool) -> str:
+        """The next piece of `decoded` that is safe to show (all of it if final), cut at a stop string."""
+        ### BEGIN SOLUTION
+        ### HINT: look for a stop string after what was sent; else hold back a tail that starts one
+        if self.stopped:
+            return ""
+        hits = [i for i in (self.decoded.find(s, self.sent) for s in self.stop) if i >= 0]
+        if hits:
+            end, self.stopped = min(hits), True
+        elif final:
+            end = len(self.decoded)
+        else:
+            # hold back the longest tail that is the start of some stop string
+            hold = max([k for s in self.stop for k in range(1, len(s))
+                        if self.decoded.endswith(s[:k]) and k <= len(self.decoded) - self.sent] or [0])
+            end = len(self.decoded) - hold
+        out, self.sent = self.decoded[self.sent:end], end
+        return out
+        ### END SOLUTION
+'''),
+    md("""
+## Check your answer
+
+The grader feeds your class English, accented, CJK and emoji text (with a zero-width-joiner
+emoji, which is several code points), a special token, and a stop string that spans tokens; then
+the tokens of three real generations from the engine, compared with the package's detokenizer.
+"""),
+    code("""
+result = check("detokenizer", IncrementalDetokenizer)
+"""),
+    md("""
+## Going further
+
+* Why decode a window that starts one step *back* instead of only the new tokens? Try
+  `tokenizer.decode([id])` on a token that starts with a space.
+* The held-back tail delays text by a few characters. When is that delay visible to a user?
+"""),
+]
