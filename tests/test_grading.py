@@ -64,3 +64,21 @@ def test_finish_that_ignores_stop_strings_fails():
 
     res = grade("finish", no_stops)
     assert [r.name for r in res.results if not r.passed] == ["stop strings"]
+
+
+@MARKS["allocator"]
+def test_shell_grader_on_notebooks(capsys):
+    from minisgl_edu.grading.__main__ import main
+
+    assert main(["solutions/04_page_allocator.ipynb"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "score: 5/5"
+    assert main(["exercises/04_page_allocator.ipynb"]) == 1
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "score: 0/5"
+
+
+def test_exercises_are_in_sync_with_solutions():
+    from pathlib import Path
+
+    from minisgl_edu.course.exercises import build
+
+    assert build(Path("solutions"), Path("exercises"), check=True) == []
