@@ -24,8 +24,13 @@ model: $(STAMP)
 serve: $(STAMP) model
 	$(PY) -m minisgl_edu.serve
 
+# Unit and end-to-end tests, then every notebook top to bottom: the course chapters and the
+# solutions must reproduce their stored outputs (--nbval); the untouched exercises must run (--nbval-lax).
 test: $(STAMP) model
+	$(PY) -m minisgl_edu.course build-exercises --check
 	$(PY) -m pytest -q -ra tests
+	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval notebooks solutions
+	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval-lax exercises
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -ra -m "not slow" tests
