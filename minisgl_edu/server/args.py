@@ -1,0 +1,97 @@
+"""Command-line arguments of `python -m minisgl_edu.serve`.
+
+Where this sits on the request path: before it. `ServerArgs` says which model to load, where to
+listen, and how big the engine is; `launch.py` hands the engine part to the scheduler process
+as a `SchedulerConfig` (`scheduler_overrides`), and the rest to the API server.
+
+Engine options left out on the command line stay `None` here, so the scheduler's own defaults
+apply (one place to change them).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, fields
+from typing import Optional
+
+DEFAULT_PORT = 1919
+
+
+@dataclass
+class ServerArgs:
+    model: str = "smollm2-135m"
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    device: str = "auto"
+    num_tokenizer: int = 1
+    tp_size: int = 1
+    # engine / scheduler (None = the SchedulerConfig default)
+    max_running_requests: Optional[int] = None
+    page_size: Optional[int] = None
+    num_pages: Optional[int] = None
+    max_prefill_tokens: Optional[int] = None
+    max_seq_len: Optional[int] = None
+    cache: Optional[str] = None
+    dtype: Optional[str] = None
+    overlap: Optional[bool] = None  # None: the scheduler decides (on with CUDA, off on CPU)
+    # API server
+    api_key: Optional[str] = None
+    served_model_name: Optional[str] = None
+    startup_timeout: float = 300.0
+    shell: bool = False
+    log_level: str = "warning"
+
+    @property
+    def model_name(self) -> str:
+        """The name the API reports in `model` fields and /v1/models."""
+        return self.served_model_name or self.model
+
+    def scheduler_overrides(self) -> dict:
+        names = ("device", "max_running_requests", "page_size", "num_pages", "max_prefill_tokens",
+                 "max_seq_len", "cache", "dtype", "overlap")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+
+def _positive(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m minisgl_edu.serve",
+        description="OpenAI-compatible LLM server: API server, tokenizer, scheduler and detokenizer processes.",
+    )
+    p.add_argument("--model", default=ServerArgs.model,
+                   help="model alias (smollm2-135m, bundled), local HF directory, or hub id")
+    p.add_argument("--host", default=ServerArgs.host, help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=ServerArgs.port)
+    p.add_argument("--device", default=ServerArgs.device, help="cpu, cuda, or auto")
+    p.add_argument("--num-tokenizer", type=_positive, default=1, help="number of tokenizer worker processes")
+    p.add_argument("--tp-size", type=_positive, default=1, help="tensor parallel ranks (only 1 is supported)")
+    p.add_argument("--max-running-requests", type=_positive, help="requests decoded together at most")
+    p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")
+    p.add_argument("--num-pages", type=_positive, help="pages in the KV cache")
+    p.add_argument("--max-prefill-tokens", type=_positive, help="token budget of one prefill batch")
+    p.add_argument("--max-seq-len", type=_positive, help="cap on prompt + output tokens of one request")
+    p.add_argument("--cache", choices=["radix", "naive"], help="prefix cache (default radix)")
+    p.add_argument("--dtype", help="auto, float32, bfloat16, float16")
+    p.add_argument("--disable-overlap-schedule", dest="overlap", action="store_false", default=None,
+                   help="use normal_loop even on CUDA (overlap_loop prepares the next batch while one runs)")
+    p.add_argument("--api-key", help="require 'Authorization: Bearer KEY' on /v1/*")
+    p.add_argument("--served-model-name", help="model name reported by the API (default: --model)")
+    p.add_argument("--startup-timeout", type=float, default=ServerArgs.startup_timeout,
+                   help="seconds to wait for the workers to load")
+    p.add_argument("--shell", action="store_true", help="chat in this terminal instead of serving HTTP")
+    p.add_argument("--log-level", default=ServerArgs.log_level, choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def parse_args(argv: Optional[list[str]] = None) -> ServerArgs:
+    ns = build_parser().parse_args(argv)
+    if ns.tp_size != 1:
+        build_parser().error("--tp-size: only 1 is supported for now")
+    known = {f.name for f in fields(ServerArgs)}
+    return ServerArgs(**{k: v for k, v in vars(ns).items() if k in known})

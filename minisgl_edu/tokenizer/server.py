@@ -1,0 +1,226 @@
+"""The tokenizer and detokenizer worker processes: one entry function, `tokenize_worker`.
+
+Where this sits on the request path, twice:
+
+    API server --TokenizeMsg--> [tokenizer] --UserMsg--> scheduler
+    scheduler --DetokenizeMsg--> [detokenizer] --UserReply--> API server
+
+Both roles run the same loop and the type of each message decides the work:
+
+* `TokenizeMsg`  -> chat template + tokenize + validate -> `UserMsg` to the scheduler (several at
+  once as one `BatchBackendMsg`). A prompt that can never run (longer than the context, token ids
+  outside the vocabulary, a broken chat) gets an error `UserReply` straight back to the API
+  server: the scheduler never sees it. Every accepted prompt also sends the API server a
+  `UserReply` with no text that tells it the prompt length (for `usage.prompt_tokens`).
+* `AbortMsg`     -> `AbortBackendMsg` to the scheduler, which frees the request's pages and slot.
+* `DetokenizeMsg`-> one `IncrementalDetokenizer` per uid turns the new token into text -> a
+  `UserReply`; the decoder is dropped when the request finishes (an abort also ends with a
+  finished `DetokenizeMsg` from the scheduler), so the map does not grow.
+* `SchedulerStatsMsg` -> passed on to the API server for /metrics.
+* `ExitMsg`      -> return.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from minisgl_edu.message import (
+    AbortBackendMsg,
+    AbortMsg,
+    BatchBackendMsg,
+    BatchFrontendMsg,
+    BatchTokenizerMsg,
+    DetokenizeMsg,
+    ExitMsg,
+    SchedulerStatsMsg,
+    TokenizeMsg,
+    UserMsg,
+    UserReply,
+)
+from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer
+from minisgl_edu.tokenizer.template import encode_prompt
+
+logger = logging.getLogger(__name__)
+
+
+def _unwrap(msg: Any) -> list[Any]:
+    if isinstance(msg, (BatchTokenizerMsg, BatchBackendMsg, BatchFrontendMsg)):
+        return [m for x in msg.data for m in _unwrap(x)]
+    return [msg]
+
+
+class TokenizeManager:
+    """TokenizeMsg -> token ids, or the reason the prompt can never run."""
+
+    def __init__(self, tokenizer: Any, max_seq_len: int, vocab_size: int) -> None:
+        self.tokenizer = tokenizer
+        self.max_seq_len = max_seq_len
+        self.vocab_size = vocab_size
+
+    def tokenize(self, msg: TokenizeMsg) -> list[int]:
+        """Token ids of the prompt; raises ValueError with a message for the client."""
+        try:
+            ids = encode_prompt(self.tokenizer, msg.text)
+        except ValueError:
+            raise
+        except Exception as e:  # e.g. a chat template that raises on an unexpected role order
+            raise ValueError(f"could not apply the chat template: {e}") from e
+        if not ids:
+            raise ValueError("the prompt is empty")
+        if len(ids) >= self.max_seq_len:
+            raise ValueError(
+                f"This model's maximum context length is {self.max_seq_len} tokens, but the prompt has "
+                f"{len(ids)} tokens (at least one token must be left for the output)."
+            )
+        bad = next((t for t in ids if not 0 <= t < self.vocab_size), None)
+        if bad is not None:
+            raise ValueError(f"token id {bad} is outside the vocabulary (0 .. {self.vocab_size - 1})")
+        msg.sampling_params.validate()
+        return ids
+
+
+@dataclass
+class _DetokState:
+    decoder: IncrementalDetokenizer
+    num_output_tokens: int = 0
+
+
+class DetokenizeManager:
+    """DetokenizeMsg -> UserReply, keeping one incremental decoder per running uid."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.decode_map: dict[int, _DetokState] = {}
+
+    def detokenize(self, msg: DetokenizeMsg) -> Optional[UserReply]:
+        state = self.decode_map.get(msg.uid)
+        if state is None:
+            state = self.decode_map[msg.uid] = _DetokState(IncrementalDetokenizer(self.tokenizer, msg.stop))
+        text = ""
+        if msg.next_token >= 0:  # -1: no token (rejected or aborted)
+            state.num_output_tokens += 1
+            text = state.decoder.add(msg.next_token)
+        if msg.finished:
+            text += state.decoder.finish()
+            del self.decode_map[msg.uid]
+        elif not text:
+            return None  # nothing to show yet (half a character, or maybe a stop string)
+        return UserReply(
+            uid=msg.uid,
+            incremental_output=text,
+            finished=msg.finished,
+            finish_reason=msg.finish_reason,
+            num_output_tokens=state.num_output_tokens,
+            error=msg.error,
+        )
+
+
+class TokenizeWorker:
+    """The loop of one tokenizer or detokenizer process: receive, dispatch by type, send."""
+
+    def __init__(self, recv, send_frontend, send_backend, tokenize: Optional[TokenizeManager],
+                 detokenize: Optional[DetokenizeManager]) -> None:
+        self.recv = recv
+        self.send_frontend = send_frontend
+        self.send_backend = send_backend  # None in the detokenizer
+        self.tokenize_manager = tokenize
+        self.detokenize_manager = detokenize
+
+    def run(self, idle_check=lambda: True) -> None:
+        while True:
+            msg = self.recv.get(timeout=0.5)
+            if msg is None:
+                if not idle_check():
+                    return
+                continue
+            # Take everything that is already waiting: one send per burst instead of one per message.
+            msgs = _unwrap(msg) + [m for x in self.recv.get_all_nowait() for m in _unwrap(x)]
+            if not self.handle(msgs):
+                return
+
+    def handle(self, msgs: list[Any]) -> bool:
+        """Process a burst of messages; False when an ExitMsg asks the loop to end."""
+        to_backend: list[Any] = []
+        to_frontend: list[Any] = []
+        keep_going = True
+        for msg in msgs:
+            if isinstance(msg, TokenizeMsg):
+                self._tokenize(msg, to_backend, to_frontend)
+            elif isinstance(msg, AbortMsg):
+                to_backend.append(AbortBackendMsg(uid=msg.uid))
+            elif isinstance(msg, DetokenizeMsg):
+                reply = self.detokenize_manager.detokenize(msg)
+                if reply is not None:
+                    to_frontend.append(reply)
+            elif isinstance(msg, SchedulerStatsMsg):
+                to_frontend.append(msg)
+            elif isinstance(msg, ExitMsg):
+                keep_going = False
+            else:
+                logger.error("tokenize_worker: unexpected message %r", msg)
+        # Frontend first: the prompt-length reply should reach the API server before the tokens.
+        if to_frontend:
+            self.send_frontend.put(to_frontend[0] if len(to_frontend) == 1 else BatchFrontendMsg(data=to_frontend))
+        if to_backend:
+            self.send_backend.put(to_backend[0] if len(to_backend) == 1 else BatchBackendMsg(data=to_backend))
+        return keep_going
+
+    def _tokenize(self, msg: TokenizeMsg, to_backend: list, to_frontend: list) -> None:
+        try:
+            ids = self.tokenize_manager.tokenize(msg)
+        except ValueError as e:
+            to_frontend.append(UserReply(uid=msg.uid, incremental_output="", finished=True,
+                                         finish_reason="abort", error=str(e)))
+            return
+        to_frontend.append(UserReply(uid=msg.uid, incremental_output="", finished=False, num_prompt_tokens=len(ids)))
+        to_backend.append(UserMsg(uid=msg.uid, input_ids=ids, sampling_params=msg.sampling_params))
+
+
+def tokenize_worker(
+    *,
+    name: str,
+    model_dir: str,
+    recv_addr: str,
+    frontend_addr: str,
+    backend_addr: Optional[str],
+    ready_conn: Any,
+) -> None:
+    """Process entry for `minisgl-tokenizer-i` (backend_addr set) and `minisgl-detokenizer-0` (None)."""
+    from minisgl_edu.server.process import init_worker, parent_alive
+
+    init_worker(name)
+    import zmq
+
+    from minisgl_edu.server.ipc import ZmqPullQueue, ZmqPushQueue
+
+    ctx = zmq.Context()
+    sockets = []
+    try:
+        from minisgl_edu.models import ModelConfig, load_tokenizer
+
+        tokenizer = load_tokenizer(model_dir)
+        recv = ZmqPullQueue(ctx, recv_addr, bind=True)
+        send_frontend = ZmqPushQueue(ctx, frontend_addr)
+        sockets = [recv, send_frontend]
+        if backend_addr is not None:
+            config = ModelConfig.from_dir(model_dir)
+            send_backend = ZmqPushQueue(ctx, backend_addr)
+            sockets.append(send_backend)
+            worker = TokenizeWorker(recv, send_frontend, send_backend,
+                                    TokenizeManager(tokenizer, config.max_position_embeddings, config.vocab_size), None)
+        else:
+            worker = TokenizeWorker(recv, send_frontend, None, None, DetokenizeManager(tokenizer))
+    except BaseException:
+        ready_conn.send({"name": name, "ok": False, "error": traceback.format_exc()})
+        raise
+    ready_conn.send({"name": name, "ok": True})
+    ready_conn.close()
+    try:
+        worker.run(idle_check=parent_alive)
+    finally:
+        for s in sockets:
+            s.close()
+        ctx.term()

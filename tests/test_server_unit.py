@@ -1,0 +1,106 @@
+"""The server's pure parts, without processes or a model: arguments, request mapping, metrics text."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+from minisgl_edu.server.args import parse_args
+from minisgl_edu.server.protocol import (
+    APIError,
+    ChatCompletionRequest,
+    CompletionRequest,
+    ResponseShape,
+    render_metrics,
+)
+
+
+def test_defaults_match_the_course():
+    a = parse_args([])
+    assert (a.model, a.host, a.port, a.num_tokenizer, a.shell) == ("smollm2-135m", "127.0.0.1", 1919, 1, False)
+    # Engine options left out stay with the scheduler's own defaults.
+    assert a.scheduler_overrides() == {"device": "auto"}
+
+
+def test_engine_options_are_passed_on():
+    a = parse_args(["--num-pages", "64", "--page-size", "8", "--max-running-requests", "4", "--cache", "naive",
+                    "--max-prefill-tokens", "256", "--device", "cpu", "--num-tokenizer", "3", "--api-key", "k"])
+    assert a.scheduler_overrides() == {"device": "cpu", "num_pages": 64, "page_size": 8, "max_running_requests": 4,
+                                       "cache": "naive", "max_prefill_tokens": 256}
+    assert a.num_tokenizer == 3 and a.api_key == "k"
+
+
+@pytest.mark.parametrize("argv", [["--tp-size", "2"], ["--num-tokenizer", "0"], ["--cache", "lru"]])
+def test_bad_arguments_exit(argv):
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+
+
+def test_openai_fields_map_to_sampling_params():
+    body = ChatCompletionRequest.model_validate({
+        "messages": [{"role": "user", "content": "hi"}], "max_tokens": 50, "max_completion_tokens": 7,
+        "temperature": 0, "top_p": 0.5, "top_k": 0, "stop": "END", "seed": 3, "ignore_eos": True,
+        "unknown_field": "ignored",
+    })
+    p = body.sampling_params()
+    assert (p.max_tokens, p.temperature, p.top_p, p.top_k, p.stop, p.seed, p.ignore_eos) == (
+        7, 0.0, 0.5, -1, ["END"], 3, True)
+    assert p.is_greedy
+
+
+def test_defaults_are_openai_defaults():
+    p = CompletionRequest.model_validate({"prompt": "x"}).sampling_params()
+    assert (p.max_tokens, p.temperature, p.top_p, p.top_k, p.stop) == (128, 1.0, 1.0, -1, [])
+
+
+@pytest.mark.parametrize("fields,needle", [
+    ({"max_tokens": 0}, "max_tokens"), ({"temperature": -1}, "temperature"), ({"top_p": 0}, "top_p"),
+    ({"top_k": -5}, "top_k"), ({"n": 2}, "n=1"),
+])
+def test_invalid_sampling_is_a_400(fields, needle):
+    body = CompletionRequest.model_validate({"prompt": "x", **fields})
+    with pytest.raises(APIError) as e:
+        body.sampling_params()
+    assert e.value.status == 400 and needle in e.value.message
+    assert set(e.value.body()["error"]) == {"message", "type", "param", "code"}
+
+
+def test_chunk_shapes():
+    chat = ResponseShape(True, "chatcmpl-1", "m", 0)
+    assert chat.chunk(role=True)["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert chat.chunk(text="hi")["choices"][0]["delta"] == {"content": "hi"}
+    last = chat.chunk(finish_reason="stop", usage_field=True)
+    assert last["choices"][0] == {"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}
+    assert last["usage"] is None and last["object"] == "chat.completion.chunk"
+    text = ResponseShape(False, "cmpl-1", "m", 0).full("abc", "length", {"prompt_tokens": 1})
+    assert text["object"] == "text_completion" and text["choices"][0]["text"] == "abc"
+
+
+def test_metrics_text_is_prometheus():
+    out = render_metrics({"kv_pages_total": 64, "kv_pages_free": 60, "generated_tokens_total": 5,
+                          "flag": True, "name": "x"}, in_flight=2)
+    lines = out.splitlines()
+    assert "minisgl_kv_pages_total 64" in lines and "minisgl_kv_pages_free 60" in lines
+    assert "# TYPE minisgl_generated_tokens_total counter" in lines
+    assert "minisgl_http_requests_in_flight 2" in lines
+    assert not any("flag" in x or "name" in x for x in lines)  # only numbers become metrics
+    assert out.endswith("\n")
+
+
+def test_socket_dirs_of_dead_servers_are_removed():
+    from minisgl_edu.server.launch import _remove_stale_ipc_dirs
+
+    tmp = tempfile.gettempdir()
+    dead = os.path.join(tmp, "minisgl-999999999-test")  # no such pid
+    alive = os.path.join(tmp, f"minisgl-{os.getpid()}-test")
+    for d in (dead, alive):
+        os.makedirs(d, exist_ok=True)
+    try:
+        _remove_stale_ipc_dirs()
+        assert not os.path.exists(dead) and os.path.isdir(alive)
+    finally:
+        for d in (dead, alive):
+            if os.path.isdir(d):
+                os.rmdir(d)
