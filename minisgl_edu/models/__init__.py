@@ -15,16 +15,28 @@ MLP, decoder layer), `decoder` (the model, `create_model`, `load_weights`), `loa
 
 from __future__ import annotations
 
-from minisgl_edu.models.config import ModelConfig
-from minisgl_edu.models.decoder import (
-    CausalLM,
-    LlamaForCausalLM,
-    Qwen2ForCausalLM,
-    Qwen3ForCausalLM,
-    create_model,
-)
-from minisgl_edu.models.loader import load_model
 from minisgl_edu.models.registry import DEFAULT_MODEL, load_tokenizer, resolve_model
+
+# The model classes import torch (seconds). The API server's main process only needs
+# `resolve_model`, so the rest loads on first use; worker processes pay for it, not start-up.
+_LAZY = {
+    "ModelConfig": "minisgl_edu.models.config",
+    "CausalLM": "minisgl_edu.models.decoder",
+    "LlamaForCausalLM": "minisgl_edu.models.decoder",
+    "Qwen2ForCausalLM": "minisgl_edu.models.decoder",
+    "Qwen3ForCausalLM": "minisgl_edu.models.decoder",
+    "create_model": "minisgl_edu.models.decoder",
+    "load_model": "minisgl_edu.models.loader",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'minisgl_edu.models' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_MODEL",
