@@ -7,6 +7,10 @@ Workload (as mini-sglang's offline benchmark): random token-id prompts, input an
 uniform in [min_len, max_len], greedy, `ignore_eos`, so every request produces exactly its output
 length. `transformers` runs the same prompts as one left-padded batch for max(output lengths)
 steps; both throughputs count the same useful tokens (sum of the requested output lengths).
+
+On CUDA the engine runs with FlashInfer attention, CUDA graphs and overlap scheduling; switch
+each off to see what it contributes: `--attention-backend torch`, `--no-cuda-graph`,
+`--no-overlap`. `--batch1-tokens N` also times one request alone (decode speed at batch 1).
 """
 
 from __future__ import annotations
@@ -69,19 +73,64 @@ def random_qwen3_dir() -> str:
     return out
 
 
-def run_engine(model: str, wl: Workload, device: str, **engine_kw) -> tuple[float, list[list[int]]]:
-    from minisgl_edu import LLM, SamplingParams
+class _IdTokenizer:
+    """The benchmark feeds token ids and never decodes text (no stop strings, ignore_eos): a
+    stand-in, so that a random-weight model directory needs no tokenizer files."""
 
-    llm = LLM(model, device=device, **engine_kw)
-    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in wl.output_lens]
-    llm.generate([p[:8] for p in wl.prompts[:2]], SamplingParams(max_tokens=4, ignore_eos=True))  # warm-up
-    _sync(device)
-    t0 = time.perf_counter()
-    outs = llm.generate(wl.prompts, params)
-    _sync(device)
-    seconds = time.perf_counter() - t0
-    assert [len(o.token_ids) for o in outs] == wl.output_lens
-    return seconds, [o.token_ids for o in outs]
+    eos_token_id = None
+
+    def decode(self, ids, skip_special_tokens=True):
+        return ""
+
+
+def run_engine(model: str, wl: Workload, device: str, overlap: bool = False, batch1_tokens: int = 0,
+               **engine_kw) -> dict:
+    """Throughput of our engine on `wl`, driving the Scheduler directly (as the server does).
+
+    `overlap` picks overlap_loop's step over normal_loop's. With `batch1_tokens`, also one request
+    alone (128-token prompt, that many output tokens): decode speed at batch size 1.
+    """
+    import gc
+
+    from minisgl_edu import SamplingParams
+    from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
+
+    t_load = time.perf_counter()
+    sched = Scheduler(SchedulerConfig(model=model, device=device, **engine_kw), QueueIO(), tokenizer=_IdTokenizer())
+    out = {"startup_s": round(time.perf_counter() - t_load, 1), "attention": sched.engine.attention_backend,
+           "cuda_graph": sched.engine.graph_runner is not None, "overlap": overlap,
+           "kv_pages": sched.engine.pool.num_pages}
+
+    def run(prompts, params) -> tuple[float, list[list[int]]]:
+        base = 10_000_000 * (sched.batch_count + 1)
+        _sync(device)
+        t0 = time.perf_counter()
+        for i, (p, sp) in enumerate(zip(prompts, params)):
+            sched.add_request(base + i, p, sp)
+        sched.run_until_idle(overlap=overlap)
+        _sync(device)
+        seconds = time.perf_counter() - t0
+        toks: dict[int, list[int]] = {base + i: [] for i in range(len(prompts))}
+        for msg in sched.io.drain():
+            if msg.next_token >= 0:
+                toks[msg.uid].append(msg.next_token)
+        return seconds, [toks[base + i] for i in range(len(prompts))]
+
+    # Warm-up: a prefill, a few decode steps (JIT kernels, cuBLAS, allocator).
+    run([p[:64] for p in wl.prompts[:4]], [SamplingParams(max_tokens=16, ignore_eos=True)] * 4)
+    seconds, tokens = run(wl.prompts, [SamplingParams(max_tokens=n, ignore_eos=True) for n in wl.output_lens])
+    assert [len(t) for t in tokens] == wl.output_lens
+    out.update(engine_s=round(seconds, 2), engine_tok_s=round(wl.output_tokens / seconds, 1))
+    if batch1_tokens:
+        s1, t1 = run([wl.prompts[0][:128]], [SamplingParams(max_tokens=batch1_tokens, ignore_eos=True)])
+        out["batch1_tok_s"] = round(len(t1[0]) / s1, 1)
+    out["_tokens"] = tokens
+    # Give the GPU memory back (the KV pool takes most of it) before transformers runs.
+    del sched
+    gc.collect()
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+    return out
 
 
 def run_transformers(model_dir: str, wl: Workload, device: str, dtype: torch.dtype) -> float:
@@ -123,8 +172,18 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
     ap.add_argument("--num-requests", type=int)
     ap.add_argument("--skip-transformers", action="store_true")
+    ap.add_argument("--hf-num-requests", type=int, default=None,
+                    help="run transformers on the first N requests only (it is slow); its tok/s is then "
+                         "compared with ours on the full set")
     ap.add_argument("--page-size", type=int, default=16)
     ap.add_argument("--max-running-requests", type=int, default=None)
+    ap.add_argument("--attention-backend", default="auto", choices=["auto", "torch", "flashinfer"])
+    ap.add_argument("--cuda-graph-max-bs", type=int, default=256, help="0 disables CUDA graphs")
+    ap.add_argument("--no-cuda-graph", action="store_true", help="same as --cuda-graph-max-bs 0")
+    ap.add_argument("--no-overlap", action="store_true", help="normal_loop instead of overlap_loop")
+    ap.add_argument("--overlap", action="store_true", help="overlap_loop on CPU too")
+    ap.add_argument("--batch1-tokens", type=int, default=None,
+                    help="also time one request alone, for this many tokens (default: 1024 on CUDA, 0 on CPU)")
     ap.add_argument("--json", help="write the results here too")
     args = ap.parse_args(argv)
 
@@ -138,23 +197,31 @@ def main(argv: list[str] | None = None) -> dict:
 
     vocab = AutoConfig.from_pretrained(model_dir).vocab_size
     wl = make_workload(n, lo, hi, vocab)
-    engine_kw = dict(page_size=args.page_size, max_running_requests=args.max_running_requests or max(n, 1))
+    engine_kw = dict(page_size=args.page_size, max_running_requests=args.max_running_requests or max(n, 1),
+                     attention_backend=args.attention_backend,
+                     cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs)
     if device == "cpu":
         engine_kw["max_total_tokens"] = sum(len(p) for p in wl.prompts) + wl.output_tokens + 1024
-    eng_s, _ = run_engine(model_dir, wl, device, **engine_kw)
-    res = {
-        "preset": args.preset, "machine": machine(), "requests": n,
-        "input_tokens": sum(len(p) for p in wl.prompts), "output_tokens": wl.output_tokens,
-        "engine_s": round(eng_s, 2), "engine_tok_s": round(wl.output_tokens / eng_s, 1),
-    }
+    overlap = (device != "cpu" and not args.no_overlap) or args.overlap
+    batch1 = args.batch1_tokens if args.batch1_tokens is not None else (1024 if device != "cpu" else 0)
+    eng = run_engine(model_dir, wl, device, overlap=overlap, batch1_tokens=batch1, **engine_kw)
+    eng.pop("_tokens")
+    res = {"preset": args.preset, "machine": machine(), "requests": n,
+           "input_tokens": sum(len(p) for p in wl.prompts), "output_tokens": wl.output_tokens, **eng}
     if not args.skip_transformers:
         dtype = torch.float32 if device == "cpu" else torch.bfloat16
-        hf_s = run_transformers(model_dir, wl, device, dtype)
-        res.update(hf_s=round(hf_s, 2), hf_tok_s=round(wl.output_tokens / hf_s, 1), speedup=round(hf_s / eng_s, 2))
-    print(f"| preset | machine | requests | output tokens | engine tok/s | transformers tok/s | ratio |")
-    print(f"|---|---|---|---|---|---|---|")
-    print(f"| {res['preset']} | {res['machine']} | {n} | {wl.output_tokens} | {res['engine_tok_s']} | "
-          f"{res.get('hf_tok_s', '-')} | {res.get('speedup', '-')} |")
+        m = args.hf_num_requests or n
+        sub = Workload(wl.prompts[:m], wl.output_lens[:m])
+        hf_s = run_transformers(model_dir, sub, device, dtype)
+        res.update(hf_requests=m, hf_s=round(hf_s, 2), hf_tok_s=round(sub.output_tokens / hf_s, 1))
+        res["speedup"] = round(res["engine_tok_s"] / res["hf_tok_s"], 2)
+    print("| preset | machine | requests | output tokens | attention | graphs | overlap | engine tok/s "
+          "| batch-1 tok/s | transformers tok/s | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| {res['preset']} | {res['machine']} | {n} | {wl.output_tokens} | {res['attention']} | "
+          f"{res['cuda_graph']} | {res['overlap']} | {res['engine_tok_s']} | {res.get('batch1_tok_s', '-')} | "
+          f"{res.get('hf_tok_s', '-')}{'' if res.get('hf_requests', n) == n else ' (' + str(res['hf_requests']) + ' req)'} "
+          f"| {res.get('speedup', '-')} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

@@ -34,4 +34,7 @@ class EngineConfig:
     max_running_requests: int = 32
     max_seq_len: Optional[int] = None  # None = the model's context length
     attention_backend: str = "auto"  # "torch" | "flashinfer" | "auto"
+    # CUDA + FlashInfer only: decode batches up to this size replay a captured CUDA graph
+    # (padded to the next captured size); 0 disables graphs. Ignored on CPU.
+    cuda_graph_max_bs: int = 256
     seed: int = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
@@ -57,9 +58,29 @@ class Engine:
         backend = config.attention_backend
         if backend == "auto":
             backend = "flashinfer" if self.device.type == "cuda" and _has_flashinfer() else "torch"
-        self.attn = create_backend(backend, self.pool, self.page_table)
+        if backend == "flashinfer":
+            # Built here rather than by create_backend: FlashInfer plans need the query head count.
+            from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
+
+            self.attn = FlashInferBackend(self.pool, self.page_table, num_qo_heads=mc.num_heads)
+        else:
+            self.attn = create_backend(backend, self.pool, self.page_table)
         self.attention_backend = backend
         self.sampler = Sampler()
+        # The token each page-table row sampled last, kept where the model runs: the overlap loop
+        # feeds it to the row's next decode step before the host has even seen it.
+        self.last_tokens = torch.zeros(self.page_table.max_reqs, dtype=torch.int64, device=self.device)
+        # CUDA only: a stream of our own for the forward passes (so the scheduler's small
+        # synchronous copies on the default stream never wait for a running batch), and CUDA
+        # graphs for decode batches. The CPU path makes no CUDA call at all.
+        self.stream = None
+        self.graph_runner = None
+        if self.device.type == "cuda":
+            self.stream = torch.cuda.Stream(self.device)
+            if backend == "flashinfer" and config.cuda_graph_max_bs > 0:
+                from minisgl_edu.engine.cuda_graph import CudaGraphRunner
+
+                self.graph_runner = CudaGraphRunner(self, min(config.cuda_graph_max_bs, config.max_running_requests))
 
     def _auto_num_pages(self) -> int:
         mc = self.model_config
@@ -73,44 +94,105 @@ class Engine:
 
     @torch.inference_mode()
     def forward_batch(self, batch: Batch) -> ForwardOutput:
+        """Run `batch` and wait for its tokens (what `Scheduler.step()` and `normal_loop` use)."""
+        return ForwardOutput(self.launch_batch(batch).result())
+
+    @torch.inference_mode()
+    def launch_batch(self, batch: Batch, ids_on_device: bool = False) -> "PendingForward":
+        """Start `batch`; return a handle whose `result()` waits for the sampled tokens.
+
+        On CPU everything is done before this returns. On CUDA the work is only *queued* on the
+        engine's stream, and no step here waits for the GPU, so the scheduler can prepare the next
+        batch meanwhile (overlap scheduling). With `ids_on_device`, the input token of a decode
+        item is read from `last_tokens` (the token this request's previous batch sampled, still
+        on the GPU) instead of from `req.output_ids`, which the overlap loop fills in later.
+        """
+        if self.stream is None:
+            return self._forward_now(batch, ids_on_device)
+        # Work the scheduler queued on the default stream (page-table rows) comes first.
+        self.stream.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(self.stream):
+            return self._forward_now(batch, ids_on_device)
+
+    def _forward_now(self, batch: Batch, ids_on_device: bool) -> "PendingForward":
         ids: list[int] = []
         positions: list[int] = []
         out_loc: list[int] = []
         sample_rows: list[int] = []  # index in the flat tokens of each position we sample from
+        decode_ids = ids_on_device and not batch.is_prefill
         for it in batch.items:
             req = it.req
-            ids.extend(req.all_ids[it.start : it.end])
+            if not decode_ids:
+                ids.extend(req.all_ids[it.start : it.end])
             positions.extend(range(it.start, it.end))
             out_loc.extend(self.page_table.slots(req.table_idx, it.start, it.end, self.page_size))
             if it.completes_prompt:
-                sample_rows.append(len(ids) - 1)
-        dev = self.device
-        meta = AttentionMetadata(
-            is_prefill=batch.is_prefill,
-            q_lens=[it.num_tokens for it in batch.items],
-            kv_lens=[it.end for it in batch.items],
-            rows=torch.tensor([it.req.table_idx for it in batch.items], dtype=torch.int64, device=dev),
-            out_loc=torch.tensor(out_loc, dtype=torch.int64, device=dev),
-        )
-        self.attn.prepare(meta)
-        hidden = self.model(
-            torch.tensor(ids, dtype=torch.int64, device=dev),
-            torch.tensor(positions, dtype=torch.int64, device=dev),
-            self.attn,
-        )
-        next_tokens: list[int | None] = [None] * batch.size
-        if sample_rows:
-            # Only the last position of each request needs logits: the LM head is the largest
-            # matmul of a small model, so skipping the other prompt positions matters.
-            logits = self.model.compute_logits(hidden[torch.tensor(sample_rows, device=dev)])
-            sampling = [it for it in batch.items if it.completes_prompt]
-            tokens = self.sampler.sample(logits, [it.req for it in sampling]).tolist()
-            k = 0
-            for i, it in enumerate(batch.items):
-                if it.completes_prompt:
-                    next_tokens[i] = tokens[k]
-                    k += 1
-        return ForwardOutput(next_tokens)
+                sample_rows.append(len(positions) - 1)
+        row_list = [it.req.table_idx for it in batch.items]
+        rows = self._tensor(row_list)
+        if decode_ids:
+            ids_t = self.last_tokens.index_select(0, rows)
+        else:
+            ids_t = self._tensor(ids)
+        sampling = [it.req for it in batch.items if it.completes_prompt]
+        if self.graph_runner is not None and not batch.is_prefill and self.graph_runner.can_run(batch.size):
+            # Decode through a captured CUDA graph: one launch instead of ~15 per layer.
+            logits = self.graph_runner.run(ids_t, positions, out_loc, rows, [it.end for it in batch.items])
+        else:
+            meta = AttentionMetadata(
+                is_prefill=batch.is_prefill,
+                q_lens=[it.num_tokens for it in batch.items],
+                kv_lens=[it.end for it in batch.items],
+                rows=rows,
+                out_loc=self._tensor(out_loc),
+            )
+            self.attn.prepare(meta)
+            hidden = self.model(ids_t, self._tensor(positions), self.attn)
+            logits = None
+            if sample_rows:
+                # Only the last position of each request needs logits: the LM head is the largest
+                # matmul of a small model, so skipping the other prompt positions matters.
+                logits = self.model.compute_logits(hidden[self._tensor(sample_rows)])
+        flags = [it.completes_prompt for it in batch.items]
+        if not sampling:
+            return PendingForward(flags, None, None)
+        if self.stream is None:
+            tokens = self.sampler.sample(logits, sampling)
+            sampled_rows = rows if len(sampling) == batch.size else self._tensor(
+                [r for r, f in zip(row_list, flags) if f])
+            self.last_tokens[sampled_rows] = tokens
+            return PendingForward(flags, tokens, None)
+        tokens = self.sampler.sample_device(logits, sampling)
+        sampled_rows = rows if len(sampling) == batch.size else self._tensor(
+            [r for r, f in zip(row_list, flags) if f])
+        self.last_tokens.index_copy_(0, sampled_rows, tokens)
+        # Copy the tokens to page-locked host memory without waiting; result() waits on the event.
+        host = torch.empty(tokens.shape, dtype=tokens.dtype, pin_memory=True)
+        host.copy_(tokens, non_blocking=True)
+        event = torch.cuda.Event()
+        event.record(self.stream)
+        return PendingForward(flags, host, event)
+
+    def _tensor(self, values: list[int]) -> torch.Tensor:
+        """An int64 tensor on the engine's device; on CUDA via pinned memory, without a sync."""
+        if self.stream is None:
+            return torch.tensor(values, dtype=torch.int64, device=self.device)
+        return torch.tensor(values, dtype=torch.int64).pin_memory().to(self.device, non_blocking=True)
+
+
+@dataclass
+class PendingForward:
+    """A batch that is running (CUDA) or done (CPU): `result()` gives its next tokens."""
+
+    sampled: list[bool]  # per batch item: does it get a token from this batch?
+    tokens: Optional[torch.Tensor]  # on the host (pinned on CUDA), filled when `event` completes
+    event: object = None  # torch.cuda.Event recorded after the device-to-host copy
+
+    def result(self) -> list[Optional[int]]:
+        if self.event is not None:
+            self.event.synchronize()
+        values = iter(self.tokens.tolist()) if self.tokens is not None else iter(())
+        return [next(values) if s else None for s in self.sampled]
 
 
 def _has_flashinfer() -> bool:

@@ -52,3 +52,15 @@ class Sampler:
             probs = filter_logits(logits[i], sp.temperature, sp.top_k, sp.top_p)
             out[i] = torch.multinomial(probs, 1, generator=req.generator)[0]
         return out.cpu()
+
+    def sample_device(self, logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
+        """Like `sample`, but the tokens stay where the logits are (no wait for the GPU).
+
+        On CUDA, non-greedy rows use FlashInfer's fused top-k/top-p kernel (imported only there);
+        on CPU this is `sample` without the final copy.
+        """
+        if logits.device.type == "cuda":
+            from minisgl_edu.engine.flashinfer_sampler import sample_flashinfer
+
+            return sample_flashinfer(logits, reqs)
+        return self.sample(logits, reqs)

@@ -36,6 +36,7 @@ from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
+from minisgl_edu.scheduler.overlap import OverlapMixin
 from minisgl_edu.trace import NULL_TRACER, Tracer
 
 
@@ -61,7 +62,7 @@ class StepRecord:
     seconds: float = 0.0
 
 
-class Scheduler:
+class Scheduler(OverlapMixin):
     def __init__(
         self,
         config: SchedulerConfig,
@@ -99,6 +100,7 @@ class Scheduler:
         # Injection points for the course's exercises: the real engine calls these.
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
+        self._init_overlap()  # bookkeeping of overlap_loop (see overlap.py); idle under normal_loop
 
     # ------------------------------------------------------------------ 1. receive
     def _receive(self, block: bool) -> None:
@@ -181,6 +183,8 @@ class Scheduler:
         """
         if len(self._admitted()) >= self.max_running:
             return False
+        if self.cache.page_table.num_free_rows == 0:
+            return False  # (overlap loop) finished requests keep their row until their batch lands
         self.cache.admit(req)  # row + prefix lock; now counted in _outstanding_pages()
         if self._outstanding_pages() > self.cache.num_available:
             self.cache.release(req, cache_it=False)  # undo: row and prefix lock back
@@ -196,6 +200,8 @@ class Scheduler:
         for req in list(self.waiting):
             if budget <= 0:
                 break
+            if req.table_idx >= 0 and req.remaining_prompt == 0:
+                continue  # (overlap loop) its last prompt chunk is in flight; its token comes next
             if req.table_idx < 0 and not self._try_admit(req):
                 break  # first come, first served: nobody overtakes a request that does not fit yet
             chunk = min(req.remaining_prompt, budget)
@@ -207,13 +213,17 @@ class Scheduler:
             return None
         return Batch("prefill", items)
 
-    def _schedule_decode(self) -> Batch:
+    def _schedule_decode(self) -> Optional[Batch]:
         items = []
         for req in self.running:
+            # Tokens sampled by a batch still in flight (overlap loop only; 0 in normal_loop).
+            ahead = self._tokens_ahead(req)
+            if ahead and len(req.output_ids) + ahead >= req.max_new_tokens:
+                continue  # (overlap loop) its last token is already being computed
             # The newest token's K/V is computed now, at position total_len - 1.
-            self.cache.reserve(req, req.total_len)
-            items.append(ScheduledReq(req, req.total_len - 1, 1))
-        return Batch("decode", items)
+            self.cache.reserve(req, req.total_len + ahead)
+            items.append(ScheduledReq(req, req.total_len - 1 + ahead, 1))
+        return Batch("decode", items) if items else None
 
     # ------------------------------------------------------------------ 3. forward
     def _forward(self, batch: Batch) -> list[Optional[int]]:
@@ -229,7 +239,8 @@ class Scheduler:
             req = it.req
             if req.is_finished:
                 continue  # aborted while the batch was in flight
-            req.cached_len = it.end
+            # max(): under overlap_loop a later chunk of this prompt may already be launched.
+            req.cached_len = max(req.cached_len, it.end)
             if token is None:
                 continue  # a chunk of a long prompt: no token yet, it stays at the head of the queue
             if batch.is_prefill:
@@ -275,6 +286,7 @@ class Scheduler:
 
     def step(self, block: bool = False) -> Optional[StepRecord]:
         """One iteration: receive, schedule, forward, process results. None if there was no work."""
+        assert not self.has_in_flight, "step() cannot follow overlap_step() while a batch is in flight"
         batch = self.schedule(block)
         if batch is None:
             return None
@@ -310,11 +322,25 @@ class Scheduler:
         while not self._exit:
             self.step(block=True)
 
-    def run_until_idle(self, max_steps: int = 1_000_000) -> list[StepRecord]:
+    def run_loop(self) -> None:
+        """A scheduler process's main loop: `overlap_loop` if `use_overlap`, else `normal_loop`."""
+        if self.use_overlap:
+            self.overlap_loop()
+        else:
+            self.normal_loop()
+
+    @property
+    def use_overlap(self) -> bool:
+        """`config.overlap`, where None means: on with CUDA, off on CPU."""
+        if self.config.overlap is None:
+            return self.engine.device.type == "cuda"
+        return bool(self.config.overlap)
+
+    def run_until_idle(self, max_steps: int = 1_000_000, overlap: bool = False) -> list[StepRecord]:
         records = []
         for _ in range(max_steps):
-            rec = self.step()
-            if rec is None and self.is_idle:
+            rec = self.overlap_step() if overlap else self.step()
+            if rec is None and self.is_idle and not self.has_in_flight:
                 break
             if rec is not None:
                 records.append(rec)

@@ -1,0 +1,235 @@
+"""The FlashInfer attention backend: paged attention kernels for NVIDIA GPUs.
+
+Where this sits on the request path: the same place as the torch backend (every attention layer
+of the model calls `forward`), over the very same paged KV pool and page table. Only the way of
+attending differs: instead of gathering every request's K/V into a padded tensor, FlashInfer's
+kernels read the pages in place, given a CSR-style description of the batch:
+
+    kv_indptr[b] .. kv_indptr[b+1]   the slice of kv_indices that holds request b's pages, in order
+    kv_indices                       page ids (the page-table rows, concatenated)
+    kv_last_page_len[b]              how many tokens of request b's last page are used (1..page_size)
+    qo_indptr[b]                     where request b's new tokens start in the flat q (prefill only)
+
+`prepare()` builds these once per batch and calls the wrapper's `plan()` (FlashInfer splits the
+work over the GPU's SMs on the CPU side, once); `forward()` runs the planned kernel per layer.
+A decode batch (one new token per request) uses `BatchDecodeWithPagedKVCacheWrapper`; anything
+else (prefill, chunked prefill, prefill after a prefix-cache hit) uses
+`BatchPrefillWithPagedKVCacheWrapper` with a causal mask, which FlashInfer aligns to the *end*
+of each request's KV, exactly like the torch backend's "causal with an offset".
+
+The pool stores K as [num_layers, (num_pages + 1) * page_size, Hkv, D]; viewed per layer as
+[num_pages + 1, page_size, Hkv, D] it is FlashInfer's "NHD" paged layout, so no copy is needed.
+
+CUDA graphs (see `engine/cuda_graph.py`) need fixed addresses: `graph_wrapper(bs)` makes a decode
+wrapper whose index arrays live in preallocated buffers, and `plan_graph()` fills them, padding
+the batch to the captured size with requests of one token that live in the pool's dummy page.
+
+This module imports flashinfer at construction time: it is only ever built on a CUDA machine.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from minisgl_edu.attention.base import AttentionBackend, AttentionMetadata
+from minisgl_edu.kvcache.page_table import PageTable
+from minisgl_edu.kvcache.pool import KVPool
+
+WORKSPACE_BYTES = 128 * 1024 * 1024  # FlashInfer's recommended float workspace (split-KV partials)
+
+
+def pinned(values: list[int], dtype: torch.dtype) -> torch.Tensor:
+    """A small host tensor in page-locked memory, so a non_blocking copy to the GPU is truly async.
+
+    A copy from ordinary (pageable) memory makes PyTorch wait for the GPU stream, which would stall
+    the CPU while the previous batch runs, exactly what overlap scheduling wants to avoid.
+    """
+    return torch.tensor(values, dtype=dtype).pin_memory()
+
+
+class FlashInferBackend(AttentionBackend):
+    def __init__(
+        self,
+        pool: KVPool,
+        page_table: PageTable,
+        scale: Optional[float] = None,
+        num_qo_heads: Optional[int] = None,
+        prefill_backend: str = "fa2",
+    ) -> None:
+        import flashinfer  # only here: FlashInfer exists only on CUDA machines
+
+        self.flashinfer = flashinfer
+        self.pool = pool
+        self.page_table = page_table
+        self.scale = scale
+        self.device = pool.k.device
+        self.page_size = pool.page_size
+        self.num_kv_heads = pool.num_kv_heads
+        self.head_dim = pool.head_dim
+        self.dtype = pool.k.dtype
+        self.num_qo_heads = num_qo_heads  # known from the first q if not given
+        # "fa2" for prefill shares its JIT-compiled module with tensor-core decode, and compiles
+        # once per machine (~90 s); "auto" would pick FA3 on Hopper (another compile, faster prefill).
+        self.prefill_backend = prefill_backend
+        # One float workspace for every wrapper: kernels run one after another on one stream.
+        self.workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=self.device)
+        self.prefill_wrapper = flashinfer.BatchPrefillWithPagedKVCacheWrapper(
+            self.workspace, "NHD", backend=prefill_backend
+        )
+        self._decode_wrapper = None  # made once num_qo_heads is known (use_tensor_cores depends on it)
+        # Per-layer paged views of the pool: [num_pages + 1, page_size, Hkv, D], no copy.
+        shape = (-1, self.page_size, self.num_kv_heads, self.head_dim)
+        self.kv_views = [(pool.k[i].view(shape), pool.v[i].view(shape)) for i in range(pool.num_layers)]
+        self._wrapper = None  # the planned wrapper the next forward() runs
+        self._out_loc: Optional[torch.Tensor] = None
+        self._meta: Optional[AttentionMetadata] = None
+        self._plan_events: dict[int, torch.cuda.Event] = {}
+        # CUDA-graph buffers, made by `init_graph_buffers`.
+        self._graph_indptr: Optional[torch.Tensor] = None
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def use_tensor_cores(self) -> bool:
+        # With many query heads per KV head, decode looks like a small prefill: the tensor-core
+        # (prefill) kernel wins. SGLang switches at a group size of 4; Qwen3-0.6B has 2.
+        return (self.num_qo_heads or self.num_kv_heads) // self.num_kv_heads >= 4
+
+    @property
+    def decode_wrapper(self):
+        if self._decode_wrapper is None:
+            self._decode_wrapper = self.flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+                self.workspace, "NHD", use_tensor_cores=self.use_tensor_cores
+            )
+        return self._decode_wrapper
+
+    def _page_indices(self, rows: torch.Tensor, num_pages: list[int], indptr: list[int],
+                      pad: int = 0) -> torch.Tensor:
+        """kv_indices on the GPU, gathered from the page-table tensor without any host sync.
+
+        For flat index j of request b: page table[rows[b], j - indptr[b]]. `repeat_interleave` is
+        given its output size, so PyTorch need not read the sizes back from the GPU. `pad` extra
+        entries point at the dummy page (CUDA-graph padding).
+        """
+        total = indptr[-1] - pad
+        dev = self.device
+        counts = pinned(num_pages, torch.int64).to(dev, non_blocking=True)
+        starts = pinned(indptr[: len(num_pages)], torch.int64).to(dev, non_blocking=True)
+        req_of = torch.repeat_interleave(torch.arange(len(num_pages), device=dev), counts, output_size=total)
+        offs = torch.arange(total, device=dev) - starts[req_of]
+        indices = self.page_table.table[rows[req_of], offs]
+        if pad:
+            dummy = torch.full((pad,), self.pool.dummy_page, dtype=indices.dtype, device=dev)
+            indices = torch.cat([indices, dummy])
+        return indices
+
+    def _describe(self, kv_lens: list[int], pad: int = 0) -> tuple[list[int], list[int], list[int]]:
+        """num_pages, kv_indptr, kv_last_page_len (host lists), plus `pad` one-token requests."""
+        p = self.page_size
+        num_pages = [(n + p - 1) // p for n in kv_lens]
+        indptr = [0]
+        for n in num_pages + [1] * pad:
+            indptr.append(indptr[-1] + n)
+        last = [n - (k - 1) * p for n, k in zip(kv_lens, num_pages)] + [1] * pad
+        return num_pages, indptr, last
+
+    def _wait_previous_plan(self, wrapper) -> None:
+        # plan() stages its schedule in a page-locked host buffer that belongs to the wrapper and
+        # copies it to the GPU asynchronously. Before the same wrapper plans again (overlap
+        # scheduling plans batch N+1 while batch N runs), that earlier copy must be done.
+        ev = self._plan_events.get(id(wrapper))
+        if ev is not None:
+            ev.synchronize()
+
+    def _record_plan(self, wrapper) -> None:
+        ev = self._plan_events.get(id(wrapper))
+        if ev is None:
+            ev = self._plan_events[id(wrapper)] = torch.cuda.Event()
+        ev.record()
+
+    # ------------------------------------------------------------------ eager batches
+    def prepare(self, meta: AttentionMetadata) -> None:
+        if self.num_qo_heads is None:
+            self._meta = meta  # plan lazily at the first forward(), when q tells the head count
+            self._wrapper = None
+            self._out_loc = meta.out_loc
+            return
+        self._plan(meta)
+
+    def _plan(self, meta: AttentionMetadata) -> None:
+        num_pages, indptr, last = self._describe(meta.kv_lens)
+        indices = self._page_indices(meta.rows, num_pages, indptr)
+        is_decode = all(q == 1 for q in meta.q_lens)
+        wrapper = self.decode_wrapper if is_decode else self.prefill_wrapper
+        self._wait_previous_plan(wrapper)
+        kv_indptr = pinned(indptr, torch.int32)
+        kv_last = pinned(last, torch.int32)
+        if is_decode:
+            wrapper.plan(
+                kv_indptr, indices, kv_last, self.num_qo_heads, self.num_kv_heads, self.head_dim,
+                self.page_size, q_data_type=self.dtype, kv_data_type=self.dtype, sm_scale=self.scale,
+            )
+        else:
+            qo = [0]
+            for q in meta.q_lens:
+                qo.append(qo[-1] + q)
+            wrapper.plan(
+                pinned(qo, torch.int32), kv_indptr, indices, kv_last, self.num_qo_heads,
+                self.num_kv_heads, self.head_dim, self.page_size, causal=True,
+                q_data_type=self.dtype, kv_data_type=self.dtype, sm_scale=self.scale,
+            )
+        self._record_plan(wrapper)
+        self._wrapper = wrapper
+        self._out_loc = meta.out_loc
+        self._meta = meta
+
+    def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        if self._wrapper is None:
+            assert self._meta is not None, "prepare() must run before forward()"
+            self.num_qo_heads = q.shape[1]
+            self._plan(self._meta)
+        self.pool.store(layer_id, self._out_loc, k, v)
+        return self._wrapper.run(q.contiguous(), self.kv_views[layer_id])
+
+    # ------------------------------------------------------------------ CUDA graphs
+    def init_graph_buffers(self, max_bs: int) -> None:
+        """Fixed-address index buffers shared by every captured batch size (slices of them)."""
+        dev = self.device
+        self._graph_indptr = torch.zeros(max_bs + 1, dtype=torch.int32, device=dev)
+        self._graph_last = torch.zeros(max_bs, dtype=torch.int32, device=dev)
+        # Every request of the batch may use its whole page-table row (shared prefix pages appear
+        # once per request, so the pool size is not a bound).
+        self._graph_indices = torch.zeros(max_bs * self.page_table.max_pages_per_req, dtype=torch.int32,
+                                          device=dev)
+
+    def graph_wrapper(self, bs: int):
+        assert self._graph_indptr is not None, "init_graph_buffers() first"
+        return self.flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+            self.workspace, "NHD", use_cuda_graph=True, use_tensor_cores=self.use_tensor_cores,
+            paged_kv_indptr_buffer=self._graph_indptr[: bs + 1],
+            paged_kv_indices_buffer=self._graph_indices,
+            paged_kv_last_page_len_buffer=self._graph_last[:bs],
+        )
+
+    def plan_graph(self, wrapper, bs: int, rows: torch.Tensor, kv_lens: list[int], out_loc: torch.Tensor) -> None:
+        """Plan a decode batch of len(kv_lens) real requests, padded to `bs`, into a graph wrapper.
+
+        The padding requests have one token in the dummy page: they compute garbage that is
+        never read, and never touch a real request's pages.
+        """
+        pad = bs - len(kv_lens)
+        num_pages, indptr, last = self._describe(kv_lens, pad)
+        if kv_lens:
+            indices = self._page_indices(rows, num_pages, indptr, pad)
+        else:
+            indices = torch.full((pad,), self.pool.dummy_page, dtype=torch.int32, device=self.device)
+        self._wait_previous_plan(wrapper)
+        wrapper.plan(
+            pinned(indptr, torch.int32), indices, pinned(last, torch.int32), self.num_qo_heads,
+            self.num_kv_heads, self.head_dim, self.page_size, q_data_type=self.dtype,
+            kv_data_type=self.dtype, sm_scale=self.scale,
+        )
+        self._record_plan(wrapper)
+        self._wrapper = wrapper
+        self._out_loc = out_loc

@@ -1,0 +1,138 @@
+"""Overlap scheduling: prepare batch N+1 on the CPU while batch N runs on the GPU.
+
+Where this sits on the request path: it is the scheduler's other loop. `normal_loop` does, for
+each batch, schedule -> forward -> wait for the tokens -> process them, so the GPU idles while
+Python schedules and post-processes. `overlap_loop` reorders one iteration as
+
+    schedule batch N+1  (CPU)          | GPU still running batch N
+    launch batch N+1    (queue only)   |
+    wait for batch N's tokens, process them (append, finish, reply)
+
+which needs three things the normal loop does not:
+
+1. **Tokens that the host has not seen yet.** Batch N+1 is scheduled before batch N's tokens are
+   known. A decode request in batch N is scheduled again at its next position (`_ahead` counts
+   its in-flight tokens), and its input token is read on the GPU from `Engine.last_tokens`, where
+   batch N's sampler wrote it. A prompt whose last chunk is in flight is skipped (its
+   `cached_len` is advanced at launch), and joins the decode set when its first token arrives.
+2. **Finishing one step late.** A request whose `max_new_tokens` is reached in batch N is known
+   in advance and not scheduled into N+1. One that stops on EOS or a stop string is only found
+   when N is processed; by then it is in N+1 too, which computes one token too many; that token
+   is dropped.
+3. **Deferred frees.** Batch N+1 (already queued on the GPU) may still write the K/V of a request
+   that finished or was aborted in batch N. Its pages and page-table row are therefore released
+   only once no in-flight batch contains it (`_release` wraps `cache.release`; `_release_deferred`
+   runs after every batch lands); otherwise they could be handed to a new request while the GPU
+   still writes into them.
+
+The batches and the model computation are exactly those of the normal loop whenever requests
+finish by length (as in the offline benchmark), so greedy outputs are identical.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+from minisgl_edu.core import Batch, Req
+
+
+@dataclass
+class InFlight:
+    batch: Batch
+    pending: object  # engine.PendingForward
+    record: object  # StepRecord
+    t0: float
+
+
+class OverlapMixin:
+    """Overlap-loop methods of `Scheduler` (kept here so the normal path reads on its own)."""
+
+    def _init_overlap(self) -> None:
+        self._ahead: dict[int, int] = {}  # id(req) -> its sampled tokens not yet processed
+        self._in_flight_count: dict[int, int] = {}  # id(req) -> in-flight batches that contain it
+        self._deferred: list[tuple[Req, bool]] = []  # (req, cache_it) waiting for their batch
+        self._in_flight: Optional[InFlight] = None
+        # Every way out of the scheduler (finish, abort_request, an exercise's abort) ends in
+        # cache.release(); route it through _release so a request in an in-flight batch keeps its
+        # pages until that batch lands. With nothing in flight (normal_loop) it releases at once.
+        self._release_now = self.cache.release
+        self.cache.release = self._release
+
+    # ------------------------------------------------------------------ hooks used by Scheduler
+    def _tokens_ahead(self, req: Req) -> int:
+        return self._ahead.get(id(req), 0)
+
+    def _release(self, req: Req, cache_it: bool = True) -> None:
+        """Release `req`'s pages and row now, or once no in-flight batch can touch them."""
+        if self._in_flight_count.get(id(req), 0):
+            self._deferred.append((req, cache_it))
+        else:
+            self._ahead.pop(id(req), None)
+            self._release_now(req, cache_it=cache_it)
+
+    def _release_deferred(self) -> None:
+        deferred, self._deferred = self._deferred, []
+        for req, cache_it in deferred:
+            self._release(req, cache_it)
+
+    # ------------------------------------------------------------------ launch / complete
+    def _launch(self, batch: Batch) -> InFlight:
+        from minisgl_edu.scheduler.scheduler import StepRecord
+
+        t0 = time.perf_counter()
+        record = StepRecord(batch.batch_id, batch.phase, [(it.req.uid, it.start, it.num_tokens) for it in batch.items])
+        for it in batch.items:
+            key = id(it.req)
+            self._in_flight_count[key] = self._in_flight_count.get(key, 0) + 1
+            if batch.is_prefill:
+                it.req.cached_len = it.end  # not to be scheduled again while in flight
+            else:
+                self._ahead[key] = self._ahead.get(key, 0) + 1
+            self.tracer.record(it.req.uid, "scheduler", "scheduled", phase=batch.phase,
+                               batch=batch.batch_id, start=it.start, tokens=it.num_tokens)
+        pending = self.engine.launch_batch(batch, ids_on_device=True)
+        return InFlight(batch, pending, record, t0)
+
+    def _complete(self, fl: InFlight):
+        next_tokens = fl.pending.result()  # the only wait for the GPU in the loop
+        batch = fl.batch
+        for it in batch.items:
+            key = id(it.req)
+            self._in_flight_count[key] -= 1
+            if not self._in_flight_count[key]:
+                del self._in_flight_count[key]
+            if not batch.is_prefill and key in self._ahead:
+                self._ahead[key] -= 1
+                if not self._ahead[key]:
+                    del self._ahead[key]
+        # Requests that finished or were aborted meanwhile are skipped by _process_results.
+        self._process_results(batch, next_tokens, fl.record)
+        fl.record.seconds = time.perf_counter() - fl.t0
+        return fl.record
+
+    # ------------------------------------------------------------------ the loop
+    def overlap_step(self, block: bool = False):
+        """One overlap iteration: schedule and launch batch N+1, then finish batch N.
+
+        Returns the StepRecord of the batch that was *finished* (None if none was in flight).
+        """
+        last = self._in_flight
+        batch = self.schedule(block=block and last is None)
+        self._in_flight = self._launch(batch) if batch is not None else None
+        record = self._complete(last) if last is not None else None
+        self._release_deferred()
+        self._maybe_send_stats()
+        return record
+
+    def overlap_loop(self) -> None:
+        """Like `normal_loop`, with batch N+1 prepared while batch N runs (CUDA's default)."""
+        while not self._exit:
+            self.overlap_step(block=True)
+        while self._in_flight is not None:  # let the last batch land before leaving
+            self.overlap_step()
+
+    @property
+    def has_in_flight(self) -> bool:
+        return self._in_flight is not None
