@@ -1,18 +1,17 @@
 """The offline API: `LLM(model).generate(prompts, params)` with no server.
 
-Where this sits on the request path: it plays the part of the API server, tokenizer and
-detokenizer in one object, and drives the very same `Scheduler` (and so the same engine, KV cache
-and batching) that the multi-process server runs, by calling `step()` until every request is done.
+Where this sits on the request path: it is a client of the in-process runtime (`LocalServer`),
+which runs the server's own tokenizer worker, `Scheduler` (so the same engine, KV cache and
+batching) and detokenizer, connected by in-memory queues. `generate` submits every prompt and
+steps the runtime until all of them are done.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
 
 Prompt = Union[str, list[dict], list[int]]
 
@@ -39,11 +38,14 @@ def _is_single_prompt(prompts) -> bool:
 
 class LLM:
     def __init__(self, model: str = "smollm2-135m", **kwargs) -> None:
-        self.config = SchedulerConfig(model=model, **kwargs)
-        self.io = QueueIO()
-        self.scheduler = Scheduler(self.config, self.io)
-        self.tokenizer = self.scheduler.tokenizer
-        self._uids = itertools.count()
+        from minisgl_edu.runtime import LocalServer
+
+        # No trace: a long offline run would otherwise keep every event of every request.
+        self.runtime = LocalServer(model, trace=False, **kwargs)
+        self.config = self.runtime.config
+        self.io = self.runtime.io
+        self.scheduler = self.runtime.scheduler
+        self.tokenizer = self.runtime.tokenizer
 
     def encode(self, prompt: Prompt) -> list[int]:
         from minisgl_edu.tokenizer.template import encode_prompt
@@ -63,30 +65,12 @@ class LLM:
             params = list(sampling_params)
             if len(params) != len(batch):
                 raise ValueError(f"{len(batch)} prompts but {len(params)} sampling params")
-        uids, inputs = [], []
-        for prompt, sp in zip(batch, params):
-            uid = next(self._uids)
-            ids = self.encode(prompt)
-            uids.append(uid)
-            inputs.append(ids)
-            self.scheduler.add_request(uid, ids, sp)
-        tokens: dict[int, list[int]] = {u: [] for u in uids}
-        done: dict[int, tuple[Optional[str], Optional[str]]] = {}
-        while len(done) < len(uids):
-            self.scheduler.step()
-            for msg in self.io.drain():
-                if msg.next_token >= 0:
-                    tokens[msg.uid].append(msg.next_token)
-                if msg.finished:
-                    done[msg.uid] = (msg.finish_reason, msg.error)
+        uids = [self.runtime.submit(prompt, sp) for prompt, sp in zip(batch, params)]
+        self.runtime.run_until_idle()
         outs = []
-        for uid, ids, sp in zip(uids, inputs, params):
-            reason, error = done[uid]
-            outs.append(RequestOutput(uid, ids, tokens[uid], self._text(tokens[uid], sp), reason, error))
+        for uid in uids:
+            # The text is what a streaming client would have received: the detokenizer already
+            # left out the stop string and anything after it, as OpenAI's API does.
+            r = self.runtime.pop_result(uid)
+            outs.append(RequestOutput(uid, r.prompt_token_ids, r.token_ids, r.text, r.finish_reason, r.error))
         return outs
-
-    def _text(self, token_ids: list[int], sp: SamplingParams) -> str:
-        text = self.tokenizer.decode(token_ids, skip_special_tokens=True)
-        # The stop string (and anything after it) is not part of the answer, as in OpenAI's API.
-        cut = [text.find(s) for s in sp.stop if s in text]
-        return text[: min(cut)] if cut else text

@@ -3,14 +3,22 @@
 Where this sits on the request path: everywhere. The API server, tokenizer, scheduler and
 detokenizer each call `record(uid, component, event, ...)` as a request passes through them, so
 the course can print (and plot) one request's life from "received" to `[DONE]`.
+
+Events are plain data (`to_dict` / `from_dict`, JSON-safe), so the traces of several processes
+can be sent over a socket or an HTTP endpoint and put back together with `merge`. Times come from
+`time.time()`: unlike `perf_counter`, it is one clock for every process on the machine.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Optional
+
+# The order of the lanes in a timeline: the order a request meets the components.
+COMPONENTS = ("api_server", "tokenizer", "scheduler", "engine", "detokenizer")
 
 
 @dataclass
@@ -18,8 +26,22 @@ class TraceEvent:
     uid: int
     component: str  # "api_server" | "tokenizer" | "scheduler" | "engine" | "detokenizer"
     event: str  # e.g. "queued", "scheduled", "token", "finished"
-    time: float  # seconds, time.perf_counter() clock
+    time: float  # seconds since the epoch (time.time())
     data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"uid": self.uid, "component": self.component, "event": self.event, "time": self.time,
+                "data": dict(self.data)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TraceEvent:
+        return cls(int(d["uid"]), str(d["component"]), str(d["event"]), float(d["time"]), dict(d.get("data") or {}))
+
+    def describe(self) -> str:
+        """One line without the time, e.g. `scheduler    scheduled  phase=prefill batch=1` (stable
+        from run to run, so notebooks can print it)."""
+        extra = " ".join(f"{k}={v}" for k, v in self.data.items())
+        return f"{self.component:<12} {self.event:<18} {extra}".rstrip()
 
 
 class Tracer:
@@ -33,13 +55,22 @@ class Tracer:
     def record(self, uid: int, component: str, event: str, **data: Any) -> None:
         if not self.enabled:
             return
-        ev = TraceEvent(uid, component, event, time.perf_counter(), data)
+        ev = TraceEvent(uid, component, event, time.time(), data)
         with self._lock:
             self._events.append(ev)
+
+    def extend(self, events: Iterable[TraceEvent | dict]) -> None:
+        """Add events recorded elsewhere (another process sent them as dicts)."""
+        evs = [e if isinstance(e, TraceEvent) else TraceEvent.from_dict(e) for e in events]
+        with self._lock:
+            self._events.extend(evs)
 
     def events(self, uid: int | None = None) -> list[TraceEvent]:
         with self._lock:
             return [e for e in self._events if uid is None or e.uid == uid]
+
+    def to_json(self, uid: int | None = None) -> str:
+        return json.dumps([e.to_dict() for e in self.events(uid)])
 
     def clear(self) -> None:
         with self._lock:
@@ -47,3 +78,82 @@ class Tracer:
 
 
 NULL_TRACER = Tracer(enabled=False)
+
+
+def merge(*traces: Iterable[TraceEvent | dict]) -> list[TraceEvent]:
+    """One list, in time order, from the events of several components or processes.
+
+    The sort is stable, so two events with the same timestamp keep the order they had in their
+    own trace (one component's events are always in the order it recorded them).
+    """
+    out: list[TraceEvent] = []
+    for trace in traces:
+        out.extend(e if isinstance(e, TraceEvent) else TraceEvent.from_dict(e) for e in trace)
+    return sorted(out, key=lambda e: e.time)
+
+
+def _per_token(e: TraceEvent) -> bool:
+    """Events that repeat once per generated token (the decode step and the token's trip back)."""
+    if e.event == "scheduled":
+        return e.data.get("phase") == "decode"
+    return e.event in ("token", "DetokenizeMsg sent", "UserReply sent") and not e.data.get("finished")
+
+
+def summarize(events: list[TraceEvent], max_tokens: int = 3) -> list[str]:
+    """The events as lines without times, showing the per-token events of only the first
+    `max_tokens` tokens of each request: a 100-token answer would otherwise bury the rest."""
+    lines: list[str] = []
+    tokens: dict[int, int] = {}
+    hidden: dict[int, int] = {}
+    for e in events:
+        if _per_token(e) and tokens.get(e.uid, 0) >= max_tokens:
+            if e.event == "token":
+                hidden[e.uid] = hidden.get(e.uid, 0) + 1
+            continue
+        if e.event == "token":
+            tokens[e.uid] = tokens.get(e.uid, 0) + 1
+        if hidden.get(e.uid):
+            n = hidden.pop(e.uid)
+            lines.append(f"{'':<12} ... the same per-token events for {n} more token{'s' if n > 1 else ''}")
+        lines.append(e.describe())
+    return lines
+
+
+def plot_timeline(events: list[TraceEvent], ax: Optional[Any] = None, title: Optional[str] = None) -> Any:
+    """Draw one request's life: a lane per component, a mark per event, time in ms from the first.
+
+    Returns the matplotlib Figure. "token" events are drawn small and unlabelled (there are many);
+    the other events get their name written next to the mark.
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(10, 3.2))
+    else:
+        fig = ax.figure
+    lanes = [c for c in COMPONENTS if any(e.component == c for e in events)]
+    lanes += sorted({e.component for e in events} - set(lanes))
+    y = {c: len(lanes) - 1 - i for i, c in enumerate(lanes)}
+    t0 = min((e.time for e in events), default=0.0)
+    colours = plt.get_cmap("tab10")
+    for c in lanes:
+        ax.axhline(y[c], color="0.9", zorder=0)
+    labelled = 0
+    for e in events:
+        x = (e.time - t0) * 1000.0
+        col = colours(list(y).index(e.component) % 10)
+        if e.event == "token":
+            ax.plot(x, y[e.component], "|", color=col, markersize=10)
+            continue
+        ax.plot(x, y[e.component], "o", color=col)
+        # Alternate the label height so neighbouring names do not print over each other.
+        offset = 0.18 if labelled % 2 == 0 else -0.3
+        ax.annotate(e.event, (x, y[e.component] + offset), fontsize=7, ha="left")
+        labelled += 1
+    ax.set_yticks([y[c] for c in lanes], lanes)
+    ax.set_ylim(-0.7, len(lanes) - 0.3)
+    ax.set_xlabel("ms since the request was received")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig

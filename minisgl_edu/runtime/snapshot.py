@@ -1,0 +1,75 @@
+"""What the runtime looks like between two steps, as plain data for notebooks and widgets.
+
+Where this sits on the request path: beside it. `LocalServer.step()` and `.snapshot()` return a
+`Snapshot`: the batch that ran (or is about to), the waiting queue and the running set of the
+scheduler, every request with its text so far, the messages sitting in each in-memory queue, and
+the owner of every KV page. Widgets only ever draw one of these, so they can be tested without a
+browser and the engine never depends on a widget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from minisgl_edu.core import Batch
+from minisgl_edu.kvcache import PageMapSnapshot
+
+
+@dataclass
+class BatchItemView:
+    uid: int
+    start: int  # position of the first token computed this step
+    num_tokens: int  # tokens computed this step: a prompt chunk, or 1 for decode
+
+
+@dataclass
+class BatchView:
+    batch_id: int
+    phase: str  # "prefill" | "decode"
+    items: list[BatchItemView]
+    next_tokens: dict[int, int] = field(default_factory=dict)  # uid -> sampled token (after it ran)
+    finished: dict[int, str] = field(default_factory=dict)  # uid -> finish_reason (after it ran)
+
+    @property
+    def uids(self) -> list[int]:
+        return [it.uid for it in self.items]
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(it.num_tokens for it in self.items)
+
+    @classmethod
+    def planned(cls, batch: Batch) -> BatchView:
+        """A batch chosen by `Scheduler.schedule()` that has not run yet."""
+        return cls(batch.batch_id, batch.phase, [BatchItemView(it.req.uid, it.start, it.num_tokens) for it in batch.items])
+
+
+@dataclass
+class RequestView:
+    uid: int
+    # "tokenizing" (not at the scheduler yet) | "waiting" | "prefilling" | "decoding" | "finished"
+    status: str
+    prompt_tokens: int  # 0 until the tokenizer has run
+    cached_tokens: int  # tokens whose K/V are in the cache
+    output_tokens: int
+    text: str  # what the client has received so far
+    finish_reason: Optional[str] = None
+    pages: list[int] = field(default_factory=list)  # its page-table row
+
+
+@dataclass
+class Snapshot:
+    steps: int  # scheduler iterations run so far
+    batch: Optional[BatchView]  # what the last step ran (None: it had nothing to do)
+    next_batch: Optional[BatchView]  # chosen and about to run (see LocalServer.plan), else None
+    waiting: list[int]  # uids in the scheduler's waiting queue, head first
+    running: list[int]  # uids decoding
+    requests: dict[int, RequestView]
+    queues: dict[str, int]  # messages in flight in each in-memory queue
+    pages: PageMapSnapshot
+    free_pages: int  # free list plus cached pages nobody uses
+
+    @property
+    def idle(self) -> bool:
+        return not self.waiting and not self.running and self.next_batch is None and not any(self.queues.values())

@@ -1,0 +1,194 @@
+from cells import code, md
+
+CELLS = [
+md(r"""
+# 04 · The scheduler loop
+
+**Goal:** understand one iteration of the scheduler (`normal_loop`): receive, choose a batch
+(`_schedule_next_batch`), run it (`_forward`), process the results. See prefill and decode
+batches, the token budget, chunked prefill and continuous batching, one step at a time.
+**Expected time:** 30 minutes (the cells run in about 30 seconds).
+
+Where we are on the path: `UserMsg`s arrive from the tokenizer. The scheduler decides, every
+iteration, which tokens the engine computes next. This is where requests wait.
+"""),
+md(r"""
+## The loop
+
+`minisgl_edu/scheduler/scheduler.py`, simplified:
+
+```python
+def normal_loop(self):
+    while not self._exit:
+        self.step(block=True)
+
+def step(self, block=False):
+    batch = self.schedule(block)     # 1. _receive: UserMsg -> waiting queue, AbortBackendMsg -> abort
+                                     # 2. _schedule_next_batch: prefill if anyone waits, else decode
+    if batch is None:
+        return None
+    return self.run_batch(batch)     # 3. _forward: engine.forward_batch(batch) -> next tokens
+                                     # 4. _process_results: append, finish check, DetokenizeMsg
+```
+
+It blocks on its inbox only when it has nothing to run. `_schedule_next_batch` is **prefill
+first**: if a request waits, the next batch computes prompt tokens (so new requests get their
+first token quickly); otherwise it is one **decode** batch of every running request, one token
+each. A batch is never a mix (SGLang can mix; it is simpler not to).
+
+Prefill batches have a **token budget**, `max_prefill_tokens`: the prompts in one batch may not
+add up to more. A prompt longer than what is left of the budget is cut: its first chunk runs now,
+the rest in the next prefill batches (**chunked prefill**), so one long prompt cannot hold up all
+the decoding requests for a long time.
+"""),
+code(r'''
+import os
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from minisgl_edu import SamplingParams
+from minisgl_edu.runtime import LocalServer
+
+# A small budget so that chunking shows up with short prompts.
+srv = LocalServer("smollm2-135m", device="cpu", max_prefill_tokens=48)
+params = SamplingParams(max_tokens=5)
+prompts = [
+    [{"role": "user", "content": "Hi!"}],
+    [{"role": "user", "content": "Explain in detail, for a student who knows a little Python and a "
+                                 "little PyTorch, why a serving engine keeps a KV cache."}],
+    [{"role": "user", "content": "Name a colour."}],
+]
+uids = [srv.submit(p, params) for p in prompts]
+snap = srv.plan()  # tokenizer runs, the scheduler receives and chooses a batch, nothing computed yet
+print("prompt tokens:", {u: r.prompt_tokens for u, r in snap.requests.items()})
+print("waiting:", snap.waiting, "running:", snap.running)
+'''),
+md(r"""
+`srv.plan()` ran the first half of a step (`Scheduler.schedule`): the batch is chosen but not
+run. Here it is. Each item says which tokens of a request this step computes: a start position
+and a count.
+"""),
+code(r'''
+def show(batch):
+    items = ", ".join(f"uid {it.uid}: {it.num_tokens} tok from {it.start}" for it in batch.items)
+    return f"#{batch.batch_id} {batch.phase:<7} {batch.num_tokens:>3} tokens | {items}"
+
+print(show(snap.next_batch))
+'''),
+md(r"""
+The budget of 48 tokens took all of uid 0's prompt and the first part of uid 1's; uid 2 did not
+fit at all and keeps waiting. Now we step until everyone is done, printing what each step ran and
+the tokens it sampled. A prefill chunk that does not reach the end of its prompt samples nothing:
+there is no next token to predict yet.
+"""),
+code(r'''
+while not srv.is_idle():
+    snap = srv.step()
+    b = snap.batch
+    done = f" finished {b.finished}" if b.finished else ""
+    print(f"{show(b):<80} sampled {b.next_tokens}{done}")
+'''),
+code(r'''
+for u in uids:
+    r = srv.result(u)
+    print(u, r.finish_reason, repr(r.text))
+'''),
+md(r"""
+Read the steps: three prefill batches (uid 1's prompt in two chunks; uid 2 only got the 7 tokens
+left of the second batch's budget, so its prompt was chunked too), then decode batches of all
+three requests, one token each, until each has its 5 tokens (the first came from its prefill). No request had to wait for another to finish: that is **continuous batching**.
+
+## Joining while others decode
+
+A request that arrives while others are decoding does not wait for them to finish. At the next
+iteration the scheduler sees it waiting, runs its prefill (prefill first), and from then on it
+decodes in the same batches as the others.
+"""),
+code(r'''
+srv.reset()
+a = srv.submit(prompts[0], SamplingParams(max_tokens=6))
+for _ in range(3):
+    print(show(srv.step().batch))
+b = srv.submit(prompts[2], SamplingParams(max_tokens=3))  # arrives mid-decode
+while not srv.is_idle():
+    print(show(srv.step().batch))
+'''),
+md(r"""
+## Why the prefill is one batch and decode another
+
+A prefill step computes many tokens of a few requests (matrix × matrix: the hardware is busy);
+a decode step computes one token for each running request (matrix × vector: the time goes into
+reading the weights and the KV cache). Batching decode steps of many requests together is what
+makes serving efficient: the weights are read once per step, for everyone. Chapter 09 measures it.
+
+## The stepper
+
+The widget below does the same, with buttons: **Step** runs the batch shown as "next batch",
+**Run** steps until all are done, **Reset** aborts everything and submits the prompts again. The
+table shows the batch about to run, the waiting queue, the running set and each request's text.
+(To watch a live loop, call `srv.start(paused=True)` first: then **Run** and **Pause** control a
+background thread.)
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+from minisgl_edu.widgets import SchedulerStepper
+
+srv.reset()
+stepper = SchedulerStepper(srv, prompts, SamplingParams(max_tokens=5))
+stepper
+'''),
+md(r"""
+Without a running kernel, the widget above is empty. Here is what it does when clicked, driven
+from code: each `click()` is one press of the button.
+"""),
+code(r'''
+stepper.step_button.click()
+snap = stepper.model.snapshot
+print("after one step, next:", show(snap.next_batch))
+stepper.run_button.click()
+print("done:", stepper.model.done, "| steps:", len(stepper.model.history))
+'''),
+md(r"""
+The static picture of those steps: one row per request, one column per step; dark cells are
+prefill (with the number of prompt tokens computed), light cells decode.
+"""),
+code(r'''
+import matplotlib.pyplot as plt
+
+fig = stepper.figure()
+plt.show()
+'''),
+md(r"""
+## Live mode
+
+The same stepper over a scheduler loop that runs by itself in a background thread, like the
+server's `normal_loop`. It starts paused: press **Step** a few times, then **Run** to let it go,
+**Pause** to stop it between two iterations. Submit more requests from another cell
+(`srv.submit(...)`) while it runs and watch them join the batches.
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+live = LocalServer("smollm2-135m", device="cpu", max_prefill_tokens=48)
+live.start(paused=True)
+SchedulerStepper(live, prompts, SamplingParams(max_tokens=40))
+'''),
+md(r"""
+## Summary
+
+* One iteration: receive → `_schedule_next_batch` → `_forward` (engine) → `_process_results`.
+* Prefill first, under a token budget; long prompts are chunked; otherwise one decode batch of
+  everyone running. New requests join between any two iterations.
+* A request waits in the queue until its whole run is sure to fit in the KV cache (chapter 06).
+
+## Exercises
+
+1. Rerun the first part with `max_prefill_tokens=16`, then 4096. How many prefill steps, and
+   which requests share them?
+2. With `max_running_requests=1`, what happens to uid 2 while uid 0 decodes? Is that still
+   continuous batching?
+3. In `scheduler/scheduler.py`, find the line that makes a request that does not fit stop the
+   whole prefill loop (`break`) instead of letting later requests overtake it. Why is
+   first-come-first-served a reasonable choice here?
+4. In `exercises/01_finish.ipynb` you write the check that `_process_results` calls after every
+   token (`Scheduler.finish_fn`).
+"""),
+]

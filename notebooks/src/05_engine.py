@@ -1,0 +1,248 @@
+from cells import code, md
+
+CELLS = [
+md(r"""
+# 05 · Inside the engine: the forward pass and the generation loop
+
+**Goal:** write the model's forward pass and a generation loop yourself, in plain PyTorch, and
+check them against the package: the same next-token logits, the same greedy tokens, and the same
+sampled tokens for temperature, top-k and top-p with a seed.
+**Expected time:** 45 minutes (the cells run in about 30 seconds).
+
+Where we are on the path: the scheduler has chosen a batch and calls `_forward`, which calls
+`Engine.forward_batch` (`engine/engine.py`). That runs the model on the batch's tokens
+(`models/decoder.py`, `models/layers.py`) and samples one token per request (`engine/sampler.py`).
+"""),
+code(r'''
+import os
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import torch
+from safetensors.torch import load_file
+
+from minisgl_edu.models import ModelConfig, load_tokenizer, resolve_model
+
+torch.manual_seed(0)
+model_dir = resolve_model("smollm2-135m")
+cfg = ModelConfig.from_dir(model_dir)
+tok = load_tokenizer(model_dir)
+W = load_file(f"{model_dir}/model.safetensors")  # name -> tensor, Hugging Face names
+print(cfg.arch, "layers", cfg.num_layers, "hidden", cfg.hidden_size, "heads", cfg.num_heads,
+      "kv heads", cfg.num_kv_heads, "head dim", cfg.head_dim)
+print([k for k in W if k.startswith("model.layers.0.")])
+'''),
+md(r"""
+## The pieces of a Llama layer
+
+* **RMSNorm**: scale each vector to unit root-mean-square, times a learned weight.
+* **Attention** with **RoPE**: queries and keys are rotated by an angle that grows with the
+  position, so their dot product depends on how far apart two tokens are. SmolLM2 has 9 query
+  heads but only 3 key/value heads (**grouped-query attention**): each K/V head serves 3 query
+  heads, which makes the KV cache 3× smaller.
+* **MLP** (SwiGLU): `down(silu(gate(x)) * up(x))`.
+* A residual connection around each of attention and MLP.
+
+The KV cache is the reason the engine is fast: the keys and values of earlier tokens never
+change, so they are computed once, stored, and each new token only computes its own.
+"""),
+code(r'''
+def rms_norm(x, weight, eps=cfg.rms_norm_eps):
+    return weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+
+inv_freq = 1.0 / (cfg.rope_theta ** (torch.arange(0, cfg.head_dim, 2).float() / cfg.head_dim))
+
+
+def rope(x, positions):
+    """x: [heads, T, head_dim]. Rotate pairs (i, i + head_dim/2) by position * inv_freq[i]."""
+    angles = positions[:, None].float() * inv_freq[None, :]          # [T, head_dim/2]
+    cos, sin = angles.cos().repeat(1, 2), angles.sin().repeat(1, 2)  # [T, head_dim]
+    x1, x2 = x[..., : cfg.head_dim // 2], x[..., cfg.head_dim // 2 :]
+    return x * cos + torch.cat([-x2, x1], dim=-1) * sin
+
+
+def attention(i, x, positions, cache):
+    p = f"model.layers.{i}.self_attn."
+    T = x.shape[0]
+    q = (x @ W[p + "q_proj.weight"].T).view(T, cfg.num_heads, cfg.head_dim).transpose(0, 1)
+    k = (x @ W[p + "k_proj.weight"].T).view(T, cfg.num_kv_heads, cfg.head_dim).transpose(0, 1)
+    v = (x @ W[p + "v_proj.weight"].T).view(T, cfg.num_kv_heads, cfg.head_dim).transpose(0, 1)
+    q, k = rope(q, positions), rope(k, positions)
+    if i in cache:  # keys and values of the earlier tokens, computed in earlier calls
+        k = torch.cat([cache[i][0], k], dim=1)
+        v = torch.cat([cache[i][1], v], dim=1)
+    cache[i] = (k, v)
+    group = cfg.num_heads // cfg.num_kv_heads  # query heads per K/V head
+    k, v = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)
+    scores = q @ k.transpose(1, 2) / cfg.head_dim ** 0.5   # [heads, T, all tokens so far]
+    # Causal mask: a token sees itself and the tokens before it, never the ones after.
+    S = k.shape[1]
+    mask = torch.arange(S)[None, :] > (S - T + torch.arange(T))[:, None]
+    scores = scores.masked_fill(mask, float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ v                 # [heads, T, head_dim]
+    return out.transpose(0, 1).reshape(T, -1) @ W[p + "o_proj.weight"].T
+
+
+def mlp(i, x):
+    p = f"model.layers.{i}.mlp."
+    gate, up = x @ W[p + "gate_proj.weight"].T, x @ W[p + "up_proj.weight"].T
+    return (torch.nn.functional.silu(gate) * up) @ W[p + "down_proj.weight"].T
+
+
+@torch.inference_mode()
+def forward(ids, start, cache):
+    """Logits for the tokens `ids`, which sit at positions start, start+1, ... of the sequence."""
+    positions = torch.arange(start, start + len(ids))
+    x = W["model.embed_tokens.weight"][torch.tensor(ids)]
+    for i in range(cfg.num_layers):
+        x = x + attention(i, rms_norm(x, W[f"model.layers.{i}.input_layernorm.weight"]), positions, cache)
+        x = x + mlp(i, rms_norm(x, W[f"model.layers.{i}.post_attention_layernorm.weight"]))
+    x = rms_norm(x, W["model.norm.weight"])
+    return x @ W["model.embed_tokens.weight"].T  # tied embeddings: the output matrix is the input one
+'''),
+md(r"""
+## Check the logits
+
+We compare with `transformers`' own Llama on the same weights: the largest difference should be
+tiny (float32 rounding) and the top token the same.
+"""),
+code(r'''
+from minisgl_edu.tokenizer import encode_prompt
+from transformers import AutoModelForCausalLM
+from transformers.utils import logging as hf_logging
+
+hf_logging.disable_progress_bar()  # no "Loading weights" bar in the stored output
+prompt_ids = encode_prompt(tok, [{"role": "user", "content": "What is KV Cache?"}])
+mine = forward(prompt_ids, 0, cache={})
+hf = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+with torch.inference_mode():
+    ref = hf(torch.tensor([prompt_ids])).logits[0]
+print("prompt tokens:", len(prompt_ids))
+print("max |difference| < 1e-3:", (mine - ref).abs().max().item() < 1e-3)
+print("same next token:", mine[-1].argmax().item(), ref[-1].argmax().item())
+del hf
+'''),
+md(r"""
+## The generation loop: prefill, then decode
+
+The first call (**prefill**) runs the whole prompt and fills the cache; the logits of its last
+position give the first new token. Every later call (**decode**) runs only the newest token at its
+position, attending to everything in the cache. Greedy decoding takes the argmax each time.
+"""),
+code(r'''
+def generate(prompt_ids, max_tokens, pick):
+    cache = {}
+    logits = forward(prompt_ids, 0, cache)[-1]           # prefill
+    out = []
+    for _ in range(max_tokens):
+        token = pick(logits)
+        out.append(token)
+        if token in cfg.eos_token_ids:
+            break
+        logits = forward([token], len(prompt_ids) + len(out) - 1, cache)[-1]   # decode
+    return out
+
+
+greedy = generate(prompt_ids, 16, lambda logits: int(logits.argmax()))
+print(greedy)
+print(repr(tok.decode(greedy)))
+'''),
+md(r"""
+The package must give the same tokens: the engine computes the same model with a paged KV cache
+and batching, but greedy decoding leaves no room for a different answer.
+"""),
+code(r'''
+from minisgl_edu import SamplingParams
+from minisgl_edu.runtime import LocalServer
+
+srv = LocalServer("smollm2-135m", device="cpu")
+res = srv.generate(prompt_ids, SamplingParams(max_tokens=16))
+print(res.token_ids)
+print("same as my loop:", res.token_ids == greedy)
+'''),
+md(r"""
+## Sampling: temperature, top-k, top-p
+
+Greedy always gives the same answer. To sample, turn logits into probabilities:
+
+* **temperature** `T`: `softmax(logits / T)`. `T < 1` sharpens the distribution (closer to
+  greedy), `T > 1` flattens it.
+* **top-k**: keep only the `k` most likely tokens.
+* **top-p** (nucleus): keep the smallest set of most likely tokens whose probabilities add up to
+  `p`; drop the long tail of unlikely tokens.
+
+Then renormalise and draw one token. A request's `seed` gives it its own random generator, so its
+tokens do not depend on the other requests in its batch.
+"""),
+code(r'''
+def filter_probs(logits, temperature, top_k=-1, top_p=1.0):
+    logits = logits.float() / temperature
+    if top_k > 0:
+        kth = torch.topk(logits, top_k).values[-1]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    if top_p < 1.0:
+        sorted_p, order = torch.sort(probs, descending=True)
+        before = torch.cumsum(sorted_p, dim=-1) - sorted_p   # mass of the tokens ranked above
+        sorted_p[before >= top_p] = 0.0                      # already reached p without this one
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_p)
+        probs = probs / probs.sum()
+    return probs
+
+
+last = mine[-1]
+for T, k, p in [(1.0, -1, 1.0), (0.5, -1, 1.0), (1.0, 20, 1.0), (1.0, -1, 0.9), (0.7, 40, 0.95)]:
+    probs = filter_probs(last, T, k, p)
+    top = torch.topk(probs, 3)
+    print(f"T={T} top_k={k:>3} top_p={p}: tokens kept {int((probs > 0).sum()):>5}, "
+          f"top 3 {[tok.decode([int(i)]) for i in top.indices]}")
+'''),
+md(r"""
+Compare with the package's `filter_logits` (`engine/sampler.py`), then sample with a seed with
+our loop and with the engine.
+"""),
+code(r'''
+from minisgl_edu.engine.sampler import filter_logits
+
+print("same probabilities as engine/sampler.py:",
+      all(torch.allclose(filter_probs(last, *a), filter_logits(last, *a), atol=1e-6)
+          for a in [(1.0, -1, 1.0), (0.5, 20, 1.0), (0.7, 40, 0.95)]))
+
+sp = SamplingParams(max_tokens=16, temperature=0.8, top_k=50, top_p=0.95, seed=1234)
+gen = torch.Generator().manual_seed(sp.seed)
+mine_sampled = generate(prompt_ids, 16, lambda logits: int(torch.multinomial(
+    filter_probs(logits, sp.temperature, sp.top_k, sp.top_p), 1, generator=gen)))
+engine_sampled = srv.generate(prompt_ids, sp).token_ids
+print(mine_sampled)
+print("same as the engine with the same seed:", mine_sampled == engine_sampled)
+print(repr(tok.decode(mine_sampled)))
+'''),
+md(r"""
+## What the engine does beyond this loop
+
+`Engine.forward_batch` runs the same computation for **many requests at once**: it puts every
+request's new tokens in one flat tensor (a prefill chunk of one, a single decode token of
+another), with their positions, and tells the attention backend which cache pages belong to which
+request (`AttentionMetadata`). The KV cache is not a dict of growing tensors per request but one
+big pool of fixed-size **pages** (chapter 06), so memory is handed out without copying. And it
+computes logits only for the positions it samples from: the output matrix (49 152 × 576) is the
+largest of this model.
+
+## Summary
+
+* Forward pass: embed → 30 × (RMSNorm, attention with RoPE and GQA, RMSNorm, SwiGLU MLP) →
+  norm → logits. Prefill runs the prompt; decode runs one token against the cache.
+* Greedy = argmax. Temperature, top-k and top-p reshape the distribution before the draw; a seed
+  makes the draw reproducible.
+
+## Exercises
+
+1. Remove the causal mask in `attention` and compare the logits again. Which positions change,
+   and which do not? Why?
+2. Run the generation loop without the cache (recompute the whole sequence each step) and check
+   the tokens are the same. How many token-layer computations does each version do for 16 tokens?
+3. Sample with `temperature=0.01`. Why is it (almost) greedy? Why does the engine treat
+   `temperature=0` as greedy instead of dividing by zero?
+4. `exercises/01_finish.ipynb`: the loop above stops on EOS. Write the engine's full finish check.
+"""),
+]

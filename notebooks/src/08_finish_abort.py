@@ -1,0 +1,159 @@
+from cells import code, md
+
+CELLS = [
+md(r"""
+# 08 · Finishing and cancelling
+
+**Goal:** see the three ways a request ends normally (EOS, `max_tokens`, a stop string), how a
+client's cancel reaches the scheduler, and check that every page comes back in every case.
+**Expected time:** 25 minutes (the cells run in about 20 seconds).
+
+Where we are on the path: right after the engine samples a token, `_process_results`
+(`scheduler/scheduler.py`) appends it and asks `check_finish` (`scheduler/finish.py`) whether the
+request is done. A cancel comes the other way: `AbortMsg` from the API server, `AbortBackendMsg`
+from the tokenizer, `Scheduler.abort` frees the request wherever it is.
+"""),
+code(r'''
+import os
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from minisgl_edu import SamplingParams
+from minisgl_edu.runtime import LocalServer
+from minisgl_edu.trace import summarize
+
+srv = LocalServer("smollm2-135m", device="cpu", page_size=8, num_pages=64, max_prefill_tokens=32)
+eos = sorted(srv.scheduler.eos_ids)
+print("EOS ids:", eos, [srv.tokenizer.convert_ids_to_tokens(i) for i in eos])
+'''),
+md(r"""
+## Three ways to finish
+
+* **EOS**: the model produced an end-of-sequence token. For a chat model that is the token that
+  closes the assistant's turn (`<|im_end|>` here). Reason `"stop"`; the EOS token itself is not
+  part of the text.
+* **`max_tokens`**: the request reached its output limit. Reason `"length"`.
+* **a stop string**: the decoded text contains one of the request's `stop` strings. Reason `"stop"`;
+  the stop string and what follows are not returned.
+
+`ignore_eos=True` makes the model go on after EOS (benchmarks use it to get fixed lengths).
+"""),
+code(r'''
+question = [{"role": "user", "content": "Is the sky blue? Answer in one sentence."}]
+cases = {
+    "EOS": SamplingParams(max_tokens=40),
+    "max_tokens": SamplingParams(max_tokens=3),
+    "stop string": SamplingParams(max_tokens=40, stop=["blue"]),
+    "ignore_eos": SamplingParams(max_tokens=12, ignore_eos=True),
+}
+for name, sp in cases.items():
+    r = srv.generate(question, sp)
+    print(f"{name:<12} {r.finish_reason:<7} {len(r.token_ids):>2} tokens, last {r.token_ids[-1]:>5} {r.text!r}")
+'''),
+md(r"""
+Look at the last token: the EOS case ends with an EOS id; with `ignore_eos` the model went past it
+and wrote on. The `stop=["blue"]` request stopped as soon as `blue` appeared, and its text ends
+before it.
+
+The check itself, simplified from `scheduler/finish.py` (exercise 1 asks you to write it):
+
+```python
+def check_finish(req, eos_ids, decode):
+    token = req.output_ids[-1]
+    if not req.sampling_params.ignore_eos and token in eos_ids:
+        return "stop"
+    if req.sampling_params.stop and <a stop string is in the decoded tail>:
+        return "stop"
+    if len(req.output_ids) >= req.max_new_tokens:
+        return "length"
+    return None
+```
+
+When it returns a reason, `Scheduler._finish` marks the request finished, removes it from the
+running set, and calls `CacheManager.release(req, cache_it=True)`: full pages go to the prefix
+cache, the rest to the free list, and the page-table row is freed. The last `DetokenizeMsg` carries
+`finished=True`, and the API server ends the stream with `data: [DONE]`.
+
+## Cancelling
+
+A client that closes its connection should not keep the engine busy. The API server notices the
+disconnect (`abort_user`) and sends `AbortMsg(uid)`; the tokenizer forwards `AbortBackendMsg(uid)`;
+the scheduler's `abort` removes the request from wherever it is and gives back its pages, without
+donating them to the prefix cache (a half-written page must never be reused). `srv.abort(uid)`
+sends the same messages.
+
+We cancel at three moments and count the free pages each time. A helper:
+"""),
+code(r'''
+def pages():
+    s = srv.snapshot()
+    return f"free {s.free_pages:>2}/{s.pages.num_pages}, rows {s.pages.rows}"
+
+
+long_prompt = [{"role": "user", "content": "Summarise the history of computing, from the abacus and "
+                "mechanical calculators to punched cards, vacuum tubes, transistors and microchips."}]
+srv.reset()
+print("start:           ", pages())
+'''),
+md(r"""
+**1. While waiting.** Submitted, not scheduled yet: it holds no pages, nothing to free but its place
+in the queue.
+"""),
+code(r'''
+u = srv.submit(long_prompt, SamplingParams(max_tokens=30))
+print("aborted:", srv.abort(u), "| reason:", srv.result(u).finish_reason, "|", pages())
+'''),
+md(r"""
+**2. Half-way through a chunked prefill.** The budget is 32 tokens, so the prompt takes several
+prefill steps; after one, the request holds the pages of its first chunk.
+"""),
+code(r'''
+u = srv.submit(long_prompt, SamplingParams(max_tokens=30))
+snap = srv.step()
+print("after one chunk: ", pages(), "| cached tokens", snap.requests[u].cached_tokens,
+      "of", snap.requests[u].prompt_tokens)
+srv.abort(u)
+print("after abort:     ", pages())
+'''),
+md(r"""
+**3. While decoding**, next to another request that must not be disturbed:
+"""),
+code(r'''
+u = srv.submit(long_prompt, SamplingParams(max_tokens=30))
+other = srv.submit(question, SamplingParams(max_tokens=6, ignore_eos=True))
+for _ in range(6):
+    srv.step()
+print("decoding:        ", pages(), "| uid", u, "has", len(srv.result(u).token_ids), "tokens")
+srv.abort(u)
+print("after abort:     ", pages())
+srv.run_until_idle()
+print("the other one:", srv.result(other).finish_reason, repr(srv.result(other).text))
+print("at the end:      ", pages())
+srv.scheduler.cache.check()
+print("no page leaked")
+'''),
+md(r"""
+(At the end the free count includes pages the finished request left in the prefix cache: they
+are free for anyone who needs them.) The trace of the request cancelled while decoding:
+"""),
+code(r'''
+print("\n".join(summarize(srv.trace(u), max_tokens=2)))
+'''),
+md(r"""
+## Summary
+
+* After every token: EOS (unless `ignore_eos`), a stop string, or `max_tokens` end the request;
+  `_finish` releases its row and pages (full pages into the prefix cache).
+* Cancel: `AbortMsg` → `AbortBackendMsg` → `Scheduler.abort`, from any stage; every page and the
+  row come back, and `cache.check()` proves nothing leaked.
+
+## Exercises
+
+1. `exercises/01_finish.ipynb`: write `check_finish` (EOS, `max_tokens`, stop strings, `ignore_eos`).
+2. `exercises/02_abort.ipynb`: write the abort: waiting, mid chunked prefill, decoding, already
+   finished, unknown uid. The grader checks the pages after each.
+3. What happens if an abort arrives while the request's batch is being computed? Find the line in
+   `_process_results` that handles it.
+4. Why should an aborted request's pages not go into the prefix cache, when a finished request's
+   do?
+"""),
+]

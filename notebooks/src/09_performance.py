@@ -1,0 +1,204 @@
+from cells import code, md
+
+CELLS = [
+md(r"""
+# 09 · Performance: batching, overlap scheduling, CUDA graphs, FlashInfer
+
+**Goal:** measure on your CPU where the time of a serving step goes, and understand what each of
+the three big GPU optimisations of SGLang-style engines removes: overlap scheduling, CUDA graphs
+and FlashInfer attention.
+**Expected time:** 30 minutes (the cells run in about a minute).
+
+The measured numbers below depend on your machine (and on whatever else it runs), so the
+automatic notebook check ignores them; the shapes of the results are what matter.
+"""),
+code(r'''
+import os
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import time
+
+import torch
+from minisgl_edu import SamplingParams
+from minisgl_edu.runtime import LocalServer
+
+srv = LocalServer("smollm2-135m", device="cpu", max_running_requests=32)
+question = [{"role": "user", "content": "Write a short poem about the sea."}]
+'''),
+md(r"""
+## 1. Batching: decode is cheap to share
+
+A decode step reads every weight of the model once to compute one token per request. With 16
+requests in the batch the weights are still read once: the step costs little more than with one
+request, so the tokens per second grow almost with the batch size, until the arithmetic (or, for
+long contexts, reading the KV cache) becomes the limit.
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+def decode_rate(batch_size, new_tokens=8):
+    srv.reset()
+    for _ in range(batch_size):
+        srv.submit(question, SamplingParams(max_tokens=new_tokens, ignore_eos=True))
+    decode_seconds, decode_tokens = 0.0, 0
+    while not srv.is_idle():
+        t0 = time.perf_counter()
+        snap = srv.step()
+        if snap.batch is not None and snap.batch.phase == "decode":
+            decode_seconds += time.perf_counter() - t0
+            decode_tokens += snap.batch.num_tokens
+    return decode_tokens, decode_seconds
+
+
+rates = {}
+for bs in [1, 4, 16]:
+    tokens, seconds = decode_rate(bs)
+    rates[bs] = tokens / seconds
+    print(f"batch {bs:>2}: {tokens:>3} decode tokens, {1000 * seconds / (tokens / bs):6.1f} ms per step, "
+          f"{rates[bs]:6.1f} tokens/s")
+'''),
+md(r"""
+Every request got its 7 decode steps in each case; what changed is how many of them ran
+together, sharing one read of the weights:
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+print({bs: f"{rate / rates[1]:.1f}x the tokens/s of batch 1" for bs, rate in rates.items()})
+'''),
+md(r"""
+## 2. Where the time of one step goes
+
+A step is: Python scheduling (`Scheduler.schedule`: receive, choose a batch, reserve pages), the
+forward pass (`Engine.forward_batch`), then Python again (`_process_results`, detokenizing). We
+time the two halves with `plan()` (scheduling only) and `step()` (the rest).
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+srv.reset()
+for _ in range(8):
+    srv.submit(question, SamplingParams(max_tokens=10, ignore_eos=True))
+sched, rest = 0.0, 0.0
+while not srv.is_idle():
+    t0 = time.perf_counter(); srv.plan(); t1 = time.perf_counter(); srv.step(); t2 = time.perf_counter()
+    sched, rest = sched + t1 - t0, rest + t2 - t1
+print(f"scheduling: {1000 * sched:.1f} ms, forward + results: {1000 * rest:.1f} ms "
+      f"({100 * sched / (sched + rest):.1f}% of the time in scheduling)")
+'''),
+md(r"""
+On a CPU the forward pass is so slow that scheduling is a rounding error. On a GPU a decode step
+of a small model takes a few milliseconds, and the same Python scheduling (a millisecond or two)
+becomes a large share of the time: the GPU sits idle while Python decides what to run next.
+
+**Overlap scheduling** (`overlap_loop` in `scheduler/overlap.py`; SGLang's `event_loop_overlap`)
+removes that idle time: while the GPU runs batch N, the CPU already schedules batch N+1 and
+launches it, and only then waits for batch N's tokens and processes them. The price is a step of
+delay in knowing a request finished (it may compute one token too many, which is dropped) and
+freeing its pages only once no in-flight batch can still write them.
+
+## 3. Many small kernels: what CUDA graphs remove
+
+A decode step of a 30-layer model is hundreds of small operations (a matmul, a norm, a RoPE, an
+add ...). On a GPU each is a kernel launch costing a few microseconds of CPU time, whatever its
+size. With small batches the launches, not the arithmetic, set the pace. Count them with the
+PyTorch profiler on one decode step:
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+from torch.profiler import ProfilerActivity, profile
+
+srv.reset()
+srv.submit(question, SamplingParams(max_tokens=4, ignore_eos=True))
+srv.step()  # prefill
+with profile(activities=[ProfilerActivity.CPU]) as prof:
+    srv.step()  # one decode step
+ops = [e for e in prof.key_averages() if e.key.startswith("aten::")]
+calls = sum(e.count for e in ops)
+print(f"{calls} aten operator calls in one decode step (~{calls // 30} per layer)")
+print(f"at ~5 us of launch overhead each on a GPU: ~{calls * 5 / 1000:.1f} ms per step, "
+      "before any arithmetic")
+'''),
+md(r"""
+A **CUDA graph** records the whole sequence of kernels of one decode step once, for a fixed batch
+size, and then replays it with a single launch. The engine captures graphs for a list of batch
+sizes (`engine/cuda_graph.py`, `CudaGraphRunner`) and pads a decode batch up to the next captured
+size. It only works because the shapes of a decode step depend on the batch size alone: the
+varying parts (which pages, which positions) are written into fixed input buffers before the
+replay. Prefill batches, whose shapes vary, run without graphs.
+
+## 4. Attention over pages: what FlashInfer removes
+
+The torch attention backend (`attention/torch_backend.py`) is the reference: for each layer it
+*gathers* every request's keys and values from their pages into a padded contiguous tensor, then
+calls `scaled_dot_product_attention`. That copy grows with the context length and the batch.
+FlashInfer's kernels (`attention/flashinfer_backend.py`) read the pages in place, through the page
+table, with no copy and no padding, and plan the work once per batch for all layers. Here is the
+share of a decode step spent inside the torch backend's attention on this CPU, for a long context:
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+attn = srv.engine.attn
+spent = {"attention": 0.0}
+original = attn.forward
+
+
+def timed_forward(*args, **kwargs):
+    t0 = time.perf_counter()
+    out = original(*args, **kwargs)
+    spent["attention"] += time.perf_counter() - t0
+    return out
+
+
+attn.forward = timed_forward
+try:
+    srv.reset()
+    long_question = [{"role": "user", "content": "Repeat after me: " + "the sea is wide and deep, " * 60}]
+    for _ in range(4):
+        srv.submit(long_question, SamplingParams(max_tokens=6, ignore_eos=True))
+    srv.step()  # prefill of all four
+    spent["attention"] = 0.0
+    t0 = time.perf_counter()
+    while not srv.is_idle():
+        srv.step()
+    total = time.perf_counter() - t0
+finally:
+    attn.forward = original
+ctx = srv.snapshot().requests[0].prompt_tokens
+print(f"context ~{ctx} tokens x 4 requests: attention {100 * spent['attention'] / total:.0f}% of the decode time")
+'''),
+md(r"""
+## 5. GPU figures
+
+On an NVIDIA GPU, `pip install -e .[gpu]` adds FlashInfer, and the engine turns on the three
+optimisations by itself (`attention_backend="auto"`, CUDA graphs for decode, `overlap_loop`).
+The project's measured GPU numbers, if they have been written down, are in `docs/benchmarks.md`:
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+from pathlib import Path
+
+bench = Path("../docs/benchmarks.md")
+print(bench.read_text() if bench.exists() else "docs/benchmarks.md is not there yet: run `make bench` on a GPU.")
+'''),
+md(r"""
+## Summary
+
+| optimisation | removes | where |
+|---|---|---|
+| continuous batching | one weight read per token (decode shares it across requests) | `_schedule_next_batch` |
+| overlap scheduling | GPU idle while Python schedules and post-processes | `scheduler/overlap.py`, `overlap_loop` |
+| CUDA graphs | CPU launch overhead of hundreds of small kernels per decode step | `engine/cuda_graph.py` |
+| FlashInfer | gathering and padding K/V pages in every layer; per-layer planning | `attention/flashinfer_backend.py` |
+| prefix cache | recomputing a prompt's shared beginning | `kvcache/radix_cache.py` (chapter 06) |
+
+## Exercises
+
+1. Extend the batching measurement to batch 32. Where does the speed-up stop growing on your
+   machine, and why?
+2. Measure the prefill time of a 1 000-token prompt with `max_prefill_tokens` 256 and 4096. Which
+   is faster overall? Which keeps the other requests' decoding smoother?
+3. Why can a CUDA graph be used for decode but not for prefill? What must be copied into the
+   graph's input buffers before each replay?
+4. In overlap scheduling, why must the pages of a finished request stay allocated until the next
+   batch lands? Relate it to what you wrote in `exercises/02_abort.ipynb` and
+   `exercises/04_page_allocator.ipynb`.
+"""),
+]
