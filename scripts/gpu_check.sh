@@ -18,7 +18,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 python -c "import torch, flashinfer; print('torch', torch.__version__, 'flashinfer', flashinfer.__version__)" | tee -a "$OUT/gpu.txt"
 
 stamp "JIT warm-up (parallel) + random Qwen3-0.6B weights"
-KERNELS="prefill decode"; [ $TESTS = 1 ] && KERNELS="$KERNELS sampling"  # greedy bench: no sampling kernel
+KERNELS="prefill decode norm rope act"; [ $TESTS = 1 ] && KERNELS="$KERNELS sampling"  # greedy bench: no sampling kernel
 for k in $KERNELS; do python scripts/gpu_warmup.py $k > "$OUT/warm_$k.log" 2>&1 & done
 python -c "from minisgl_edu.bench.offline import random_qwen3_dir as r; print(r())" > "$OUT/mkmodel.log" 2>&1 &
 wait

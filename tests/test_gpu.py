@@ -154,6 +154,46 @@ def test_flashinfer_matches_torch(page_size, case):
     assert rel < 1e-2
 
 
+# ---------------------------------------------------------------------- fused model kernels
+@gpu
+@needs_cuda
+def test_fused_kernels_match_torch_layers(tiny_qwen3_dir):
+    """FlashInfer's rmsnorm / fused_add_rmsnorm / q-k norm / RoPE / silu_and_mul (the CUDA bf16
+    default) against the plain torch layers, both measured against the same weights in float32."""
+    import copy
+
+    from minisgl_edu.models import layers, load_model
+    from minisgl_edu.models.testing import PagedRunner
+
+    model, cfg = load_model(tiny_qwen3_dir, dtype=torch.bfloat16, device="cuda")
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():  # norm weights of 1.0 would hide a misplaced weight
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.add_((0.2 * torch.randn(p.shape, generator=gen)).to(p))
+    ref_model = copy.deepcopy(model).float()  # float32 on CUDA: the torch path
+    ps = prompts(2, 20, 150, seed=3)
+
+    def run(m, fused: bool) -> torch.Tensor:
+        layers.FUSED_KERNELS = fused
+        try:
+            runner = PagedRunner(m, cfg, page_size=16, max_tokens=1024, max_reqs=4, max_len=256)
+            rows = [runner.add_request() for _ in ps]
+            out = runner.step(list(zip(rows, ps)), all_logits=True)
+            for step in range(4):  # decode: the same fixed tokens for every run
+                out += runner.step([(r, [7 + step]) for r in rows])
+            return torch.cat([o.reshape(-1, o.shape[-1]) for o in out]).float()
+        finally:
+            layers.FUSED_KERNELS = True
+
+    want = run(ref_model, False)
+    fused, plain = run(model, True), run(model, False)
+    err_fused = ((fused - want).norm() / want.norm()).item()
+    err_plain = ((plain - want).norm() / want.norm()).item()
+    print(f"fused kernels: relative error vs float32 {err_fused:.2e} (torch layers in bf16: {err_plain:.2e})")
+    assert err_fused < max(1e-2, 1.5 * err_plain)
+
+
 # ---------------------------------------------------------------------- CUDA graphs
 @gpu
 @needs_cuda

@@ -33,7 +33,7 @@ from torch import nn
 
 from minisgl_edu.attention.base import AttentionBackend
 from minisgl_edu.models.config import ModelConfig
-from minisgl_edu.models.layers import DecoderLayer, Embedding, Linear, RMSNorm
+from minisgl_edu.models.layers import DecoderLayer, Embedding, Linear, RMSNorm, use_fused
 from minisgl_edu.models.rope import RotaryEmbedding
 
 # HF checkpoint piece -> (our fused parameter, which shard). Shard order is the row order inside
@@ -66,6 +66,14 @@ class DecoderModel(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, attn: AttentionBackend) -> torch.Tensor:
         hidden = self.embed_tokens(input_ids)
+        if use_fused(hidden):
+            # CUDA: FlashInfer's fused kernels (see layers.py). RoPE reads the float32 table at
+            # `positions` inside its kernel; the residual stream travels beside `hidden`.
+            cos_sin = (positions, self.rotary_emb.cos_sin_table())
+            residual = None
+            for layer in self.layers:
+                hidden, residual = layer.forward_fused(hidden, residual, cos_sin, attn)
+            return self.norm.add_forward_(hidden, residual)
         cos_sin = self.rotary_emb.lookup(positions, hidden.dtype)  # once per batch, not per layer
         for layer in self.layers:
             hidden = layer(hidden, cos_sin, attn)

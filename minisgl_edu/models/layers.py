@@ -16,9 +16,20 @@ Two speed choices that real engines make too:
   checkpoint stores them separately; `CausalLM.load_weights` stacks them.
 * Normalisation and activation run in the model dtype, with float32 only inside RMSNorm,
   matching transformers so the logits agree.
+
+On CUDA in bf16/fp16, each small step also runs as one FlashInfer kernel instead of several torch
+ones (SGLang and vLLM do the same): `rmsnorm`, `fused_add_rmsnorm` (residual add + norm; the
+decoder layer then carries the residual from layer to layer, see `DecoderLayer.forward_fused`),
+the per-head q/k RMSNorm, RoPE in place on q and k, and `silu_and_mul`. A decode step of a small
+model is launch-bound: the torch versions cost ~40 kernels per layer, the fused ones ~8. The CPU
+path (and any float32 model) keeps the plain torch code, unchanged. `MINISGL_EDU_FUSED=0` (or
+`layers.FUSED_KERNELS = False`) switches the fused kernels off, to compare.
 """
 
 from __future__ import annotations
+
+import functools
+import os
 
 import torch
 import torch.nn.functional as F
@@ -27,6 +38,23 @@ from torch import nn
 from minisgl_edu.attention.base import AttentionBackend
 from minisgl_edu.models.config import ModelConfig
 from minisgl_edu.models.rope import apply_rotary
+
+FUSED_KERNELS = os.environ.get("MINISGL_EDU_FUSED", "1") != "0"
+
+
+def use_fused(x: torch.Tensor) -> bool:
+    """FlashInfer's fused kernels for this tensor? CUDA, half precision (their kernels' types)."""
+    return FUSED_KERNELS and x.is_cuda and x.dtype in (torch.bfloat16, torch.float16)
+
+
+@functools.cache
+def _fi():
+    """FlashInfer, imported on first use on CUDA (the CPU path never needs it)."""
+    import flashinfer.activation
+    import flashinfer.norm
+    import flashinfer.rope
+
+    return flashinfer
 
 
 class Linear(nn.Module):
@@ -72,8 +100,20 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if use_fused(x):
+            # One kernel over the last dim of [T, dim] or [T, heads, dim] (any row strides).
+            out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+            return _fi().norm.rmsnorm(x, self.weight, self.eps, out=out)
         normed = F.rms_norm(x.float(), (x.shape[-1],), eps=self.eps)
         return self.weight * normed.to(x.dtype)
+
+    def add_forward_(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        """CUDA only, in place: residual += x, then x = norm(residual). Returns x.
+
+        One kernel (FlashInfer `fused_add_rmsnorm`) for what is otherwise an add, then a norm.
+        """
+        _fi().norm.fused_add_rmsnorm(x, residual, self.weight, self.eps)
+        return x
 
 
 class Attention(nn.Module):
@@ -95,7 +135,9 @@ class Attention(nn.Module):
     def forward(
         self,
         hidden: torch.Tensor,  # [T, hidden]
-        cos_sin: tuple[torch.Tensor, torch.Tensor],  # RoPE angles of each token, [T, head_dim/2] each
+        # RoPE angles of each token, cos and sin [T, head_dim/2] each; on the fused path
+        # (positions [T], the float32 cos|sin table [max_pos, head_dim]) instead.
+        cos_sin: tuple[torch.Tensor, torch.Tensor],
         attn: AttentionBackend,
     ) -> torch.Tensor:
         T = hidden.shape[0]
@@ -105,9 +147,19 @@ class Attention(nn.Module):
         k = k.view(T, self.num_kv_heads, self.head_dim)
         v = v.view(T, self.num_kv_heads, self.head_dim)
         if self.q_norm is not None:
+            # Fused path: one kernel per norm over the strided [T, heads, head_dim] view; the
+            # result is a new contiguous tensor, so RoPE below rotates it, not the qkv buffer.
             q, k = self.q_norm(q), self.k_norm(k)
-        cos, sin = cos_sin
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        if use_fused(q):
+            # In place, one kernel for q and k: angles from the float32 [max_pos, head_dim]
+            # cos|sin table at each token's position (NeoX / rotate-half pairing).
+            positions, cos_sin_cache = cos_sin
+            _fi().rope.apply_rope_with_cos_sin_cache_inplace(
+                positions, q, k, self.head_dim, cos_sin_cache, is_neox=True
+            )
+        else:
+            cos, sin = cos_sin
+            q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         # The backend writes k, v into the paged KV pool, then attends over every cached token of
         # each request (the new ones included) with a causal mask.
         out = attn.forward(self.layer_id, q, k, v)  # [T, num_heads, head_dim]
@@ -124,7 +176,10 @@ class MLP(nn.Module):
         self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        gate_up = self.gate_up_proj(x)
+        if use_fused(gate_up):
+            return self.down_proj(_fi().activation.silu_and_mul(gate_up))  # one kernel
+        gate, up = gate_up.chunk(2, dim=-1)
         return self.down_proj(F.silu(gate) * up)
 
 
@@ -144,3 +199,25 @@ class DecoderLayer(nn.Module):
         hidden = hidden + self.self_attn(self.input_layernorm(hidden), cos_sin, attn)
         hidden = hidden + self.mlp(self.post_attention_layernorm(hidden))
         return hidden
+
+    def forward_fused(
+        self,
+        hidden: torch.Tensor,
+        residual: torch.Tensor | None,
+        cos_sin: tuple[torch.Tensor, torch.Tensor],
+        attn: AttentionBackend,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The same block on CUDA, carrying the residual stream separately (as SGLang/vLLM do).
+
+        In: `residual` = the stream before the previous layer's MLP was added (None at layer 0),
+        `hidden` = that MLP's output. Out: the same pair for the next layer. Each "add, then
+        norm" is one `fused_add_rmsnorm` kernel, which updates both tensors in place; the model
+        adds the last MLP output in its final norm.
+        """
+        if residual is None:
+            residual = hidden
+            x = self.input_layernorm(hidden)
+        else:
+            x = self.input_layernorm.add_forward_(hidden, residual)
+        x = self.post_attention_layernorm.add_forward_(self.self_attn(x, cos_sin, attn), residual)
+        return self.mlp(x), residual

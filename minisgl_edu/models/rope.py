@@ -129,6 +129,9 @@ class RotaryEmbedding(nn.Module):
         # Not saved in checkpoints (persistent=False): it is derived from the config.
         self.register_buffer("cos_cache", torch.empty(0), persistent=False)
         self.register_buffer("sin_cache", torch.empty(0), persistent=False)
+        # cat(cos, sin) per position, [max_positions, head_dim] float32: the layout FlashInfer's
+        # `apply_rope_with_cos_sin_cache_inplace` reads. Built on first use (the CUDA path only).
+        self.register_buffer("cos_sin_cache", torch.empty(0), persistent=False)
         self.build_cache()
 
     def build_cache(self, device: torch.device | str | None = None) -> None:
@@ -144,6 +147,17 @@ class RotaryEmbedding(nn.Module):
         angles = positions[:, None] * inv_freq[None, :]  # [max_positions, D/2]
         self.cos_cache = angles.cos() * attention_factor
         self.sin_cache = angles.sin() * attention_factor
+        self.cos_sin_cache = torch.empty(0, device=device)  # rebuilt by `cos_sin_table`
+
+    def cos_sin_table(self) -> torch.Tensor:
+        """The float32 [max_positions, head_dim] table cat(cos, sin), for FlashInfer's RoPE kernel.
+
+        Built from cos_cache/sin_cache the first time (an eager forward, before any CUDA graph is
+        captured), then reused: no per-batch lookup, the kernel reads the rows it needs.
+        """
+        if self.cos_sin_cache.numel() == 0 or self.cos_sin_cache.device != self.cos_cache.device:
+            self.cos_sin_cache = torch.cat((self.cos_cache, self.sin_cache), dim=-1).contiguous()
+        return self.cos_sin_cache
 
     def lookup(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         """cos, sin for each token: [T, D/2] each, in the dtype of q and k (as transformers does)."""
