@@ -28,6 +28,7 @@ serve: $(STAMP) model
 # solutions must reproduce their stored outputs (--nbval); the untouched exercises must run (--nbval-lax).
 test: $(STAMP) model
 	$(PY) -m minisgl_edu.course build-exercises --check
+	@bash scripts/install_browser.sh  # Chromium for tests/test_browser.py; never fails (the test skips without it)
 	$(PY) -m pytest -q -ra tests
 	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval notebooks solutions
 	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval-lax exercises
@@ -35,8 +36,13 @@ test: $(STAMP) model
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -ra -m "not slow" tests
 
+# JupyterLab on the course notebooks. The check fails early, with a clear message, when the frontend
+# half of ipywidgets is missing (the widgets would silently show as text); --allow-root for containers.
 lab: $(STAMP) model
-	$(VENV)/bin/jupyter lab notebooks
+	@$(VENV)/bin/jupyter labextension list 2>&1 | grep -Eq 'jupyter-widgets/jupyterlab-manager .*enabled.*OK' || \
+	  { echo "the ipywidgets JupyterLab extension is missing: rerun 'rm $(STAMP); make lab'" >&2; exit 1; }
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 bench: $(STAMP) model
 	$(PY) -m minisgl_edu.bench.offline

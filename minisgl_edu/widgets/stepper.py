@@ -161,7 +161,9 @@ class SchedulerStepper:
     def _pause(self) -> None:
         if self.model.srv.background:
             self.model.srv.pause()
-            self._do(self.model.srv.plan)
+            # Show the batch that comes next (and anything that changed outside a step, an abort).
+            self.model.snapshot = self.model.srv.plan()
+            self.refresh()
 
     def refresh(self) -> None:
         self.view.value = render_html(self.model.snapshot)

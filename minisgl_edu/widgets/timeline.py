@@ -56,7 +56,9 @@ class RequestTimeline:
             self.events_view.value = "<i>no events yet</i>"
             return
         self.image.value = figure_png(self.figure())
-        self.events_view.value = "<pre>" + esc("\n".join(self.lines())).replace("&#9166;", "\\n") + "</pre>"
+        # One event a line; a newline inside a token's text is shown as \n (esc would show it as ⏎).
+        self.events_view.value = "<pre>" + "\n".join(esc(line).replace("&#9166;", "\\n")
+                                                       for line in self.lines()) + "</pre>"
 
     def figure(self) -> Any:
         return plot_timeline(self.srv.trace(self.uid), title=f"request {self.uid}")

@@ -163,13 +163,37 @@ md(r"""
 The same stepper over a scheduler loop that runs by itself in a background thread, like the
 server's `normal_loop`. It starts paused: press **Step** a few times, then **Run** to let it go,
 **Pause** to stop it between two iterations. Submit more requests from another cell
-(`srv.submit(...)`) while it runs and watch them join the batches.
+(`live.submit(...)`) while it runs and watch them join the batches. Under the stepper is the KV
+page map of the same server (chapter 06 explains it): each request takes pages as it grows.
 """),
 code(r'''
 # NBVAL_IGNORE_OUTPUT
-live = LocalServer("smollm2-135m", device="cpu", max_prefill_tokens=48)
+from IPython.display import display
+from minisgl_edu.widgets import KVPageMap
+
+live = LocalServer("smollm2-135m", device="cpu", max_prefill_tokens=48, page_size=8, num_pages=64)
 live.start(paused=True)
-SchedulerStepper(live, prompts, SamplingParams(max_tokens=40))
+live_stepper = SchedulerStepper(live, prompts, SamplingParams(max_tokens=40))
+live_pages = KVPageMap(live)
+display(live_stepper, live_pages)
+'''),
+md(r"""
+Press **Step** a few times, then run the cell below: it cancels the request that holds the most
+pages, as a client disconnect does (chapter 08 follows that path), and its pages are free again
+at once.
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+snap = live.snapshot()
+rows = snap.pages.rows  # uid -> its page-table row (the planned batch holds pages already)
+if snap.steps > 0 and rows:
+    victim = max(rows, key=lambda u: len(rows[u]))
+    live.abort(victim)
+    live_stepper.pause_button.click()  # stop the loop if it runs, and show the new plan
+    live_pages.refresh_button.click()  # an abort is not a step: redraw the page map now
+    print(f"aborted uid {victim}; its pages {rows[victim]} are free again")
+else:
+    print("nothing to cancel yet: press Step a few times first (or Reset, then Step)")
 '''),
 md(r"""
 ## Summary
