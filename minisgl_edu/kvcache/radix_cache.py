@@ -51,7 +51,12 @@ class RadixCache:
 
     def match_prefix(self, ids: list[int]) -> tuple[RadixNode, list[int]]:
         """Longest cached prefix of `ids` in whole pages: (deepest node, its pages in order)."""
-        key = tuple(ids[: len(ids) // self.page_size * self.page_size])
+        node, _, pages = self._walk(tuple(ids[: len(ids) // self.page_size * self.page_size]))
+        return node, pages
+
+    def _walk(self, key: tuple[int, ...]) -> tuple[RadixNode, int, list[int]]:
+        """Follow `key` down the tree as far as it matches, splitting the last edge if the match
+        ends inside it. Returns (deepest matched node, tokens matched, pages on the way)."""
         node, pages, at = self.root, [], 0
         while at < len(key):
             child = node.children.get(self._first(key, at))
@@ -64,7 +69,7 @@ class RadixCache:
             at += len(child.key)
             node = child
             node.touch()
-        return node, pages
+        return node, at, pages
 
     def _common_len(self, a: tuple[int, ...], b: tuple[int, ...]) -> int:
         """Length of the common prefix, rounded down to whole pages."""
@@ -114,17 +119,7 @@ class RadixCache:
         """
         ps = self.page_size
         key = tuple(ids[: len(pages) * ps])
-        node, at = self.root, 0
-        while at < len(key):
-            child = node.children.get(self._first(key, at))
-            if child is None:
-                break
-            n = self._common_len(child.key, key[at:])
-            if n < len(child.key):
-                child = self._split(child, n)
-            at += len(child.key)
-            node = child
-            node.touch()
+        node, at, _ = self._walk(key)
         existing = at // ps
         if at < len(key):
             leaf = RadixNode(key=key[at:], pages=list(pages[existing:]), parent=node)
