@@ -32,7 +32,7 @@ def test_engine_options_are_passed_on():
     assert a.num_tokenizer == 3 and a.api_key == "k"
 
 
-@pytest.mark.parametrize("argv", [["--tp-size", "2"], ["--num-tokenizer", "0"], ["--cache", "lru"]])
+@pytest.mark.parametrize("argv", [["--tp", "0"], ["--num-tokenizer", "0"], ["--cache", "lru"]])
 def test_bad_arguments_exit(argv):
     with pytest.raises(SystemExit):
         parse_args(argv)

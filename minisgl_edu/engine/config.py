@@ -38,3 +38,6 @@ class EngineConfig:
     # (padded to the next captured size); 0 disables graphs. Ignored on CPU.
     cuda_graph_max_bs: int = 256
     seed: int = 0
+    # Tensor parallel ranks (`--tp`). With more than one, each rank is its own process, which must
+    # have joined the group (`minisgl_edu.distributed.init_tp`) before building the Engine.
+    tp_size: int = 1

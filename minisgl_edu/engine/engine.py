@@ -5,6 +5,10 @@ Where this sits on the request path: the scheduler decides *which* tokens to com
 tensors (token ids, positions, the KV slots to write), plans attention once, runs the model, and
 samples one token for every request whose known tokens are now all computed. The engine also owns
 the memory: the model weights, the paged KV pool and the page table.
+
+With tensor parallelism (`config.tp_size` > 1) every rank runs its own Engine on the same batches:
+its model holds 1/tp of the weights and its KV pool 1/tp of the KV heads (see
+`minisgl_edu.distributed`); the logits, and so the sampled tokens, are the same on every rank.
 """
 
 from __future__ import annotations
@@ -33,20 +37,37 @@ class Engine:
     def __init__(self, config: EngineConfig) -> None:
         from minisgl_edu.models import load_model, resolve_model
 
+        from minisgl_edu.distributed import check_tp_size, get_tp_rank, get_tp_size
+        from minisgl_edu.models import ModelConfig
+
         self.config = config
+        self.tp_rank, self.tp_size = get_tp_rank(), config.tp_size
+        if get_tp_size() != self.tp_size:
+            raise RuntimeError(
+                f"tp_size={self.tp_size}, but this process is one of {get_tp_size()} tensor-parallel "
+                f"ranks: each rank runs in its own process and calls minisgl_edu.distributed.init_tp "
+                f"first (the server does it: python -m minisgl_edu.serve --tp {self.tp_size})")
         self.device = resolve_device(config.device)
+        if self.device.type == "cuda" and self.tp_size > 1:
+            self.device = torch.device("cuda", self.tp_rank)  # rank i drives GPU i
         self.dtype = resolve_dtype(config.dtype, self.device)
         torch.manual_seed(config.seed)
         t0 = time.perf_counter()
         self.model_path = resolve_model(config.model)
+        # Before loading any weight: a tp that cannot split the heads fails with a clear message.
+        if self.tp_size > 1:
+            check_tp_size(ModelConfig.from_dir(self.model_path), self.tp_size)
         self.model, self.model_config = load_model(self.model_path, dtype=self.dtype, device=self.device)
         self.load_seconds = time.perf_counter() - t0
         mc = self.model_config
+        # This rank's attention heads (all of them with one rank): its KV pool stores only these.
+        self.num_kv_heads = mc.num_kv_heads // self.tp_size
+        self.num_qo_heads = mc.num_heads // self.tp_size
 
         self.page_size = config.page_size
         num_pages = config.num_pages or self._auto_num_pages()
         self.pool = KVPool(
-            mc.num_layers, num_pages, self.page_size, mc.num_kv_heads, mc.head_dim, self.dtype, self.device
+            mc.num_layers, num_pages, self.page_size, self.num_kv_heads, mc.head_dim, self.dtype, self.device
         )
         # Never beyond the model's context (its RoPE table ends there), nor beyond the whole cache.
         self.max_seq_len = min(config.max_seq_len or mc.max_position_embeddings, mc.max_position_embeddings,
@@ -62,7 +83,7 @@ class Engine:
             # Built here rather than by create_backend: FlashInfer plans need the query head count.
             from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
 
-            self.attn = FlashInferBackend(self.pool, self.page_table, num_qo_heads=mc.num_heads)
+            self.attn = FlashInferBackend(self.pool, self.page_table, num_qo_heads=self.num_qo_heads)
         else:
             self.attn = create_backend(backend, self.pool, self.page_table)
         self.attention_backend = backend
@@ -84,7 +105,7 @@ class Engine:
 
     def _auto_num_pages(self) -> int:
         mc = self.model_config
-        per_token = KVPool.bytes_per_token(mc.num_layers, mc.num_kv_heads, mc.head_dim, self.dtype)
+        per_token = KVPool.bytes_per_token(mc.num_layers, self.num_kv_heads, mc.head_dim, self.dtype)
         if self.device.type == "cuda":
             free, _ = torch.cuda.mem_get_info(self.device)
             tokens = int(free * self.config.memory_fraction) // per_token

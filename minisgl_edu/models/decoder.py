@@ -22,6 +22,10 @@ The three architectures differ in small, switchable ways (see `ModelConfig`):
 
 Parameter names follow the HF checkpoints (`model.layers.0.self_attn.o_proj.weight` ...) except
 the two fused matrices `qkv_proj` and `gate_up_proj`, which `load_weights` fills piece by piece.
+
+With tensor parallelism (`minisgl_edu.distributed`) each rank builds the same modules with 1/tp of
+the heads, MLP columns and vocabulary rows, and `load_weights` cuts this rank's slice out of each
+full checkpoint tensor; `compute_logits` still returns the full [N, vocab] on every rank.
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ import torch
 from torch import nn
 
 from minisgl_edu.attention.base import AttentionBackend
+from minisgl_edu.distributed import get_tp_rank, get_tp_size
+from minisgl_edu.distributed.linear import ParallelLMHead, VocabParallelEmbedding
 from minisgl_edu.models.config import ModelConfig
-from minisgl_edu.models.layers import DecoderLayer, Embedding, Linear, RMSNorm, use_fused
+from minisgl_edu.models.layers import DecoderLayer, RMSNorm, use_fused
 from minisgl_edu.models.rope import RotaryEmbedding
 
 # HF checkpoint piece -> (our fused parameter, which shard). Shard order is the row order inside
@@ -52,7 +58,7 @@ class DecoderModel(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.embed_tokens = Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.embed_tokens = VocabParallelEmbedding(cfg.vocab_size, cfg.hidden_size)
         self.layers = nn.ModuleList(DecoderLayer(cfg, i) for i in range(cfg.num_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         # One RoPE table for all layers: every layer rotates by the same angles.
@@ -92,7 +98,7 @@ class CausalLM(nn.Module):
             # parameters: 28M of SmolLM2's 135M). Same module, so the same tensor.
             self.lm_head = self.model.embed_tokens
         else:
-            self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+            self.lm_head = ParallelLMHead(cfg.vocab_size, cfg.hidden_size)  # weight [vocab, hidden]
 
     @torch.inference_mode()
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, attn: AttentionBackend) -> torch.Tensor:
@@ -101,8 +107,12 @@ class CausalLM(nn.Module):
 
     @torch.inference_mode()
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        """[N, hidden] -> [N, vocab] float32 scores (the sampler wants float32 for softmax)."""
-        return torch.nn.functional.linear(hidden, self.lm_head.weight).float()
+        """[N, hidden] -> [N, vocab] float32 scores (the sampler wants float32 for softmax).
+
+        With tensor parallelism every rank scores its vocabulary shard and the shards are
+        all-gathered, so every rank has the same full logits and samples the same token.
+        """
+        return self.lm_head.compute_logits(hidden).float()
 
     @torch.no_grad()
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
@@ -113,12 +123,15 @@ class CausalLM(nn.Module):
         """
         params = dict(self.named_parameters())  # a tied lm_head appears once, as embed_tokens
         cfg = self.cfg
+        # Rows of each piece inside a fused matrix; with tensor parallelism, of this rank's part.
+        tp_rank, tp_size = get_tp_rank(), get_tp_size()
+        q, kv, inter = cfg.q_size // tp_size, cfg.kv_size // tp_size, cfg.intermediate_size // tp_size
         shard_rows = {
-            "q": (0, cfg.q_size),
-            "k": (cfg.q_size, cfg.kv_size),
-            "v": (cfg.q_size + cfg.kv_size, cfg.kv_size),
-            "gate": (0, cfg.intermediate_size),
-            "up": (cfg.intermediate_size, cfg.intermediate_size),
+            "q": (0, q),
+            "k": (q, kv),
+            "v": (q + kv, kv),
+            "gate": (0, inter),
+            "up": (inter, inter),
         }
         # Which parts of which parameter are filled: a plain parameter needs {"all"}, a fused one
         # one entry per shard.
@@ -137,6 +150,9 @@ class CausalLM(nn.Module):
                 raise KeyError(f"checkpoint tensor {name!r} has no place in the {cfg.arch} model")
             param = params[target]
             dest = param.data if shard == "all" else param.data.narrow(0, *shard_rows[shard])
+            tp_dim = getattr(param, "tp_dim", None)
+            if tp_size > 1 and tp_dim is not None:
+                dest, tensor = _rank_slice(dest, tensor, tp_dim, tp_rank)
             if dest.shape != tensor.shape:
                 raise ValueError(f"{name}: checkpoint shape {tuple(tensor.shape)}, model wants {tuple(dest.shape)}")
             if shard in loaded.setdefault(target, set()):
@@ -155,6 +171,21 @@ class CausalLM(nn.Module):
                 missing.append(target)
         if missing:
             raise ValueError(f"checkpoint is missing {len(missing)} tensors, e.g. {missing[:5]}")
+
+
+def _rank_slice(dest: torch.Tensor, full: torch.Tensor, dim: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """This rank's slice of a full checkpoint tensor, split along `dim` into `dest`-sized pieces.
+
+    Rank r takes rows [r * n, (r + 1) * n) of `full` along `dim`, n = dest.shape[dim]. A padded
+    vocabulary shard gets fewer real rows than it holds: the rest stay zero.
+    """
+    n = dest.shape[dim]
+    start = min(rank * n, full.shape[dim])
+    real = min(n, full.shape[dim] - start)
+    if real < n:
+        dest.zero_()
+        dest = dest.narrow(dim, 0, real)
+    return dest, full.narrow(dim, start, real)
 
 
 class LlamaForCausalLM(CausalLM):

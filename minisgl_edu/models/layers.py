@@ -24,6 +24,11 @@ the per-head q/k RMSNorm, RoPE in place on q and k, and `silu_and_mul`. A decode
 model is launch-bound: the torch versions cost ~40 kernels per layer, the fused ones ~8. The CPU
 path (and any float32 model) keeps the plain torch code, unchanged. `MINISGL_EDU_FUSED=0` (or
 `layers.FUSED_KERNELS = False`) switches the fused kernels off, to compare.
+
+Tensor parallelism (`--tp N`): the projections are the column- and row-parallel layers of
+`minisgl_edu.distributed.linear`, so each rank holds `num_heads / N` query heads, `num_kv_heads / N`
+KV heads and `intermediate_size / N` MLP columns; o_proj and down_proj sum the ranks' partial
+outputs. With one rank (the default) they are plain linear layers.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from minisgl_edu.attention.base import AttentionBackend
+from minisgl_edu.distributed import get_tp_size
+from minisgl_edu.distributed.linear import ColumnParallelLinear, RowParallelLinear
 from minisgl_edu.models.config import ModelConfig
 from minisgl_edu.models.rope import apply_rotary
 
@@ -55,36 +62,6 @@ def _fi():
     import flashinfer.rope
 
     return flashinfer
-
-
-class Linear(nn.Module):
-    """y = x W^T (+ b), like `nn.Linear` but without its random initialisation.
-
-    Weights come from a checkpoint (or `init_random_weights`): filling 135M numbers with random
-    values only to overwrite them would be wasted start-up time.
-    """
-
-    def __init__(self, in_features: int, out_features: int, bias: bool = False) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(out_features, in_features))
-        self.bias = nn.Parameter(torch.empty(out_features)) if bias else None
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(x, self.weight, self.bias)
-
-
-class Embedding(nn.Module):
-    """Token id -> its row of the embedding matrix [vocab, hidden] (no initialisation either).
-
-    The matrix doubles as the output projection when the model ties its word embeddings.
-    """
-
-    def __init__(self, vocab_size: int, hidden_size: int) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(vocab_size, hidden_size))
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return F.embedding(input_ids, self.weight)
 
 
 class RMSNorm(nn.Module):
@@ -122,12 +99,17 @@ class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_id: int) -> None:
         super().__init__()
         self.layer_id = layer_id  # the backend keeps one K/V buffer per layer in the pool
-        self.num_heads = cfg.num_heads
-        self.num_kv_heads = cfg.num_kv_heads
+        # This rank's heads: all of them with one rank; with tensor parallelism 1/tp of the query
+        # heads and of the KV heads (whole heads, so attention itself needs no communication).
+        tp = get_tp_size()
+        self.num_heads = cfg.num_heads // tp
+        self.num_kv_heads = cfg.num_kv_heads // tp
         self.head_dim = cfg.head_dim
-        self.q_size, self.kv_size = cfg.q_size, cfg.kv_size
-        self.qkv_proj = Linear(cfg.hidden_size, self.q_size + 2 * self.kv_size, bias=cfg.attention_bias)
-        self.o_proj = Linear(self.q_size, cfg.hidden_size, bias=cfg.o_proj_bias)
+        self.q_size, self.kv_size = cfg.q_size // tp, cfg.kv_size // tp
+        # Column-parallel: each rank computes the q, k, v of its own heads from the full hidden state.
+        self.qkv_proj = ColumnParallelLinear(cfg.hidden_size, cfg.q_size + 2 * cfg.kv_size, bias=cfg.attention_bias)
+        # Row-parallel: each rank projects its heads' outputs; an all-reduce sums the ranks' parts.
+        self.o_proj = RowParallelLinear(cfg.q_size, cfg.hidden_size, bias=cfg.o_proj_bias)
         # Qwen3 normalises every head of q and k (before RoPE) to keep attention logits tame.
         self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps) if cfg.qk_norm else None
         self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps) if cfg.qk_norm else None
@@ -171,9 +153,9 @@ class MLP(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.intermediate_size = cfg.intermediate_size
-        self.gate_up_proj = Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=cfg.mlp_bias)
-        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
+        self.intermediate_size = cfg.intermediate_size // get_tp_size()  # this rank's MLP columns
+        self.gate_up_proj = ColumnParallelLinear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=cfg.mlp_bias)
+        self.down_proj = RowParallelLinear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate_up = self.gate_up_proj(x)

@@ -16,15 +16,27 @@ Endpoints: POST /v1/chat/completions, POST /v1/completions (stream or not), GET 
 GET /health, GET /metrics (Prometheus text). Errors use OpenAI's shape,
 `{"error": {"message", "type", "param", "code"}}`, with a 4xx status for a bad request and 503
 when a worker process has died. The shapes of bodies and chunks are in `protocol.py`.
+
+Limits that keep one client (or many) from hurting the others (see docs/reliability.md):
+
+* `--max-request-bytes`: a larger body gets 413 before it is parsed; JSON nested deeper than
+  `MAX_JSON_DEPTH` or a body that is not UTF-8 gets 400 (`BodyLimitMiddleware`).
+* `--max-queue`: at most `max_running_requests + max_queue` generation requests are in the server
+  at once; the next one gets 503 with `Retry-After` at once instead of waiting without bound.
+* `--request-timeout`: a request that has not finished after that many seconds (waiting included)
+  is aborted, exactly like a client that hung up, and gets 504 (or an error event in a stream).
+* `--api-key`: checked in constant time on every route except the public ones (`PUBLIC_PATHS`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import hmac
 import itertools
 import logging
+import re
 import signal
 import sys
 import time
@@ -36,6 +48,7 @@ from fastapi import Request  # module level: FastAPI resolves the handlers' anno
 
 from minisgl_edu.message import AbortMsg, BatchFrontendMsg, SchedulerStatsMsg, TokenizeMsg, UserReply
 from minisgl_edu.server.protocol import (
+    ERROR_RESPONSES,
     APIError,
     ChatCompletionRequest,
     CompletionRequest,
@@ -49,6 +62,10 @@ from minisgl_edu.server.protocol import (
 
 logger = logging.getLogger("minisgl.api")
 
+POLL_INTERVAL = 0.5  # seconds: how often a waiting request checks its client and its deadline
+MAX_JSON_DEPTH = 32  # the deepest valid body is 4 levels ({"messages": [{"content": [{...}]}]})
+PUBLIC_PATHS = frozenset({"/", "/health", "/metrics", "/openapi.json"})  # no API key needed
+
 
 # ---------------------------------------------------------------- the frontend state
 
@@ -60,7 +77,8 @@ def _unwrap(msg: Any) -> list[Any]:
 class FrontendState:
     """The API server's side of the sockets, and who is waiting for which uid."""
 
-    def __init__(self, addrs: Any, workers: list, initial_stats: Optional[dict] = None) -> None:
+    def __init__(self, addrs: Any, workers: list, initial_stats: Optional[dict] = None,
+                 max_in_flight: Optional[int] = None, request_timeout: Optional[float] = None) -> None:
         import zmq.asyncio
 
         from minisgl_edu.server.ipc import ZmqAsyncPullQueue, ZmqAsyncPushQueue
@@ -74,6 +92,8 @@ class FrontendState:
         self.stats: dict = dict(initial_stats or {})
         self.dead_worker: Optional[str] = None  # set (to a message naming it) when a worker died
         self.shutting_down: Optional[str] = None  # set on Ctrl+C / SIGTERM
+        self.max_in_flight = max_in_flight  # running + queued generation requests; None: no limit
+        self.request_timeout = request_timeout  # seconds; None: no limit
         self._background: set[asyncio.Task] = set()
 
     def new_user(self) -> int:
@@ -161,6 +181,10 @@ class ClientDisconnected(Exception):
     pass
 
 
+class RequestTimedOut(Exception):
+    pass
+
+
 @dataclass
 class Generation:
     """What the API server knows about one request while it runs."""
@@ -170,6 +194,8 @@ class Generation:
     num_output_tokens: int = 0
     finish_reason: Optional[str] = None
     done: bool = False  # the last reply arrived: no abort needed
+    deadline: Optional[float] = None  # time.monotonic() after which the request is aborted
+    next_client_check: float = 0.0  # time.monotonic() when to ask again whether the client left
 
     def usage(self) -> dict:
         return {"prompt_tokens": self.num_prompt_tokens, "completion_tokens": self.num_output_tokens,
@@ -187,15 +213,27 @@ async def next_reply(state: FrontendState, gen: Generation, request: Any = None)
     if queue is None:
         raise ClientDisconnected()
     while True:
-        if request is None:
+        if request is None and gen.deadline is None:
             reply = await queue.get()
         else:
-            try:
-                reply = await asyncio.wait_for(queue.get(), timeout=0.5)
-            except asyncio.TimeoutError:
+            # Check the client and the deadline every POLL_INTERVAL by the clock, not only when no
+            # reply came for that long: a running request gets a token every few milliseconds, and
+            # its client may have left long ago.
+            now = time.monotonic()
+            if gen.deadline is not None and now >= gen.deadline:
+                raise RequestTimedOut()
+            if request is not None and now >= gen.next_client_check:
+                gen.next_client_check = now + POLL_INTERVAL
                 if await request.is_disconnected():
-                    raise ClientDisconnected() from None
-                continue
+                    raise ClientDisconnected()
+            if not queue.empty():
+                reply = queue.get_nowait()
+            else:
+                wait = POLL_INTERVAL if gen.deadline is None else min(POLL_INTERVAL, gen.deadline - now)
+                try:
+                    reply = await asyncio.wait_for(queue.get(), timeout=wait)
+                except asyncio.TimeoutError:
+                    continue
         gen.num_prompt_tokens = max(gen.num_prompt_tokens, reply.num_prompt_tokens)
         gen.num_output_tokens = max(gen.num_output_tokens, reply.num_output_tokens)
         if reply.finished or reply.error:
@@ -217,6 +255,16 @@ async def _await_prompt_length(queue: asyncio.Queue, gen: Generation) -> None:
             gen.num_prompt_tokens = reply.num_prompt_tokens
 
 
+def timeout_error(state: FrontendState) -> APIError:
+    return APIError(504, f"the request did not finish within {state.request_timeout:g} s (--request-timeout); "
+                    "it was aborted", type="timeout_error", code="request_timeout")
+
+
+def busy_error(state: FrontendState) -> APIError:
+    return APIError(503, f"the server is busy: {state.max_in_flight} requests are running or queued; "
+                    "retry later", type="service_unavailable", code="queue_full", headers={"Retry-After": "1"})
+
+
 def reply_error(state: FrontendState, reply: UserReply) -> APIError:
     if state.dead_worker is not None:
         return service_unavailable(f"the server is shutting down: {state.dead_worker}")
@@ -232,8 +280,14 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
     params = body.sampling_params()
     if state.dead_worker is not None or state.shutting_down is not None:
         raise reply_error(state, UserReply(uid=-1, incremental_output="", finished=True))
+    # Admission: a full server says so at once (the client can retry elsewhere or later) rather
+    # than letting the queue, and every client's wait, grow without bound.
+    if state.max_in_flight is not None and len(state.ack_map) >= state.max_in_flight:
+        raise busy_error(state)
     uid = state.new_user()
     gen = Generation(uid)
+    if state.request_timeout:
+        gen.deadline = time.monotonic() + state.request_timeout
     shape.rid = f"{shape.rid}-{uid}"  # the uid in the id makes a request easy to follow in logs
     try:
         await state.send_one(TokenizeMsg(uid=uid, text=prompt, sampling_params=params))
@@ -243,6 +297,9 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
     except ClientDisconnected:
         state.abort_user(uid)
         return Response(status_code=499)  # nginx's "client closed request"; nobody reads it
+    except RequestTimedOut:
+        state.abort_user(uid)
+        raise timeout_error(state) from None
     except BaseException:
         state.abort_user(uid)
         raise
@@ -267,6 +324,8 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
             pieces.append(reply.incremental_output)
     except ClientDisconnected:
         return Response(status_code=499)
+    except RequestTimedOut:
+        raise timeout_error(state) from None
     finally:
         if gen.done:
             state.finish_user(uid)
@@ -290,7 +349,11 @@ async def stream_chunks(state: FrontendState, gen: Generation, first: UserReply,
                 yield sse(shape.chunk(text=reply.incremental_output, usage_field=include_usage))
             if reply.finished:
                 break
-            reply = await next_reply(state, gen)
+            try:
+                reply = await next_reply(state, gen)
+            except RequestTimedOut:
+                yield sse(timeout_error(state).body())  # `finally` aborts the request
+                return
         yield sse(shape.chunk(finish_reason=finish_reason_of(gen.finish_reason), usage_field=include_usage))
         if include_usage:
             yield sse(shape.usage_chunk(gen.usage()))
@@ -306,18 +369,25 @@ async def stream_chunks(state: FrontendState, gen: Generation, first: UserReply,
 # ---------------------------------------------------------------- the app
 
 
+def _digest(value: bytes) -> bytes:
+    return hashlib.sha256(value).digest()
+
+
 class ApiKeyMiddleware:
-    """Require `Authorization: Bearer <key>` on /v1/* (plain ASGI: streaming passes through untouched)."""
+    """Require `Authorization: Bearer <key>` on every route but PUBLIC_PATHS, so on all of /v1/*
+    (plain ASGI: streaming passes through untouched)."""
 
     def __init__(self, app: Any, api_key: str) -> None:
         self.app = app
-        self.expected = f"Bearer {api_key}".encode()
+        self.expected = _digest(f"Bearer {api_key}".encode())
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+        if scope["type"] == "http" and scope["path"] not in PUBLIC_PATHS:
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            # compare_digest: the time taken does not reveal how much of the key was right.
-            if not hmac.compare_digest(given, self.expected):
+            # compare_digest: the time taken does not reveal how much of the key was right; hashing
+            # both sides first also hides the key's length (compare_digest returns early on a
+            # length mismatch).
+            if not hmac.compare_digest(_digest(given), self.expected):
                 err = APIError(401, "invalid or missing API key (send 'Authorization: Bearer <key>')",
                                type="authentication_error", code="invalid_api_key")
                 await err.response()(scope, receive, send)
@@ -325,14 +395,105 @@ class ApiKeyMiddleware:
         await self.app(scope, receive, send)
 
 
+_JSON_STRUCTURE = re.compile(rb'["\\\[\]{}]')
+
+
+def json_too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON text `body` nests arrays/objects more than `limit` deep.
+
+    Python's parser would fail on very deep nesting with a RecursionError (a 400 already, but a
+    vague one) after doing the work; this scan looks only at quotes, backslashes and brackets.
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False  # the common case: not enough brackets to be too deep
+    depth, in_string, skip = 0, False, -1
+    for m in _JSON_STRUCTURE.finditer(body):
+        i = m.start()
+        if i == skip:  # the character after a backslash in a string
+            continue
+        c = body[i]
+        if in_string:
+            if c == 0x5C:  # backslash
+                skip = i + 1
+            elif c == 0x22:  # quote
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > limit:
+                return True
+        else:  # ] }
+            depth -= 1
+    return False
+
+
+class BodyLimitMiddleware:
+    """Read a request body at most `max_bytes` long (413 beyond), and reject, before any parsing,
+    bodies that are not UTF-8 or nest too deep (400). The body is then replayed to the app."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        too_large = APIError(413, f"the request body is larger than {self.max_bytes} bytes",
+                             code="request_too_large")
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+            # Answer without reading it; the server closes the connection afterwards.
+            await too_large.response()(scope, receive, send)
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:  # chunked transfer encoding: no Content-Length to check first
+                await too_large.response()(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        error = None
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            error = APIError(400, f"the request body is not valid UTF-8 (byte {e.start})", code="invalid_json")
+        if error is None and json_too_deep(body):
+            error = APIError(400, f"the request body nests JSON deeper than {MAX_JSON_DEPTH} levels",
+                             code="invalid_json")
+        if error is not None:
+            await error.response()(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # later calls: wait for the client to disconnect
+
+        await self.app(scope, replay, send)
+
+
 def create_app(state: FrontendState, model_name: str, max_seq_len: Optional[int] = None,
-               api_key: Optional[str] = None):
+               api_key: Optional[str] = None, max_request_bytes: int = 4 << 20):
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, PlainTextResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     app = FastAPI(title="minisgl_edu", docs_url=None, redoc_url=None)
+    # The last one added runs first: the key is checked before a body is read.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_request_bytes)
     if api_key:
         app.add_middleware(ApiKeyMiddleware, api_key=api_key)
 
@@ -344,16 +505,23 @@ def create_app(state: FrontendState, model_name: str, max_seq_len: Optional[int]
     async def _validation_error(request: Request, exc: RequestValidationError):
         # FastAPI answers 422 with its own shape; OpenAI clients expect 400 and {"error": {...}}.
         errors = exc.errors()
-        first = errors[0] if errors else {}
+        # With unions (`prompt`, `stop`, `content`) pydantic reports one error per alternative;
+        # "Input should be a valid list" for the wrong alternatives says less than a value error.
+        specific = [e for e in errors if not str(e.get("type", "")).endswith("_type")]
+        first = (specific or errors or [{}])[0]
         if first.get("type") == "json_invalid":
             return APIError(400, f"request body is not valid JSON: {first.get('ctx', {}).get('error', '')}",
                             code="invalid_json").response()
         if tuple(first.get("loc", ())) == ("body",):
             return APIError(400, "the request body must be a JSON object (send Content-Type: application/json)",
                             code="invalid_json").response()
-        loc = [str(x) for x in first.get("loc", ()) if x != "body"]
+        # Keep field names and list indexes; drop pydantic's names of union alternatives.
+        loc = [str(x) for x in first.get("loc", ()) if x != "body" and re.fullmatch(r"\w+", str(x))]
         param = ".".join(loc) or None
-        message = f"{param}: {first.get('msg', 'invalid value')}" if param else first.get("msg", "invalid request")
+        msg = first.get("msg", "invalid value")
+        if first.get("type") == "string_unicode":
+            msg = "text must be valid Unicode (lone surrogate code points are not allowed)"
+        message = f"{param}: {msg}" if param else msg
         return APIError(400, message, param=param, code="invalid_value").response()
 
     @app.exception_handler(StarletteHTTPException)
@@ -364,7 +532,7 @@ def create_app(state: FrontendState, model_name: str, max_seq_len: Optional[int]
     def shape(chat: bool, body: GenerateRequest) -> ResponseShape:
         return ResponseShape(chat, "chatcmpl" if chat else "cmpl", model_name, int(time.time()))
 
-    @app.post("/v1/chat/completions")
+    @app.post("/v1/chat/completions", responses=ERROR_RESPONSES)
     async def v1_chat_completions(body: ChatCompletionRequest, request: Request):
         if not body.messages:
             raise APIError(400, "messages must be a non-empty list", param="messages", code="invalid_value")
@@ -374,7 +542,7 @@ def create_app(state: FrontendState, model_name: str, max_seq_len: Optional[int]
             messages.append({"role": m.role, "content": content or ""})
         return await generate(state, request, messages, body, shape(True, body))
 
-    @app.post("/v1/completions")
+    @app.post("/v1/completions", responses=ERROR_RESPONSES)
     async def v1_completions(body: CompletionRequest, request: Request):
         prompt: Any = body.prompt
         if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)):
@@ -448,8 +616,12 @@ def run_api_server(args: Any, addrs: Any, workers: list, sock: Any) -> int:
     info = workers[0].info
 
     async def main() -> int:
-        state = FrontendState(addrs, workers, info.get("stats"))
-        app = create_app(state, args.model_name, info.get("max_seq_len"), args.api_key)
+        max_in_flight = None
+        if args.max_queue is not None:
+            max_in_flight = info.get("max_running_requests", 0) + args.max_queue
+        state = FrontendState(addrs, workers, info.get("stats"), max_in_flight=max_in_flight,
+                              request_timeout=args.request_timeout or None)
+        app = create_app(state, args.model_name, info.get("max_seq_len"), args.api_key, args.max_request_bytes)
         config = uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=2,
                                 access_log=args.log_level in ("debug", "info"))
         server = _make_server(config, state)

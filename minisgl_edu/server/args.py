@@ -11,6 +11,7 @@ apply (one place to change them).
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass, fields
 from typing import Optional
 
@@ -36,6 +37,9 @@ class ServerArgs:
     overlap: Optional[bool] = None  # None: the scheduler decides (on with CUDA, off on CPU)
     # API server
     api_key: Optional[str] = None
+    max_queue: Optional[int] = 256  # requests waiting beyond max_running_requests; None: no limit
+    request_timeout: Optional[float] = 600.0  # seconds from arrival to the last token; None/0: no limit
+    max_request_bytes: int = 4 << 20
     served_model_name: Optional[str] = None
     startup_timeout: float = 300.0
     shell: bool = False
@@ -59,6 +63,20 @@ def _positive(value: str) -> int:
     return n
 
 
+def _non_negative(value: str) -> int:
+    n = int(value)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return n
+
+
+def _seconds(value: str) -> float:
+    x = float(value)
+    if not x >= 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds (0: no limit), got {value}")
+    return x
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m minisgl_edu.serve",
@@ -70,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=ServerArgs.port)
     p.add_argument("--device", default=ServerArgs.device, help="cpu, cuda, or auto")
     p.add_argument("--num-tokenizer", type=_positive, default=1, help="number of tokenizer worker processes")
-    p.add_argument("--tp-size", type=_positive, default=1, help="tensor parallel ranks (only 1 is supported)")
+    p.add_argument("--tp", "--tp-size", dest="tp_size", type=_positive, default=1,
+                   help="tensor parallel ranks: N scheduler processes, each with 1/N of the model "
+                        "(N must divide the query and KV heads)")
     p.add_argument("--max-running-requests", type=_positive, help="requests decoded together at most")
     p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")
     p.add_argument("--num-pages", type=_positive, help="pages in the KV cache")
@@ -80,7 +100,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", help="auto, float32, bfloat16, float16")
     p.add_argument("--disable-overlap-schedule", dest="overlap", action="store_false", default=None,
                    help="use normal_loop even on CUDA (overlap_loop prepares the next batch while one runs)")
-    p.add_argument("--api-key", help="require 'Authorization: Bearer KEY' on /v1/*")
+    p.add_argument("--api-key", default=os.environ.get("MINISGL_API_KEY") or None,
+                   help="require 'Authorization: Bearer KEY' on /v1/* (default: $MINISGL_API_KEY; the "
+                        "environment keeps the key out of `ps`)")
+    p.add_argument("--max-queue", type=_non_negative, default=ServerArgs.max_queue,
+                   help="generation requests that may wait beyond --max-running-requests; more get 503 "
+                        "with Retry-After (default %(default)s)")
+    p.add_argument("--request-timeout", type=_seconds, default=ServerArgs.request_timeout,
+                   help="abort a request that has not finished after this many seconds, waiting included "
+                        "(default %(default)s; 0: no limit)")
+    p.add_argument("--max-request-bytes", type=_positive, default=ServerArgs.max_request_bytes,
+                   help="largest request body; larger ones get 413 (default %(default)s)")
     p.add_argument("--served-model-name", help="model name reported by the API (default: --model)")
     p.add_argument("--startup-timeout", type=float, default=ServerArgs.startup_timeout,
                    help="seconds to wait for the workers to load")
@@ -91,7 +121,5 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: Optional[list[str]] = None) -> ServerArgs:
     ns = build_parser().parse_args(argv)
-    if ns.tp_size != 1:
-        build_parser().error("--tp-size: only 1 is supported for now")
     known = {f.name for f in fields(ServerArgs)}
     return ServerArgs(**{k: v for k, v in vars(ns).items() if k in known})

@@ -4,8 +4,9 @@ Where this sits on the request path: it builds the path. The main process will r
 server; before that it starts, with `multiprocessing` (spawn: a fresh interpreter per worker,
 no state inherited by accident, and safe with CUDA):
 
-    minisgl-TP{i}-scheduler   one per tensor-parallel rank (only rank 0 today): `_run_scheduler`
-                              owns a `Scheduler`, i.e. the model and its KV cache
+    minisgl-TP{i}-scheduler   one per tensor-parallel rank (`--tp N`): `_run_scheduler` owns a
+                              `Scheduler`, i.e. the model (its 1/N share) and its KV cache;
+                              rank 0 receives the requests and passes them on to the others
     minisgl-detokenizer-0     `tokenize_worker`, turns tokens into text
     minisgl-tokenizer-{i}     `tokenize_worker`, turns prompts into tokens (`--num-tokenizer N`)
 
@@ -61,32 +62,49 @@ class Worker:
 
 
 def _run_scheduler(*, name: str, rank: int, model_dir: str, overrides: dict, addrs: IpcAddresses,
-                   ready_conn: Any) -> None:
+                   ready_conn: Any, tp_size: int = 1, dist_init_method: str = "") -> None:
     """Process entry of `minisgl-TP{rank}-scheduler`: build the Scheduler, then run its loop."""
     from minisgl_edu.server.process import init_worker, parent_alive
 
     init_worker(name)
+    io = None
     try:
         from minisgl_edu.scheduler import Scheduler, SchedulerConfig
         from minisgl_edu.server.scheduler_io import ZmqSchedulerIO
 
-        io = ZmqSchedulerIO(addrs.scheduler, addrs.detokenizer, parent_alive=parent_alive)
-        scheduler = Scheduler(SchedulerConfig(model=model_dir, **overrides), io)
-        io.stats_fn = scheduler.stats
+        zmq_io = None
+        if rank == 0:  # only rank 0 talks to the tokenizers and the detokenizer
+            io = zmq_io = ZmqSchedulerIO(addrs.scheduler, addrs.detokenizer, parent_alive=parent_alive)
+        if tp_size > 1:
+            from minisgl_edu.distributed import init_tp
+            from minisgl_edu.distributed.broadcast_io import TPFollowerIO, TPLeaderIO
+
+            # Meet the other ranks (blocks until all have started), before the model is built:
+            # its layers ask how many ranks share them.
+            init_tp(rank, tp_size, dist_init_method)
+            io = TPLeaderIO(zmq_io) if rank == 0 else TPFollowerIO()
+        scheduler = Scheduler(SchedulerConfig(model=model_dir, tp_size=tp_size, **overrides), io)
+        if zmq_io is not None:
+            zmq_io.stats_fn = scheduler.stats
         import dataclasses
 
         info = {"max_seq_len": scheduler.max_seq_len, "vocab_size": scheduler.vocab_size,
-                "stats": dataclasses.asdict(scheduler.stats())}
+                "max_running_requests": scheduler.max_running, "stats": dataclasses.asdict(scheduler.stats())}
     except BaseException:
         ready_conn.send({"name": name, "ok": False, "error": traceback.format_exc()})
         raise
-    # With tensor parallelism the ranks would synchronise here and only rank 0 would report.
+    # Every rank reports; the server accepts requests only once all of them have.
     ready_conn.send({"name": name, "ok": True, "info": info})
     ready_conn.close()
     try:
         scheduler.run_loop()  # normal_loop, or overlap_loop on CUDA; returns on ExitMsg
     finally:
-        io.close()
+        if zmq_io is not None:
+            zmq_io.close()
+        if tp_size > 1:
+            from minisgl_edu.distributed import destroy
+
+            destroy()
 
 
 def start_workers(args: ServerArgs, model_dir: str, addrs: IpcAddresses) -> list[Worker]:
@@ -104,15 +122,25 @@ def start_workers(args: ServerArgs, model_dir: str, addrs: IpcAddresses) -> list
         writer.close()  # the child has its copy; ours closed means EOF when the child dies
         workers.append(Worker(name, proc, reader, inbox))
 
+    # Where the tensor-parallel ranks meet (torch.distributed's TCP rendezvous; rank 0 listens).
+    dist_init_method = f"tcp://127.0.0.1:{_free_port()}" if args.tp_size > 1 else ""
     for rank in range(args.tp_size):
+        # Every rank's inbox for ExitMsg is rank 0's socket: rank 0 passes ExitMsg on to the others.
         start(f"minisgl-TP{rank}-scheduler", _run_scheduler, addrs.scheduler, rank=rank, model_dir=model_dir,
-              overrides=args.scheduler_overrides(), addrs=addrs)
+              overrides=args.scheduler_overrides(), addrs=addrs, tp_size=args.tp_size,
+              dist_init_method=dist_init_method)
     start("minisgl-detokenizer-0", tokenize_worker, addrs.detokenizer, model_dir=model_dir,
           recv_addr=addrs.detokenizer, frontend_addr=addrs.frontend, backend_addr=None)
     for i in range(args.num_tokenizer):
         start(f"minisgl-tokenizer-{i}", tokenize_worker, addrs.tokenizers[i], model_dir=model_dir,
               recv_addr=addrs.tokenizers[i], frontend_addr=addrs.frontend, backend_addr=addrs.scheduler)
     return workers
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def wait_ready(workers: list[Worker], timeout: float) -> None:
@@ -196,6 +224,17 @@ def _bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _remove_stale_ipc_dirs() -> None:
     """A server killed with SIGKILL cannot clean up: remove socket directories of dead servers."""
     import glob
@@ -229,6 +268,9 @@ def launch_server(args: ServerArgs) -> int:
     try:
         if not args.shell:
             sock = _bind_socket(args.host, args.port)
+            if not args.api_key and not _is_loopback(args.host):
+                print(f"[minisgl] warning: listening on {args.host} without --api-key: anyone who can reach "
+                      "this port can use the model", file=sys.stderr, flush=True)
         from minisgl_edu.models import resolve_model
 
         # Resolved once here, so that no worker converts or downloads the model by itself.
@@ -237,6 +279,17 @@ def launch_server(args: ServerArgs) -> int:
         except (ValueError, RuntimeError, FileNotFoundError) as e:
             print(f"[minisgl] error: {e}", file=sys.stderr, flush=True)
             return 1
+        if args.tp_size > 1:
+            # Refuse a --tp that cannot split the model now, from config.json alone, rather than
+            # after starting N processes that each load weights and then fail.
+            from minisgl_edu.distributed import check_tp_size
+            from minisgl_edu.models import ModelConfig
+
+            try:
+                check_tp_size(ModelConfig.from_dir(model_dir), args.tp_size)
+            except ValueError as e:
+                print(f"[minisgl] error: {e}", file=sys.stderr, flush=True)
+                return 1
         addrs = IpcAddresses.in_dir(ipc_dir, args.num_tokenizer)
         workers = start_workers(args, model_dir, addrs)
         wait_ready(workers, args.startup_timeout)

@@ -10,13 +10,50 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from minisgl_edu.core import SamplingParams
 
 DEFAULT_MAX_TOKENS = 128  # when the request names none; the scheduler also caps it by the context
+
+# Limits on what one request may ask for. They keep every value inside what the rest of the path
+# can carry (msgpack integers, int32 token ids, finite floats) and bound the work a single request
+# can cause; the body-size limit of the server (`--max-request-bytes`) bounds everything else.
+# Lower bounds (max_tokens >= 1, top_p > 0 ...) are checked by `SamplingParams.validate`, the one
+# place the offline `LLM` shares; the schema still shows them (`json_schema_extra`).
+MAX_INT32 = 2**31 - 1
+MAX_STOP_STRINGS = 16  # OpenAI allows 4; SGLang users sometimes pass a few more
+MAX_STOP_CHARS = 256  # per stop string: the detokenizer rescans each one per token
+MAX_MESSAGES = 4096
+MAX_CONTENT_PARTS = 256
+MAX_MODEL_NAME_CHARS = 256
+# A temperature this small means greedy: dividing float32 logits by it overflows to inf, and
+# softmax of inf is NaN (SGLang treats tiny temperatures the same way).
+GREEDY_TEMPERATURE_BELOW = 1e-5
+# The sampler compares top_p with float32 numbers: a top_p below float32's range (5e-324) becomes
+# 0 there and would drop every token (NaN probabilities). Any top_p below the top token's
+# probability (at least 1/vocab, > 1e-6 for every supported vocabulary) keeps just that token,
+# so raising it to 1e-6 changes nothing else. (Found by the schemathesis test.)
+MIN_TOP_P = 1e-6
+
+
+def check_text(value: str) -> str:
+    """Reject text that cannot travel safely: lone surrogates (not encodable as UTF-8, would fail
+    deep inside the path) and NUL characters (binary junk, and a classic way to truncate strings
+    in C code, such as tokenizers)."""
+    if "\x00" in value:
+        raise ValueError("NUL characters (\\u0000) are not allowed")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text must be valid Unicode (lone surrogate code points are not allowed)") from None
+    return value
+
+
+Text = Annotated[str, AfterValidator(check_text)]
+StopString = Annotated[str, Field(max_length=MAX_STOP_CHARS), AfterValidator(check_text)]
 
 
 # ---------------------------------------------------------------- request bodies (OpenAI's fields)
@@ -29,12 +66,12 @@ class _Strict(BaseModel):
 
 class TextPart(_Strict):
     type: Literal["text"]
-    text: str
+    text: Text
 
 
 class ChatMessage(_Strict):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: Union[str, list[TextPart], None] = None
+    content: Union[Text, Annotated[list[TextPart], Field(max_length=MAX_CONTENT_PARTS)], None] = None
 
 
 class StreamOptions(_Strict):
@@ -42,16 +79,19 @@ class StreamOptions(_Strict):
 
 
 class GenerateRequest(_Strict):
-    model: Optional[str] = None
-    max_tokens: Optional[int] = None
-    max_completion_tokens: Optional[int] = None  # the newer OpenAI name of max_tokens
-    temperature: Optional[float] = None
-    top_p: Optional[float] = None
-    top_k: Optional[int] = None  # SGLang extension
-    stop: Union[str, list[str], None] = None
-    seed: Optional[int] = None
+    model: Optional[Annotated[str, Field(max_length=MAX_MODEL_NAME_CHARS)]] = None
+    max_tokens: Optional[int] = Field(None, le=MAX_INT32, json_schema_extra={"minimum": 1})
+    # the newer OpenAI name of max_tokens
+    max_completion_tokens: Optional[int] = Field(None, le=MAX_INT32, json_schema_extra={"minimum": 1})
+    # allow_inf_nan=False: JSON has no NaN, but Python's parser accepts `NaN` and `Infinity`, and a
+    # NaN temperature would pass every `<` check and poison the sampler.
+    temperature: Optional[float] = Field(None, le=100.0, allow_inf_nan=False, json_schema_extra={"minimum": 0})
+    top_p: Optional[float] = Field(None, allow_inf_nan=False, json_schema_extra={"exclusiveMinimum": 0, "maximum": 1})
+    top_k: Optional[int] = Field(None, le=MAX_INT32, json_schema_extra={"minimum": -1})  # SGLang extension
+    stop: Union[StopString, Annotated[list[StopString], Field(max_length=MAX_STOP_STRINGS)], None] = None
+    seed: Optional[int] = Field(None, ge=-(2**63), le=2**63 - 1)  # torch generators take 64-bit seeds
     ignore_eos: bool = False  # SGLang extension: keep going past EOS (benchmarks)
-    n: int = 1
+    n: int = Field(1, ge=-MAX_INT32, le=MAX_INT32)
     stream: bool = False
     stream_options: Optional[StreamOptions] = None
 
@@ -60,8 +100,9 @@ class GenerateRequest(_Strict):
         params = SamplingParams(
             max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
             # OpenAI's defaults: temperature 1, top_p 1. temperature 0 means greedy.
-            temperature=1.0 if self.temperature is None else self.temperature,
-            top_p=1.0 if self.top_p is None else self.top_p,
+            temperature=1.0 if self.temperature is None else (
+                0.0 if 0 < self.temperature < GREEDY_TEMPERATURE_BELOW else self.temperature),
+            top_p=1.0 if self.top_p is None else (MIN_TOP_P if 0 < self.top_p < MIN_TOP_P else self.top_p),
             top_k=-1 if self.top_k is None else self.top_k,
             ignore_eos=self.ignore_eos,
             stop=self.stop or [],
@@ -81,11 +122,24 @@ class GenerateRequest(_Strict):
 
 
 class ChatCompletionRequest(GenerateRequest):
-    messages: list[ChatMessage]
+    messages: Annotated[list[ChatMessage], Field(max_length=MAX_MESSAGES)]
 
 
 class CompletionRequest(GenerateRequest):
-    prompt: Union[str, list[int], list[str], list[list[int]]]
+    prompt: Union[Text, list[int], list[Text], list[list[int]]]
+
+    @field_validator("prompt")
+    @classmethod
+    def _token_ids_fit(cls, prompt: Any) -> Any:
+        # The tokenizer worker checks ids against the model's vocabulary; here only what could
+        # not even be carried there (ids beyond int32, e.g. 10**30, which msgpack cannot encode).
+        rows = prompt if isinstance(prompt, list) and prompt and isinstance(prompt[0], list) else [prompt]
+        for row in rows:
+            if isinstance(row, list):
+                bad = next((t for t in row if isinstance(t, int) and not 0 <= t <= MAX_INT32), None)
+                if bad is not None:
+                    raise ValueError(f"token id {bad} is outside the vocabulary")
+        return prompt
 
 
 # ---------------------------------------------------------------- errors
@@ -93,9 +147,11 @@ class CompletionRequest(GenerateRequest):
 
 class APIError(Exception):
     def __init__(self, status: int, message: str, type: str = "invalid_request_error",
-                 param: Optional[str] = None, code: Optional[str] = None) -> None:
+                 param: Optional[str] = None, code: Optional[str] = None,
+                 headers: Optional[dict[str, str]] = None) -> None:
         super().__init__(message)
         self.status, self.message, self.type, self.param, self.code = status, message, type, param, code
+        self.headers = headers
 
     def body(self) -> dict:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
@@ -103,7 +159,30 @@ class APIError(Exception):
     def response(self):
         from fastapi.responses import JSONResponse
 
-        return JSONResponse(self.body(), status_code=self.status)
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: Optional[str] = None
+    code: Optional[str] = None
+
+
+class ErrorResponse(BaseModel):
+    """The shape of every error body (for the OpenAPI schema)."""
+
+    error: ErrorDetail
+
+
+# What the /v1 generation routes can answer besides 200, for the OpenAPI schema.
+ERROR_RESPONSES: dict = {
+    400: {"model": ErrorResponse, "description": "invalid request"},
+    401: {"model": ErrorResponse, "description": "missing or wrong API key"},
+    413: {"model": ErrorResponse, "description": "request body too large"},
+    503: {"model": ErrorResponse, "description": "queue full (see Retry-After), shutting down, or a worker died"},
+    504: {"model": ErrorResponse, "description": "the request ran past --request-timeout"},
+}
 
 
 def service_unavailable(message: str) -> APIError:

@@ -147,20 +147,35 @@ class TokenizeWorker:
         to_frontend: list[Any] = []
         keep_going = True
         for msg in msgs:
-            if isinstance(msg, TokenizeMsg):
-                self._tokenize(msg, to_backend, to_frontend)
-            elif isinstance(msg, AbortMsg):
-                to_backend.append(AbortBackendMsg(uid=msg.uid))
-            elif isinstance(msg, DetokenizeMsg):
-                reply = self.detokenize_manager.detokenize(msg)
-                if reply is not None:
-                    to_frontend.append(reply)
-            elif isinstance(msg, SchedulerStatsMsg):
-                to_frontend.append(msg)
-            elif isinstance(msg, ExitMsg):
-                keep_going = False
-            else:
-                logger.error("tokenize_worker: unexpected message %r", msg)
+            try:
+                if isinstance(msg, TokenizeMsg):
+                    self._tokenize(msg, to_backend, to_frontend)
+                elif isinstance(msg, AbortMsg):
+                    to_backend.append(AbortBackendMsg(uid=msg.uid))
+                elif isinstance(msg, DetokenizeMsg):
+                    reply = self.detokenize_manager.detokenize(msg)
+                    if reply is not None:
+                        to_frontend.append(reply)
+                elif isinstance(msg, SchedulerStatsMsg):
+                    to_frontend.append(msg)
+                elif isinstance(msg, ExitMsg):
+                    keep_going = False
+                else:
+                    # The type only: a message can hold a prompt, and prompts stay out of logs.
+                    logger.error("tokenize_worker: unexpected message of type %s", type(msg).__name__)
+            except Exception as e:
+                # One bad message must not take the process (and so the whole server) down.
+                # Log the exception type only, not its text, which could quote the prompt.
+                logger.error("tokenize_worker: %s failed on a %s", type(e).__name__, type(msg).__name__)
+                uid = getattr(msg, "uid", None)
+                if isinstance(msg, TokenizeMsg):
+                    to_frontend.append(UserReply(uid=msg.uid, incremental_output="", finished=True,
+                                                 finish_reason="abort", error="the prompt could not be tokenized"))
+                elif isinstance(msg, DetokenizeMsg) and uid is not None:
+                    self.detokenize_manager.decode_map.pop(uid, None)
+                    if msg.finished:  # end the request for the client; else later tokens start afresh
+                        to_frontend.append(UserReply(uid=uid, incremental_output="", finished=True,
+                                                     finish_reason=msg.finish_reason, error=msg.error))
         # Frontend first: the prompt-length reply should reach the API server before the tokens.
         if to_frontend:
             self.send_frontend.put(to_frontend[0] if len(to_frontend) == 1 else BatchFrontendMsg(data=to_frontend))
