@@ -63,3 +63,12 @@ def test_mixed_greedy_and_sampled_rows_in_one_batch():
     reqs = [_req(0), _req(1, temperature=1.0, seed=5), _req(2)]
     out = Sampler().sample(logits, reqs)
     assert out[0] == logits[0].argmax() and out[2] == logits[2].argmax()
+
+
+def test_degenerate_parameters_fall_back_to_greedy():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 40) * 30
+    reqs = [_req(0, temperature=1e-300, seed=1), _req(1, temperature=1.0, top_p=5e-324, seed=2)]
+    out = Sampler().sample(logits, reqs)
+    assert out[0] == logits[0].argmax()
+    assert 0 <= int(out[1]) < 40

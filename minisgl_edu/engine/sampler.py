@@ -50,6 +50,10 @@ class Sampler:
             if sp.is_greedy:
                 continue
             probs = filter_logits(logits[i], sp.temperature, sp.top_k, sp.top_p)
+            # A tiny temperature can overflow to inf/NaN; keep serving with the greedy token
+            # rather than letting multinomial raise and take the whole scheduler down.
+            if not bool(torch.isfinite(probs).all()) or float(probs.sum()) <= 0:
+                continue
             out[i] = torch.multinomial(probs, 1, generator=req.generator)[0]
         return out.cpu()
 
