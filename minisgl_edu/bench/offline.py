@@ -184,6 +184,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--overlap", action="store_true", help="overlap_loop on CPU too")
     ap.add_argument("--batch1-tokens", type=int, default=None,
                     help="also time one request alone, for this many tokens (default: 1024 on CUDA, 0 on CPU)")
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"],
+                    help="for both the engine and transformers (default: float32 on CPU, bfloat16 on CUDA)")
     ap.add_argument("--json", help="write the results here too")
     args = ap.parse_args(argv)
 
@@ -199,17 +201,19 @@ def main(argv: list[str] | None = None) -> dict:
     wl = make_workload(n, lo, hi, vocab)
     engine_kw = dict(page_size=args.page_size, max_running_requests=args.max_running_requests or max(n, 1),
                      attention_backend=args.attention_backend,
-                     cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs)
+                     cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs,
+                     dtype=args.dtype or "auto")
     if device == "cpu":
         engine_kw["max_total_tokens"] = sum(len(p) for p in wl.prompts) + wl.output_tokens + 1024
     overlap = (device != "cpu" and not args.no_overlap) or args.overlap
     batch1 = args.batch1_tokens if args.batch1_tokens is not None else (1024 if device != "cpu" else 0)
     eng = run_engine(model_dir, wl, device, overlap=overlap, batch1_tokens=batch1, **engine_kw)
     eng.pop("_tokens")
-    res = {"preset": args.preset, "machine": machine(), "requests": n,
+    res = {"preset": args.preset, "machine": machine(), "requests": n, "dtype": args.dtype or "default",
            "input_tokens": sum(len(p) for p in wl.prompts), "output_tokens": wl.output_tokens, **eng}
     if not args.skip_transformers:
-        dtype = torch.float32 if device == "cpu" else torch.bfloat16
+        default = torch.float32 if device == "cpu" else torch.bfloat16
+        dtype = getattr(torch, args.dtype) if args.dtype else default
         m = args.hf_num_requests or n
         sub = Workload(wl.prompts[:m], wl.output_lens[:m])
         hf_s = run_transformers(model_dir, sub, device, dtype)
