@@ -31,12 +31,15 @@ class TorchBackend(AttentionBackend):
         kv_lens = torch.tensor(meta.kv_lens, dtype=torch.int64, device=device)
         max_q, max_k = max(meta.q_lens), max(meta.kv_lens)
 
-        # Where each request's K/V live: slot of (request b, position j) for j < max_k.
+        # Where each request's K/V live: whole pages, in order. Gathering pages (page_size rows
+        # at a time) is much cheaper than gathering every token's slot on its own. Key position j
+        # of request b is then row j of the gathered [B, num_pages * page_size] block; positions
+        # past kv_len (the rest of the last page, dummy pages) are masked out below.
+        num_pages = -(-max_k // p)
+        max_k = num_pages * p
         kpos = torch.arange(max_k, device=device)
-        pages = self.page_table.table[meta.rows][:, kpos // p].to(torch.int64)  # [B, max_k]
-        slots = pages * p + kpos % p
+        self.kv_pages = self.page_table.table[meta.rows][:, :num_pages].to(torch.int64)  # [B, pages]
         k_valid = kpos[None, :] < kv_lens[:, None]
-        self.kv_slots = torch.where(k_valid, slots, self.pool.dummy_page * p)
 
         # Which flattened query token sits at (request b, i); padding points at token 0.
         qi = torch.arange(max_q, device=device)
@@ -52,14 +55,22 @@ class TorchBackend(AttentionBackend):
         mask[:, :, 0] |= ~q_valid
         self.mask = mask[:, None, :, :]  # [B, 1, max_q, max_k], broadcast over heads
         self.single = meta.batch_size == 1
+        self.all_q_valid = min(meta.q_lens) == max_q  # decode: no padded query rows to drop
         self._meta = meta
+
+    def _gather(self, cache: torch.Tensor) -> torch.Tensor:
+        """[B, pages * page_size, Hkv, D]: each request's K (or V) in position order."""
+        p, h, d = self.pool.page_size, self.pool.num_kv_heads, self.pool.head_dim
+        b, n = self.kv_pages.shape
+        paged = cache.view(-1, p, h, d)  # [num_pages + 1, page_size, H, D]
+        return paged.index_select(0, self.kv_pages.reshape(-1)).view(b, n * p, h, d)
 
     def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         meta = self._meta
         assert meta is not None, "prepare() must run before forward()"
         self.pool.store(layer_id, meta.out_loc, k, v)
-        kc = self.pool.k[layer_id][self.kv_slots]  # [B, max_k, Hkv, D]
-        vc = self.pool.v[layer_id][self.kv_slots]
+        kc = self._gather(self.pool.k[layer_id])  # [B, max_k, Hkv, D]
+        vc = self._gather(self.pool.v[layer_id])
         qb = q[self.q_index]  # [B, max_q, Hq, D]
         out = F.scaled_dot_product_attention(
             qb.transpose(1, 2),
@@ -72,4 +83,6 @@ class TorchBackend(AttentionBackend):
         out = out.transpose(1, 2)
         if self.single:
             return out[0]
+        if self.all_q_valid:
+            return out.reshape(-1, *out.shape[2:])
         return out[self.q_valid]  # back to [T, Hq, D], request by request
