@@ -61,10 +61,16 @@ class Sampler:
         """Like `sample`, but the tokens stay where the logits are (no wait for the GPU).
 
         On CUDA, non-greedy rows use FlashInfer's fused top-k/top-p kernel (imported only there);
-        on CPU this is `sample` without the final copy.
+        a greedy batch is one argmax, and without FlashInfer (the torch backend on a GPU) the rows
+        go through `sample`'s torch code. On CPU this is `sample` without the final copy.
         """
         if logits.device.type == "cuda":
-            from minisgl_edu.engine.flashinfer_sampler import sample_flashinfer
+            if all(r.sampling_params.is_greedy for r in reqs):
+                return torch.argmax(logits, dim=-1)
+            try:
+                from minisgl_edu.engine.flashinfer_sampler import sample_flashinfer
 
-            return sample_flashinfer(logits, reqs)
+                return sample_flashinfer(logits, reqs)
+            except ImportError:
+                return self.sample(logits, reqs).to(logits.device)
         return self.sample(logits, reqs)
