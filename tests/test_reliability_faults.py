@@ -24,7 +24,7 @@ import time
 
 import httpx
 import pytest
-from test_server import ServerProcess, assert_gone, chat_body, metrics, parse_sse
+from test_server import ServerProcess, assert_gone, metrics, parse_sse, wait_idle
 
 pytestmark = pytest.mark.slow
 
@@ -45,18 +45,6 @@ def server(tmp_path_factory, tiny_model_dir):
         yield srv
     finally:
         srv.stop()
-
-
-def wait_idle(server, timeout: float = 15.0) -> dict:
-    deadline = time.monotonic() + timeout
-    m = metrics(server)
-    while time.monotonic() < deadline:
-        m = metrics(server)
-        if (m["minisgl_kv_pages_free"] == m["minisgl_kv_pages_total"] and m["minisgl_running_requests"] == 0
-                and m["minisgl_waiting_requests"] == 0 and m["minisgl_http_requests_in_flight"] == 0):
-            return m
-        time.sleep(0.1)
-    raise AssertionError(f"not idle after {timeout} s: {m}")
 
 
 def assert_timeout_error(r: httpx.Response, took: float) -> None:

@@ -338,8 +338,10 @@ def test_fuzz_the_api_from_its_openapi_schema(server, client, mode):
     seen = []
 
     @given(case=strategy)
+    # derandomize: the same cases on every run, so CI is repeatable; wider random exploration is a
+    # manual job (see docs/reliability.md).
     @settings(max_examples=FUZZ_EXAMPLES[mode], deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+              suppress_health_check=list(HealthCheck), derandomize=True)
     def run(case):
         if isinstance(case.body, dict) and "max_tokens" not in case.body and "max_completion_tokens" not in case.body:
             case.body["max_tokens"] = 4  # (a negative case may drop it; the default, 128, is slow)

@@ -19,7 +19,7 @@ import time
 
 import httpx
 import pytest
-from test_server import ServerProcess, chat_body, metrics, parse_sse
+from test_server import ServerProcess, chat_body, metrics, parse_sse, wait_idle
 
 pytestmark = pytest.mark.slow
 
@@ -39,19 +39,6 @@ def server(tmp_path_factory):
         yield srv
     finally:
         srv.stop()
-
-
-def wait_idle(server, timeout: float = 20.0) -> dict:
-    """Wait until every page is free and no request is anywhere in the server."""
-    deadline = time.monotonic() + timeout
-    m = metrics(server)
-    while time.monotonic() < deadline:
-        m = metrics(server)
-        if (m["minisgl_kv_pages_free"] == m["minisgl_kv_pages_total"] and m["minisgl_running_requests"] == 0
-                and m["minisgl_waiting_requests"] == 0 and m["minisgl_http_requests_in_flight"] == 0):
-            return m
-        time.sleep(0.2)
-    raise AssertionError(f"not idle after {timeout} s: {m}")
 
 
 def assert_next_request_is_served(server) -> None:

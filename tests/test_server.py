@@ -374,12 +374,14 @@ def test_api_key_is_required_on_v1(server):
 # ---------------------------------------------------------------- abort and load
 
 
-def wait_idle(server, free_pages: float, timeout: float = 15.0) -> dict:
+def wait_idle(server, free_pages: float | None = None, timeout: float = 20.0) -> dict:
+    """Wait until no request is anywhere in the server and `free_pages` (default: all) are free."""
     deadline = time.monotonic() + timeout
     m = metrics(server)
     while time.monotonic() < deadline:
         m = metrics(server)
-        if (m["minisgl_kv_pages_free"] == free_pages and m["minisgl_running_requests"] == 0
+        want = m["minisgl_kv_pages_total"] if free_pages is None else free_pages
+        if (m["minisgl_kv_pages_free"] == want and m["minisgl_running_requests"] == 0
                 and m["minisgl_waiting_requests"] == 0 and m["minisgl_http_requests_in_flight"] == 0):
             return m
         time.sleep(0.2)

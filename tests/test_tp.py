@@ -6,16 +6,15 @@ goes through the real server with `--tp 2`. Each is bounded with pytest-timeout.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+from test_server import children_of, free_port
 
 from minisgl_edu.core import SamplingParams
 
@@ -53,7 +52,7 @@ def test_server_refuses_tp_2_on_the_default_model(default_model_dir):
     """Refused before any worker starts: the error names the heads, and it comes within seconds."""
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "minisgl_edu.serve", "--model", default_model_dir, "--tp", "2",
-                           "--port", str(_free_port()), "--device", "cpu"],
+                           "--port", str(free_port()), "--device", "cpu"],
                           capture_output=True, text=True, timeout=80)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "--tp 2 does not divide the model's query heads (9), KV heads (3)" in proc.stderr
@@ -89,35 +88,13 @@ def test_tp3_matches_tp1_on_the_default_model(default_model_dir):
 
 # ---------------------------------------------------------------------------- the real server
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _children(pid: int) -> dict[int, str]:
-    """pid -> process title of the live direct children of `pid` (from /proc, as `ps` shows them)."""
-    out = {}
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            with open(stat) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if fields[0] != "Z" and int(fields[1]) == pid:
-                child = int(stat.split("/")[2])
-                with open(f"/proc/{child}/cmdline", "rb") as f:
-                    out[child] = f.read().replace(b"\0", b" ").decode().strip()
-        except (OSError, IndexError, ValueError):
-            continue
-    return out
-
-
 @pytest.mark.timeout(240)
 def test_server_tp2_serves_the_same_greedy_text(tiny_model_dir, tmp_path):
     import httpx
 
     from minisgl_edu.llm import LLM
 
-    port = _free_port()
+    port = free_port()
     log = open(tmp_path / "server.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "minisgl_edu.serve", "--model", tiny_model_dir, "--tp", "2",
                              "--port", str(port), "--device", "cpu", "--num-pages", "64", "--page-size", "4"],
@@ -129,7 +106,7 @@ def test_server_tp2_serves_the_same_greedy_text(tiny_model_dir, tmp_path):
             assert proc.poll() is None, (tmp_path / "server.log").read_text()
             assert time.monotonic() < deadline, "server not ready"
             time.sleep(0.3)
-        workers = _children(proc.pid)
+        workers = children_of(proc.pid)
         names = sorted(workers.values())
         assert "minisgl-TP0-scheduler" in names and "minisgl-TP1-scheduler" in names, names
 
