@@ -79,13 +79,7 @@ class Engine:
         backend = config.attention_backend
         if backend == "auto":
             backend = "flashinfer" if self.device.type == "cuda" and _has_flashinfer() else "torch"
-        if backend == "flashinfer":
-            # Built here rather than by create_backend: FlashInfer plans need the query head count.
-            from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
-
-            self.attn = FlashInferBackend(self.pool, self.page_table, num_qo_heads=self.num_qo_heads)
-        else:
-            self.attn = create_backend(backend, self.pool, self.page_table)
+        self.attn = create_backend(backend, self.pool, self.page_table, num_qo_heads=self.num_qo_heads)
         self.attention_backend = backend
         self.sampler = Sampler()
         # The token each page-table row sampled last, kept where the model runs: the overlap loop
