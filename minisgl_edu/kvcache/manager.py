@@ -98,16 +98,16 @@ class CacheManager:
             return  # never admitted (aborted while waiting)
         pages = self.page_table.pages[req.table_idx]
         own_from = req.prefix_len // self.page_size  # pages before this belong to the cache
-        keep = 0
+        free_from = own_from  # the request's own pages from here on go back to the free list
         if cache_it:
             # The K/V of the last sampled token was never computed, so it is not cached.
             computed = req.all_ids[: req.cached_len]
-            full = len(computed) // self.page_size
+            full = len(computed) // self.page_size  # >= own_from: the prefix is computed too
             existing = self.prefix_cache.insert(computed, pages[:full])
-            # Pages the tree already had are duplicates; the ones after them now belong to it.
+            # Pages the tree already had are duplicates; pages[existing:full] now belong to it.
             self.allocator.free(pages[own_from:existing])
-            keep = full
-        self.allocator.free(pages[max(keep, own_from) :])
+            free_from = full
+        self.allocator.free(pages[free_from:])
         self.prefix_cache.unlock(req.cache_handle)
         req.cache_handle = None
         del self.uid_of_row[req.table_idx]
