@@ -53,12 +53,24 @@ def init_tp(rank: int, size: int, init_method: str, backend: Optional[str] = Non
     _CPU_GROUP = dist.new_group(backend="gloo") if backend == "nccl" else dist.group.WORLD
 
 
-def destroy() -> None:
-    """Leave the group (end of a rank's life, or between tests)."""
+def destroy(wait_for_others_s: float = 0.0) -> None:
+    """Leave the group (end of a rank's life, or between tests).
+
+    `wait_for_others_s` > 0 first waits (at most that long) until every rank has arrived here.
+    Why: rank 0 hosts the store the ranks met through, and a rank that tears its gloo context down
+    while another still reads the last broadcast can take the process down with a C++ abort
+    ("terminate called without an active exception"), seen once under load in CI. A rank that
+    knows another has died passes 0: there is nobody to wait for.
+    """
     global _RANK, _SIZE, _DEVICE_GROUP, _CPU_GROUP
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
+        if wait_for_others_s > 0 and _SIZE > 1:
+            try:  # the CPU group is gloo, the one backend with a barrier that can time out
+                dist.monitored_barrier(group=_CPU_GROUP, timeout=datetime.timedelta(seconds=wait_for_others_s))
+            except RuntimeError:
+                pass  # a rank is gone or stuck: leave anyway, the caller is shutting down
         dist.destroy_process_group()
     _RANK, _SIZE, _DEVICE_GROUP, _CPU_GROUP = 0, 1, None, None
 

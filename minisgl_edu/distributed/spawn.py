@@ -49,9 +49,9 @@ def _rank_main(rank: int, tp_size: int, init_method: str, model: str, prompts: l
         results.put((rank, tokens))
     except BaseException as e:
         results.put((rank, e))
-        raise
-    finally:
         destroy()
+        raise
+    destroy(wait_for_others_s=30.0)  # all ranks finished: leave together (see `destroy`)
 
 
 def generate_tp(model: str, prompts: list[list[int]], params: list[SamplingParams], tp_size: int,

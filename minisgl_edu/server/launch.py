@@ -96,15 +96,18 @@ def _run_scheduler(*, name: str, rank: int, model_dir: str, overrides: dict, add
     # Every rank reports; the server accepts requests only once all of them have.
     ready_conn.send({"name": name, "ok": True, "info": info})
     ready_conn.close()
+    clean_exit = False
     try:
         scheduler.run_loop()  # normal_loop, or overlap_loop on CUDA; returns on ExitMsg
+        clean_exit = True
     finally:
         if zmq_io is not None:
             zmq_io.close()
         if tp_size > 1:
             from minisgl_edu.distributed import destroy
 
-            destroy()
+            # Every rank got the ExitMsg: wait for the others briefly. After a crash, do not.
+            destroy(wait_for_others_s=5.0 if clean_exit else 0.0)
 
 
 def start_workers(args: ServerArgs, model_dir: str, addrs: IpcAddresses) -> list[Worker]:
