@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -161,6 +162,26 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def cpu_has_native_bf16() -> bool:
+    """Does this CPU multiply bf16 matrices in hardware (AMX tiles or AVX512-BF16)?
+
+    There, bf16 halves the weight bytes read per step and oneDNN runs the matmuls on AMX, so it is
+    the dtype a CPU serving engine would use; elsewhere bf16 is emulated and slower than fp32.
+    """
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def default_dtype(device: str) -> str:
+    if device != "cpu":
+        return "bfloat16"
+    return "bfloat16" if cpu_has_native_bf16() else "float32"
+
+
 def machine() -> str:
     if torch.cuda.is_available():
         return torch.cuda.get_device_name(0)
@@ -185,7 +206,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batch1-tokens", type=int, default=None,
                     help="also time one request alone, for this many tokens (default: 1024 on CUDA, 0 on CPU)")
     ap.add_argument("--dtype", choices=["float32", "bfloat16"],
-                    help="for both the engine and transformers (default: float32 on CPU, bfloat16 on CUDA)")
+                    help="for both the engine and transformers (default: bfloat16 on CUDA and on CPUs with "
+                         "native bf16 matmuls (AMX / AVX512-BF16), float32 on other CPUs)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run engine and transformers alternately this many times and report the medians "
+                         "(a shared machine drifts by tens of percent between minutes)")
     ap.add_argument("--json", help="write the results here too")
     args = ap.parse_args(argv)
 
@@ -201,28 +226,41 @@ def main(argv: list[str] | None = None) -> dict:
     wl = make_workload(n, lo, hi, vocab)
     engine_kw = dict(page_size=args.page_size, max_running_requests=args.max_running_requests or max(n, 1),
                      attention_backend=args.attention_backend,
-                     cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs,
-                     dtype=args.dtype or "auto")
+                     cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs)
     if device == "cpu":
         engine_kw["max_total_tokens"] = sum(len(p) for p in wl.prompts) + wl.output_tokens + 1024
     overlap = (device != "cpu" and not args.no_overlap) or args.overlap
     batch1 = args.batch1_tokens if args.batch1_tokens is not None else (1024 if device != "cpu" else 0)
-    eng = run_engine(model_dir, wl, device, overlap=overlap, batch1_tokens=batch1, **engine_kw)
-    eng.pop("_tokens")
-    res = {"preset": args.preset, "machine": machine(), "requests": n, "dtype": args.dtype or "default",
-           "input_tokens": sum(len(p) for p in wl.prompts), "output_tokens": wl.output_tokens, **eng}
-    if not args.skip_transformers:
-        default = torch.float32 if device == "cpu" else torch.bfloat16
-        dtype = getattr(torch, args.dtype) if args.dtype else default
-        m = args.hf_num_requests or n
-        sub = Workload(wl.prompts[:m], wl.output_lens[:m])
-        hf_s = run_transformers(model_dir, sub, device, dtype)
-        res.update(hf_requests=m, hf_s=round(hf_s, 2), hf_tok_s=round(sub.output_tokens / hf_s, 1))
-        res["speedup"] = round(res["engine_tok_s"] / res["hf_tok_s"], 2)
-    print("| preset | machine | requests | output tokens | attention | graphs | overlap | engine tok/s "
+    dtype = args.dtype or default_dtype(device)
+    engine_kw["dtype"] = dtype
+    runs: list[dict] = []
+    for _ in range(max(args.repeat, 1)):  # alternate, so that drift hits both sides alike
+        eng = run_engine(model_dir, wl, device, overlap=overlap, batch1_tokens=batch1, **engine_kw)
+        eng.pop("_tokens")
+        if not args.skip_transformers:
+            m = args.hf_num_requests or n
+            sub = Workload(wl.prompts[:m], wl.output_lens[:m])
+            hf_s = run_transformers(model_dir, sub, device, getattr(torch, dtype))
+            eng.update(hf_requests=m, hf_s=round(hf_s, 2), hf_tok_s=round(sub.output_tokens / hf_s, 1))
+            eng["speedup"] = round(eng["engine_tok_s"] / eng["hf_tok_s"], 2)
+        runs.append(eng)
+    res = {"preset": args.preset, "machine": machine(), "requests": n, "dtype": dtype,
+           "input_tokens": sum(len(p) for p in wl.prompts), "output_tokens": wl.output_tokens, **runs[0]}
+    if len(runs) > 1:
+        # Medians of each side; the ratio of the medians is the headline, each pair's ratio beside it.
+        for key in ("engine_s", "engine_tok_s", "batch1_tok_s", "hf_s", "hf_tok_s"):
+            if key in runs[0]:
+                res[key] = statistics.median(r[key] for r in runs)
+        if "hf_tok_s" in res:
+            res["speedup"] = round(res["engine_tok_s"] / res["hf_tok_s"], 2)
+        res["runs"] = [{k: r[k] for k in ("engine_tok_s", "hf_tok_s", "speedup") if k in r} for r in runs]
+        for i, r in enumerate(res["runs"]):
+            print(f"run {i + 1}: engine {r['engine_tok_s']} tok/s, transformers {r.get('hf_tok_s', '-')} tok/s, "
+                  f"ratio {r.get('speedup', '-')}")
+    print("| preset | machine | dtype | requests | output tokens | attention | graphs | overlap | engine tok/s "
           "| batch-1 tok/s | transformers tok/s | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    print(f"| {res['preset']} | {res['machine']} | {n} | {wl.output_tokens} | {res['attention']} | "
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| {res['preset']} | {res['machine']} | {dtype} | {n} | {wl.output_tokens} | {res['attention']} | "
           f"{res['cuda_graph']} | {res['overlap']} | {res['engine_tok_s']} | {res.get('batch1_tok_s', '-')} | "
           f"{res.get('hf_tok_s', '-')}{'' if res.get('hf_requests', n) == n else ' (' + str(res['hf_requests']) + ' req)'} "
           f"| {res.get('speedup', '-')} |")
