@@ -72,6 +72,22 @@ def test_pause_button_stops_the_background_loop(srv):
     assert "next batch: none" in st.view.value
 
 
+def test_view_during_a_background_run_shows_the_batch_that_just_ran(srv):
+    """A step's own snapshot (what the background loop hands to on_step) has no next batch yet:
+    the view must say what is running, not "nothing to run" while requests are still going."""
+    from minisgl_edu.widgets.stepper import render_html
+
+    for p in PROMPTS:
+        srv.submit(p, PARAMS)
+    snap = srv.step()
+    assert snap.next_batch is None and snap.batch is not None and not snap.idle
+    html = render_html(snap)
+    assert f"just ran batch #{snap.batch.batch_id} (prefill, 16 tokens)" in html
+    assert "nothing to run" not in html
+    srv.run_until_idle()
+    assert "next batch: none (nothing to run)" in render_html(srv.snapshot())
+
+
 def test_page_map_colours_owners_marks_shared_prefix_and_frees(srv):
     pm = KVPageMap(srv)
     shared = list(range(200, 216))  # 16 tokens = 4 full pages shared by both requests
