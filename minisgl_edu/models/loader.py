@@ -62,4 +62,26 @@ def load_model(
     dtype = parse_dtype(dtype, default=cfg.dtype)
     model = create_model(cfg, dtype, device, random_init=False)
     model.load_weights(iter_safetensors(model_dir))
+    if model.model.embed_tokens.weight.device.type == "cpu" and dtype == torch.float32:
+        store_weights_input_major(model)
     return model, cfg
+
+
+@torch.no_grad()
+def store_weights_input_major(model: torch.nn.Module) -> None:
+    """CPU, float32: keep every matmul weight in memory as [in, out] (W^T contiguous).
+
+    `F.linear(x, W)` computes x @ W^T. With W stored [out, in] (the checkpoint's layout), MKL's
+    sgemm reads W^T as a transposed operand, which is markedly slower for the small batches of a
+    decode step (a handful of rows against a big matrix). Storing the same numbers transposed
+    makes W^T a plain contiguous matrix. `weight` keeps its shape [out, in] (it is a transposed
+    view of the new storage), so no layer's code changes and the memory used is the same.
+    Measured on the course machine (2-core Xeon, SmolLM2-135M, 16 requests): ~+15-35% decode
+    throughput in float32; none in bfloat16 (oneDNN packs bf16 weights itself), so only float32.
+    The tied embedding shares the matrix: a row lookup is then a strided read, cheap next to the
+    logits matmul it speeds up.
+    """
+    for module in model.modules():
+        weight = getattr(module, "weight", None)
+        if isinstance(weight, torch.nn.Parameter) and weight.dim() == 2 and weight.is_contiguous():
+            weight.data = weight.data.t().contiguous().t()  # same values, [in, out] in memory
