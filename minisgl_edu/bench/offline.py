@@ -162,26 +162,6 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def cpu_has_native_bf16() -> bool:
-    """Does this CPU multiply bf16 matrices in hardware (AMX tiles or AVX512-BF16)?
-
-    There, bf16 halves the weight bytes read per step and oneDNN runs the matmuls on AMX, so it is
-    the dtype a CPU serving engine would use; elsewhere bf16 is emulated and slower than fp32.
-    """
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
-
-
-def default_dtype(device: str) -> str:
-    if device != "cpu":
-        return "bfloat16"
-    return "bfloat16" if cpu_has_native_bf16() else "float32"
-
-
 def machine() -> str:
     if torch.cuda.is_available():
         return torch.cuda.get_device_name(0)
@@ -206,8 +186,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batch1-tokens", type=int, default=None,
                     help="also time one request alone, for this many tokens (default: 1024 on CUDA, 0 on CPU)")
     ap.add_argument("--dtype", choices=["float32", "bfloat16"],
-                    help="for both the engine and transformers (default: bfloat16 on CUDA and on CPUs with "
-                         "native bf16 matmuls (AMX / AVX512-BF16), float32 on other CPUs)")
+                    help="for both the engine and transformers (default: float32 on CPU, bfloat16 on CUDA)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run engine and transformers alternately this many times and report the medians "
                          "(a shared machine drifts by tens of percent between minutes)")
@@ -231,7 +210,9 @@ def main(argv: list[str] | None = None) -> dict:
         engine_kw["max_total_tokens"] = sum(len(p) for p in wl.prompts) + wl.output_tokens + 1024
     overlap = (device != "cpu" and not args.no_overlap) or args.overlap
     batch1 = args.batch1_tokens if args.batch1_tokens is not None else (1024 if device != "cpu" else 0)
-    dtype = args.dtype or default_dtype(device)
+    # float32 on CPU: the engine's CPU default (what the course runs, and what matches transformers
+    # token for token); bfloat16 on CUDA.
+    dtype = args.dtype or ("float32" if device == "cpu" else "bfloat16")
     engine_kw["dtype"] = dtype
     runs: list[dict] = []
     for _ in range(max(args.repeat, 1)):  # alternate, so that drift hits both sides alike
