@@ -77,15 +77,17 @@ def assert_gone(workers: dict[int, str], timeout: float = 5.0) -> None:
 
 
 class ServerProcess:
-    def __init__(self, tmp_path, *extra: str, shell: bool = False) -> None:
+    def __init__(self, tmp_path, *extra: str, shell: bool = False, new_session: bool = False) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp_path / f"server-{self.port}.log"
         args = [sys.executable, "-m", "minisgl_edu.serve", "--port", str(self.port), "--num-pages", str(NUM_PAGES),
                 "--page-size", str(PAGE_SIZE), "--max-running-requests", "4", *extra]
         self.log = open(self.log_path, "w")
+        # new_session: the server leads its own process group, as under a terminal or `timeout`.
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.PIPE if shell else subprocess.DEVNULL, text=True)
+                                     stdin=subprocess.PIPE if shell else subprocess.DEVNULL, text=True,
+                                     start_new_session=new_session)
         self.startup_seconds: float | None = None
         self.workers: dict[int, str] = {}
 
@@ -485,6 +487,36 @@ def test_dead_worker_gives_503_and_the_server_exits(tmp_path):
         assert re.search(r"error: worker minisgl-TP0-scheduler .*died", out), out
         assert_gone(srv.workers)
         assert srv.ipc_dirs() == []
+    finally:
+        srv.stop()
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_to_the_whole_process_group_is_a_clean_shutdown(tmp_path, tiny_model_dir):
+    """`timeout`, `kill -- -PGID` and systemd signal every process at once: the workers die of
+    the same SIGTERM the server got, which is a shutdown (exit 0), not a crash report."""
+    srv = ServerProcess(tmp_path, "--model", tiny_model_dir, new_session=True)
+    try:
+        srv.wait_ready()
+        os.killpg(srv.proc.pid, signal.SIGTERM)
+        assert srv.proc.wait(30) == 0, srv.output()
+        assert "died" not in srv.output()
+        assert_gone(srv.workers)
+        assert srv.ipc_dirs() == []
+    finally:
+        srv.stop()
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_to_one_worker_is_still_reported(tmp_path, tiny_model_dir):
+    srv = ServerProcess(tmp_path, "--model", tiny_model_dir, new_session=True)
+    try:
+        srv.wait_ready()
+        detok = next(pid for pid, name in srv.workers.items() if name == "minisgl-detokenizer-0")
+        os.kill(detok, signal.SIGTERM)
+        assert srv.proc.wait(30) == 1, srv.output()
+        assert re.search(r"error: worker minisgl-detokenizer-0 .*died \(killed by SIGTERM\)", srv.output())
+        assert_gone(srv.workers)
     finally:
         srv.stop()
 

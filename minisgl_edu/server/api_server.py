@@ -147,8 +147,17 @@ class FrontendState:
         """Notice a dead worker: fail every waiting request (503) and tell the server to stop."""
         while self.dead_worker is None:
             await asyncio.sleep(interval)
+            if self.shutting_down is not None:
+                return  # we are stopping anyway: workers exiting now is expected
             for w in self.workers:
                 if not w.process.is_alive():
+                    if w.process.exitcode in (-signal.SIGTERM, -signal.SIGINT):
+                        # SIGTERM sent to the whole process group (`timeout`, `kill -- -PGID`,
+                        # systemd) reaches the workers and us at once: give our own handler a
+                        # moment to say so before calling it a crash.
+                        await asyncio.sleep(interval)
+                        if self.shutting_down is not None:
+                            return
                     self.dead_worker = w.describe_exit()
                     break
         self.fail_all(self.dead_worker)
