@@ -45,7 +45,7 @@ lab: $(STAMP) model
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 bench: $(STAMP) model
-	$(PY) -m minisgl_edu.bench.offline
+	$(PY) -m minisgl_edu.bench.offline --repeat 3
 
 clean:
 	rm -rf $(VENV) .pytest_cache
