@@ -165,7 +165,45 @@ ctx = srv.snapshot().requests[0].prompt_tokens
 print(f"context ~{ctx} tokens x 4 requests: attention {100 * spent['attention'] / total:.0f}% of the decode time")
 '''),
 md(r"""
-## 5. GPU figures
+## 5. Two CPU details: the weight layout and the grouped heads
+
+Two small choices make the CPU path faster without changing a single number it computes.
+
+**Weight layout.** A linear layer computes `x @ W.T`, where the checkpoint stores `W` as
+[out, in]. For a decode step `x` has only a few rows, and MKL's matrix multiply is slower when
+its second operand is a transposed matrix. So on CPU in float32 the loader stores the same numbers
+the other way round in memory (`store_weights_input_major` in `models/loader.py`): `W` keeps its
+shape, but it is now a transposed *view* of an [in, out] buffer, and `W.T` is a plain matrix.
+"""),
+code(r'''
+w = srv.engine.model.model.layers[0].mlp.gate_up_proj.weight
+print("shape", tuple(w.shape), "strides", w.stride(), "| W.T contiguous:", w.t().is_contiguous())
+'''),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+import torch.nn.functional as F
+
+x = torch.randn(8, w.shape[1])  # 8 decode rows
+as_checkpoint = w.contiguous()  # the same numbers, stored [out, in]
+for name, weight in [("stored [out, in]", as_checkpoint), ("stored [in, out]", w)]:
+    t0 = time.perf_counter()
+    for _ in range(200):
+        F.linear(x, weight)
+    print(f"{name}: {(time.perf_counter() - t0) / 200 * 1e6:.0f} us per call")
+print("same result:", torch.allclose(F.linear(x, as_checkpoint), F.linear(x, w), atol=1e-5))
+'''),
+md(r"""
+(On a shared machine the two figures can swap from one run to the next: measure several times.
+`python -m minisgl_edu.bench.cpu_ops` does it for a whole step.)
+
+**Grouped heads.** SmolLM2 has 9 query heads and 3 KV heads: each KV head serves a group of 3
+query heads (grouped-query attention). In a decode step every request has one query token, so the
+torch backend hands SDPA the 3 query heads of a group as 3 *rows* against their one KV head
+(`q.view(batch, kv_heads, 3, head_dim)` in `TorchBackend.forward`), instead of asking it to
+broadcast each KV head to 3 query heads. Same arithmetic, but each cached key and value is read
+once per KV head instead of once per query head.
+
+## 6. GPU figures
 
 On an NVIDIA GPU, `pip install -e .[gpu]` adds FlashInfer, and the engine turns on the three
 optimisations by itself (`attention_backend="auto"`, CUDA graphs for decode, `overlap_loop`).
@@ -188,6 +226,7 @@ md(r"""
 | CUDA graphs | CPU launch overhead of hundreds of small kernels per decode step | `engine/cuda_graph.py` |
 | FlashInfer | gathering and padding K/V pages in every layer; per-layer planning | `attention/flashinfer_backend.py` |
 | prefix cache | recomputing a prompt's shared beginning | `kvcache/radix_cache.py` (chapter 06) |
+| [in, out] weights, grouped decode heads (CPU) | a transposed operand in every matmul; reading each K/V once per query head | `models/loader.py`, `attention/torch_backend.py` |
 
 ## Exercises
 
