@@ -72,12 +72,13 @@ def store_weights_input_major(model: torch.nn.Module) -> None:
     """CPU, float32: keep every matmul weight in memory as [in, out] (W^T contiguous).
 
     `F.linear(x, W)` computes x @ W^T. With W stored [out, in] (the checkpoint's layout), MKL's
-    sgemm reads W^T as a transposed operand, which is markedly slower for the small batches of a
-    decode step (a handful of rows against a big matrix). Storing the same numbers transposed
-    makes W^T a plain contiguous matrix. `weight` keeps its shape [out, in] (it is a transposed
-    view of the new storage), so no layer's code changes and the memory used is the same.
-    Measured on the course machine (2-core Xeon, SmolLM2-135M, 16 requests): ~+15-35% decode
-    throughput in float32; none in bfloat16 (oneDNN packs bf16 weights itself), so only float32.
+    sgemm reads W^T as a transposed operand, which is slower for the small batches of a decode
+    step (a handful of rows against a big matrix). Storing the same numbers transposed makes W^T
+    a plain contiguous matrix. `weight` keeps its shape [out, in] (it is a transposed view of the
+    new storage), so no layer's code changes and the memory used is the same. Measured on the
+    course machine (2-core Xeon, SmolLM2-135M, the 16-request benchmark, layouts alternated):
+    +15% to +43% tok/s in four pairs out of five, -10% in one (docs/benchmarks.md); no gain in
+    bfloat16 (oneDNN packs bf16 weights itself), so float32 only.
     The tied embedding shares the matrix: a row lookup is then a strided read, cheap next to the
     logits matmul it speeds up.
     """

@@ -74,19 +74,19 @@ def _batch_rows(batch: BatchView) -> list[list[Any]]:
 def render_html(snap: Snapshot) -> str:
     """The stepper's view of one snapshot: next batch, queues, and every request's text so far."""
     parts = [f"<b>steps run: {snap.steps}</b> &nbsp; free KV pages: {snap.free_pages} / {snap.pages.num_pages}"]
-    if snap.next_batch is not None:
-        b = snap.next_batch
+    b = snap.next_batch
+    if b is not None:
         parts.append(f"<h4>next batch #{b.batch_id} ({b.phase}, {b.num_tokens} tokens)</h4>")
-        parts.append(table(["uid", "phase", "tokens this step", "computes"], _batch_rows(b)))
     elif snap.batch is not None and not snap.idle:
         # A snapshot from the running background loop: the next batch is not chosen yet (the loop
         # chooses it at its next step), so show the batch that just ran instead of "none".
         b = snap.batch
         parts.append(f"<h4>running: just ran batch #{b.batch_id} ({b.phase}, {b.num_tokens} tokens); "
                      f"the next one is chosen at the next step</h4>")
-        parts.append(table(["uid", "phase", "tokens this step", "computes"], _batch_rows(b)))
     else:
         parts.append("<h4>next batch: none (nothing to run)</h4>")
+    if b is not None:
+        parts.append(table(["uid", "phase", "tokens this step", "computes"], _batch_rows(b)))
     parts.append(f"<p>waiting queue (head first): {snap.waiting or '[]'} &nbsp; running: {snap.running or '[]'}"
                  f" &nbsp; messages in flight: {snap.queues}</p>")
     rows = []
