@@ -55,7 +55,7 @@ class TorchBackend(AttentionBackend):
         mask[:, :, 0] |= ~q_valid
         self.mask = mask[:, None, :, :]  # [B, 1, max_q, max_k], broadcast over heads
         self.single = meta.batch_size == 1
-        self.all_q_valid = min(meta.q_lens) == max_q  # decode: no padded query rows to drop
+        self.all_q_valid = min(meta.q_lens) == max_q  # equal query lengths: no padded rows to drop
         self.decode = max_q == 1  # every request adds exactly one token
         self._meta = meta
 
