@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
@@ -45,5 +46,18 @@ class AttentionBackend(ABC):
         """Build the per-batch index tensors (once per forward pass)."""
 
     @abstractmethod
-    def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """q: [T, Hq, D]; k, v: [T, Hkv, D] for the new tokens. Returns [T, Hq, D]."""
+    def forward(self, layer_id: int, q: torch.Tensor, k: Optional[torch.Tensor], v: Optional[torch.Tensor]
+                ) -> torch.Tensor:
+        """q: [T, Hq, D]; k, v: [T, Hkv, D] for the new tokens. Returns [T, Hq, D].
+
+        k = v = None means the caller has already written them into the pool at this batch's
+        slots (see `kv_write_target`).
+        """
+
+    def kv_write_target(self, layer_id: int) -> Optional[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """(K buffer, V buffer, out_loc) of `layer_id` for a caller that writes the new K/V itself.
+
+        The CUDA path fuses that write into the kernel that rotates k (`kernels/qk_rope_store.py`),
+        saving two launches per layer. None (the default): the caller passes k, v to `forward`.
+        """
+        return None

@@ -29,6 +29,7 @@ This module imports flashinfer at construction time: it is only ever built on a 
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import torch
@@ -56,7 +57,7 @@ class FlashInferBackend(AttentionBackend):
         page_table: PageTable,
         scale: Optional[float] = None,
         num_qo_heads: Optional[int] = None,
-        prefill_backend: str = "fa2",
+        prefill_backend: Optional[str] = None,
     ) -> None:
         import flashinfer  # only here: FlashInfer exists only on CUDA machines
 
@@ -72,11 +73,12 @@ class FlashInferBackend(AttentionBackend):
         self.num_qo_heads = num_qo_heads  # known from the first q if not given
         # "fa2" for prefill shares its JIT-compiled module with tensor-core decode, and compiles
         # once per machine (~90 s); "auto" would pick FA3 on Hopper (another compile, faster prefill).
-        self.prefill_backend = prefill_backend
+        # MINISGL_EDU_FI_PREFILL=fa3 tries FA3 (measured in docs/benchmarks.md).
+        self.prefill_backend = prefill_backend or os.environ.get("MINISGL_EDU_FI_PREFILL", "fa2")
         # One float workspace for every wrapper: kernels run one after another on one stream.
         self.workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=self.device)
         self.prefill_wrapper = flashinfer.BatchPrefillWithPagedKVCacheWrapper(
-            self.workspace, "NHD", backend=prefill_backend
+            self.workspace, "NHD", backend=self.prefill_backend
         )
         self._decode_wrapper = None  # made once num_qo_heads is known (use_tensor_cores depends on it)
         # Per-layer paged views of the pool: [num_pages + 1, page_size, Hkv, D], no copy.
@@ -189,8 +191,12 @@ class FlashInferBackend(AttentionBackend):
             assert self._meta is not None, "prepare() must run before forward()"
             self.num_qo_heads = q.shape[1]
             self._plan(self._meta)
-        self.pool.store(layer_id, self._out_loc, k, v)
+        if k is not None:  # None: already written by the caller (kv_write_target)
+            self.pool.store(layer_id, self._out_loc, k, v)
         return self._wrapper.run(q.contiguous(), self.kv_views[layer_id])
+
+    def kv_write_target(self, layer_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.pool.k[layer_id], self.pool.v[layer_id], self._out_loc
 
     # ------------------------------------------------------------------ CUDA graphs
     def init_graph_buffers(self, max_bs: int) -> None:

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from minisgl_edu import kernels
 from minisgl_edu.distributed.parallel_state import (
     all_gather_last_dim,
     all_reduce,
@@ -43,6 +44,28 @@ def _param(*shape: int, tp_dim: int | None) -> nn.Parameter:
     return p
 
 
+def uses_skinny_gemm(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    """Will `linear` run our skinny-GEMM Triton kernel here? (CUDA, <= 16 rows, switched on)"""
+    if not (x.is_cuda and x.shape[0] <= 16 and kernels.enabled("gemm")):
+        return False  # CPU always stops here: Triton is never imported there
+    from minisgl_edu.kernels import skinny_gemm
+
+    return skinny_gemm.supports(x, weight)
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """F.linear, except for a small CUDA decode batch: then our skinny-GEMM Triton kernel.
+
+    At <= 16 rows a linear layer only reads its weight matrix; `kernels/skinny_gemm.py` reads it
+    at least as fast as cuBLAS at those shapes, and o_proj's ~2x faster (see docs/benchmarks.md).
+    """
+    if uses_skinny_gemm(x, weight):
+        from minisgl_edu.kernels.skinny_gemm import skinny_linear
+
+        return skinny_linear(x, weight, bias)
+    return F.linear(x, weight, bias)
+
+
 class ColumnParallelLinear(nn.Module):
     """y = x W^T (+ b) where each rank holds `out_features / tp` rows of W (output columns of y).
 
@@ -57,7 +80,7 @@ class ColumnParallelLinear(nn.Module):
         self.bias = _param(self.out_features, tp_dim=0) if bias else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(x, self.weight, self.bias)
+        return linear(x, self.weight, self.bias)
 
 
 class RowParallelLinear(nn.Module):
@@ -76,8 +99,8 @@ class RowParallelLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.tp_size == 1:
-            return F.linear(x, self.weight, self.bias)
-        y = all_reduce(F.linear(x, self.weight))
+            return linear(x, self.weight, self.bias)
+        y = all_reduce(linear(x, self.weight))
         return y if self.bias is None else y + self.bias
 
 

@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from minisgl_edu import kernels
 from minisgl_edu.attention.base import AttentionBackend
 from minisgl_edu.distributed import get_tp_size
 from minisgl_edu.distributed.linear import ColumnParallelLinear, RowParallelLinear
@@ -124,6 +125,21 @@ class Attention(nn.Module):
     ) -> torch.Tensor:
         T = hidden.shape[0]
         qkv = self.qkv_proj(hidden)
+        target = attn.kv_write_target(self.layer_id) if use_fused(qkv) and kernels.enabled("rope") else None
+        if target is not None:
+            # One Triton kernel for q/k norm + RoPE + writing k, v into the pool (kernels/qk_rope_store.py).
+            from minisgl_edu.kernels.qk_rope_store import qk_rope_store
+
+            k_pool, v_pool, out_loc = target
+            positions, cos_sin_cache = cos_sin
+            norm = self.q_norm is not None
+            q = qk_rope_store(
+                qkv, positions, cos_sin_cache, self.q_norm.weight if norm else None,
+                self.k_norm.weight if norm else None, self.q_norm.eps if norm else 0.0, out_loc, k_pool, v_pool,
+                self.num_heads, self.num_kv_heads, self.head_dim,
+            )
+            out = attn.forward(self.layer_id, q, None, None)  # k, v: already in the pool
+            return self.o_proj(out.reshape(T, self.q_size))
         q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)
         q = q.view(T, self.num_heads, self.head_dim)
         k = k.view(T, self.num_kv_heads, self.head_dim)

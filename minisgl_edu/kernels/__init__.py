@@ -1,0 +1,24 @@
+"""Triton kernels of our own for the CUDA decode step (imported only on CUDA, never on CPU).
+
+Where this sits on the request path: inside the model's layers, on the CUDA half-precision path
+only. A decode step of a small model at small batch is a few hundred tiny kernels; these remove
+some of them or make them faster:
+
+* `qk_rope_store`: q/k RMSNorm + RoPE + the K/V write into the paged pool, one launch per layer
+  instead of five;
+* `skinny_gemm`: the linear layers of a decode batch of at most 16 tokens, reading the weights
+  faster than cuBLAS's kernels do at those shapes.
+
+`MINISGL_EDU_TRITON` picks them: "rope,gemm" (the default), one of the two, or "0" for neither
+(then FlashInfer's separate kernels and cuBLAS run, as before); see docs/benchmarks.md.
+"""
+
+import os
+
+_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm")
+ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
+
+
+def enabled(name: str) -> bool:
+    """Is our Triton kernel `name` ("rope" or "gemm") switched on? (Triton itself is only checked on use.)"""
+    return name in ENABLED

@@ -1,0 +1,88 @@
+"""q/k RMSNorm, RoPE and the K/V write into the paged pool, in one kernel (CUDA only).
+
+Where this sits on the request path: in `Attention.forward`, between the qkv matmul and the
+attention kernel. On the FlashInfer path those steps were five kernels per layer: Qwen3's q norm
+and k norm, RoPE on q and k, and two `index_copy_` into the pool's K and V buffers. At decode
+batch 1 each is only a few microseconds of work, but each still pays a kernel's start-up (~1.5-2
+us, profiled), 28 layers over. Here one program per (token, head) does all of it:
+
+    q head h:   x = qkv[t, h*D : (h+1)*D]   -> norm(x) * q_weight -> rotate -> q_out[t, h]
+    k head j:   x = qkv[t, (Hq+j)*D : ...]   -> norm(x) * k_weight -> rotate -> K pool[slot(t), j]
+                v = qkv[t, (Hq+Hkv+j)*D : ...]                               -> V pool[slot(t), j]
+
+`slot(t)` is the token's KV slot (`out_loc`, chosen by the scheduler's page table). RoPE is the
+NeoX / rotate-half pairing (i, i + D/2) that HF's Llama, Qwen2 and Qwen3 use, with the angles read
+from the model's float32 cat(cos, sin) table at the token's position. The norm and the rotation
+stay in float32 in between (one rounding to bf16 at the end, where the separate kernels had two).
+Models without q/k norm (Llama, Qwen2) use the same kernel with HAS_NORM off.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr, q_out_ptr, k_pool_ptr,
+                          v_pool_ptr, stride_qkv, stride_cs, stride_qo, stride_pool, eps,
+                          NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, HEAD_DIM: tl.constexpr,
+                          HAS_NORM: tl.constexpr):
+    t = tl.program_id(0)
+    h = tl.program_id(1)  # q heads 0..NUM_Q-1, then k heads
+    HALF: tl.constexpr = HEAD_DIM // 2
+    offs = tl.arange(0, HALF)
+    row = qkv_ptr + t * stride_qkv
+    # q head h and k head j = h - NUM_Q both start at column h * HEAD_DIM of the qkv row.
+    x1 = tl.load(row + h * HEAD_DIM + offs).to(tl.float32)
+    x2 = tl.load(row + h * HEAD_DIM + HALF + offs).to(tl.float32)
+    if HAS_NORM:
+        rstd = 1.0 / tl.sqrt((tl.sum(x1 * x1, axis=0) + tl.sum(x2 * x2, axis=0)) / HEAD_DIM + eps)
+        if h < NUM_Q:
+            w1 = tl.load(qw_ptr + offs).to(tl.float32)
+            w2 = tl.load(qw_ptr + HALF + offs).to(tl.float32)
+        else:
+            w1 = tl.load(kw_ptr + offs).to(tl.float32)
+            w2 = tl.load(kw_ptr + HALF + offs).to(tl.float32)
+        x1 = x1 * rstd * w1
+        x2 = x2 * rstd * w2
+    pos = tl.load(pos_ptr + t)
+    cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
+    sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
+    o1 = x1 * cos - x2 * sin
+    o2 = x2 * cos + x1 * sin
+    if h < NUM_Q:
+        dst = q_out_ptr + t * stride_qo + h * HEAD_DIM
+        tl.store(dst + offs, o1.to(q_out_ptr.dtype.element_ty))
+        tl.store(dst + HALF + offs, o2.to(q_out_ptr.dtype.element_ty))
+    else:
+        j = h - NUM_Q
+        slot = tl.load(loc_ptr + t)
+        dst = k_pool_ptr + slot * stride_pool + j * HEAD_DIM
+        tl.store(dst + offs, o1.to(k_pool_ptr.dtype.element_ty))
+        tl.store(dst + HALF + offs, o2.to(k_pool_ptr.dtype.element_ty))
+        full = tl.arange(0, HEAD_DIM)
+        v = tl.load(row + (NUM_Q + NUM_KV + j) * HEAD_DIM + full)
+        tl.store(v_pool_ptr + slot * stride_pool + j * HEAD_DIM + full, v.to(v_pool_ptr.dtype.element_ty))
+
+
+def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor, q_weight: torch.Tensor | None,
+                  k_weight: torch.Tensor | None, eps: float, out_loc: torch.Tensor, k_pool: torch.Tensor,
+                  v_pool: torch.Tensor, num_q: int, num_kv: int, head_dim: int) -> torch.Tensor:
+    """-> q [T, num_q, head_dim] (normed, rotated); k and v are written into the pools at `out_loc`.
+
+    qkv: [T, (num_q + 2 num_kv) * head_dim], rows contiguous; k_pool, v_pool: one layer of the
+    pool, [slots, num_kv, head_dim]; cos_sin: float32 [max_pos, head_dim].
+    """
+    T = qkv.shape[0]
+    q = torch.empty((T, num_q, head_dim), dtype=qkv.dtype, device=qkv.device)
+    if T == 0:
+        return q
+    has_norm = q_weight is not None
+    _qk_rope_store_kernel[(T, num_q + num_kv)](
+        qkv, positions, cos_sin, q_weight if has_norm else cos_sin, k_weight if has_norm else cos_sin, out_loc,
+        q, k_pool, v_pool, qkv.stride(0), cos_sin.stride(0), q.stride(0), k_pool.stride(0), eps,
+        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, num_warps=1,
+    )
+    return q

@@ -1,0 +1,146 @@
+"""Our Triton kernels against what they replace, and FlashInfer's two decode kernels (CUDA only).
+
+    python scripts/gpu_kernel_bench.py [gemm] [rope] [attn]
+
+Every figure is GPU time per call inside a CUDA graph (launches back to back, as in the decode
+graph), with *cold* caches as in a real step: each call reads another copy of the weights (or
+another layer's KV), enough copies to overflow the H200's 50 MB L2. Shapes: Qwen3-0.6B's four
+layer matmuls, its attention heads (16 q, 8 kv, head_dim 128), 28 layers.
+"""
+
+import sys
+
+import torch
+import torch.nn.functional as F
+
+dev = "cuda"
+parts = set(sys.argv[1:]) or {"gemm", "rope", "attn"}
+
+
+def graph_us(fns, replays: int = 10) -> float:
+    """GPU microseconds per call of the callables in `fns`, all captured in order in one graph."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for fn in fns[:3]:
+            fn()
+        s.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            for fn in fns:
+                fn()
+        g.replay()
+        s.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(s)
+        for _ in range(replays):
+            g.replay()
+        b.record(s)
+        b.synchronize()
+    return a.elapsed_time(b) * 1e3 / (len(fns) * replays)
+
+
+def rel(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+if "gemm" in parts:
+    from minisgl_edu.kernels.skinny_gemm import skinny_linear
+
+    print("| matmul (N x K) | M | cuBLAS us | skinny us, pick_config | skinny us, best | best (BLOCK_N, BLOCK_K, warps, stages) | TB/s best |")
+    print("|---|---|---|---|---|---|---|")
+    configs = [(bn, bk, 4, st) for bn in (16, 32) for bk in (128, 256, 512) for st in (3, 4)]
+    configs += [(64, 128, 8, 3), (32, 256, 8, 3), (16, 256, 2, 4)]
+    for name, n, k in [("qkv", 4096, 1024), ("o", 1024, 2048), ("gate_up", 6144, 1024), ("down", 1024, 3072)]:
+        copies = max(4, int(300e6 // (n * k * 2)))
+        ws = [torch.randn(n, k, device=dev, dtype=torch.bfloat16) / k**0.5 for _ in range(copies)]
+        ranked = None
+        for m in (1, 4, 16):
+            x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+            base = graph_us([lambda w=w: F.linear(x, w) for w in ws])
+            want = F.linear(x.float(), ws[0].float())
+            default = graph_us([lambda w=w: skinny_linear(x, w) for w in ws])
+            cands = configs if ranked is None else ranked[:4]
+            res = []
+            for bn, bk, nw, st in cands:
+                if k % bk:
+                    continue
+                try:
+                    t = graph_us([lambda w=w: skinny_linear(x, w, config=(bn, bk, nw, st)) for w in ws], replays=3)
+                except Exception:  # a config the compiler refuses
+                    continue
+                res.append((t, (bn, bk, nw, st)))
+            res.sort()
+            if ranked is None:
+                ranked = [c for _, c in res]
+            t, c = res[0]
+            err = rel(skinny_linear(x, ws[0], config=c), want)
+            print(f"| {name} ({n} x {k}) | {m} | {base:.2f} | {default:.2f} | {t:.2f} | {c} | {n * k * 2 / t / 1e6:.2f} "
+                  f"| err {err:.1e}")
+        del ws
+
+if "rope" in parts:
+    import flashinfer.norm
+    import flashinfer.rope
+
+    from minisgl_edu.kernels.qk_rope_store import qk_rope_store
+    from minisgl_edu.models.rope import RotaryEmbedding
+
+    print()
+    print("| q/k norm + RoPE + K/V store | 5 kernels us | 1 Triton kernel us |")
+    print("|---|---|---|")
+    HQ, HKV, D = 16, 8, 128
+    rot = RotaryEmbedding(D, 40960, 1e6).to(dev)
+    rot.build_cache(dev)
+    cs = rot.cos_sin_table()
+    pool_k = torch.zeros(70000 * 16, HKV, D, device=dev, dtype=torch.bfloat16)
+    pool_v = torch.zeros_like(pool_k)
+    qw, kw = torch.ones(D, device=dev, dtype=torch.bfloat16), torch.ones(D, device=dev, dtype=torch.bfloat16)
+    for T in (1, 16, 256):
+        qkv = torch.randn(T, (HQ + 2 * HKV) * D, device=dev, dtype=torch.bfloat16)
+        pos = torch.randint(0, 4000, (T,), device=dev)
+        loc = torch.randperm(70000 * 16, device=dev)[:T]
+
+        def old():
+            q, k, v = qkv.split([HQ * D, HKV * D, HKV * D], dim=-1)
+            q, k, v = q.view(T, HQ, D), k.view(T, HKV, D), v.view(T, HKV, D)
+            q = flashinfer.norm.rmsnorm(q, qw, 1e-6, out=torch.empty(q.shape, dtype=q.dtype, device=dev))
+            k = flashinfer.norm.rmsnorm(k, kw, 1e-6, out=torch.empty(k.shape, dtype=k.dtype, device=dev))
+            flashinfer.rope.apply_rope_with_cos_sin_cache_inplace(pos, q, k, D, cs, is_neox=True)
+            pool_k.index_copy_(0, loc, k)
+            pool_v.index_copy_(0, loc, v)
+
+        def new():
+            qk_rope_store(qkv, pos, cs, qw, kw, 1e-6, loc, pool_k, pool_v, HQ, HKV, D)
+
+        print(f"| T={T} | {graph_us([old] * 28):.2f} | {graph_us([new] * 28):.2f} |")
+    del pool_k, pool_v
+
+if "attn" in parts:
+    import flashinfer
+
+    print()
+    print("| decode attention (28 layers, page 16) | bs | context | CUDA-core kernel us/layer | tensor-core kernel us/layer | GB/s (best) |")
+    print("|---|---|---|---|---|---|")
+    HQ, HKV, D, P, L = 16, 8, 128, 16, 28
+    for bs, ctx in [(1, 512), (1, 1024), (8, 512), (64, 512), (256, 512), (256, 1024)]:
+        pages = bs * ctx // P
+        kv = torch.randn(L, pages, 2, P, HKV, D, device=dev, dtype=torch.bfloat16)  # layer -> (k, v) pages
+        q = torch.randn(bs, HQ, D, device=dev, dtype=torch.bfloat16)
+        indptr = torch.arange(0, pages + 1, ctx // P, dtype=torch.int32)
+        indices = torch.randperm(pages, dtype=torch.int32, device=dev)
+        last = torch.full((bs,), P, dtype=torch.int32)
+        res = {}
+        for tc in (False, True):
+            ws = torch.zeros(128 * 1024 * 1024, dtype=torch.uint8, device=dev)
+            w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+                ws, "NHD", use_cuda_graph=True, use_tensor_cores=tc,
+                paged_kv_indptr_buffer=torch.zeros(bs + 1, dtype=torch.int32, device=dev),
+                paged_kv_indices_buffer=torch.zeros(pages, dtype=torch.int32, device=dev),
+                paged_kv_last_page_len_buffer=torch.zeros(bs, dtype=torch.int32, device=dev))
+            w.plan(indptr, indices, last, HQ, HKV, D, P, q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16)
+            out = w.run(q, kv[0])
+            res[tc] = (graph_us([lambda i=i: w.run(q, kv[i]) for i in range(L)]), out)
+        gb = bs * ctx * HKV * D * 2 * 2 / min(res[False][0], res[True][0]) / 1e3
+        print(f"| | {bs} | {ctx} | {res[False][0]:.2f} | {res[True][0]:.2f} | {gb:.0f} | rel diff {rel(res[True][1], res[False][1]):.1e}")
+        del kv

@@ -1,0 +1,120 @@
+"""Where a decode step's time goes on the GPU (CUDA only; run after the bench made the model).
+
+    python scripts/gpu_step_probe.py [OUT_DIR] [--quick]
+
+Prints, for the random Qwen3-0.6B-shaped model:
+1. batch-1 decode tok/s end to end (overlap and normal loop), 512 tokens after a 128-token prompt;
+2. the GPU time of one replay of the captured decode graph at several batch sizes (CUDA events
+   around 100 back-to-back replays, 512 tokens of context per request), i.e. the GPU floor of a
+   step with no host in the way;
+3. the kernels of one batch-1 replay (torch.profiler), by total GPU time;
+4. the host's time per batch-1 step (cProfile of the overlap loop, by own time).
+"""
+
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+
+import torch
+
+from minisgl_edu.bench.offline import _IdTokenizer, random_qwen3_dir
+from minisgl_edu.core import SamplingParams
+from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
+
+out_dir = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
+quick = "--quick" in sys.argv  # parts 1 and 2 only
+MAX_BS = 64
+sched = Scheduler(SchedulerConfig(model=random_qwen3_dir(), device="cuda", num_pages=8192, max_running_requests=MAX_BS,
+                                  cuda_graph_max_bs=MAX_BS), QueueIO(), tokenizer=_IdTokenizer())
+eng = sched.engine
+prompt = list(range(100, 228))
+sched.add_request(0, prompt, SamplingParams(max_tokens=64, ignore_eos=True))
+sched.run_until_idle(overlap=True)
+
+print("1. batch-1 end to end (128-token prompt, 512 tokens)")
+uid = 1
+for overlap in (True, False, True):
+    sched.add_request(uid, prompt, SamplingParams(max_tokens=512, ignore_eos=True))
+    uid += 1
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    sched.run_until_idle(overlap=overlap)
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    print(f"   overlap={overlap}: {512 / dt:7.1f} tok/s  ({dt / 512 * 1e3:.3f} ms per token, prefill included)")
+
+print("2. GPU time per graph replay (512-token contexts, 100 replays back to back)")
+gr = eng.graph_runner
+ctx = 512
+pages = list(range(ctx // eng.page_size))
+rows = []
+for _ in range(MAX_BS):
+    r = eng.page_table.alloc_row()
+    eng.page_table.append(r, pages)  # every row reads the same pages: timing only
+    rows.append(r)
+replay_ms = {}
+for bs in gr.bs_list:
+    if bs not in (1, 2, 4, 8, 16, 32, 64):
+        continue
+    rows_t = torch.tensor(rows[:bs], device=eng.device)
+    with torch.cuda.stream(eng.stream):
+        # Write K/V only to the dummy slot so the pages of cached prefixes stay intact.
+        gr.run(torch.zeros(bs, dtype=torch.int64, device=eng.device), [ctx - 1] * bs, [gr.dummy_slot] * bs,
+               rows_t, [ctx] * bs)
+        eng.stream.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(100):
+            gr.graphs[bs].replay()
+        b.record()
+        b.synchronize()
+    replay_ms[bs] = a.elapsed_time(b) / 100
+    print(f"   bs={bs:3d}: {replay_ms[bs]:.3f} ms per replay -> {bs / replay_ms[bs] * 1e3:8.0f} tok/s ceiling")
+
+if quick:
+    sys.exit(0)
+print("3. kernels of one batch-1 graph replay (torch.profiler, 5 replays)")
+from torch.profiler import ProfilerActivity, profile
+
+rows_t = torch.tensor(rows[:1], device=eng.device)
+with torch.cuda.stream(eng.stream):
+    gr.run(torch.zeros(1, dtype=torch.int64, device=eng.device), [ctx - 1], [gr.dummy_slot], rows_t, [ctx])
+    eng.stream.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(5):
+            gr.graphs[1].replay()
+        eng.stream.synchronize()
+ka = prof.key_averages()
+for key in ("self_device_time_total", "self_cuda_time_total", "device_time_total", "cuda_time_total"):
+    try:
+        table = ka.table(sort_by=key, row_limit=30, max_name_column_width=70)
+        break
+    except Exception:
+        continue
+print(table)
+try:
+    prof.export_chrome_trace(os.path.join(out_dir, "replay_bs1_trace.json"))
+except Exception as e:
+    print("   (no chrome trace:", e, ")")
+for r in rows:
+    eng.page_table.free_row(r)
+
+print("4. host time per batch-1 step (cProfile, overlap loop, 512 tokens)")
+sched.add_request(uid, prompt, SamplingParams(max_tokens=512, ignore_eos=True))
+torch.cuda.synchronize()
+pr = cProfile.Profile()
+t0 = time.perf_counter()
+pr.enable()
+sched.run_until_idle(overlap=True)
+pr.disable()
+torch.cuda.synchronize()
+print(f"   {512 / (time.perf_counter() - t0):.1f} tok/s under cProfile")
+s = io.StringIO()
+pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(28)
+print(s.getvalue()[-9000:])
+s = io.StringIO()
+pstats.Stats(pr, stream=s).sort_stats("cumulative").print_stats(30)
+print(s.getvalue()[-7000:])
