@@ -13,12 +13,20 @@ some of them or make them faster:
 (then FlashInfer's separate kernels and cuBLAS run, as before); see docs/benchmarks.md.
 """
 
+import functools
+import importlib.util
 import os
 
 _CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm")
 ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
 
 
+@functools.cache
+def triton_available() -> bool:
+    """Triton comes with torch's CUDA wheels on Linux; without it the engine uses the other kernels."""
+    return importlib.util.find_spec("triton") is not None
+
+
 def enabled(name: str) -> bool:
-    """Is our Triton kernel `name` ("rope" or "gemm") switched on? (Triton itself is only checked on use.)"""
-    return name in ENABLED
+    """Use our Triton kernel `name` ("rope" or "gemm")? Asked only on the CUDA path."""
+    return name in ENABLED and triton_available()
