@@ -25,6 +25,12 @@ model is launch-bound: the torch versions cost ~40 kernels per layer, the fused 
 path (and any float32 model) keeps the plain torch code, unchanged. `MINISGL_EDU_FUSED=0` (or
 `layers.FUSED_KERNELS = False`) switches the fused kernels off, to compare.
 
+Two steps further on the same path, with Triton kernels of our own (`minisgl_edu.kernels`): q/k
+norm, RoPE and the K/V write into the pool become one kernel when the attention backend lets the
+caller write the pool (`kv_write_target`, FlashInfer does), and the linear layers of a batch of
+at most 16 tokens use a skinny GEMM (`distributed.linear.linear`). `MINISGL_EDU_TRITON=0` turns
+both off.
+
 Tensor parallelism (`--tp N`): the projections are the column- and row-parallel layers of
 `minisgl_edu.distributed.linear`, so each rank holds `num_heads / N` query heads, `num_kv_heads / N`
 KV heads and `intermediate_size / N` MLP columns; o_proj and down_proj sum the ranks' partial
