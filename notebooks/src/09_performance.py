@@ -207,6 +207,10 @@ once per KV head instead of once per query head.
 
 On an NVIDIA GPU, `pip install -e .[gpu]` adds FlashInfer, and the engine turns on the three
 optimisations by itself (`attention_backend="auto"`, CUDA graphs for decode, `overlap_loop`).
+Two Triton kernels of our own (`minisgl_edu/kernels/`) shorten the decode step further at small
+batch: a step of a small model is hundreds of tiny kernels, so merging five of them per layer into
+one, and reading each weight matrix with a kernel made for a handful of rows, shows up directly in
+batch-1 speed.
 The project's measured GPU numbers, if they have been written down, are in `docs/benchmarks.md`:
 """),
 code(r'''
@@ -226,6 +230,7 @@ md(r"""
 | CUDA graphs | CPU launch overhead of hundreds of small kernels per decode step | `engine/cuda_graph.py` |
 | FlashInfer | gathering and padding K/V pages in every layer; per-layer planning | `attention/flashinfer_backend.py` |
 | prefix cache | recomputing a prompt's shared beginning | `kvcache/radix_cache.py` (chapter 06) |
+| our Triton kernels (GPU, `MINISGL_EDU_TRITON`) | four of the five tiny kernels around attention (q/k norm, RoPE, K/V store) and cuBLAS's slow split-K matmul at batch <= 4 | `minisgl_edu/kernels/` |
 | [in, out] weights, grouped decode heads (CPU) | a transposed operand in every matmul; reading each K/V once per query head | `models/loader.py`, `attention/torch_backend.py` |
 
 ## Exercises
