@@ -31,9 +31,9 @@ if [ $TESTS = 1 ]; then
 fi
 
 if [ "${PROFILE:-0}" = 1 ]; then
-  stamp "profile batch-1"
-  timeout 120 python scripts/gpu_profile_batch1.py overlap > "$OUT/profile_batch1.log" 2>&1
-  head -n 45 "$OUT/profile_batch1.log" | cut -c1-150
+  stamp "profile batch-1 (replay GPU time, kernels, host cProfile)"
+  timeout 180 python scripts/gpu_step_probe.py "$OUT" > "$OUT/profile_batch1.log" 2>&1
+  grep -E "^[0-9]\.|^   " "$OUT/profile_batch1.log" | head -n 45 | cut -c1-150
 fi
 
 bench() {  # name, timeout, extra args
