@@ -67,6 +67,11 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
         tl.store(v_pool_ptr + slot * stride_pool + j * HEAD_DIM + full, v.to(v_pool_ptr.dtype.element_ty))
 
 
+def supports(head_dim: int) -> bool:
+    """The kernel handles a head as two halves of `tl.arange(0, head_dim // 2)`: a power of two."""
+    return head_dim >= 2 and head_dim & (head_dim - 1) == 0
+
+
 def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor, q_weight: torch.Tensor | None,
                   k_weight: torch.Tensor | None, eps: float, out_loc: torch.Tensor, k_pool: torch.Tensor,
                   v_pool: torch.Tensor, num_q: int, num_kv: int, head_dim: int) -> torch.Tensor:

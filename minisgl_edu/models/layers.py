@@ -131,21 +131,10 @@ class Attention(nn.Module):
     ) -> torch.Tensor:
         T = hidden.shape[0]
         qkv = self.qkv_proj(hidden)
-        target = attn.kv_write_target(self.layer_id) if use_fused(qkv) and kernels.enabled("rope") else None
-        if target is not None:
-            # One Triton kernel for q/k norm + RoPE + writing k, v into the pool (kernels/qk_rope_store.py).
-            from minisgl_edu.kernels.qk_rope_store import qk_rope_store
-
-            k_pool, v_pool, out_loc = target
-            positions, cos_sin_cache = cos_sin
-            norm = self.q_norm is not None
-            q = qk_rope_store(
-                qkv, positions, cos_sin_cache, self.q_norm.weight if norm else None,
-                self.k_norm.weight if norm else None, self.q_norm.eps if norm else 0.0, out_loc, k_pool, v_pool,
-                self.num_heads, self.num_kv_heads, self.head_dim,
-            )
-            out = attn.forward(self.layer_id, q, None, None)  # k, v: already in the pool
-            return self.o_proj(out.reshape(T, self.q_size))
+        if use_fused(qkv) and kernels.enabled("rope"):
+            out = self._forward_triton(qkv, cos_sin, attn)
+            if out is not None:
+                return self.o_proj(out.reshape(T, self.q_size))
         q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)
         q = q.view(T, self.num_heads, self.head_dim)
         k = k.view(T, self.num_kv_heads, self.head_dim)
@@ -168,6 +157,28 @@ class Attention(nn.Module):
         # each request (the new ones included) with a causal mask.
         out = attn.forward(self.layer_id, q, k, v)  # [T, num_heads, head_dim]
         return self.o_proj(out.reshape(T, self.q_size))
+
+    def _forward_triton(self, qkv: torch.Tensor, cos_sin: tuple[torch.Tensor, torch.Tensor],
+                        attn: AttentionBackend) -> torch.Tensor | None:
+        """CUDA: q/k norm + RoPE + writing k, v into the pool in one Triton kernel, then attention.
+
+        None when the backend does not let us write its pool (the torch backend) or the kernel
+        does not take this head size: the caller then runs the separate steps.
+        """
+        from minisgl_edu.kernels.qk_rope_store import qk_rope_store, supports
+
+        target = attn.kv_write_target(self.layer_id)
+        if target is None or not supports(self.head_dim):
+            return None
+        k_pool, v_pool, out_loc = target
+        positions, cos_sin_cache = cos_sin
+        norm = self.q_norm is not None
+        q = qk_rope_store(
+            qkv, positions, cos_sin_cache, self.q_norm.weight if norm else None,
+            self.k_norm.weight if norm else None, self.q_norm.eps if norm else 0.0, out_loc, k_pool, v_pool,
+            self.num_heads, self.num_kv_heads, self.head_dim,
+        )
+        return attn.forward(self.layer_id, q, None, None)  # k, v: already in the pool
 
 
 class MLP(nn.Module):
