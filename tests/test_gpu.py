@@ -320,9 +320,9 @@ def test_cuda_graph_greedy_matches_eager(tiny_qwen3_dir, n):
 @pytest.mark.parametrize("device", DEVICES)
 def test_overlap_greedy_matches_normal(tiny_qwen3_dir, device):
     # Several chunked prompts. The naive cache: with the radix cache the second run would reuse the
-    # first run's prompt pages and compute other batches (a 3-token tail instead of a 40-token
-    # chunk), and a kernel may round a row differently at another batch size (cuBLAS and our
-    # skinny GEMM do): same batches is what this test is about.
+    # first run's prompt pages and compute other batches (short uncached tails instead of whole
+    # chunks), and a kernel may round a row differently at another batch size (cuBLAS and our
+    # skinny GEMM can): same batches is what this test is about.
     sched = make_scheduler(tiny_qwen3_dir, device, max_prefill_tokens=128, cache="naive")
     ps = prompts(12, 5, 300, seed=1)
     lens = [1, 7, 33, 2, 50, 9, 16, 3, 41, 28, 5, 12]  # finish at different steps
