@@ -44,25 +44,17 @@ def _param(*shape: int, tp_dim: int | None) -> nn.Parameter:
     return p
 
 
-def uses_skinny_gemm(x: torch.Tensor, weight: torch.Tensor) -> bool:
-    """Will `linear` run our skinny-GEMM Triton kernel here? (CUDA, <= 16 rows, switched on)"""
-    if not (x.is_cuda and x.shape[0] <= 16 and kernels.enabled("gemm")):
-        return False  # CPU always stops here: Triton is never imported there
-    from minisgl_edu.kernels import skinny_gemm
-
-    return skinny_gemm.supports(x, weight)
-
-
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """F.linear, except for a small CUDA decode batch: then our skinny-GEMM Triton kernel.
 
     At <= 16 rows a linear layer only reads its weight matrix; `kernels/skinny_gemm.py` reads it
     at least as fast as cuBLAS at those shapes, and o_proj's ~2x faster (see docs/benchmarks.md).
     """
-    if uses_skinny_gemm(x, weight):
-        from minisgl_edu.kernels.skinny_gemm import skinny_linear
+    if x.is_cuda and kernels.enabled("gemm"):  # CPU stops here: Triton is never imported there
+        from minisgl_edu.kernels import skinny_gemm
 
-        return skinny_linear(x, weight, bias)
+        if skinny_gemm.supports(x, weight):  # <= MAX_ROWS rows, half precision, a K tile that fits
+            return skinny_gemm.skinny_linear(x, weight, bias)
     return F.linear(x, weight, bias)
 
 
