@@ -1,13 +1,19 @@
 """Is the 256-request GPU benchmark limited by the GPU or by the host? (CUDA only)
 
-    python scripts/gpu_host_share.py
+    python scripts/gpu_host_share.py [--max-prefill-tokens N] [--profile-at STEP]
 
 Runs the `--preset qwen3-0.6b` workload through the overlap loop step by step and times, per
 step, the whole iteration and the part spent waiting for the GPU (`PendingForward.result`). A
 step that waits ~0 ms was host-bound: the GPU finished batch N before the host had prepared
 batch N+1 and processed N's tokens. Prints a table by decode batch size.
+
+`--profile-at STEP` also records steps STEP..STEP+9 with torch.profiler and prints the GPU
+time of each kind of kernel per step, and how much of the window's wall time the GPU was busy
+(the union of kernel intervals): the kernel mix of a large-batch decode step.
 """
 
+import argparse
+import collections
 import time
 
 import torch
@@ -29,11 +35,15 @@ def timed_result(self):
 
 
 engine_mod.PendingForward.result = timed_result
+ap = argparse.ArgumentParser()
+ap.add_argument("--max-prefill-tokens", type=int, default=2048)
+ap.add_argument("--profile-at", type=int, default=0)
+args = ap.parse_args()
 _, n, lo, hi, _ = PRESETS["qwen3-0.6b"]
 model = random_qwen3_dir()
 wl = make_workload(n, lo, hi, vocab=151936)
-sched = Scheduler(SchedulerConfig(model=model, device="cuda", page_size=16, max_running_requests=n), QueueIO(),
-                  tokenizer=_IdTokenizer())
+sched = Scheduler(SchedulerConfig(model=model, device="cuda", page_size=16, max_running_requests=n,
+                                  max_prefill_tokens=args.max_prefill_tokens), QueueIO(), tokenizer=_IdTokenizer())
 for i, p in enumerate(wl.prompts[:4]):  # warm-up
     sched.add_request(10_000 + i, p[:64], SamplingParams(max_tokens=16, ignore_eos=True))
 sched.run_until_idle(overlap=True)
@@ -43,9 +53,21 @@ t0 = time.perf_counter()
 for i, (p, m) in enumerate(zip(wl.prompts, wl.output_lens)):
     sched.add_request(i, p, SamplingParams(max_tokens=m, ignore_eos=True))
 steps = []
+prof = None
 prev = time.perf_counter()
 while True:
     k = len(waits)
+    if args.profile_at and len(steps) == args.profile_at:
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                  torch.profiler.ProfilerActivity.CUDA])
+        prof.__enter__()
+        prof_t0, prof_step0 = time.perf_counter(), len(steps)
+    if prof is not None and len(steps) == args.profile_at + 10:
+        torch.cuda.synchronize()
+        prof_wall = time.perf_counter() - prof_t0
+        prof_batches = [s[1] for s in steps[prof_step0:]]
+        prof.__exit__(None, None, None)
+        prof_done, prof = prof, None
     rec = sched.overlap_step()
     now = time.perf_counter()
     if rec is None and sched.is_idle and not sched.has_in_flight:
@@ -68,3 +90,23 @@ for name, f in buckets:
         step = sum(s[2] for s in sel) / len(sel) * 1e3
         wait = sum(s[3] for s in sel) / len(sel) * 1e3
         print(f"| {len(sel)} | {name} | {step:.2f} | {wait:.2f} | {step - wait:.2f} | total {sum(s[2] for s in sel):.2f} s")
+
+if args.profile_at:
+    kernels = [e for e in prof_done.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    by_kind: dict[str, float] = collections.Counter()
+    for e in kernels:
+        by_kind[e.name[:60]] += e.time_range.elapsed_us()
+    spans = sorted((e.time_range.start, e.time_range.end) for e in kernels)
+    busy, end = 0.0, -1.0
+    for a, b in spans:  # union of the kernel intervals
+        if b > end:
+            busy += b - max(a, end)
+            end = b
+    nsteps = len(prof_batches)
+    print(f"\nprofiled steps {args.profile_at}..{args.profile_at + nsteps - 1}, batch sizes {prof_batches}: "
+          f"wall {prof_wall * 1e3 / nsteps:.2f} ms per step, GPU busy {busy / 1e3 / nsteps:.2f} ms per step "
+          f"(kernel time summed {sum(by_kind.values()) / 1e3 / nsteps:.2f})")
+    print("| kernel | GPU ms per step |")
+    print("|---|---|")
+    for name, us in sorted(by_kind.items(), key=lambda kv: -kv[1])[:14]:
+        print(f"| {name} | {us / 1e3 / nsteps:.3f} |")

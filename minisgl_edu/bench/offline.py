@@ -177,6 +177,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="run transformers on the first N requests only (it is slow); its tok/s is then "
                          "compared with ours on the full set")
     ap.add_argument("--page-size", type=int, default=16)
+    ap.add_argument("--max-prefill-tokens", type=int, default=None,
+                    help="token budget of one prefill batch (default: SchedulerConfig's, 2048)")
     ap.add_argument("--max-running-requests", type=int, default=None)
     ap.add_argument("--attention-backend", default="auto", choices=["auto", "torch", "flashinfer"])
     ap.add_argument("--cuda-graph-max-bs", type=int, default=256, help="0 disables CUDA graphs")
@@ -206,6 +208,8 @@ def main(argv: list[str] | None = None) -> dict:
     engine_kw = dict(page_size=args.page_size, max_running_requests=args.max_running_requests or max(n, 1),
                      attention_backend=args.attention_backend,
                      cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs)
+    if args.max_prefill_tokens:
+        engine_kw["max_prefill_tokens"] = args.max_prefill_tokens
     if device == "cpu":
         engine_kw["max_total_tokens"] = sum(len(p) for p in wl.prompts) + wl.output_tokens + 1024
     overlap = (device != "cpu" and not args.no_overlap) or args.overlap
