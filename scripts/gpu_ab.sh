@@ -35,16 +35,19 @@ for v in "${VARIANTS[@]}"; do
   IFS='|' read -r name envs flags <<< "$v"
   if [ $(( DEADLINE - $(el) )) -lt 45 ]; then stamp "no time left for $name"; continue; fi
   stamp "bench $name: env [$envs] flags [$flags]"
+  # TREE=dir in the env part runs another copy of the code (e.g. `git archive` of an older commit).
+  tree=$(sed -n 's/.*TREE=\([^ ]*\).*/\1/p' <<< "$envs"); tree=${tree:-.}
   # shellcheck disable=SC2086
-  env $envs timeout 120 python -m minisgl_edu.bench.offline --preset qwen3-0.6b --skip-transformers \
-    --json "$OUT/bench_$name.json" $flags > "/tmp/gl/bench_$name.log" 2>&1 || echo "  (failed, see /tmp/gl/bench_$name.log)"
+  (cd "$tree" && env $envs PYTHONPATH="$PWD:$PYTHONPATH" timeout 120 python -m minisgl_edu.bench.offline \
+    --preset qwen3-0.6b --skip-transformers --json "$OUT/bench_$name.json" $flags) \
+    > "/tmp/gl/bench_$name.log" 2>&1 || echo "  (failed, see /tmp/gl/bench_$name.log)"
   tail -n 1 "/tmp/gl/bench_$name.log"
 done
 
 if [ $PROFILE = 1 ] && [ $(( DEADLINE - $(el) )) -ge 60 ]; then
   stamp "kernel mix of the 256-request run (decode steps 150-159)"
-  timeout $(( DEADLINE - $(el) - 10 )) python scripts/gpu_host_share.py --profile-at 150 ${PROFILE_FLAGS:-} > "$OUT/host_share.log" 2>&1
-  tail -n 30 "$OUT/host_share.log" | cut -c1-200
+  timeout $(( DEADLINE - $(el) - 10 )) python scripts/gpu_host_share.py ${PROFILE_FLAGS:---profile-at 150} > "$OUT/host_share.log" 2>&1
+  grep -vE "^\s*$|UserWarning|_warn_once" "$OUT/host_share.log" | tail -n 42 | cut -c1-200
 fi
 
 stamp "summary"

@@ -1,6 +1,6 @@
 """Is the 256-request GPU benchmark limited by the GPU or by the host? (CUDA only)
 
-    python scripts/gpu_host_share.py [--max-prefill-tokens N] [--profile-at STEP]
+    python scripts/gpu_host_share.py [--max-prefill-tokens N] [--profile-at STEP] [--cprofile-at STEP]
 
 Runs the `--preset qwen3-0.6b` workload through the overlap loop step by step and times, per
 step, the whole iteration and the part spent waiting for the GPU (`PendingForward.result`). A
@@ -10,10 +10,13 @@ batch N+1 and processed N's tokens. Prints a table by decode batch size.
 `--profile-at STEP` also records steps STEP..STEP+9 with torch.profiler and prints the GPU
 time of each kind of kernel per step, and how much of the window's wall time the GPU was busy
 (the union of kernel intervals): the kernel mix of a large-batch decode step.
+`--cprofile-at STEP` runs cProfile over steps STEP..STEP+29 instead: where the host's time goes.
 """
 
 import argparse
 import collections
+import cProfile
+import pstats
 import time
 
 import torch
@@ -36,8 +39,9 @@ def timed_result(self):
 
 engine_mod.PendingForward.result = timed_result
 ap = argparse.ArgumentParser()
-ap.add_argument("--max-prefill-tokens", type=int, default=2048)
+ap.add_argument("--max-prefill-tokens", type=int, default=None)
 ap.add_argument("--profile-at", type=int, default=0)
+ap.add_argument("--cprofile-at", type=int, default=0)
 args = ap.parse_args()
 _, n, lo, hi, _ = PRESETS["qwen3-0.6b"]
 model = random_qwen3_dir()
@@ -68,6 +72,11 @@ while True:
         prof_batches = [s[1] for s in steps[prof_step0:]]
         prof.__exit__(None, None, None)
         prof_done, prof = prof, None
+    if args.cprofile_at and len(steps) == args.cprofile_at:
+        cprof = cProfile.Profile()
+        cprof.enable()
+    if args.cprofile_at and len(steps) == args.cprofile_at + 30:
+        cprof.disable()
     rec = sched.overlap_step()
     now = time.perf_counter()
     if rec is None and sched.is_idle and not sched.has_in_flight:
@@ -110,3 +119,7 @@ if args.profile_at:
     print("|---|---|")
     for name, us in sorted(by_kind.items(), key=lambda kv: -kv[1])[:14]:
         print(f"| {name} | {us / 1e3 / nsteps:.3f} |")
+
+if args.cprofile_at:
+    print(f"\ncProfile of steps {args.cprofile_at}..{args.cprofile_at + 29} (30 steps), by own time:")
+    pstats.Stats(cprof).sort_stats("tottime").print_stats(22)

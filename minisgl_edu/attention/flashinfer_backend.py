@@ -80,7 +80,7 @@ class FlashInferBackend(AttentionBackend):
         self.prefill_wrapper = flashinfer.BatchPrefillWithPagedKVCacheWrapper(
             self.workspace, "NHD", backend=self.prefill_backend
         )
-        self._decode_wrapper = None  # made once num_qo_heads is known (use_tensor_cores depends on it)
+        self._decode_wrapper = None  # made at the first eager (not graph-captured) decode batch
         # Per-layer paged views of the pool: [num_pages + 1, page_size, Hkv, D], no copy.
         shape = (-1, self.page_size, self.num_kv_heads, self.head_dim)
         self.kv_views = [(pool.k[i].view(shape), pool.v[i].view(shape)) for i in range(pool.num_layers)]
@@ -94,9 +94,14 @@ class FlashInferBackend(AttentionBackend):
     # ------------------------------------------------------------------ helpers
     @property
     def use_tensor_cores(self) -> bool:
-        # With many query heads per KV head, decode looks like a small prefill: the tensor-core
-        # (prefill) kernel wins. SGLang switches at a group size of 4; Qwen3-0.6B has 2.
-        return (self.num_qo_heads or self.num_kv_heads) // self.num_kv_heads >= 4
+        # FlashInfer has two decode kernels: a CUDA-core one (one program per request and KV head)
+        # and the tensor-core prefill kernel run with one query row per request, whose plan also
+        # splits long contexts into chunks. SGLang picks tensor cores from a GQA group of 4; at
+        # equal context lengths the CUDA-core kernel was as fast here (Qwen3-0.6B, group 2), but
+        # with the benchmark's mixed lengths (100..2048 tokens) the tensor-core path balances the
+        # work better: 22.2k vs 21.0k tok/s on the H200 (docs/benchmarks.md). So on by default;
+        # MINISGL_EDU_FI_DECODE_TC=0 switches back to the CUDA-core kernel.
+        return os.environ.get("MINISGL_EDU_FI_DECODE_TC", "1") != "0"
 
     @property
     def decode_wrapper(self):

@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> dict:
                          "compared with ours on the full set")
     ap.add_argument("--page-size", type=int, default=16)
     ap.add_argument("--max-prefill-tokens", type=int, default=None,
-                    help="token budget of one prefill batch (default: SchedulerConfig's, 2048)")
+                    help="token budget of one prefill batch (default: SchedulerConfig's: 2048 on CPU, 8192 on CUDA)")
     ap.add_argument("--max-running-requests", type=int, default=None)
     ap.add_argument("--attention-backend", default="auto", choices=["auto", "torch", "flashinfer"])
     ap.add_argument("--cuda-graph-max-bs", type=int, default=256, help="0 disables CUDA graphs")

@@ -50,7 +50,14 @@ class PageTable:
         if start + len(pages) > self.max_pages_per_req:
             raise ValueError("request longer than the page table allows")
         self.pages[row].extend(pages)
-        self.table[row, start : start + len(pages)] = torch.tensor(pages, dtype=torch.int32)
+        src = torch.tensor(pages, dtype=torch.int32)
+        if self.table.is_cuda:
+            # From page-locked memory, without blocking: a copy from ordinary memory makes the
+            # host wait for the (default) stream first. That stream is mostly idle, so the gain
+            # was too small to measure (docs/benchmarks.md), but the overlap loop's host never
+            # needs to wait here.
+            src = src.pin_memory()
+        self.table[row, start : start + len(pages)].copy_(src, non_blocking=True)
 
     def slots(self, row: int, start: int, end: int, page_size: int) -> list[int]:
         """Pool slots of positions start..end-1 of the request in `row` (pages must be there)."""

@@ -88,7 +88,7 @@ class Scheduler(OverlapMixin):
         self.max_seq_len = self.engine.max_seq_len
         self.vocab_size = mc.vocab_size
         self.max_running = min(config.max_running_requests, self.engine.page_table.max_reqs)
-        self.max_prefill_tokens = config.max_prefill_tokens
+        self.max_prefill_tokens = config.max_prefill_tokens or (8192 if self.engine.device.type == "cuda" else 2048)
 
         self.waiting: deque[Req] = deque()  # FIFO; the head may be part-way through a chunked prefill
         self.running: list[Req] = []  # prompt done, decoding one token per step
