@@ -4,7 +4,7 @@
 # per variant in the order given, optionally a kernel profile of the 256-request run; a table last.
 #   source .gpu/env.sh && OUT=/tmp/out bash scripts/gpu_ab.sh [--tests] [--profile] \
 #       'name|ENV=value ...|--bench-flags ...' ...
-# e.g. 'base||' 'big_prefill||--max-prefill-tokens 8192' 'no_triton|MINISGL_EDU_TRITON=0|'
+# e.g. 'base||' 'big_prefill||--max-prefill-tokens 8192' 'no_triton|MINISGL_EDU_TRITON=0|' 'hf|HF=1|'
 set -u
 OUT=${OUT:-/tmp/gpu_ab}; mkdir -p "$OUT" /tmp/gl
 DEADLINE=${DEADLINE:-560}
@@ -37,9 +37,12 @@ for v in "${VARIANTS[@]}"; do
   stamp "bench $name: env [$envs] flags [$flags]"
   # TREE=dir in the env part runs another copy of the code (e.g. `git archive` of an older commit).
   tree=$(sed -n 's/.*TREE=\([^ ]*\).*/\1/p' <<< "$envs"); tree=${tree:-.}
+  # HF=1 in the env part also runs transformers on the same prompts (~200 s for the 256 requests).
+  skip=--skip-transformers; [[ " $envs " == *" HF=1 "* ]] && skip=""
+  to=$([ -z "$skip" ] && echo 420 || echo 120)
   # shellcheck disable=SC2086
-  (cd "$tree" && env $envs PYTHONPATH="$PWD:$PYTHONPATH" timeout 120 python -m minisgl_edu.bench.offline \
-    --preset qwen3-0.6b --skip-transformers --json "$OUT/bench_$name.json" $flags) \
+  (cd "$tree" && env $envs PYTHONPATH="$PWD:$PYTHONPATH" timeout $to python -m minisgl_edu.bench.offline \
+    --preset qwen3-0.6b $skip --json "$OUT/bench_$name.json" $flags) \
     > "/tmp/gl/bench_$name.log" 2>&1 || echo "  (failed, see /tmp/gl/bench_$name.log)"
   tail -n 1 "/tmp/gl/bench_$name.log"
 done
@@ -53,9 +56,9 @@ fi
 stamp "summary"
 python - "$OUT" <<'PY'
 import glob, json, os, sys
-print("| run | engine tok/s | batch-1 tok/s | engine s |")
-print("|---|---|---|---|")
+print("| run | engine tok/s | batch-1 tok/s | engine s | transformers tok/s | ratio |")
+print("|---|---|---|---|---|---|")
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "bench_*.json")), key=os.path.getmtime):
     r = json.load(open(f))
-    print(f"| {os.path.basename(f)[6:-5]} | {r['engine_tok_s']} | {r.get('batch1_tok_s')} | {r.get('engine_s')} |")
+    print(f"| {os.path.basename(f)[6:-5]} | {r['engine_tok_s']} | {r.get('batch1_tok_s')} | {r.get('engine_s')} | {r.get('hf_tok_s', '-')} | {r.get('speedup', '-')} |")
 PY
