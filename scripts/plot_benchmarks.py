@@ -15,14 +15,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-RUNS = [  # (label, output tok/s)
-    ("all on\n(Triton kernels)", 18554),  # mean of the two "rope,gemm" runs, one machine
-    ("Triton kernels off", 17403),  # same machine, alternated with the line above
-    ("fused off\u2020", 13848),
-    ("no overlap*", 9814),
-    ("no CUDA graphs*", 6092),
+RUNS = [  # (label, output tok/s); one call on one machine unless marked
+    ("all on", 22449),  # mean of the two "all on" runs (22,234 and 22,664)
+    ("tensor-core decode off", 21247),
+    ("prefill budget 2,048", 21835),
+    ("Triton kernels off", 21592),
+    ("no overlap", 13290),
+    ("no CUDA graphs", 10646),
     ("torch attention*", 1318),
-    ("transformers\ngenerate", 726),
+    ("transformers\ngenerate", 727),  # 726.6, same process as the first "all on" run
 ]
 
 
@@ -33,7 +34,7 @@ def main() -> None:
     for bar, v in zip(bars, values[::-1]):
         ax.text(v + 200, bar.get_y() + bar.get_height() / 2, f"{v:,}", va="center", fontsize=8)
     ax.set_xlabel("output tokens / s (256 requests, in/out 100..1024, Qwen3-0.6B shape, bf16)")
-    ax.set_title("Offline throughput on one H200  (* before the fused kernels, \u2020 before the Triton ones)",
+    ax.set_title("Offline throughput on one H200, each line one switch off  (* an earlier commit)",
                  fontsize=9)
     ax.set_xlim(0, max(values) * 1.15)
     fig.tight_layout()

@@ -211,6 +211,10 @@ Two Triton kernels of our own (`minisgl_edu/kernels/`) shorten the decode step f
 batch: a step of a small model is hundreds of tiny kernels, so merging five of them per layer into
 one, and reading each weight matrix with a kernel made for a handful of rows, shows up directly in
 batch-1 speed.
+Two settings differ on the GPU. The prefill budget (`max_prefill_tokens`) is 8192 tokens instead
+of 2048: a 2048-token batch leaves a large GPU partly idle. And decode attention uses FlashInfer's
+tensor-core kernel, whose plan cuts long contexts into chunks, so that in a batch of mixed lengths
+the GPU is not left waiting on the few longest requests.
 The project's measured GPU numbers, if they have been written down, are in `docs/benchmarks.md`:
 """),
 code(r'''
