@@ -47,6 +47,16 @@ for v in "${VARIANTS[@]}"; do
   tail -n 1 "/tmp/gl/bench_$name.log"
 done
 
+# PROBE_ENVS="A=1;A=0": GPU time per decode-graph replay (gpu_step_probe.py --quick) under each env.
+IFS=';' read -r -a PROBES <<< "${PROBE_ENVS:-}"
+for pe in "${PROBES[@]}"; do
+  [ $(( DEADLINE - $(el) )) -lt 50 ] && { stamp "no time left for probe [$pe]"; continue; }
+  stamp "graph replay probe, env [$pe]"
+  # shellcheck disable=SC2086
+  env $pe timeout 90 python scripts/gpu_step_probe.py "$OUT" --quick > /tmp/gl/probe.log 2>&1
+  grep -E "^   (overlap|bs=)" /tmp/gl/probe.log
+done
+
 if [ $PROFILE = 1 ] && [ $(( DEADLINE - $(el) )) -ge 60 ]; then
   stamp "kernel mix of the 256-request run (decode steps 150-159)"
   timeout $(( DEADLINE - $(el) - 10 )) python scripts/gpu_host_share.py ${PROFILE_FLAGS:---profile-at 150} > "$OUT/host_share.log" 2>&1

@@ -155,34 +155,51 @@ def test_flashinfer_matches_torch(page_size, case):
 
 
 # ---------------------------------------------------------------------- fused model kernels
+def _perturbed_tiny_qwen3(tiny_qwen3_dir):
+    """The tiny Qwen3 in bf16 on CUDA with every RMSNorm weight perturbed (weights of 1.0 would
+    hide a misplaced norm weight), and a float32 copy of it: the reference."""
+    import copy
+
+    from minisgl_edu.models import load_model
+
+    model, cfg = load_model(tiny_qwen3_dir, dtype=torch.bfloat16, device="cuda")
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.add_((0.2 * torch.randn(p.shape, generator=gen)).to(p))
+    return model, cfg, copy.deepcopy(model).float()
+
+
+def _paged_logits(model, cfg, ps: list[list[int]], flashinfer: bool = False) -> torch.Tensor:
+    """Every prompt position's logits of one prefill of `ps`, then 4 decode steps (fixed tokens)."""
+    from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
+    from minisgl_edu.models.testing import PagedRunner
+
+    runner = PagedRunner(model, cfg, page_size=16, max_tokens=1024, max_reqs=4, max_len=256)
+    if flashinfer:
+        runner.backend = FlashInferBackend(runner.pool, runner.page_table, num_qo_heads=cfg.num_heads)
+    rows = [runner.add_request() for _ in ps]
+    out = runner.step(list(zip(rows, ps)), all_logits=True)
+    for step in range(4):
+        out += runner.step([(r, [7 + step]) for r in rows])
+    return torch.cat([o.reshape(-1, o.shape[-1]) for o in out]).float()
+
+
 @gpu
 @needs_cuda
 def test_fused_kernels_match_torch_layers(tiny_qwen3_dir):
     """FlashInfer's rmsnorm / fused_add_rmsnorm / q-k norm / RoPE / silu_and_mul (the CUDA bf16
     default) against the plain torch layers, both measured against the same weights in float32."""
-    import copy
+    from minisgl_edu.models import layers
 
-    from minisgl_edu.models import layers, load_model
-    from minisgl_edu.models.testing import PagedRunner
-
-    model, cfg = load_model(tiny_qwen3_dir, dtype=torch.bfloat16, device="cuda")
-    gen = torch.Generator().manual_seed(0)
-    with torch.no_grad():  # norm weights of 1.0 would hide a misplaced weight
-        for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
-                p.add_((0.2 * torch.randn(p.shape, generator=gen)).to(p))
-    ref_model = copy.deepcopy(model).float()  # float32 on CUDA: the torch path
+    model, cfg, ref_model = _perturbed_tiny_qwen3(tiny_qwen3_dir)
     ps = prompts(2, 20, 150, seed=3)
 
     def run(m, fused: bool) -> torch.Tensor:
         layers.FUSED_KERNELS = fused
         try:
-            runner = PagedRunner(m, cfg, page_size=16, max_tokens=1024, max_reqs=4, max_len=256)
-            rows = [runner.add_request() for _ in ps]
-            out = runner.step(list(zip(rows, ps)), all_logits=True)
-            for step in range(4):  # decode: the same fixed tokens for every run
-                out += runner.step([(r, [7 + step]) for r in rows])
-            return torch.cat([o.reshape(-1, o.shape[-1]) for o in out]).float()
+            return _paged_logits(m, cfg, ps)
         finally:
             layers.FUSED_KERNELS = True
 
@@ -256,49 +273,60 @@ def test_qk_rope_store_matches_torch(norm):
 
 @gpu
 @needs_cuda
+@pytest.mark.parametrize("m", [1, 5, 16])
+@pytest.mark.parametrize("residual,silu_mul,n,k,bias", [(True, False, 4096, 1024, False), (True, True, 6144, 1024, True),
+                                                        (False, False, 4096, 1024, False), (True, True, 256, 64, False)])
+def test_norm_linear_matches_float32(m, residual, silu_mul, n, k, bias):
+    """residual' = hidden + residual; y = rmsnorm(residual') @ W^T (+ b) (; silu(gate) * up), one kernel."""
+    from minisgl_edu.kernels.skinny_gemm import norm_linear, supports_norm
+
+    g = torch.Generator(device="cuda").manual_seed(m * n + k)
+    h = torch.randn(m, k, device="cuda", generator=g).bfloat16()
+    r = (3 * torch.randn(m, k, device="cuda", generator=g)).bfloat16() if residual else None
+    nw = (1 + 0.2 * torch.randn(k, device="cuda", generator=g)).bfloat16()
+    w = (torch.randn(n, k, device="cuda", generator=g) / k**0.5).bfloat16()
+    b = torch.randn(n, device="cuda", generator=g).bfloat16() if bias else None
+    assert supports_norm(h, w, silu_mul)
+    s = h.float() + (r.float() if residual else 0)
+
+    def reference(x_normed: torch.Tensor, w_: torch.Tensor, b_) -> torch.Tensor:
+        y = torch.nn.functional.linear(x_normed, w_, b_).float()
+        return torch.nn.functional.silu(y[:, : n // 2]) * y[:, n // 2 :] if silu_mul else y
+
+    normed = torch.nn.functional.rms_norm(s, (k,), eps=1e-6) * nw.float()
+    want = reference(normed, w.float(), None if b is None else b.float())
+    bf16 = reference(normed.bfloat16(), w, b)  # the unfused bf16 path: the error to expect
+    got, r_out = norm_linear(h, r, nw, 1e-6, w, b, silu_mul=silu_mul)
+    assert got.shape == (m, n // 2 if silu_mul else n) and got.dtype == torch.bfloat16
+    assert torch.equal(r_out, s.bfloat16()) if residual else r_out is h
+    print(f"norm_linear m={m} n={n} silu={silu_mul}: {_rel(got, want):.1e} (bf16 unfused {_rel(bf16, want):.1e})")
+    assert _rel(got, want) < max(5e-3, 1.5 * _rel(bf16, want))
+
+
+@gpu
+@needs_cuda
 def test_triton_kernels_in_the_model_match_float32(tiny_qwen3_dir):
     """The whole model on the FlashInfer backend, with our Triton kernels and without them,
-    against the same weights in float32: prefill (rope kernel) and decode (rope + skinny GEMM)."""
-    import copy
-
+    against the same weights in float32: prefill (rope kernel) and decode (rope, skinny GEMM,
+    and the norms / silu folded into the GEMMs)."""
     from minisgl_edu import kernels
-    from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
-    from minisgl_edu.models import load_model
-    from minisgl_edu.models.testing import PagedRunner
 
-    model, cfg = load_model(tiny_qwen3_dir, dtype=torch.bfloat16, device="cuda")
-    gen = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
-                p.add_((0.2 * torch.randn(p.shape, generator=gen)).to(p))
-    ref_model = copy.deepcopy(model).float()
+    model, cfg, ref_model = _perturbed_tiny_qwen3(tiny_qwen3_dir)
     ps = prompts(3, 20, 150, seed=4)
-
-    def run(m, flashinfer: bool) -> torch.Tensor:
-        runner = PagedRunner(m, cfg, page_size=16, max_tokens=1024, max_reqs=4, max_len=256)
-        if flashinfer:
-            runner.backend = FlashInferBackend(runner.pool, runner.page_table, num_qo_heads=cfg.num_heads)
-        rows = [runner.add_request() for _ in ps]
-        out = runner.step(list(zip(rows, ps)), all_logits=True)
-        for step in range(4):
-            out += runner.step([(r, [7 + step]) for r in rows])
-        return torch.cat([o.reshape(-1, o.shape[-1]) for o in out]).float()
-
-    want = run(ref_model, False)
+    want = _paged_logits(ref_model, cfg, ps)
     saved = set(kernels.ENABLED)
+    errors = {}
     try:
-        kernels.ENABLED.clear()
-        kernels.ENABLED.update({"rope", "gemm"})
-        ours = run(model, True)
-        kernels.ENABLED.clear()
-        theirs = run(model, True)
+        for name, on in [("all", {"rope", "gemm", "norm"}), ("rope,gemm", {"rope", "gemm"}), ("none", set())]:
+            kernels.ENABLED.clear()
+            kernels.ENABLED.update(on)
+            errors[name] = _rel(_paged_logits(model, cfg, ps, flashinfer=True), want)
     finally:
         kernels.ENABLED.clear()
         kernels.ENABLED.update(saved)
-    e_ours, e_theirs = _rel(ours, want), _rel(theirs, want)
-    print(f"Triton kernels: relative error vs float32 {e_ours:.2e} (FlashInfer kernels + cuBLAS: {e_theirs:.2e})")
-    assert e_ours < max(1e-2, 1.5 * e_theirs)
+    print("Triton kernels: relative error vs float32 " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
+    assert errors["all"] < max(1e-2, 1.5 * errors["none"])
+    assert errors["rope,gemm"] < max(1e-2, 1.5 * errors["none"])
 
 
 # ---------------------------------------------------------------------- CUDA graphs
