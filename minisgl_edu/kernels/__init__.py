@@ -7,19 +7,17 @@ some of them or make them faster:
 * `qk_rope_store`: q/k RMSNorm + RoPE + the K/V write into the paged pool, one launch per layer
   instead of five;
 * `skinny_gemm`: the linear layers of a decode batch of at most 16 tokens, reading the weights
-  faster than cuBLAS's kernels do at those shapes ("gemm"); and the same kernel with the residual
-  add + RMSNorm before it and silu(gate) * up after it folded in ("norm"), so that a small decode
-  batch runs three kernels per layer fewer.
+  faster than cuBLAS's kernels do at those shapes.
 
-`MINISGL_EDU_TRITON` picks them: "rope,gemm,norm" (the default), any of the three, or "0" for
-none (then FlashInfer's separate kernels and cuBLAS run, as before); see docs/benchmarks.md.
+`MINISGL_EDU_TRITON` picks them: "rope,gemm" (the default), one of the two, or "0" for neither
+(then FlashInfer's separate kernels and cuBLAS run, as before); see docs/benchmarks.md.
 """
 
 import functools
 import importlib.util
 import os
 
-_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,norm")
+_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm")
 ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
 
 
@@ -30,5 +28,5 @@ def triton_available() -> bool:
 
 
 def enabled(name: str) -> bool:
-    """Use our Triton kernel `name` ("rope", "gemm" or "norm")? Asked only on the CUDA path."""
+    """Use our Triton kernel `name` ("rope" or "gemm")? Asked only on the CUDA path."""
     return name in ENABLED and triton_available()

@@ -25,12 +25,11 @@ model is launch-bound: the torch versions cost ~40 kernels per layer, the fused 
 path (and any float32 model) keeps the plain torch code, unchanged. `MINISGL_EDU_FUSED=0` (or
 `layers.FUSED_KERNELS = False`) switches the fused kernels off, to compare.
 
-Further on the same path, with Triton kernels of our own (`minisgl_edu.kernels`): q/k norm, RoPE
-and the K/V write into the pool become one kernel when the attention backend lets the caller
-write the pool (`kv_write_target`, FlashInfer does); the linear layers of a batch of at most 16
-tokens use a skinny GEMM (`distributed.linear.linear`); and at that size each add + RMSNorm runs
-inside the matmul that follows it, and silu(gate) * up inside gate_up_proj's
-(`DecoderLayer._forward_norms_in_gemms`). `MINISGL_EDU_TRITON=0` turns all three off.
+Two steps further on the same path, with Triton kernels of our own (`minisgl_edu.kernels`): q/k
+norm, RoPE and the K/V write into the pool become one kernel when the attention backend lets the
+caller write the pool (`kv_write_target`, FlashInfer does), and the linear layers of a batch of
+at most 16 tokens use a skinny GEMM (`distributed.linear.linear`). `MINISGL_EDU_TRITON=0` turns
+both off.
 
 Tensor parallelism (`--tp N`): the projections are the column- and row-parallel layers of
 `minisgl_edu.distributed.linear`, so each rank holds `num_heads / N` query heads, `num_kv_heads / N`
@@ -130,12 +129,8 @@ class Attention(nn.Module):
         cos_sin: tuple[torch.Tensor, torch.Tensor],
         attn: AttentionBackend,
     ) -> torch.Tensor:
-        return self.attend(self.qkv_proj(hidden), cos_sin, attn)
-
-    def attend(self, qkv: torch.Tensor, cos_sin: tuple[torch.Tensor, torch.Tensor],
-               attn: AttentionBackend) -> torch.Tensor:
-        """Everything after the qkv projection: q/k norm, RoPE, attention, o_proj."""
-        T = qkv.shape[0]
+        T = hidden.shape[0]
+        qkv = self.qkv_proj(hidden)
         if use_fused(qkv) and kernels.enabled("rope"):
             out = self._forward_triton(qkv, cos_sin, attn)
             if out is not None:
@@ -234,8 +229,6 @@ class DecoderLayer(nn.Module):
         norm" is one `fused_add_rmsnorm` kernel, which updates both tensors in place; the model
         adds the last MLP output in its final norm.
         """
-        if self._norms_in_gemms(hidden):
-            return self._forward_norms_in_gemms(hidden, residual, cos_sin, attn)
         if residual is None:
             residual = hidden
             x = self.input_layernorm(hidden)
@@ -243,26 +236,3 @@ class DecoderLayer(nn.Module):
             x = self.input_layernorm.add_forward_(hidden, residual)
         x = self.post_attention_layernorm.add_forward_(self.self_attn(x, cos_sin, attn), residual)
         return self.mlp(x), residual
-
-    def _norms_in_gemms(self, hidden: torch.Tensor) -> bool:
-        """A decode batch of <= 16 tokens with our Triton kernels on ("norm" in MINISGL_EDU_TRITON)?"""
-        if not (hidden.is_cuda and kernels.enabled("norm")):
-            return False
-        from minisgl_edu.kernels import skinny_gemm
-
-        return (skinny_gemm.supports_norm(hidden, self.self_attn.qkv_proj.weight, silu_mul=False)
-                and skinny_gemm.supports_norm(hidden, self.mlp.gate_up_proj.weight, silu_mul=True))
-
-    def _forward_norms_in_gemms(self, hidden, residual, cos_sin, attn) -> tuple[torch.Tensor, torch.Tensor]:
-        """`forward_fused` at small batch: each add + RMSNorm happens inside the matmul after it,
-        and silu(gate) * up inside gate_up_proj's: three kernels per layer fewer (same result up to
-        bf16 rounding; see kernels/skinny_gemm.py)."""
-        from minisgl_edu.kernels.skinny_gemm import norm_linear
-
-        ln1, ln2 = self.input_layernorm, self.post_attention_layernorm
-        qkv_proj, gate_up_proj = self.self_attn.qkv_proj, self.mlp.gate_up_proj
-        qkv, residual = norm_linear(hidden, residual, ln1.weight, ln1.eps, qkv_proj.weight, qkv_proj.bias)
-        out = self.self_attn.attend(qkv, cos_sin, attn)
-        act, residual = norm_linear(out, residual, ln2.weight, ln2.eps, gate_up_proj.weight, gate_up_proj.bias,
-                                    silu_mul=True)
-        return self.mlp.down_proj(act), residual
