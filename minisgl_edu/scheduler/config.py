@@ -12,7 +12,8 @@ from minisgl_edu.engine.config import EngineConfig
 class SchedulerConfig(EngineConfig):
     # Token budget of one prefill batch; longer prompts are chunked. None: 2048 on CPU (a step
     # stays short enough to watch), 8192 on CUDA, where a 2048-token batch leaves the GPU
-    # underused (the 256-request benchmark: 18.4-19.2k -> 20.9-21.1k tok/s, docs/benchmarks.md).
+    # underused (the 256-request benchmark, CUDA-core decode: 18.4-19.2k -> 20.9-21.1k tok/s;
+    # docs/benchmarks.md).
     max_prefill_tokens: Optional[int] = None
     cache: str = "radix"  # prefix cache: "radix" or "naive"
     stats_interval: float = 0.1  # seconds between two stats messages to the server
