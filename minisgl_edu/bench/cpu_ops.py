@@ -7,6 +7,9 @@
    matmul, with the weights stored [out, in] (the checkpoint's layout) or [in, out].
 2. Decode attention (`attention/torch_backend.py`): SDPA over already-gathered K/V with
    `enable_gqa` (each query head its own row) or with the G query heads of a KV head as G rows.
+3. Headroom not taken: the same 120 float32 matmuls through MKL's packed-weight sgemm
+   (`torch.ops.mkl._mkl_linear`, a private op that torch.compile's CPU freezing uses), against
+   the [in, out] layout the engine uses (see docs/benchmarks.md, "CPU").
 
 Each figure is the mean of several calls after a warm-up; run it on an idle machine, and more
 than once where the machine is shared.
@@ -66,6 +69,24 @@ def attention_rows(dtype: torch.dtype) -> list[str]:
     return rows
 
 
+def packed_rows() -> list[str]:
+    if not hasattr(torch.ops.mkl, "_mkl_linear"):
+        return ["| (this torch build has no MKL packed sgemm) | | | |"]
+    rows = []
+    for batch in (1, 8, 16, 32):
+        out_in = [[torch.randn(o, i) for _ in range(LAYERS)] for o, i in LAYER_SHAPES]
+        in_out = [[w.t().contiguous().t() for w in ws] for ws in out_in]
+        packed = [[(torch.ops.mkl._mkl_reorder_linear_weight(w, batch), w) for w in ws] for ws in out_in]
+        xs = [torch.randn(batch, i) for _, i in LAYER_SHAPES]
+        a = mean_ms(lambda: [F.linear(x, w) for x, ws in zip(xs, in_out) for w in ws])
+        b = mean_ms(lambda: [torch.ops.mkl._mkl_linear(x, p, w, None, batch)
+                             for x, ps in zip(xs, packed) for p, w in ps])
+        x, (p, w) = xs[0], packed[0][0]
+        err = (torch.ops.mkl._mkl_linear(x, p, w, None, batch) - F.linear(x, w)).abs().max().item()
+        rows.append(f"| {batch} | {a:.1f} | {b:.1f} | {err:.1e} |")
+    return rows
+
+
 def main() -> None:
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
@@ -77,6 +98,9 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for dt in (torch.float32, torch.bfloat16):
         print("\n".join(attention_rows(dt)))
+    print("\n| batch | 120 layer matmuls float32, W [in, out] ms | MKL packed ms | max diff |")
+    print("|---|---|---|---|")
+    print("\n".join(packed_rows()))
 
 
 if __name__ == "__main__":
