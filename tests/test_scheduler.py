@@ -58,6 +58,16 @@ def test_batched_equals_alone(tiny_model_dir, reference, page_size, cache):
     s.cache.check()
 
 
+def test_default_prefill_budget_on_cpu_is_2048_tokens(tiny_model_dir):
+    """SchedulerConfig's budget None means 2048 tokens on CPU (8192 on CUDA): a 2100-token prompt
+    is prefilled in a 2048-token chunk, then the 52 left."""
+    s = make(tiny_model_dir, max_prefill_tokens=None, num_pages=1024)
+    assert s.max_prefill_tokens == 2048
+    s.add_request(0, prompt(2100), SamplingParams(max_tokens=1, ignore_eos=True))
+    prefill = [r for r in s.run_until_idle() if r.phase == "prefill"]
+    assert [r.items[0][1:] for r in prefill] == [(0, 2048), (2048, 52)]
+
+
 def test_chunked_prefill_same_tokens(tiny_model_dir, reference):
     prompts, ref = reference
     s = make(tiny_model_dir, max_prefill_tokens=16)
