@@ -10,7 +10,8 @@ batch N+1 and processed N's tokens. Prints a table by decode batch size.
 `--profile-at STEP` also records steps STEP..STEP+9 with torch.profiler and prints the GPU
 time of each kind of kernel per step, and how much of the window's wall time the GPU was busy
 (the union of kernel intervals): the kernel mix of a large-batch decode step.
-`--cprofile-at STEP` runs cProfile over steps STEP..STEP+29 (another window may be given to each): where the host's time goes.
+`--cprofile-at STEP` runs cProfile over steps STEP..STEP+29 (both may be given, at different
+steps): where the host's time goes.
 """
 
 import argparse
