@@ -141,6 +141,10 @@ CASES = {
 }
 
 
+def _rel(got: torch.Tensor, want: torch.Tensor) -> float:
+    return ((got.float() - want.float()).norm() / want.float().norm()).item()
+
+
 @gpu
 @needs_cuda
 @pytest.mark.parametrize("page_size", [1, 16])
@@ -149,7 +153,7 @@ def test_flashinfer_matches_torch(page_size, case):
     q_lens, kv_lens = CASES[case]
     want, got = _attention_case(page_size, q_lens, kv_lens)
     assert got.shape == want.shape
-    rel = ((got.float() - want.float()).norm() / want.float().norm()).item()
+    rel = _rel(got, want)
     print(f"{case} page_size={page_size}: relative error {rel:.2e}")
     assert rel < 1e-2
 
@@ -205,17 +209,12 @@ def test_fused_kernels_match_torch_layers(tiny_qwen3_dir):
 
     want = run(ref_model, False)
     fused, plain = run(model, True), run(model, False)
-    err_fused = ((fused - want).norm() / want.norm()).item()
-    err_plain = ((plain - want).norm() / want.norm()).item()
+    err_fused, err_plain = _rel(fused, want), _rel(plain, want)
     print(f"fused kernels: relative error vs float32 {err_fused:.2e} (torch layers in bf16: {err_plain:.2e})")
     assert err_fused < max(1e-2, 1.5 * err_plain)
 
 
 # ---------------------------------------------------------------------- our Triton kernels
-def _rel(got: torch.Tensor, want: torch.Tensor) -> float:
-    return ((got.float() - want.float()).norm() / want.float().norm()).item()
-
-
 @gpu
 @needs_cuda
 @pytest.mark.parametrize("m", [1, 5, 16])
