@@ -46,6 +46,34 @@ for overlap in (True, False, True):
     dt = time.perf_counter() - t0
     print(f"   overlap={overlap}: {512 / dt:7.1f} tok/s  ({dt / 512 * 1e3:.3f} ms per token, prefill included)")
 
+# Host or GPU? The same run once more, timing the wait for the GPU inside each step's result().
+from minisgl_edu.engine import engine as engine_mod
+
+waits = []
+_result = engine_mod.PendingForward.result
+
+
+def timed_result(self):
+    t = time.perf_counter()
+    try:
+        return _result(self)
+    finally:
+        waits.append(time.perf_counter() - t)
+
+
+engine_mod.PendingForward.result = timed_result
+sched.add_request(uid, prompt, SamplingParams(max_tokens=512, ignore_eos=True))
+uid += 1
+torch.cuda.synchronize()
+t0 = time.perf_counter()
+sched.run_until_idle(overlap=True)
+torch.cuda.synchronize()
+dt = time.perf_counter() - t0
+engine_mod.PendingForward.result = _result
+step_ms, wait_ms = dt / len(waits) * 1e3, sum(waits[1:]) / max(len(waits) - 1, 1) * 1e3
+print(f"   overlap, per step: {step_ms:.3f} ms, of which waiting for the GPU {wait_ms:.3f} ms "
+      f"-> host {step_ms - wait_ms:.3f} ms ({len(waits)} steps)")
+
 print("2. GPU time per graph replay (512-token contexts, 100 replays back to back)")
 gr = eng.graph_runner
 ctx = 512

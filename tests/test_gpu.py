@@ -294,6 +294,25 @@ def test_triton_kernels_in_the_model_match_float32(tiny_qwen3_dir):
     assert errors["rope,gemm"] < max(1e-2, 1.5 * errors["none"])
 
 
+@gpu
+@needs_cuda
+def test_pdl_changes_no_logit(tiny_qwen3_dir, monkeypatch):
+    """Programmatic dependent launch only lets kernels start early: with it on, every logit must be
+    bit-identical to the run without it. A kernel that read its input before `gdc_wait` (a race
+    with the previous kernel) would show here as different values."""
+    from minisgl_edu.kernels import pdl
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("PDL needs compute capability 9.0 (Hopper) or newer")
+    assert pdl.enabled(torch.device("cuda")), "PDL should be on by default on this GPU"
+    model, cfg, _ = _perturbed_tiny_qwen3(tiny_qwen3_dir)
+    ps = prompts(3, 1, 5, seed=5)  # <= 15 tokens in all: the skinny GEMM runs in the prefill too
+    with_pdl = _paged_logits(model, cfg, ps, flashinfer=True)
+    monkeypatch.setattr(pdl, "enabled", lambda device: False)
+    without = _paged_logits(model, cfg, ps, flashinfer=True)
+    assert torch.equal(with_pdl, without)
+
+
 # ---------------------------------------------------------------------- CUDA graphs
 @gpu
 @needs_cuda

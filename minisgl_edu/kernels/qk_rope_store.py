@@ -23,28 +23,34 @@ import torch
 import triton
 import triton.language as tl
 
+from minisgl_edu.kernels import pdl
+
 
 @triton.jit
 def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr, q_out_ptr, k_pool_ptr,
                           v_pool_ptr, stride_qkv, stride_cs, stride_qo, stride_pool, eps,
                           NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, HEAD_DIM: tl.constexpr,
-                          HAS_NORM: tl.constexpr):
+                          HAS_NORM: tl.constexpr, USE_PDL: tl.constexpr):
     t = tl.program_id(0)
     h = tl.program_id(1)  # q heads 0..NUM_Q-1, then k heads
     HALF: tl.constexpr = HEAD_DIM // 2
     offs = tl.arange(0, HALF)
-    row = qkv_ptr + t * stride_qkv
-    # q head h and k head j = h - NUM_Q both start at column h * HEAD_DIM of the qkv row.
-    x1 = tl.load(row + h * HEAD_DIM + offs).to(tl.float32)
-    x2 = tl.load(row + h * HEAD_DIM + HALF + offs).to(tl.float32)
-    if HAS_NORM:
-        rstd = 1.0 / tl.sqrt((tl.sum(x1 * x1, axis=0) + tl.sum(x2 * x2, axis=0)) / HEAD_DIM + eps)
+    if HAS_NORM:  # weights first: under PDL (kernels/pdl.py) only they may be read before gdc_wait
         if h < NUM_Q:
             w1 = tl.load(qw_ptr + offs).to(tl.float32)
             w2 = tl.load(qw_ptr + HALF + offs).to(tl.float32)
         else:
             w1 = tl.load(kw_ptr + offs).to(tl.float32)
             w2 = tl.load(kw_ptr + HALF + offs).to(tl.float32)
+    if USE_PDL:
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
+    row = qkv_ptr + t * stride_qkv
+    # q head h and k head j = h - NUM_Q both start at column h * HEAD_DIM of the qkv row.
+    x1 = tl.load(row + h * HEAD_DIM + offs).to(tl.float32)
+    x2 = tl.load(row + h * HEAD_DIM + HALF + offs).to(tl.float32)
+    if HAS_NORM:
+        rstd = 1.0 / tl.sqrt((tl.sum(x1 * x1, axis=0) + tl.sum(x2 * x2, axis=0)) / HEAD_DIM + eps)
         x1 = x1 * rstd * w1
         x2 = x2 * rstd * w2
     pos = tl.load(pos_ptr + t)
@@ -85,9 +91,11 @@ def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Ten
     if T == 0:
         return q
     has_norm = q_weight is not None
+    use_pdl = pdl.enabled(qkv.device)
     _qk_rope_store_kernel[(T, num_q + num_kv)](
         qkv, positions, cos_sin, q_weight if has_norm else cos_sin, k_weight if has_norm else cos_sin, out_loc,
         q, k_pool, v_pool, qkv.stride(0), cos_sin.stride(0), q.stride(0), k_pool.stride(0), eps,
-        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, num_warps=1,
+        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, USE_PDL=use_pdl,
+        num_warps=1, **pdl.launch_kwargs(use_pdl),
     )
     return q

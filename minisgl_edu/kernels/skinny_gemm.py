@@ -20,13 +20,15 @@ import torch
 import triton
 import triton.language as tl
 
+from minisgl_edu.kernels import pdl
+
 MAX_ROWS = 16  # above this, cuBLAS's tiled GEMMs are the right tool
 
 
 @triton.jit
 def _skinny_gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_wn, stride_ym, K: tl.constexpr,
                         HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                        BLOCK_K: tl.constexpr):
+                        BLOCK_K: tl.constexpr, USE_PDL: tl.constexpr):
     pid = tl.program_id(0)
     offs_m = tl.arange(0, BLOCK_M)
     offs_n = pid * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -35,13 +37,21 @@ def _skinny_gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_wn, 
     w_ptrs = w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :]
     m_mask = offs_m[:, None] < M
     n_mask = offs_n[:, None] < N
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for _ in range(0, K, BLOCK_K):  # K (a constant per layer) is a multiple of BLOCK_K: see supports()
+    # The first tile of W is loaded before anything else: weights never depend on the previous
+    # kernel, so under programmatic dependent launch (see kernels/pdl.py) this load overlaps
+    # that kernel's last microseconds. x may be its output: read only after gdc_wait.
+    w = tl.load(w_ptrs, mask=n_mask, other=0.0)
+    if USE_PDL:
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()  # the next kernel may start loading its weights
+    x = tl.load(x_ptrs, mask=m_mask, other=0.0)
+    acc = tl.dot(x, tl.trans(w), out_dtype=tl.float32)
+    for _ in range(BLOCK_K, K, BLOCK_K):  # K (a constant per layer) is a multiple of BLOCK_K: see supports()
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
         x = tl.load(x_ptrs, mask=m_mask, other=0.0)
         w = tl.load(w_ptrs, mask=n_mask, other=0.0)
         acc += tl.dot(x, tl.trans(w))
-        x_ptrs += BLOCK_K
-        w_ptrs += BLOCK_K
     if HAS_BIAS:
         acc += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
     y_ptrs = y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :]
@@ -77,9 +87,10 @@ def skinny_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | No
     block_n, block_k, num_warps, num_stages = config or pick_config(N, K)
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     grid = (triton.cdiv(N, block_n),)
+    use_pdl = pdl.enabled(x.device)
     _skinny_gemm_kernel[grid](
         x, weight, bias if bias is not None else weight, y, M, N, x.stride(0), weight.stride(0), y.stride(0), K=K,
-        HAS_BIAS=bias is not None, BLOCK_M=MAX_ROWS, BLOCK_N=block_n, BLOCK_K=block_k,
-        num_warps=num_warps, num_stages=num_stages,
+        HAS_BIAS=bias is not None, BLOCK_M=MAX_ROWS, BLOCK_N=block_n, BLOCK_K=block_k, USE_PDL=use_pdl,
+        num_warps=num_warps, num_stages=num_stages, **pdl.launch_kwargs(use_pdl),
     )
     return y

@@ -1,0 +1,49 @@
+"""Programmatic dependent launch (PDL): let a kernel start before the previous one has finished.
+
+Where this sits on the request path: inside our Triton kernels (`skinny_gemm`, `qk_rope_store`),
+so inside every layer of a small decode batch on an H100/H200 (compute capability 9.0 or newer).
+
+Why: at decode batch 1 a layer is ~10 kernels of a few microseconds each, and between two of them
+the GPU drains the first kernel, then launches and ramps up the second. With PDL (a launch
+attribute, Hopper and newer) the second kernel's programs may start as soon as every program of
+the first has called `gdc_launch_dependents()`; they do the work that does not depend on the
+first kernel (load their weights), then block in `gdc_wait()` until the first kernel has finished
+and its writes are visible. FlashInfer launches its norm, activation and attention kernels this way
+on Hopper already; ours did not, so every one of them paid the full gap.
+
+The rule that keeps it correct: a kernel launched with PDL must not read anything a previous
+kernel may write, nor write anything at all, before its `gdc_wait()`. Model weights are safe to
+read early; activations, positions and KV slots are not. On a GPU without PDL, or launched
+without the attribute, `gdc_wait` returns at once, so the kernels are correct either way.
+
+`MINISGL_EDU_PDL=0` switches it off (measured in docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+
+
+@functools.cache
+def _enabled_on(device_index: int) -> bool:
+    if os.environ.get("MINISGL_EDU_PDL", "1") == "0" or os.environ.get("TRITON_INTERPRET") == "1":
+        return False
+    import triton.language as tl
+
+    if not hasattr(tl.extra.cuda, "gdc_wait"):  # Triton older than 3.3
+        return False
+    return torch.cuda.get_device_capability(device_index)[0] >= 9
+
+
+def enabled(device: torch.device) -> bool:
+    """Launch our kernels with PDL on this device? (CUDA, compute capability >= 9.0)"""
+    return device.type == "cuda" and _enabled_on(device.index if device.index is not None
+                                                  else torch.cuda.current_device())
+
+
+def launch_kwargs(use_pdl: bool) -> dict:
+    """The extra keyword of a Triton launch: `launch_pdl` only when used (older Triton lacks it)."""
+    return {"launch_pdl": True} if use_pdl else {}
