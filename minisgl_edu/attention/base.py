@@ -30,6 +30,11 @@ class AttentionMetadata:
     kv_lens: list[int]
     rows: torch.Tensor  # [B] int64, page-table rows
     out_loc: torch.Tensor  # [T] int64, pool slots of the new tokens
+    row_ids: Optional[list[int]] = None  # the same rows on the host, when the caller has them
+
+    def host_rows(self) -> list[int]:
+        """The page-table rows as a host list (read back from `rows` if not given: a sync)."""
+        return self.row_ids if self.row_ids is not None else self.rows.tolist()
 
     @property
     def batch_size(self) -> int:

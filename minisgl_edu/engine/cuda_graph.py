@@ -81,7 +81,7 @@ class CudaGraphRunner:
     def can_run(self, batch_size: int) -> bool:
         return batch_size <= self.max_bs
 
-    def run(self, ids: torch.Tensor, positions: list[int], out_loc: list[int], rows: torch.Tensor,
+    def run(self, ids: torch.Tensor, positions: list[int], out_loc: list[int], rows: list[int],
             kv_lens: list[int]) -> torch.Tensor:
         """Replay the graph for len(positions) decode tokens; -> their logits [b, vocab]."""
         b = len(positions)

@@ -152,7 +152,7 @@ class Engine:
         sampling = [it.req for it in batch.items if it.completes_prompt]
         if self.graph_runner is not None and not batch.is_prefill and self.graph_runner.can_run(batch.size):
             # Decode through a captured CUDA graph: one launch instead of ~15 per layer.
-            logits = self.graph_runner.run(ids_t, positions, out_loc, rows, [it.end for it in batch.items])
+            logits = self.graph_runner.run(ids_t, positions, out_loc, row_list, [it.end for it in batch.items])
         else:
             meta = AttentionMetadata(
                 is_prefill=batch.is_prefill,
@@ -160,6 +160,7 @@ class Engine:
                 kv_lens=[it.end for it in batch.items],
                 rows=rows,
                 out_loc=self._tensor(out_loc),
+                row_ids=row_list,
             )
             self.attn.prepare(meta)
             hidden = self.model(ids_t, self._tensor(positions), self.attn)

@@ -94,3 +94,78 @@ def skinny_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | No
         num_warps=num_warps, num_stages=num_stages, **pdl.launch_kwargs(use_pdl),
     )
     return y
+
+
+@triton.jit
+def _skinny_silu_mul_kernel(x_ptr, w_ptr, b_ptr, h_ptr, M, I, stride_xm, stride_wn, stride_hm, K: tl.constexpr,
+                            HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                            BLOCK_K: tl.constexpr, USE_PDL: tl.constexpr):
+    # The same walk over K as _skinny_gemm_kernel, for two tiles of W at once: rows n of the gate
+    # half and rows I + n of the up half, so the program ends holding gate and up for the same
+    # columns and can write silu(gate) * up itself.
+    pid = tl.program_id(0)
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = pid * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :]
+    g_ptrs = w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :]
+    u_ptrs = g_ptrs + I * stride_wn
+    m_mask = offs_m[:, None] < M
+    n_mask = offs_n[:, None] < I
+    wg = tl.load(g_ptrs, mask=n_mask, other=0.0)  # weights first (see _skinny_gemm_kernel)
+    wu = tl.load(u_ptrs, mask=n_mask, other=0.0)
+    if USE_PDL:
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
+    x = tl.load(x_ptrs, mask=m_mask, other=0.0)
+    gate = tl.dot(x, tl.trans(wg), out_dtype=tl.float32)
+    up = tl.dot(x, tl.trans(wu), out_dtype=tl.float32)
+    for _ in range(BLOCK_K, K, BLOCK_K):
+        x_ptrs += BLOCK_K
+        g_ptrs += BLOCK_K
+        u_ptrs += BLOCK_K
+        x = tl.load(x_ptrs, mask=m_mask, other=0.0)
+        wg = tl.load(g_ptrs, mask=n_mask, other=0.0)
+        wu = tl.load(u_ptrs, mask=n_mask, other=0.0)
+        gate += tl.dot(x, tl.trans(wg))
+        up += tl.dot(x, tl.trans(wu))
+    if HAS_BIAS:
+        gate += tl.load(b_ptr + offs_n, mask=offs_n < I, other=0.0).to(tl.float32)[None, :]
+        up += tl.load(b_ptr + I + offs_n, mask=offs_n < I, other=0.0).to(tl.float32)[None, :]
+    # transformers rounds gate and up to the model dtype before the activation; keep that rounding
+    # so the fused path computes the same function as silu_and_mul(gate_up).
+    gate = gate.to(h_ptr.dtype.element_ty).to(tl.float32)
+    up = up.to(h_ptr.dtype.element_ty).to(tl.float32)
+    h = gate / (1.0 + tl.exp(-gate)) * up
+    h_ptrs = h_ptr + offs_m[:, None] * stride_hm + offs_n[None, :]
+    tl.store(h_ptrs, h.to(h_ptr.dtype.element_ty), mask=m_mask & (offs_n[None, :] < I))
+
+
+def supports_silu_mul(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    """Can the gate_up multiply of this small batch also apply silu(gate) * up in the kernel?"""
+    return supports(x, weight) and weight.shape[0] % 2 == 0 and _silu_block_k(x.shape[1]) > 0
+
+
+def _silu_block_k(K: int) -> int:
+    return next((b for b in (128, 64) if K % b == 0), 0)  # gate_up's own tile (pick_config, N >= 4096)
+
+
+def skinny_silu_mul(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """silu(gate) * up where [gate | up] = F.linear(x, weight, bias), without writing gate_up.
+
+    weight: [2 I, K], the gate rows first (as `MLP.gate_up_proj` stacks them). One kernel where
+    the unfused path has two (the matmul, then `silu_and_mul`): one launch less per layer.
+    """
+    M, K = x.shape
+    I = weight.shape[0] // 2
+    # 16 columns per program: each program reads two 16-row tiles, as much as a 32-row tile of
+    # the plain kernel, and there are as many programs as the plain gate_up multiply has.
+    block_n, block_k, num_warps, num_stages = 16, _silu_block_k(K), 4, 4
+    h = torch.empty((M, I), dtype=x.dtype, device=x.device)
+    use_pdl = pdl.enabled(x.device)
+    _skinny_silu_mul_kernel[(triton.cdiv(I, block_n),)](
+        x, weight, bias if bias is not None else weight, h, M, I, x.stride(0), weight.stride(0), h.stride(0), K=K,
+        HAS_BIAS=bias is not None, BLOCK_M=MAX_ROWS, BLOCK_N=block_n, BLOCK_K=block_k, USE_PDL=use_pdl,
+        num_warps=num_warps, num_stages=num_stages, **pdl.launch_kwargs(use_pdl),
+    )
+    return h
