@@ -7,12 +7,11 @@ some of them or make them faster:
 * `qk_rope_store`: q/k RMSNorm + RoPE + the K/V write into the paged pool, one launch per layer
   instead of five;
 * `skinny_gemm`: the linear layers of a decode batch of at most 16 tokens, reading the weights
-  faster than cuBLAS's kernels do at those shapes ("gemm"), and the MLP's gate_up multiply with
-  silu(gate) * up done in the same kernel ("silu", one launch less per layer).
+  faster than cuBLAS's kernels do at those shapes.
 
-On Hopper and newer they are launched with programmatic dependent launch (`pdl.py`).
+On Hopper and newer both are launched with programmatic dependent launch (`pdl.py`).
 
-`MINISGL_EDU_TRITON` picks them: "rope,gemm,silu" (the default), any of the three, or "0" for none
+`MINISGL_EDU_TRITON` picks them: "rope,gemm" (the default), one of the two, or "0" for neither
 (then FlashInfer's separate kernels and cuBLAS run, as before); see docs/benchmarks.md.
 """
 
@@ -20,7 +19,7 @@ import functools
 import importlib.util
 import os
 
-_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,silu")
+_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm")
 ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
 
 
@@ -31,5 +30,5 @@ def triton_available() -> bool:
 
 
 def enabled(name: str) -> bool:
-    """Use our Triton kernel `name` ("rope", "gemm" or "silu")? Asked only on the CUDA path."""
+    """Use our Triton kernel `name` ("rope" or "gemm")? Asked only on the CUDA path."""
     return name in ENABLED and triton_available()

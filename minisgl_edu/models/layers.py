@@ -191,12 +191,6 @@ class MLP(nn.Module):
         self.down_proj = RowParallelLinear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.is_cuda and kernels.enabled("silu"):  # CUDA only: Triton is never imported on CPU
-            from minisgl_edu.kernels import skinny_gemm
-
-            if skinny_gemm.supports_silu_mul(x, self.gate_up_proj.weight):  # a decode batch of <= 16
-                h = skinny_gemm.skinny_silu_mul(x, self.gate_up_proj.weight, self.gate_up_proj.bias)
-                return self.down_proj(h)
         gate_up = self.gate_up_proj(x)
         if use_fused(gate_up):
             return self.down_proj(_fi().activation.silu_and_mul(gate_up))  # one kernel
