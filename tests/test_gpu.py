@@ -147,6 +147,25 @@ def _rel(got: torch.Tensor, want: torch.Tensor) -> float:
 
 @gpu
 @needs_cuda
+def test_page_table_host_copy_follows_the_table():
+    """The FlashInfer backend builds page lists from `host_table`: it must equal the GPU table."""
+    from minisgl_edu.kvcache.page_table import PageTable
+
+    table = PageTable(4, 6, "cuda", fill=99)
+    rows = [table.alloc_row() for _ in range(3)]
+    table.append(rows[0], [3, 1, 4])
+    table.append(rows[1], [1, 5])
+    table.append(rows[0], [9])
+    table.free_row(rows[1])
+    table.append(rows[2], [2, 6, 5, 3, 5, 8])
+    assert table.host_table.device.type == "cpu" and table.host_table is not table.table
+    assert torch.equal(table.table.cpu(), table.host_table)
+    table.reset()
+    assert torch.equal(table.table.cpu(), table.host_table) and int(table.host_table.min()) == 99
+
+
+@gpu
+@needs_cuda
 @pytest.mark.parametrize("page_size", [1, 16])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_flashinfer_matches_torch(page_size, case):
