@@ -210,7 +210,10 @@ optimisations by itself (`attention_backend="auto"`, CUDA graphs for decode, `ov
 Two Triton kernels of our own (`minisgl_edu/kernels/`) shorten the decode step further at small
 batch: a step of a small model is hundreds of tiny kernels, so merging five of them per layer into
 one, and reading each weight matrix with a kernel made for a handful of rows, shows up directly in
-batch-1 speed.
+batch-1 speed. On Hopper GPUs they are also launched with *programmatic dependent launch*: a kernel
+may start while the previous one is finishing, load its weights (which no kernel writes), and only
+then wait for the previous kernel's output. The gap between two kernels shrinks, and with ~10
+kernels per layer that gap was a large part of a batch-1 step.
 Two settings differ on the GPU. The prefill budget (`max_prefill_tokens`) is 8192 tokens instead
 of 2048: a 2048-token batch leaves a large GPU partly idle. And decode attention uses FlashInfer's
 tensor-core kernel, whose plan cuts long contexts into chunks, so that in a batch of mixed lengths
