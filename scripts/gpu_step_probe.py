@@ -3,7 +3,8 @@
     python scripts/gpu_step_probe.py [OUT_DIR] [--quick]
 
 Prints, for the random Qwen3-0.6B-shaped model:
-1. batch-1 decode tok/s end to end (overlap and normal loop), 512 tokens after a 128-token prompt;
+1. batch-1 decode tok/s end to end (overlap and normal loop), 512 tokens after a 128-token prompt,
+   and how much of an overlap step is host work (the step minus its wait in `result()`);
 2. the GPU time of one replay of the captured decode graph at several batch sizes (CUDA events
    around 100 back-to-back replays, 512 tokens of context per request), i.e. the GPU floor of a
    step with no host in the way;
