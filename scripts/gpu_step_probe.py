@@ -35,16 +35,28 @@ prompt = list(range(100, 228))
 sched.add_request(0, prompt, SamplingParams(max_tokens=64, ignore_eos=True))
 sched.run_until_idle(overlap=True)
 
-print("1. batch-1 end to end (128-token prompt, 512 tokens)")
 uid = 1
-for overlap in (True, False, True):
+
+
+def run_one(overlap: bool, profiler: cProfile.Profile | None = None) -> float:
+    """One request alone (the 128-token prompt, 512 tokens) to the end; -> wall seconds."""
+    global uid
     sched.add_request(uid, prompt, SamplingParams(max_tokens=512, ignore_eos=True))
     uid += 1
     torch.cuda.synchronize()
     t0 = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
     sched.run_until_idle(overlap=overlap)
+    if profiler is not None:
+        profiler.disable()
     torch.cuda.synchronize()
-    dt = time.perf_counter() - t0
+    return time.perf_counter() - t0
+
+
+print("1. batch-1 end to end (128-token prompt, 512 tokens)")
+for overlap in (True, False, True):
+    dt = run_one(overlap)
     print(f"   overlap={overlap}: {512 / dt:7.1f} tok/s  ({dt / 512 * 1e3:.3f} ms per token, prefill included)")
 
 # Host or GPU? The same run once more, timing the wait for the GPU inside each step's result().
@@ -63,13 +75,7 @@ def timed_result(self):
 
 
 engine_mod.PendingForward.result = timed_result
-sched.add_request(uid, prompt, SamplingParams(max_tokens=512, ignore_eos=True))
-uid += 1
-torch.cuda.synchronize()
-t0 = time.perf_counter()
-sched.run_until_idle(overlap=True)
-torch.cuda.synchronize()
-dt = time.perf_counter() - t0
+dt = run_one(True)
 engine_mod.PendingForward.result = _result
 step_ms, wait_ms = dt / len(waits) * 1e3, sum(waits[1:]) / max(len(waits) - 1, 1) * 1e3
 print(f"   overlap, per step: {step_ms:.3f} ms, of which waiting for the GPU {wait_ms:.3f} ms "
@@ -130,15 +136,8 @@ for r in rows:
     eng.page_table.free_row(r)
 
 print("4. host time per batch-1 step (cProfile, overlap loop, 512 tokens)")
-sched.add_request(uid, prompt, SamplingParams(max_tokens=512, ignore_eos=True))
-torch.cuda.synchronize()
 pr = cProfile.Profile()
-t0 = time.perf_counter()
-pr.enable()
-sched.run_until_idle(overlap=True)
-pr.disable()
-torch.cuda.synchronize()
-print(f"   {512 / (time.perf_counter() - t0):.1f} tok/s under cProfile")
+print(f"   {512 / run_one(True, profiler=pr):.1f} tok/s under cProfile")
 s = io.StringIO()
 pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(28)
 print(s.getvalue()[-9000:])
