@@ -44,6 +44,9 @@ def enabled(device: torch.device) -> bool:
                                                   else torch.cuda.current_device())
 
 
-def launch_kwargs(use_pdl: bool) -> dict:
-    """The extra keyword of a Triton launch: `launch_pdl` only when used (older Triton lacks it)."""
-    return {"launch_pdl": True} if use_pdl else {}
+def launch_options(device: torch.device) -> dict:
+    """Keywords for launching one of our kernels on `device`: its `USE_PDL` constexpr and, when
+    on, Triton's `launch_pdl` flag. Always both or neither: a kernel launched early without its
+    `gdc_wait` would race with the previous one. (Older Triton lacks `launch_pdl`: never passed off.)
+    """
+    return {"USE_PDL": True, "launch_pdl": True} if enabled(device) else {"USE_PDL": False}

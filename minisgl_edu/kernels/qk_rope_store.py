@@ -91,11 +91,10 @@ def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Ten
     if T == 0:
         return q
     has_norm = q_weight is not None
-    use_pdl = pdl.enabled(qkv.device)
     _qk_rope_store_kernel[(T, num_q + num_kv)](
         qkv, positions, cos_sin, q_weight if has_norm else cos_sin, k_weight if has_norm else cos_sin, out_loc,
         q, k_pool, v_pool, qkv.stride(0), cos_sin.stride(0), q.stride(0), k_pool.stride(0), eps,
-        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, USE_PDL=use_pdl,
-        num_warps=1, **pdl.launch_kwargs(use_pdl),
+        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, num_warps=1,
+        **pdl.launch_options(qkv.device),
     )
     return q

@@ -87,10 +87,9 @@ def skinny_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | No
     block_n, block_k, num_warps, num_stages = config or pick_config(N, K)
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     grid = (triton.cdiv(N, block_n),)
-    use_pdl = pdl.enabled(x.device)
     _skinny_gemm_kernel[grid](
         x, weight, bias if bias is not None else weight, y, M, N, x.stride(0), weight.stride(0), y.stride(0), K=K,
-        HAS_BIAS=bias is not None, BLOCK_M=MAX_ROWS, BLOCK_N=block_n, BLOCK_K=block_k, USE_PDL=use_pdl,
-        num_warps=num_warps, num_stages=num_stages, **pdl.launch_kwargs(use_pdl),
+        HAS_BIAS=bias is not None, BLOCK_M=MAX_ROWS, BLOCK_N=block_n, BLOCK_K=block_k,
+        num_warps=num_warps, num_stages=num_stages, **pdl.launch_options(x.device),
     )
     return y
