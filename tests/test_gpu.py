@@ -332,36 +332,6 @@ def test_pdl_changes_no_logit(tiny_qwen3_dir, monkeypatch):
     assert torch.equal(with_pdl, without)
 
 
-@gpu
-@needs_cuda
-def test_l2_prefetch_kernel_keeps_its_prefetches():
-    """The prefetch kernel's only effect is its inline `prefetch.global.L2`: if the compiler
-    removed it as dead code, the kernel would run and do nothing. Its PTX must still hold it."""
-    from minisgl_edu.kernels import l2_prefetch
-
-    w = torch.empty(3000, 1000, dtype=torch.bfloat16, device="cuda")
-    compiled = l2_prefetch._l2_prefetch_kernel[(2, 1)](w.data_ptr(), w.numel() * 2, 0, 0, 0, 0, 0, 0,
-                                                        LINE=128, BLOCK=1024)
-    torch.cuda.synchronize()
-    assert "prefetch.global.L2" in compiled.asm["ptx"]
-
-
-@gpu
-@needs_cuda
-def test_l2_prefetch_in_the_graph_changes_no_token(tiny_qwen3_dir, monkeypatch):
-    """With the prefetch kernels forked into the captured decode graphs (a side stream that
-    reads weights only), greedy tokens are those of the same graphs without them."""
-    from minisgl_edu import kernels
-
-    ps = prompts(5, 5, 60, seed=11)
-    monkeypatch.setattr(kernels, "ENABLED", kernels.ENABLED - {"prefetch"})
-    without = generate(make_scheduler(tiny_qwen3_dir, "cuda", attention_backend="flashinfer"), ps, 30, overlap=False)
-    monkeypatch.setattr(kernels, "ENABLED", kernels.ENABLED | {"prefetch"})
-    sched = make_scheduler(tiny_qwen3_dir, "cuda", attention_backend="flashinfer")
-    assert sched.engine.graph_runner is not None
-    assert generate(sched, ps, 30, overlap=False) == without
-
-
 # ---------------------------------------------------------------------- CUDA graphs
 @gpu
 @needs_cuda
@@ -375,22 +345,6 @@ def test_cuda_graph_greedy_matches_eager(tiny_qwen3_dir, n):
     b = generate(graph, ps, 40, overlap=False)
     assert a == b
     assert all(len(t) == 40 for t in a)
-
-
-@gpu
-@needs_cuda
-def test_cuda_graph_without_kv_split_matches_eager(tiny_qwen3_dir, monkeypatch):
-    """Graphs of small batches planned with FlashInfer's split-KV off (one kernel, no merge)
-    give the eager run's greedy tokens, over contexts long enough to be split otherwise."""
-    from minisgl_edu.attention import flashinfer_backend
-
-    ps = prompts(5, 200, 400, seed=12)
-    eager = generate(make_scheduler(tiny_qwen3_dir, "cuda", cuda_graph_max_bs=0, attention_backend="flashinfer"),
-                     ps, 30, overlap=False)
-    monkeypatch.setattr(flashinfer_backend, "GRAPH_NO_SPLIT_MAX_BS", 16)
-    graph = make_scheduler(tiny_qwen3_dir, "cuda", attention_backend="flashinfer")
-    assert graph.engine.graph_runner is not None
-    assert generate(graph, ps, 30, overlap=False) == eager
 
 
 # ---------------------------------------------------------------------- overlap scheduling

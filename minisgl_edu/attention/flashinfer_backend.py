@@ -39,12 +39,6 @@ from minisgl_edu.kvcache.page_table import PageTable
 from minisgl_edu.kvcache.pool import KVPool
 
 WORKSPACE_BYTES = 128 * 1024 * 1024  # FlashInfer's recommended float workspace (split-KV partials)
-# A captured decode graph always splits each request's KV into chunks and merges the partial
-# results in a second kernel (FlashInfer's graph plans must fit any later batch). At a batch of a
-# few requests that merge is a kernel per layer for little work; graphs of at most this many
-# requests plan without the split (tensor-core decode only). 0: always split. Measured in
-# docs/benchmarks.md.
-GRAPH_NO_SPLIT_MAX_BS = int(os.environ.get("MINISGL_EDU_FI_GRAPH_NO_SPLIT_BS", "0"))
 
 
 def pinned(values: list[int], dtype: torch.dtype) -> torch.Tensor:
@@ -239,12 +233,10 @@ class FlashInferBackend(AttentionBackend):
         else:
             indices = torch.full((pad,), self.pool.dummy_page, dtype=torch.int32, device=self.device)
         self._wait_previous_plan(wrapper)
-        # The same choice for a size at capture and at every replay: it decides the kernels captured.
-        no_split = self.use_tensor_cores and bs <= GRAPH_NO_SPLIT_MAX_BS
         wrapper.plan(
             pinned(indptr, torch.int32), indices, pinned(last, torch.int32), self.num_qo_heads,
             self.num_kv_heads, self.head_dim, self.page_size, q_data_type=self.dtype,
-            kv_data_type=self.dtype, sm_scale=self.scale, **({"disable_split_kv": True} if no_split else {}),
+            kv_data_type=self.dtype, sm_scale=self.scale,
         )
         self._record_plan(wrapper)
         self._wrapper = wrapper

@@ -7,9 +7,7 @@ some of them or make them faster:
 * `qk_rope_store`: q/k RMSNorm + RoPE + the K/V write into the paged pool, one launch per layer
   instead of five;
 * `skinny_gemm`: the linear layers of a decode batch of at most 16 tokens, reading the weights
-  faster than cuBLAS's kernels do at those shapes;
-* `l2_prefetch`: in a captured decode graph of at most 16 tokens, a side-stream kernel that pulls
-  each layer's weights into L2 before its matmuls need them (off by default: "prefetch").
+  faster than cuBLAS's kernels do at those shapes.
 
 On Hopper and newer both are launched with programmatic dependent launch (`pdl.py`).
 
@@ -32,5 +30,5 @@ def triton_available() -> bool:
 
 
 def enabled(name: str) -> bool:
-    """Use our Triton kernel `name` ("rope", "gemm" or "prefetch")? Asked only on the CUDA path."""
+    """Use our Triton kernel `name` ("rope" or "gemm")? Asked only on the CUDA path."""
     return name in ENABLED and triton_available()

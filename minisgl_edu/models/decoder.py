@@ -35,7 +35,6 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
-from minisgl_edu import kernels
 from minisgl_edu.attention.base import AttentionBackend
 from minisgl_edu.distributed import get_tp_rank, get_tp_size
 from minisgl_edu.distributed.linear import ParallelLMHead, VocabParallelEmbedding
@@ -77,34 +76,14 @@ class DecoderModel(nn.Module):
             # CUDA: FlashInfer's fused kernels (see layers.py). RoPE reads the float32 table at
             # `positions` inside its kernel; the residual stream travels beside `hidden`.
             cos_sin = (positions, self.rotary_emb.cos_sin_table())
-            prefetch = _layer_prefetcher(hidden)
-            if prefetch is not None:
-                prefetch.fetch([self.layers[0].self_attn.qkv_proj.weight])
             residual = None
-            for i, layer in enumerate(self.layers):
-                if prefetch is not None:
-                    # While this layer's norm, qkv and attention run: the weights it reads after
-                    # attention, and the next layer's first matrix (kernels/l2_prefetch.py).
-                    nxt = [self.layers[i + 1].self_attn.qkv_proj.weight] if i + 1 < len(self.layers) else []
-                    prefetch.fetch([layer.self_attn.o_proj.weight, layer.mlp.gate_up_proj.weight,
-                                    layer.mlp.down_proj.weight] + nxt)
+            for layer in self.layers:
                 hidden, residual = layer.forward_fused(hidden, residual, cos_sin, attn)
-            if prefetch is not None:
-                prefetch.join()
             return self.norm.add_forward_(hidden, residual)
         cos_sin = self.rotary_emb.lookup(positions, hidden.dtype)  # once per batch, not per layer
         for layer in self.layers:
             hidden = layer(hidden, cos_sin, attn)
         return self.norm(hidden)
-
-
-def _layer_prefetcher(hidden: torch.Tensor):
-    """The L2 prefetcher for a small CUDA batch, if switched on (CUDA path only: imports Triton)."""
-    if not kernels.enabled("prefetch"):
-        return None
-    from minisgl_edu.kernels import l2_prefetch
-
-    return l2_prefetch.LayerPrefetcher(hidden.device) if hidden.shape[0] <= l2_prefetch.MAX_TOKENS else None
 
 
 class CausalLM(nn.Module):
