@@ -239,7 +239,7 @@ def test_fused_kernels_match_torch_layers(tiny_qwen3_dir):
 @pytest.mark.parametrize("m", [1, 5, 16])
 @pytest.mark.parametrize("n,k,bias", [(4096, 1024, False), (1024, 3072, True), (200, 576, False)])
 def test_skinny_gemm_matches_float32(m, n, k, bias):
-    from minisgl_edu.kernels.skinny_gemm import skinny_linear, supports
+    from minisgl_edu.kernels.skinny_gemm import gemv, skinny_linear, supports
 
     g = torch.Generator(device="cuda").manual_seed(m * n + k)
     x = torch.randn(m, k, device="cuda", generator=g).bfloat16()
@@ -247,10 +247,10 @@ def test_skinny_gemm_matches_float32(m, n, k, bias):
     b = torch.randn(n, device="cuda", generator=g).bfloat16() if bias else None
     assert supports(x, w)
     want = torch.nn.functional.linear(x.float(), w.float(), None if b is None else b.float())
-    got = skinny_linear(x, w, b)
     ref = torch.nn.functional.linear(x, w, b)  # cuBLAS in bf16: the error to expect
-    assert got.shape == (m, n) and got.dtype == torch.bfloat16
-    assert _rel(got, want) < max(5e-3, 1.5 * _rel(ref, want))
+    for got in [skinny_linear(x, w, b)] + ([gemv(x, w, b)] if m == 1 else []):  # gemv: one row only
+        assert got.shape == (m, n) and got.dtype == torch.bfloat16
+        assert _rel(got, want) < max(5e-3, 1.5 * _rel(ref, want))
 
 
 @gpu

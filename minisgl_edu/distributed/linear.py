@@ -54,6 +54,8 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         from minisgl_edu.kernels import skinny_gemm
 
         if skinny_gemm.supports(x, weight):  # <= MAX_ROWS rows, half precision, a K tile that fits
+            if x.shape[0] == 1 and weight.shape[1] <= skinny_gemm.GEMV_MAX_K and kernels.enabled("gemv"):
+                return skinny_gemm.gemv(x, weight, bias)  # batch 1: W's rows whole, loaded early
             return skinny_gemm.skinny_linear(x, weight, bias)
     return F.linear(x, weight, bias)
 
