@@ -9,7 +9,7 @@ the previous one. This prints, as GPU time per kernel inside a CUDA graph of 280
 2. our skinny GEMM on Qwen3-0.6B's four matrices at one row, the weights cold (every call reads
    another copy, as in a step) and hot (the same 2-12 MB matrix every call, so it stays in L2):
    how much of a matmul's time is reading HBM and how much is the kernel being a kernel;
-3. the one-row kernel (`skinny_gemm.gemv`), cold, for a few BLOCK_N and warp counts.
+3. the one-row kernel (`kernels/gemv.py`), cold, for a few BLOCK_N and warp counts.
 """
 
 import torch
@@ -17,7 +17,8 @@ import triton
 import triton.language as tl
 
 from minisgl_edu.kernels import pdl
-from minisgl_edu.kernels.skinny_gemm import gemv, skinny_linear
+from minisgl_edu.kernels.gemv import gemv
+from minisgl_edu.kernels.skinny_gemm import skinny_linear
 
 dev = torch.device("cuda")
 CHAIN = 280
@@ -83,9 +84,9 @@ for name, n, k in (("qkv", 4096, 1024), ("o", 1024, 2048), ("gate_up", 6144, 102
     ref = xk.float() @ ws[0].float().T
     for block_n in (2, 4, 8, 16):
         for warps in (4, 8):
-            err = float((gemv(xk, ws[0], block_n=block_n, num_warps=warps).float() - ref).norm() / ref.norm())
+            err = float((gemv(xk, ws[0], config=(block_n, warps))[0].float() - ref).norm() / ref.norm())
             assert err < 1e-2, (name, block_n, warps, err)
-            us = graph_us([lambda i=i: gemv(xk, ws[i % copies], block_n=block_n, num_warps=warps)
+            us = graph_us([lambda i=i: gemv(xk, ws[i % copies], config=(block_n, warps))
                            for i in range(CHAIN)])
             rows.append((f"gemv {name}, cold, BLOCK_N {block_n}, {warps} warps", f"{mb / us:.2f} TB/s", us))
     del ws

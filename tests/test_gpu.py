@@ -239,7 +239,8 @@ def test_fused_kernels_match_torch_layers(tiny_qwen3_dir):
 @pytest.mark.parametrize("m", [1, 5, 16])
 @pytest.mark.parametrize("n,k,bias", [(4096, 1024, False), (1024, 3072, True), (200, 576, False)])
 def test_skinny_gemm_matches_float32(m, n, k, bias):
-    from minisgl_edu.kernels.skinny_gemm import gemv, skinny_linear, supports
+    from minisgl_edu.kernels.gemv import gemv
+    from minisgl_edu.kernels.skinny_gemm import skinny_linear, supports
 
     g = torch.Generator(device="cuda").manual_seed(m * n + k)
     x = torch.randn(m, k, device="cuda", generator=g).bfloat16()
@@ -248,9 +249,41 @@ def test_skinny_gemm_matches_float32(m, n, k, bias):
     assert supports(x, w)
     want = torch.nn.functional.linear(x.float(), w.float(), None if b is None else b.float())
     ref = torch.nn.functional.linear(x, w, b)  # cuBLAS in bf16: the error to expect
-    for got in [skinny_linear(x, w, b)] + ([gemv(x, w, b)] if m == 1 else []):  # gemv: one row only
+    for got in [skinny_linear(x, w, b)] + ([gemv(x, w, b)[0]] if m == 1 else []):  # gemv: one row only
         assert got.shape == (m, n) and got.dtype == torch.bfloat16
         assert _rel(got, want) < max(5e-3, 1.5 * _rel(ref, want))
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("n,k", [(4096, 1024), (1024, 3072), (200, 576)])
+def test_gemv_prologues_match_float32(n, k):
+    """The one-row kernel with the step before the matmul folded in (kernels/gemv.py), against
+    the unfused steps in float32; "add_norm" must also return the residual sum, rounded to bf16."""
+    from minisgl_edu.kernels.gemv import gemv
+
+    g = torch.Generator(device="cuda").manual_seed(n + k)
+    bf = torch.bfloat16
+    w = (torch.randn(n, k, device="cuda", generator=g) / k**0.5).to(bf)
+    x, r = (torch.randn(1, k, device="cuda", generator=g).to(bf) for _ in range(2))
+    nw = (1 + 0.2 * torch.randn(k, device="cuda", generator=g)).to(bf)
+    gate_up = torch.randn(1, 2 * k, device="cuda", generator=g).to(bf)
+    gate, up = gate_up.float().chunk(2, dim=-1)
+
+    def rms(h):
+        return (nw.float() * torch.nn.functional.rms_norm(h.float(), (k,), eps=1e-6).to(bf).float()).to(bf)
+
+    cases = {
+        "silu_mul": (gemv(gate_up, w, prologue="silu_mul"), (torch.nn.functional.silu(gate) * up).to(bf)),
+        "norm": (gemv(x, w, prologue="norm", norm_weight=nw, eps=1e-6), rms(x)),
+        "add_norm": (gemv(x, w, prologue="add_norm", residual=r, norm_weight=nw, eps=1e-6), rms(x + r)),
+    }
+    for name, ((y, new_residual), x_in) in cases.items():
+        want = x_in.float() @ w.float().T
+        ref = x_in @ w.T  # cuBLAS in bf16: the error to expect
+        assert _rel(y, want) < max(5e-3, 1.5 * _rel(ref, want)), name
+        assert (new_residual is None) == (name != "add_norm")
+    assert torch.equal(cases["add_norm"][0][1], x + r)
 
 
 @gpu
@@ -311,6 +344,30 @@ def test_triton_kernels_in_the_model_match_float32(tiny_qwen3_dir):
         kernels.ENABLED.update(saved)
     print("Triton kernels: relative error vs float32 " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
     assert errors["rope,gemm"] < max(1e-2, 1.5 * errors["none"])
+
+
+@gpu
+@needs_cuda
+def test_batch1_folded_layer_matches_float32(tiny_qwen3_dir, monkeypatch):
+    """One request alone: its decode steps take the batch-1 path (norms and activation folded
+    into the one-row matmuls). Its logits against float32, as good as the unfused kernels'."""
+    from minisgl_edu import kernels
+    from minisgl_edu.kernels import gemv as gemv_module
+
+    model, cfg, ref_model = _perturbed_tiny_qwen3(tiny_qwen3_dir)
+    ps = prompts(1, 20, 150, seed=6)
+    want = _paged_logits(ref_model, cfg, ps)
+    prologues = []
+    real_gemv = gemv_module.gemv
+    monkeypatch.setattr(gemv_module, "gemv", lambda *a, **kw: prologues.append(kw.get("prologue")) or real_gemv(*a, **kw))
+    errors = {}
+    for name in ("rope,gemm,gemv,fold", "rope,gemm"):
+        monkeypatch.setattr(kernels, "ENABLED", set(name.split(",")))
+        errors[name] = _rel(_paged_logits(model, cfg, ps, flashinfer=True), want)
+    print("batch-1 path: relative error vs float32 " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
+    # 4 decode steps x 2 layers: qkv ("norm" at layer 0, else "add_norm"), gate_up, down
+    assert prologues.count("silu_mul") == 8 and prologues.count("norm") == 4 and prologues.count("add_norm") == 12
+    assert errors["rope,gemm,gemv,fold"] < max(1e-2, 1.5 * errors["rope,gemm"])
 
 
 @gpu

@@ -15,7 +15,7 @@ import pytest
 CHECK = "import json, minisgl_edu.kernels as k; print(json.dumps(sorted(k.ENABLED)))"
 
 
-@pytest.mark.parametrize("value,want", [(None, ["gemm", "rope"]), ("0", []), ("", []), ("rope", ["rope"]),
+@pytest.mark.parametrize("value,want", [(None, ["fold", "gemm", "gemv", "rope"]), ("0", []), ("", []), ("rope", ["rope"]),
                                         ("gemm, rope", ["gemm", "rope"])])
 def test_environment_picks_the_kernels(value, want):
     env = dict(os.environ)
@@ -37,7 +37,8 @@ torch.manual_seed(0)
 Qwen3ForCausalLM(tiny_hf_config("qwen3")).save_pretrained({str(tmp_path)!r})
 from minisgl_edu import LLM, SamplingParams
 out = LLM({str(tmp_path)!r}, device="cpu").generate([[5, 6, 7], [8, 9]], SamplingParams(max_tokens=4, ignore_eos=True))
-loaded = [m for m in ("minisgl_edu.kernels.skinny_gemm", "minisgl_edu.kernels.qk_rope_store", "triton")
+loaded = [m for m in ("minisgl_edu.kernels.skinny_gemm", "minisgl_edu.kernels.qk_rope_store",
+                    "minisgl_edu.kernels.gemv", "triton")
           if m in sys.modules]
 print(json.dumps({{"tokens": [len(o.token_ids) for o in out], "loaded": loaded}}))
 """

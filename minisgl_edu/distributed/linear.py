@@ -51,11 +51,11 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     at least as fast as cuBLAS at those shapes, and o_proj's ~2x faster (see docs/benchmarks.md).
     """
     if x.is_cuda and kernels.enabled("gemm"):  # CPU stops here: Triton is never imported there
-        from minisgl_edu.kernels import skinny_gemm
+        from minisgl_edu.kernels import gemv, skinny_gemm
 
+        if x.shape[0] == 1 and kernels.enabled("gemv") and gemv.supports(x, weight):
+            return gemv.gemv(x, weight, bias)[0]  # one row (batch-1 decode): kernels/gemv.py
         if skinny_gemm.supports(x, weight):  # <= MAX_ROWS rows, half precision, a K tile that fits
-            if x.shape[0] == 1 and weight.shape[1] <= skinny_gemm.GEMV_MAX_K and kernels.enabled("gemv"):
-                return skinny_gemm.gemv(x, weight, bias)  # batch 1: W's rows whole, loaded early
             return skinny_gemm.skinny_linear(x, weight, bias)
     return F.linear(x, weight, bias)
 

@@ -7,19 +7,23 @@ some of them or make them faster:
 * `qk_rope_store`: q/k RMSNorm + RoPE + the K/V write into the paged pool, one launch per layer
   instead of five;
 * `skinny_gemm`: the linear layers of a decode batch of at most 16 tokens, reading the weights
-  faster than cuBLAS's kernels do at those shapes.
+  faster than cuBLAS's kernels do at those shapes;
+* `gemv`: the linear layers of a batch of one token (decode at batch 1), each program loading its
+  rows of W before the previous kernel has finished ("gemv"); with "fold", the layer's two
+  RMSNorms and its SwiGLU activation also run inside those matmuls.
 
-On Hopper and newer both are launched with programmatic dependent launch (`pdl.py`).
+On Hopper and newer all three are launched with programmatic dependent launch (`pdl.py`).
 
-`MINISGL_EDU_TRITON` picks them: "rope,gemm" (the default), one of the two, or "0" for neither
-(then FlashInfer's separate kernels and cuBLAS run, as before); see docs/benchmarks.md.
+`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold" (the default), any subset ("gemv" needs
+"gemm", "fold" needs "gemv"), or "0" for none (then FlashInfer's separate kernels and cuBLAS
+run); what each is worth is in docs/benchmarks.md.
 """
 
 import functools
 import importlib.util
 import os
 
-_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm")
+_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold")
 ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
 
 
@@ -30,5 +34,5 @@ def triton_available() -> bool:
 
 
 def enabled(name: str) -> bool:
-    """Use our Triton kernel `name` ("rope" or "gemm")? Asked only on the CUDA path."""
+    """Use our Triton kernel `name` ("rope", "gemm", "gemv", "fold")? Asked only on the CUDA path."""
     return name in ENABLED and triton_available()

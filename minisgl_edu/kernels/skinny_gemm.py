@@ -23,7 +23,6 @@ import triton.language as tl
 from minisgl_edu.kernels import pdl
 
 MAX_ROWS = 16  # above this, cuBLAS's tiled GEMMs are the right tool
-GEMV_MAX_K = 4096  # the one-row kernel holds [BLOCK_N, K] of W in registers
 
 
 @triton.jit
@@ -57,48 +56,6 @@ def _skinny_gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_wn, 
         acc += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
     y_ptrs = y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :]
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=m_mask & (offs_n[None, :] < N))
-
-
-@triton.jit
-def _gemv_kernel(x_ptr, w_ptr, b_ptr, y_ptr, N, stride_wn, K: tl.constexpr, K_PAD: tl.constexpr,
-                 HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, USE_PDL: tl.constexpr):
-    # One row of x (decode at batch 1): each program owns BLOCK_N rows of W and loads them whole,
-    # [BLOCK_N, K] in one go (K padded to a power of two, the padding masked), *before* gdc_wait.
-    # So under PDL the program's entire share of W is on its way while the previous kernel is
-    # still running; after the wait only x (K values) is left to read. No tensor cores: with one
-    # row a multiply and a row sum is all there is, and small BLOCK_N gives many programs.
-    pid = tl.program_id(0)
-    offs_n = pid * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, K_PAD)
-    k_mask = offs_k < K
-    w = tl.load(w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :],
-                mask=(offs_n[:, None] < N) & k_mask[None, :], other=0.0)
-    if USE_PDL:
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
-    x = tl.load(x_ptr + offs_k, mask=k_mask, other=0.0)
-    acc = tl.sum(w.to(tl.float32) * x.to(tl.float32)[None, :], axis=1)
-    if HAS_BIAS:
-        acc += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
-    tl.store(y_ptr + offs_n, acc.to(y_ptr.dtype.element_ty), mask=offs_n < N)
-
-
-def gemv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, block_n: int = 0,
-         num_warps: int = 8) -> torch.Tensor:
-    """F.linear for a single row x [1, K]; `block_n` 0: `pick_gemv_block(N)`."""
-    N, K = weight.shape
-    block_n = block_n or pick_gemv_block(N)
-    y = torch.empty((1, N), dtype=x.dtype, device=x.device)
-    _gemv_kernel[(triton.cdiv(N, block_n),)](
-        x, weight, bias if bias is not None else weight, y, N, weight.stride(0), K=K,
-        K_PAD=triton.next_power_of_2(K), HAS_BIAS=bias is not None, BLOCK_N=block_n, num_warps=num_warps,
-        **pdl.launch_options(x.device),
-    )
-    return y
-
-
-def pick_gemv_block(N: int) -> int:
-    return 4 if N < 4096 else 8
 
 
 def pick_config(N: int, K: int) -> tuple[int, int, int, int]:
