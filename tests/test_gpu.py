@@ -404,6 +404,56 @@ def test_cuda_graph_greedy_matches_eager(tiny_qwen3_dir, n):
     assert all(len(t) == 40 for t in a)
 
 
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("page_size", [1, 16])
+@pytest.mark.parametrize("lens", [[1], [700], [15, 16, 17], [1000, 1, 33, 300]])
+def test_split_kv_decode_matches_float32(page_size, lens):
+    """Our decode attention for small graphs (kernels/decode_attention.py) against float32
+    attention over the same pages: scattered pages, lengths not a multiple of the page, a
+    request of one token (most of its splits empty), and one of 1,000."""
+    from minisgl_edu.kernels.decode_attention import SplitKVDecode
+
+    g = torch.Generator(device="cuda").manual_seed(page_size + sum(lens))
+    num_pages = sum((n + page_size - 1) // page_size for n in lens) + 8
+    k_pages, v_pages = (torch.randn(num_pages, page_size, HKV, D, device="cuda", generator=g).bfloat16()
+                        for _ in range(2))
+    q = torch.randn(len(lens), HQ, D, device="cuda", generator=g).bfloat16()
+    perm = torch.randperm(num_pages, device="cuda", generator=g).to(torch.int32)
+    indptr = [0]
+    for n in lens:
+        indptr.append(indptr[-1] + (n + page_size - 1) // page_size)
+    wrapper = SplitKVDecode(len(lens), HQ, HKV, D, page_size, D**-0.5,
+                            torch.zeros(num_pages, dtype=torch.int32, device="cuda"))
+    wrapper.plan(torch.tensor(indptr, dtype=torch.int32).pin_memory(), perm[: indptr[-1]],
+                 torch.tensor(lens, dtype=torch.int32).pin_memory())
+    got = wrapper.run(q, (k_pages, v_pages))
+    for b, n in enumerate(lens):
+        pages = perm[indptr[b]: indptr[b + 1]].long()
+        k, v = (x[pages].reshape(-1, HKV, D)[:n].float().repeat_interleave(HQ // HKV, dim=1)
+                for x in (k_pages, v_pages))
+        probs = (torch.einsum("hd,thd->ht", q[b].float(), k) * D**-0.5).softmax(-1)
+        want = torch.einsum("ht,thd->hd", probs, v)
+        assert _rel(got[b], want) < 1e-2, (n, _rel(got[b], want))
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("n", [1, 3])  # graph sizes 1 and 4 (padded): both run our decode attention
+def test_split_kv_graphs_greedy_match_eager(tiny_qwen3_dir, n, monkeypatch):
+    from minisgl_edu import kernels
+
+    ps = prompts(n, 200, 400, seed=20 + n)
+    eager = generate(make_scheduler(tiny_qwen3_dir, "cuda", cuda_graph_max_bs=0, attention_backend="flashinfer"),
+                     ps, 30, overlap=False)
+    monkeypatch.setattr(kernels, "ENABLED", kernels.ENABLED | {"attn"})
+    graph = make_scheduler(tiny_qwen3_dir, "cuda", attention_backend="flashinfer")
+    from minisgl_edu.kernels.decode_attention import SplitKVDecode
+
+    assert isinstance(graph.engine.graph_runner.wrappers[1], SplitKVDecode)
+    assert generate(graph, ps, 30, overlap=True) == eager
+
+
 # ---------------------------------------------------------------------- overlap scheduling
 @pytest.mark.parametrize("device", DEVICES)
 def test_overlap_greedy_matches_normal(tiny_qwen3_dir, device):

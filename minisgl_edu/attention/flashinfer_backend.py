@@ -213,12 +213,28 @@ class FlashInferBackend(AttentionBackend):
 
     def graph_wrapper(self, bs: int):
         assert self._graph_indptr is not None, "init_graph_buffers() first"
+        if self._split_kv_decode(bs):
+            from minisgl_edu.kernels.decode_attention import SplitKVDecode
+
+            return SplitKVDecode(bs, self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size,
+                                 self.scale or self.head_dim**-0.5, self._graph_indices)
         return self.flashinfer.BatchDecodeWithPagedKVCacheWrapper(
             self.workspace, "NHD", use_cuda_graph=True, use_tensor_cores=self.use_tensor_cores,
             paged_kv_indptr_buffer=self._graph_indptr[: bs + 1],
             paged_kv_indices_buffer=self._graph_indices,
             paged_kv_last_page_len_buffer=self._graph_last[:bs],
         )
+
+    def _split_kv_decode(self, bs: int) -> bool:
+        """Our Triton decode attention for this graph size? (kernels/decode_attention.py, "attn")"""
+        from minisgl_edu import kernels
+
+        if not kernels.enabled("attn") or self.num_qo_heads is None:
+            return False
+        from minisgl_edu.kernels import decode_attention
+
+        return bs <= decode_attention.MAX_BS and decode_attention.supports(self.num_qo_heads, self.num_kv_heads,
+                                                                            self.head_dim)
 
     def plan_graph(self, wrapper, bs: int, rows: list[int], kv_lens: list[int], out_loc: torch.Tensor) -> None:
         """Plan a decode batch of len(kv_lens) real requests, padded to `bs`, into a graph wrapper.
@@ -232,6 +248,11 @@ class FlashInferBackend(AttentionBackend):
             indices = self._page_indices(rows, num_pages, pad)
         else:
             indices = torch.full((pad,), self.pool.dummy_page, dtype=torch.int32, device=self.device)
+        self._wrapper = wrapper
+        self._out_loc = out_loc
+        if not isinstance(wrapper, self.flashinfer.BatchDecodeWithPagedKVCacheWrapper):  # SplitKVDecode
+            wrapper.plan(pinned(indptr, torch.int32), indices, pinned(list(kv_lens) + [1] * pad, torch.int32))
+            return
         self._wait_previous_plan(wrapper)
         wrapper.plan(
             pinned(indptr, torch.int32), indices, pinned(last, torch.int32), self.num_qo_heads,
@@ -239,5 +260,3 @@ class FlashInferBackend(AttentionBackend):
             kv_data_type=self.dtype, sm_scale=self.scale,
         )
         self._record_plan(wrapper)
-        self._wrapper = wrapper
-        self._out_loc = out_loc

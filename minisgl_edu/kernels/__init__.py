@@ -10,12 +10,14 @@ some of them or make them faster:
   faster than cuBLAS's kernels do at those shapes;
 * `gemv`: the linear layers of a batch of one token (decode at batch 1), each program loading its
   rows of W before the previous kernel has finished ("gemv"); with "fold", the layer's two
-  RMSNorms and its SwiGLU activation also run inside those matmuls.
+  RMSNorms and its SwiGLU activation also run inside those matmuls;
+* `decode_attention`: split-KV decode attention for the CUDA graphs of at most 4 requests, in
+  place of FlashInfer's ("attn").
 
-On Hopper and newer all three are launched with programmatic dependent launch (`pdl.py`).
+On Hopper and newer all of them are launched with programmatic dependent launch (`pdl.py`).
 
-`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold" (the default), any subset ("gemv" needs
-"gemm", "fold" needs "gemv"), or "0" for none (then FlashInfer's separate kernels and cuBLAS
+`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold" (the default), "attn" added, any subset
+("gemv" needs "gemm", "fold" needs "gemv"), or "0" for none (then FlashInfer's separate kernels and cuBLAS
 run); what each is worth is in docs/benchmarks.md.
 """
 
@@ -34,5 +36,5 @@ def triton_available() -> bool:
 
 
 def enabled(name: str) -> bool:
-    """Use our Triton kernel `name` ("rope", "gemm", "gemv", "fold")? Asked only on the CUDA path."""
+    """Use our Triton kernel `name` ("rope", "gemm", "gemv", "fold", "attn")? Asked only on the CUDA path."""
     return name in ENABLED and triton_available()
