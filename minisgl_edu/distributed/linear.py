@@ -45,10 +45,11 @@ def _param(*shape: int, tp_dim: int | None) -> nn.Parameter:
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """F.linear, except for a small CUDA decode batch: then our skinny-GEMM Triton kernel.
+    """F.linear, except for a small CUDA decode batch: then one of our Triton kernels.
 
     At <= 16 rows a linear layer only reads its weight matrix; `kernels/skinny_gemm.py` reads it
-    at least as fast as cuBLAS at those shapes, and o_proj's ~2x faster (see docs/benchmarks.md).
+    at least as fast as cuBLAS at those shapes, and o_proj's ~2x faster; at one row (batch-1
+    decode) `kernels/gemv.py` is faster again (see docs/benchmarks.md).
     """
     if x.is_cuda and kernels.enabled("gemm"):  # CPU stops here: Triton is never imported there
         from minisgl_edu.kernels import gemv, skinny_gemm
