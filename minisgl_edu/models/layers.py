@@ -28,8 +28,10 @@ path (and any float32 model) keeps the plain torch code, unchanged. `MINISGL_EDU
 Two steps further on the same path, with Triton kernels of our own (`minisgl_edu.kernels`): q/k
 norm, RoPE and the K/V write into the pool become one kernel when the attention backend lets the
 caller write the pool (`kv_write_target`, FlashInfer does), and the linear layers of a batch of
-at most 16 tokens use a skinny GEMM (`distributed.linear.linear`). `MINISGL_EDU_TRITON=0` turns
-both off.
+at most 16 tokens use a skinny GEMM (`distributed.linear.linear`). At batch 1 a decoder layer
+goes one step further (`DecoderLayer._forward_one_token`): its matmuls are one-row kernels that
+also compute the RMSNorm or the SwiGLU activation in front of them. `MINISGL_EDU_TRITON=0` turns
+all of these off.
 
 Tensor parallelism (`--tp N`): the projections are the column- and row-parallel layers of
 `minisgl_edu.distributed.linear`, so each rank holds `num_heads / N` query heads, `num_kv_heads / N`
