@@ -1,6 +1,6 @@
 """Our Triton kernels against what they replace, and FlashInfer's two decode kernels (CUDA only).
 
-    python scripts/gpu_kernel_bench.py [gemm] [rope] [attn]
+    python scripts/gpu_kernel_bench.py [gemm] [rope] [attn] [small_attn]
 
 Every figure is GPU time per call inside a CUDA graph (launches back to back, as in the decode
 graph), with *cold* caches as in a real step: each call reads another copy of the weights (or
@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 dev = "cuda"
-parts = set(sys.argv[1:]) or {"gemm", "rope", "attn"}
+parts = set(sys.argv[1:]) or {"gemm", "rope", "attn", "small_attn"}
 
 
 def graph_us(fns, replays: int = 10) -> float:
@@ -144,3 +144,45 @@ if "attn" in parts:
         gb = bs * ctx * HKV * D * 2 * 2 / min(res[False][0], res[True][0]) / 1e3
         print(f"| | {bs} | {ctx} | {res[False][0]:.2f} | {res[True][0]:.2f} | {gb:.0f} | rel diff {rel(res[True][1], res[False][1]):.1e}")
         del kv
+
+if "small_attn" in parts:
+    # Our split-KV decode (kernels/decode_attention.py) against FlashInfer's tensor-core decode
+    # (the default), per layer, at the batch sizes it is meant for; K and V pages apart.
+    import flashinfer
+
+    from minisgl_edu.kernels.decode_attention import SplitKVDecode, num_splits
+
+    print()
+    print("| small-batch decode attention (28 layers, page 16) | bs | context | FlashInfer TC us/layer | ours: splits, keys per step -> us/layer |")
+    print("|---|---|---|---|---|")
+    HQ, HKV, D, P, L = 16, 8, 128, 16, 28
+    for bs, ctx in [(1, 512), (1, 1024), (2, 512), (4, 512)]:
+        pages = bs * ctx // P
+        k_pages, v_pages = (torch.randn(L, pages, P, HKV, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
+        q = torch.randn(bs, HQ, D, device=dev, dtype=torch.bfloat16)
+        indptr = torch.arange(0, pages + 1, ctx // P, dtype=torch.int32)
+        indices = torch.randperm(pages, dtype=torch.int32, device=dev)
+        ws = torch.zeros(128 * 1024 * 1024, dtype=torch.uint8, device=dev)
+        w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+            ws, "NHD", use_cuda_graph=True, use_tensor_cores=True,
+            paged_kv_indptr_buffer=torch.zeros(bs + 1, dtype=torch.int32, device=dev),
+            paged_kv_indices_buffer=torch.zeros(pages, dtype=torch.int32, device=dev),
+            paged_kv_last_page_len_buffer=torch.zeros(bs, dtype=torch.int32, device=dev))
+        w.plan(indptr, indices, torch.full((bs,), P, dtype=torch.int32), HQ, HKV, D, P,
+               q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16)
+        want = w.run(q, (k_pages[0], v_pages[0]))
+        fi_us = graph_us([lambda i=i: w.run(q, (k_pages[i], v_pages[i])) for i in range(L)])
+        ours = []
+        for splits in (4, 8, 16, 32):
+            for block in (16, 32, 64):
+                o = SplitKVDecode(bs, HQ, HKV, D, P, D**-0.5, torch.zeros(pages, dtype=torch.int32, device=dev),
+                                  splits=splits, block=block)
+                o.plan(indptr.pin_memory(), indices, torch.full((bs,), ctx, dtype=torch.int32).pin_memory())
+                assert rel(o.run(q, (k_pages[0], v_pages[0])), want) < 1e-2
+                us = graph_us([lambda i=i, o=o: o.run(q, (k_pages[i], v_pages[i])) for i in range(L)])
+                ours.append((us, splits, block))
+        ours.sort()
+        best = ", ".join(f"{s_}, {b_} -> {u:.2f}" for u, s_, b_ in ours[:4])
+        default = next(u for u, s_, b_ in ours if s_ == num_splits(bs, HKV) and b_ == 32)
+        print(f"| | {bs} | {ctx} | {fi_us:.2f} | best {best}; default ({num_splits(bs, HKV)}, 32) {default:.2f} |")
+        del k_pages, v_pages

@@ -17,8 +17,8 @@ matmuls were fast; and its `plan()` is most of the host's time per step. Here:
 2. `_merge_kernel`, one program per (request, query head): out = sum_s e^(m_s - M) acc_s /
    sum_s e^(m_s - M) l_s with M = max_s m_s. A split with no keys has m = -inf and weighs 0.
 
-S is picked per batch size so that batch x KV heads x S is about 256 programs: the SMs are busy
-even at batch 1. No tensor cores: one query row per head is a dot product per key.
+S is picked per batch size so that batch x KV heads x S is about 512 programs: the SMs are busy
+even at batch 1, and each split is short (at batch 1 and 512 keys, 16 keys per split). No tensor cores: one query row per head is a dot product per key.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import triton.language as tl
 from minisgl_edu.kernels import pdl
 
 MAX_BS = 4  # graphs of up to this many requests use this kernel; larger batches: FlashInfer
-BLOCK = 32  # keys per loop step of a split
+BLOCK = 16  # keys per loop step of a split (16 beat 32 and 64 at every size measured)
 
 
 @triton.jit
@@ -97,8 +97,13 @@ def _merge_kernel(acc_ptr, ml_ptr, out_ptr, stride_ob, stride_oh, D: tl.constexp
 
 
 def num_splits(bs: int, num_kv_heads: int) -> int:
-    """Splits per (request, KV head): a power of two, about 256 programs in all, 1..32."""
-    return max(1, min(32, triton.next_power_of_2(max(1, 256 // (bs * num_kv_heads)))))
+    """Splits per (request, KV head): a power of two, about 512 programs in all, 1..32.
+
+    Measured on an H200 (scripts/gpu_kernel_bench.py small_attn, Qwen3-0.6B heads, 512 keys): at
+    batch 1 32 splits of 16 keys per step took 6.3 us per layer, 16 splits 8.0, FlashInfer 10.0;
+    at batch 4 16 splits 11.2, 32 splits 11.8, FlashInfer 12.0.
+    """
+    return max(1, min(32, triton.next_power_of_2(max(1, 512 // (bs * num_kv_heads)))))
 
 
 def supports(num_qo_heads: int, num_kv_heads: int, head_dim: int) -> bool:
@@ -111,11 +116,13 @@ class SplitKVDecode:
     """A decode 'wrapper' for one captured batch size: fixed buffers, `plan()` fills them."""
 
     def __init__(self, bs: int, num_qo_heads: int, num_kv_heads: int, head_dim: int, page_size: int,
-                 scale: float, indices: torch.Tensor) -> None:
+                 scale: float, indices: torch.Tensor, splits: int = 0, block: int = BLOCK) -> None:
+        """`splits` 0: `num_splits(bs, num_kv_heads)`; `splits` and `block` are there to tune them."""
         dev = indices.device
         self.bs, self.hq, self.hkv, self.d, self.page_size, self.scale = (
             bs, num_qo_heads, num_kv_heads, head_dim, page_size, scale)
-        self.splits = num_splits(bs, num_kv_heads)
+        self.splits = splits or num_splits(bs, num_kv_heads)
+        self.block = block
         self.indices = indices  # page ids of all requests, back to back (shared by every size)
         self.indptr = torch.zeros(bs + 1, dtype=torch.int32, device=dev)
         self.lens = torch.ones(bs, dtype=torch.int32, device=dev)
@@ -136,7 +143,7 @@ class SplitKVDecode:
         _split_kernel[(self.bs, self.hkv, self.splits)](
             q, k, v, self.indices, self.indptr, self.lens, self.acc, self.ml, self.scale, q.stride(0), q.stride(1),
             k.stride(0), k.stride(1), PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits,
-            BLOCK=BLOCK, num_warps=4, **opts,
+            BLOCK=self.block, num_warps=4, **opts,
         )
         out = torch.empty_like(q)
         _merge_kernel[(self.bs, self.hq)](self.acc, self.ml, out, out.stride(0), out.stride(1), D=self.d,
