@@ -23,8 +23,8 @@ The pool stores K as [num_layers, (num_pages + 1) * page_size, Hkv, D]; viewed p
 CUDA graphs (see `engine/cuda_graph.py`) need fixed addresses: `graph_wrapper(bs)` makes a decode
 wrapper whose index arrays live in preallocated buffers, and `plan_graph()` fills them, padding
 the batch to the captured size with requests of one token that live in the pool's dummy page.
-With "attn" in `MINISGL_EDU_TRITON` (off by default), graphs of at most 4 requests get our Triton
-split-KV kernel instead (`kernels/decode_attention.py`): same buffers, no FlashInfer plan.
+Graphs of at most 4 requests get our Triton split-KV kernel instead (`kernels/decode_attention.py`,
+"attn" in `MINISGL_EDU_TRITON`): same buffers, no FlashInfer plan, faster at batch 1.
 
 This module imports flashinfer at construction time: it is only ever built on a CUDA machine.
 """

@@ -12,20 +12,20 @@ some of them or make them faster:
   rows of W before the previous kernel has finished ("gemv"); with "fold", the layer's two
   RMSNorms and its SwiGLU activation also run inside those matmuls;
 * `decode_attention`: split-KV decode attention for the CUDA graphs of at most 4 requests, in
-  place of FlashInfer's ("attn").
+  place of FlashInfer's, which also spares the host FlashInfer's plan per step ("attn").
 
 On Hopper and newer all of them are launched with programmatic dependent launch (`pdl.py`).
 
-`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold" (the default), "attn" added, any subset
-("gemv" needs "gemm", "fold" needs "gemv"), or "0" for none (then FlashInfer's separate kernels and cuBLAS
-run); what each is worth is in docs/benchmarks.md.
+`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold,attn" (the default), any subset ("gemv"
+needs "gemm", "fold" needs "gemv"), or "0" for none (then FlashInfer's kernels and cuBLAS run);
+what each is worth is in docs/benchmarks.md.
 """
 
 import functools
 import importlib.util
 import os
 
-_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold")
+_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold,attn")
 ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
 
 

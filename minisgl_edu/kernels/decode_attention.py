@@ -6,8 +6,8 @@ Where this sits on the request path: `FlashInferBackend.graph_wrapper(bs)` hands
 lists, same interface (`plan` on the host before a replay, `run(q, (k_pages, v_pages))` per layer).
 
 Why: at batch 1 a layer's attention reads little (512 keys x 8 KV heads: 2 MB), but FlashInfer's
-graph-mode decode is two kernels and ~10 us per layer on the H200, 40% of the whole layer once the
-matmuls were fast; and its `plan()` is most of the host's time per step. Here:
+graph-mode decode is two kernels and ~10 us per layer on the H200, ~40% of the whole layer once the
+matmuls were fast, and its `plan()` runs on the host before every step. Here:
 
 1. `_split_kernel`, one program per (request, KV head, split): its share of the request's keys
    (the split `s` of `S` takes keys [s * c, (s + 1) * c), c = ceil(len / S)), read through the page
@@ -18,7 +18,8 @@ matmuls were fast; and its `plan()` is most of the host's time per step. Here:
    sum_s e^(m_s - M) l_s with M = max_s m_s. A split with no keys has m = -inf and weighs 0.
 
 S is picked per batch size so that batch x KV heads x S is about 512 programs: the SMs are busy
-even at batch 1, and each split is short (at batch 1 and 512 keys, 16 keys per split). No tensor cores: one query row per head is a dot product per key.
+even at batch 1, and each split is short (at batch 1 and 512 keys, 16 keys per split). No tensor
+cores: one query row per head is a dot product per key.
 """
 
 from __future__ import annotations

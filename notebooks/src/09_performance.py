@@ -222,7 +222,9 @@ instead of in a kernel of its own: at batch 1 a layer is 7 kernels instead of 10
 Two settings differ on the GPU. The prefill budget (`max_prefill_tokens`) is 8192 tokens instead
 of 2048: a 2048-token batch leaves a large GPU partly idle. And decode attention uses FlashInfer's
 tensor-core kernel, whose plan cuts long contexts into chunks, so that in a batch of mixed lengths
-the GPU is not left waiting on the few longest requests.
+the GPU is not left waiting on the few longest requests. The same idea at the other end: for a
+batch of 1 to 4 requests, `kernels/decode_attention.py` cuts each request's keys into up to 32
+short splits (so even one request keeps ~500 programs busy), then merges the partial softmaxes.
 The project's measured GPU numbers, if they have been written down, are in `docs/benchmarks.md`:
 """),
 code(r'''
