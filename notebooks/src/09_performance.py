@@ -165,6 +165,33 @@ ctx = srv.snapshot().requests[0].prompt_tokens
 print(f"context ~{ctx} tokens x 4 requests: attention {100 * spent['attention'] / total:.0f}% of the decode time")
 '''),
 md(r"""
+**Splitting one request's keys.** At batch 1 a decode step has one query per head, and a GPU kernel
+that gave each head to one program would keep only a handful of the GPU's 132 cores busy. Both
+FlashInfer and our small-batch kernel (`minisgl_edu/kernels/decode_attention.py`) cut the keys into
+splits, attend to each split separately, and merge. The merge is exact, because each split keeps
+three things: the largest score `m`, the sum of `exp(score - m)` (call it `l`), and the output
+before dividing by that sum (`acc`). Rescaling every split to the overall largest score `M`
+gives back the softmax over all keys. A check on one head, in float64:
+"""),
+code(r'''
+g = torch.Generator().manual_seed(0)
+q, keys, values = (torch.randn(*shape, generator=g, dtype=torch.float64) for shape in [(64,), (1000, 64), (1000, 64)])
+scores = keys @ q / 64**0.5
+reference = torch.softmax(scores, dim=0) @ values  # attention over all 1 000 keys at once
+
+parts = []
+for idx in torch.arange(1000).chunk(8):  # 8 splits of 125 keys, as 8 GPU programs would take them
+    s = scores[idx]
+    m = s.max()
+    p = torch.exp(s - m)
+    parts.append((m, p.sum(), p @ values[idx]))  # (m, l, acc): all that a split writes out
+M = max(m for m, _, _ in parts)
+merged = sum(torch.exp(m - M) * acc for m, _, acc in parts) / sum(torch.exp(m - M) * l for m, l, _ in parts)
+same = bool((merged - reference).abs().max() < 1e-12)
+print("the merged splits give the one-pass softmax (to 1e-12):", same)
+assert same
+'''),
+md(r"""
 ## 5. Two CPU details: the weight layout and the grouped heads
 
 Two small choices make the CPU path faster without changing a single number it computes.
@@ -244,7 +271,7 @@ md(r"""
 | CUDA graphs | CPU launch overhead of hundreds of small kernels per decode step | `engine/cuda_graph.py` |
 | FlashInfer | gathering and padding K/V pages in every layer; per-layer planning | `attention/flashinfer_backend.py` |
 | prefix cache | recomputing a prompt's shared beginning | `kvcache/radix_cache.py` (chapter 06) |
-| our Triton kernels (GPU, `MINISGL_EDU_TRITON`) | four of the five tiny kernels around attention (q/k norm, RoPE, K/V store) and cuBLAS's slow split-K matmul at batch <= 4 | `minisgl_edu/kernels/` |
+| our Triton kernels (GPU, `MINISGL_EDU_TRITON`) | four of the five tiny kernels around attention (q/k norm, RoPE, K/V store); cuBLAS's slow split-K matmul at batch <= 4; at batch 1, the norm and activation kernels (folded into one-row matmuls); for graphs of <= 4 requests, FlashInfer's per-step plan | `minisgl_edu/kernels/` |
 | [in, out] weights, grouped decode heads (CPU) | a transposed operand in every matmul; reading each K/V once per query head | `models/loader.py`, `attention/torch_backend.py` |
 
 ## Exercises
