@@ -16,12 +16,14 @@ import torch
 import triton
 import triton.language as tl
 
+from minisgl_edu.bench.graph_timer import graph_us
 from minisgl_edu.kernels import pdl
 from minisgl_edu.kernels.gemv import gemv
 from minisgl_edu.kernels.skinny_gemm import skinny_linear
 
 dev = torch.device("cuda")
 CHAIN = 280
+REPLAYS = 20
 
 
 @triton.jit
@@ -31,29 +33,6 @@ def _touch(x_ptr, y_ptr, BLOCK: tl.constexpr, USE_PDL: tl.constexpr):
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
     tl.store(y_ptr + offs, tl.load(x_ptr + offs) + 1.0)
-
-
-def graph_us(fns, replays: int = 20) -> float:
-    """GPU microseconds per callable, all of `fns` captured in order in one graph."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for fn in fns[:3]:
-            fn()
-        s.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=s):
-            for fn in fns:
-                fn()
-        g.replay()
-        s.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(s)
-        for _ in range(replays):
-            g.replay()
-        b.record(s)
-        b.synchronize()
-    return a.elapsed_time(b) * 1e3 / (len(fns) * replays)
 
 
 rows = []
@@ -66,7 +45,7 @@ for programs in (1, 128):
         def step(i, programs=programs, block=block, opts=opts):
             return lambda: _touch[(programs,)](bufs[i % 2], bufs[(i + 1) % 2], BLOCK=block, **opts)
 
-        us = graph_us([step(i) for i in range(CHAIN)])
+        us = graph_us([step(i) for i in range(CHAIN)], REPLAYS)
         rows.append((f"floor: {programs} program(s), 1,024 values", "PDL" if use_pdl else "no PDL", us))
 
 assert pdl.enabled(dev), "run on Hopper or newer: the skinny GEMM uses PDL there"
@@ -75,9 +54,8 @@ for name, n, k in (("qkv", 4096, 1024), ("o", 1024, 2048), ("gate_up", 6144, 102
     copies = max(4, int(300e6 // (n * k * 2)))
     ws = [torch.randn(n, k, device=dev, dtype=torch.bfloat16) / k**0.5 for _ in range(copies)]
     xk = x[:, :k].contiguous()
-    cold = graph_us([lambda w=w: skinny_linear(xk, w) for w in ws[:CHAIN]] if copies >= CHAIN else
-                    [lambda i=i: skinny_linear(xk, ws[i % copies]) for i in range(CHAIN)])
-    hot = graph_us([lambda: skinny_linear(xk, ws[0]) for _ in range(CHAIN)])
+    cold = graph_us([lambda i=i: skinny_linear(xk, ws[i % copies]) for i in range(CHAIN)], REPLAYS)
+    hot = graph_us([lambda: skinny_linear(xk, ws[0]) for _ in range(CHAIN)], REPLAYS)
     mb = n * k * 2 / 1e6
     rows.append((f"skinny GEMM {name} ({mb:.1f} MB), cold", f"{mb / cold:.2f} TB/s", cold))
     rows.append((f"skinny GEMM {name} ({mb:.1f} MB), hot (L2)", f"{mb / hot:.2f} TB/s", hot))
@@ -87,7 +65,7 @@ for name, n, k in (("qkv", 4096, 1024), ("o", 1024, 2048), ("gate_up", 6144, 102
             err = float((gemv(xk, ws[0], config=(block_n, warps))[0].float() - ref).norm() / ref.norm())
             assert err < 1e-2, (name, block_n, warps, err)
             us = graph_us([lambda i=i: gemv(xk, ws[i % copies], config=(block_n, warps))
-                           for i in range(CHAIN)])
+                           for i in range(CHAIN)], REPLAYS)
             rows.append((f"gemv {name}, cold, BLOCK_N {block_n}, {warps} warps", f"{mb / us:.2f} TB/s", us))
     del ws
 

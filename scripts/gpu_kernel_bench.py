@@ -13,35 +13,29 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from minisgl_edu.bench.graph_timer import graph_us
+
 dev = "cuda"
 parts = set(sys.argv[1:]) or {"gemm", "rope", "attn", "small_attn"}
 
 
-def graph_us(fns, replays: int = 10) -> float:
-    """GPU microseconds per call of the callables in `fns`, all captured in order in one graph."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for fn in fns[:3]:
-            fn()
-        s.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=s):
-            for fn in fns:
-                fn()
-        g.replay()
-        s.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(s)
-        for _ in range(replays):
-            g.replay()
-        b.record(s)
-        b.synchronize()
-    return a.elapsed_time(b) * 1e3 / (len(fns) * replays)
-
-
 def rel(a, b):
     return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+def fi_graph_decode(bs, pages, tensor_cores, indptr, indices, hq, hkv, d, page):
+    """FlashInfer's decode wrapper in CUDA-graph mode, planned for `bs` requests of full pages."""
+    import flashinfer
+
+    w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+        torch.zeros(128 * 1024 * 1024, dtype=torch.uint8, device=dev), "NHD", use_cuda_graph=True,
+        use_tensor_cores=tensor_cores,
+        paged_kv_indptr_buffer=torch.zeros(bs + 1, dtype=torch.int32, device=dev),
+        paged_kv_indices_buffer=torch.zeros(pages, dtype=torch.int32, device=dev),
+        paged_kv_last_page_len_buffer=torch.zeros(bs, dtype=torch.int32, device=dev))
+    w.plan(indptr, indices, torch.full((bs,), page, dtype=torch.int32), hq, hkv, d, page,
+           q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16)
+    return w
 
 
 if "gemm" in parts:
@@ -117,8 +111,6 @@ if "rope" in parts:
     del pool_k, pool_v
 
 if "attn" in parts:
-    import flashinfer
-
     print()
     print("| decode attention (28 layers, page 16) | bs | context | CUDA-core kernel us/layer | tensor-core kernel us/layer | GB/s (best) |")
     print("|---|---|---|---|---|---|")
@@ -129,16 +121,9 @@ if "attn" in parts:
         q = torch.randn(bs, HQ, D, device=dev, dtype=torch.bfloat16)
         indptr = torch.arange(0, pages + 1, ctx // P, dtype=torch.int32)
         indices = torch.randperm(pages, dtype=torch.int32, device=dev)
-        last = torch.full((bs,), P, dtype=torch.int32)
         res = {}
         for tc in (False, True):
-            ws = torch.zeros(128 * 1024 * 1024, dtype=torch.uint8, device=dev)
-            w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
-                ws, "NHD", use_cuda_graph=True, use_tensor_cores=tc,
-                paged_kv_indptr_buffer=torch.zeros(bs + 1, dtype=torch.int32, device=dev),
-                paged_kv_indices_buffer=torch.zeros(pages, dtype=torch.int32, device=dev),
-                paged_kv_last_page_len_buffer=torch.zeros(bs, dtype=torch.int32, device=dev))
-            w.plan(indptr, indices, last, HQ, HKV, D, P, q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16)
+            w = fi_graph_decode(bs, pages, tc, indptr, indices, HQ, HKV, D, P)
             out = w.run(q, kv[0])
             res[tc] = (graph_us([lambda i=i: w.run(q, kv[i]) for i in range(L)]), out)
         gb = bs * ctx * HKV * D * 2 * 2 / min(res[False][0], res[True][0]) / 1e3
@@ -148,8 +133,6 @@ if "attn" in parts:
 if "small_attn" in parts:
     # Our split-KV decode (kernels/decode_attention.py) against FlashInfer's tensor-core decode
     # (the default), per layer, at the batch sizes it is meant for; K and V pages apart.
-    import flashinfer
-
     from minisgl_edu.kernels.decode_attention import SplitKVDecode, num_splits
 
     print()
@@ -162,14 +145,7 @@ if "small_attn" in parts:
         q = torch.randn(bs, HQ, D, device=dev, dtype=torch.bfloat16)
         indptr = torch.arange(0, pages + 1, ctx // P, dtype=torch.int32)
         indices = torch.randperm(pages, dtype=torch.int32, device=dev)
-        ws = torch.zeros(128 * 1024 * 1024, dtype=torch.uint8, device=dev)
-        w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
-            ws, "NHD", use_cuda_graph=True, use_tensor_cores=True,
-            paged_kv_indptr_buffer=torch.zeros(bs + 1, dtype=torch.int32, device=dev),
-            paged_kv_indices_buffer=torch.zeros(pages, dtype=torch.int32, device=dev),
-            paged_kv_last_page_len_buffer=torch.zeros(bs, dtype=torch.int32, device=dev))
-        w.plan(indptr, indices, torch.full((bs,), P, dtype=torch.int32), HQ, HKV, D, P,
-               q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16)
+        w = fi_graph_decode(bs, pages, True, indptr, indices, HQ, HKV, D, P)
         want = w.run(q, (k_pages[0], v_pages[0]))
         fi_us = graph_us([lambda i=i: w.run(q, (k_pages[i], v_pages[i])) for i in range(L)])
         ours = []
