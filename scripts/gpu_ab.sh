@@ -67,8 +67,9 @@ for pe in "${PROBES[@]}"; do
   [ $(( DEADLINE - $(el) )) -lt 50 ] && { stamp "no time left for probe [$pe]"; continue; }
   stamp "graph replay probe, env [$pe]"
   # shellcheck disable=SC2086
-  env $pe timeout 90 python scripts/gpu_step_probe.py "$OUT" --quick > /tmp/gl/probe.log 2>&1
-  grep -E "^   (overlap|bs=)" /tmp/gl/probe.log
+  n_probe=$(( ${n_probe:-0} + 1 ))
+  env $pe timeout 90 python scripts/gpu_step_probe.py "$OUT" --quick > "$OUT/probe_$n_probe.log" 2>&1
+  grep -E "^   (overlap|bs=)|^     (launch|result|  graph)" "$OUT/probe_$n_probe.log"
 done
 
 if [ $PROFILE = 1 ] && [ $(( DEADLINE - $(el) )) -ge 60 ]; then

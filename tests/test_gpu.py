@@ -449,6 +449,65 @@ def test_split_kv_decode_matches_float32(page_size, lens):
 
 
 @gpu
+@pytest.mark.kernel
+@needs_kernels
+@pytest.mark.parametrize("lens, page_size, norm", [  # 300: two blocks of 16 keys in one split
+    ([1], 1, True), ([1], 16, False), ([300, 16, 17, 2], 16, True), ([300, 16, 17, 2], 1, False)])
+def test_rope_attn_matches_float32(lens, page_size, norm):
+    """The one-kernel decode attention (`SplitKVDecode.run_qkv`) from the qkv matmul's output:
+    q/k norm + RoPE + the new K/V written at its slot + attention over the cached keys and the new
+    one, against float32; a second call gives the same bits (the merge counters were reset)."""
+    from minisgl_edu.kernels.decode_attention import SplitKVDecode
+    from minisgl_edu.models.rope import RotaryEmbedding, apply_rotary
+
+    eps = 1e-6
+    g = torch.Generator(device=KDEV).manual_seed(page_size + sum(lens) + norm)
+    rot = RotaryEmbedding(D, 4096, 1e6).to(KDEV)
+    rot.build_cache(KDEV)
+    bs = len(lens)
+    num_pages = sum((n + page_size - 1) // page_size for n in lens) + 4
+    k_pool, v_pool = (torch.randn(num_pages * page_size, HKV, D, device=KDEV, generator=g).to(KDT) for _ in range(2))
+    before_k, before_v = k_pool.clone(), v_pool.clone()
+    qkv = torch.randn(bs, (HQ + 2 * HKV) * D, device=KDEV, generator=g).to(KDT)
+    qw = (1 + 0.2 * torch.randn(D, device=KDEV, generator=g)).to(KDT)
+    kw = (1 + 0.2 * torch.randn(D, device=KDEV, generator=g)).to(KDT)
+    perm = torch.randperm(num_pages, device=KDEV, generator=g).to(torch.int32)
+    indptr = [0]
+    for n in lens:
+        indptr.append(indptr[-1] + (n + page_size - 1) // page_size)
+    slots = [[int(perm[indptr[b] + t // page_size]) * page_size + t % page_size for t in range(n)]
+             for b, n in enumerate(lens)]
+    loc = torch.tensor([s[-1] for s in slots], device=KDEV)  # the new token: the last position
+    pos = torch.tensor([n - 1 for n in lens], device=KDEV)
+    wrapper = SplitKVDecode(bs, HQ, HKV, D, page_size, D**-0.5, torch.zeros(num_pages, dtype=torch.int32, device=KDEV))
+    host = (lambda t: t.pin_memory()) if HAS_CUDA else (lambda t: t)
+    wrapper.plan(host(torch.tensor(indptr, dtype=torch.int32)), perm[: indptr[-1]],
+                 host(torch.tensor(lens, dtype=torch.int32)))
+    run = lambda: wrapper.run_qkv(qkv, pos, rot.cos_sin_table(), qw if norm else None,  # noqa: E731
+                                  kw if norm else None, eps, loc, k_pool, v_pool)
+    got = run()
+    rq, rk, rv = (t.float() for t in qkv.split([HQ * D, HKV * D, HKV * D], dim=-1))
+    rq, rk, rv = rq.view(bs, HQ, D), rk.view(bs, HKV, D), rv.view(bs, HKV, D)
+    if norm:
+        rq = torch.nn.functional.rms_norm(rq, (D,), eps=eps) * qw.float()
+        rk = torch.nn.functional.rms_norm(rk, (D,), eps=eps) * kw.float()
+    cos, sin = rot.cos_cache[pos], rot.sin_cache[pos]
+    rq, rk = apply_rotary(rq, cos, sin), apply_rotary(rk, cos, sin)
+    assert _rel(k_pool[loc], rk) < 5e-3 and torch.equal(v_pool[loc], rv.to(KDT))
+    untouched = torch.ones(k_pool.shape[0], dtype=torch.bool, device=KDEV)
+    untouched[loc] = False
+    assert torch.equal(k_pool[untouched], before_k[untouched]) and torch.equal(v_pool[untouched], before_v[untouched])
+    for b, n in enumerate(lens):
+        idx = torch.tensor(slots[b][:-1], dtype=torch.long, device=KDEV)
+        k = torch.cat([before_k[idx].float(), rk[b: b + 1]]).repeat_interleave(HQ // HKV, dim=1)
+        v = torch.cat([before_v[idx].float(), rv[b: b + 1]]).repeat_interleave(HQ // HKV, dim=1)
+        probs = (torch.einsum("hd,thd->ht", rq[b], k) * D**-0.5).softmax(-1)
+        want = torch.einsum("ht,thd->hd", probs, v)
+        assert _rel(got[b], want) < 1e-2, (n, _rel(got[b], want))
+    assert torch.equal(run(), got)
+
+
+@gpu
 @needs_cuda
 @pytest.mark.parametrize("n", [1, 3])  # graph sizes 1 and 4 (padded): both run our decode attention
 def test_split_kv_graphs_greedy_match_eager(tiny_qwen3_dir, n, monkeypatch):

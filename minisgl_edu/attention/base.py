@@ -66,3 +66,15 @@ class AttentionBackend(ABC):
         saving two launches per layer. None (the default): the caller passes k, v to `forward`.
         """
         return None
+
+    def rope_attend(self, layer_id: int, qkv: torch.Tensor, positions: torch.Tensor, cos_sin_cache: torch.Tensor,
+                    q_weight: Optional[torch.Tensor], k_weight: Optional[torch.Tensor],
+                    eps: float) -> Optional[torch.Tensor]:
+        """Everything from the qkv matmul's output to the attention output, if the backend can do
+        it in one go: q/k norm, RoPE, the K/V write and attention -> [T, Hq, D].
+
+        The CUDA graphs of a few decode requests do (`kernels/decode_attention.py`): at batch 1 a
+        chain of kernels that wait for each other becomes one. None (the default): the caller
+        runs the steps itself.
+        """
+        return None

@@ -202,6 +202,16 @@ class FlashInferBackend(AttentionBackend):
     def kv_write_target(self, layer_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.pool.k[layer_id], self.pool.v[layer_id], self._out_loc
 
+    def rope_attend(self, layer_id, qkv, positions, cos_sin_cache, q_weight, k_weight, eps):
+        from minisgl_edu import kernels
+
+        # Only our SplitKVDecode (graphs of at most 4 requests, "attn") has run_qkv.
+        run_qkv = getattr(self._wrapper, "run_qkv", None)
+        if run_qkv is None or not kernels.enabled("rope_attn"):
+            return None
+        return run_qkv(qkv, positions, cos_sin_cache, q_weight, k_weight, eps, self._out_loc,
+                       self.pool.k[layer_id], self.pool.v[layer_id])
+
     # ------------------------------------------------------------------ CUDA graphs
     def init_graph_buffers(self, max_bs: int) -> None:
         """Fixed-address index buffers shared by every captured batch size (slices of them)."""

@@ -12,12 +12,13 @@ some of them or make them faster:
   rows of W before the previous kernel has finished ("gemv"); with "fold", the layer's two
   RMSNorms and its SwiGLU activation also run inside those matmuls;
 * `decode_attention`: split-KV decode attention for the CUDA graphs of at most 4 requests, in
-  place of FlashInfer's, which also spares the host FlashInfer's plan per step ("attn").
+  place of FlashInfer's, which also spares the host FlashInfer's plan per step ("attn"); with
+  "rope_attn" the q/k norm, RoPE and K/V write of those steps run inside it: one kernel.
 
 On Hopper and newer all of them are launched with programmatic dependent launch (`pdl.py`).
 
-`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold,attn" (the default), any subset ("gemv"
-needs "gemm", "fold" needs "gemv"), or "0" for none (then FlashInfer's kernels and cuBLAS run);
+`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold,attn,rope_attn" (the default), any subset
+("gemv" needs "gemm", "fold" needs "gemv", "rope_attn" needs "rope" and "attn"), or "0" for none (then FlashInfer's kernels and cuBLAS run);
 what each is worth is in docs/benchmarks.md.
 """
 
@@ -25,7 +26,7 @@ import functools
 import importlib.util
 import os
 
-_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold,attn")
+_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold,attn,rope_attn")
 ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
 
 
@@ -36,5 +37,5 @@ def triton_available() -> bool:
 
 
 def enabled(name: str) -> bool:
-    """Use our Triton kernel `name` ("rope", "gemm", "gemv", "fold", "attn")? Asked only on the CUDA path."""
+    """Use our Triton kernel `name` ("rope", "gemm", ..., "rope_attn")? Asked only on the CUDA path."""
     return name in ENABLED and triton_available()

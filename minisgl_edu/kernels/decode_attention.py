@@ -1,21 +1,28 @@
-"""Paged decode attention for the CUDA graphs of a few requests: split the KV, then merge (CUDA only).
+"""Paged decode attention for the CUDA graphs of a few requests: one kernel per layer (CUDA only).
 
 Where this sits on the request path: `FlashInferBackend.graph_wrapper(bs)` hands out a
 `SplitKVDecode` instead of FlashInfer's decode wrapper for the captured decode graphs of at most
-`MAX_BS` requests; every attention layer of such a step runs its `run()`. Same pool, same page
-lists, same interface (`plan` on the host before a replay, `run(q, (k_pages, v_pages))` per layer).
+`MAX_BS` requests. With "rope_attn" (the default) every attention layer of such a step calls
+`run_qkv()` on the qkv matmul's output (`Attention._forward_triton`); otherwise `run(q, kv)`
+after the new K/V are in the pool. `plan()` fills its page lists on the host before a replay.
 
-Why: at batch 1 a layer's attention reads little (512 keys x 8 KV heads: 2 MB), but FlashInfer's
-graph-mode decode is two kernels and ~10 us per layer on the H200, ~40% of the whole layer once the
-matmuls were fast, and its `plan()` runs on the host before every step. Here:
+Why: at batch 1 a layer's attention reads little (512 keys x 8 KV heads: 2 MB), but it was a
+chain of kernels that each wait for the one before: q/k norm + RoPE + K/V write, FlashInfer's
+attention and its merge, ~10 us per layer on the H200, about 40% of the layer once the matmuls
+were fast. Here it is one kernel, one program per (request, KV head, split):
 
-1. `_split_kernel`, one program per (request, KV head, split): its share of the request's keys
-   (the split `s` of `S` takes keys [s * c, (s + 1) * c), c = ceil(len / S)), read through the page
-   list, against the G query heads that share this KV head (grouped-query attention). It keeps
-   the running max m, the softmax sum l and the unnormalised output acc (online softmax, as in
-   flash-decoding) and writes them out in float32.
-2. `_merge_kernel`, one program per (request, query head): out = sum_s e^(m_s - M) acc_s /
-   sum_s e^(m_s - M) l_s with M = max_s m_s. A split with no keys has m = -inf and weighs 0.
+1. Before `gdc_wait()` (PDL, `pdl.py`) it already loads its first block of cached keys and
+   values: they were written by earlier steps, not by the qkv matmul still running.
+2. Then q of the G query heads that share this KV head (grouped-query attention): RMSNorm and
+   RoPE from the qkv row. Its share of the cached keys (split `s` of `S` takes keys
+   [s * c, (s + 1) * c), c = ceil(n / S)), read through the page list, in blocks of 16 keys, the
+   next block's loads issued before this block's arithmetic. It keeps the running max m, the
+   softmax sum l and the unnormalised output acc (online softmax, as in flash-decoding). The
+   last split also normalises and rotates the new token's k, writes k and v into the pool, and
+   folds that key in from registers.
+3. Each split writes (m, l, acc) in float32 and counts itself done with an atomic add; the last of
+   a (request, KV head) to finish merges: out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s,
+   M = max_s m_s. A split with no keys has m = -inf and weighs 0.
 
 S is picked per batch size so that batch x KV heads x S is about 512 programs: the SMs are busy
 even at batch 1, and each split is short (at batch 1 and 512 keys, 16 keys per split). No tensor
@@ -35,66 +42,141 @@ BLOCK = 16  # keys per loop step of a split (16 beat 32 and 64 at every size mea
 
 
 @triton.jit
-def _split_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, acc_ptr, ml_ptr, sm_scale,
-                  stride_qb, stride_qh, stride_kslot, stride_kh, PAGE: tl.constexpr, G: tl.constexpr,
-                  D: tl.constexpr, S: tl.constexpr, BLOCK: tl.constexpr, USE_PDL: tl.constexpr):
+def _load_block(k_ptr, v_ptr, indices_ptr, first_page, t0, end, h, stride_kslot, stride_kh, PAGE: tl.constexpr,
+                BLOCK: tl.constexpr, HALF: tl.constexpr):
+    """Keys t0 .. t0 + BLOCK - 1 of one request (those < end), KV head h, through its page list:
+    -> (valid [BLOCK], K's two halves [BLOCK, HALF] each, V [BLOCK, 2 HALF]), in the pool's dtype."""
+    t = t0 + tl.arange(0, BLOCK)
+    valid = t < end
+    page = tl.load(indices_ptr + first_page + t // PAGE, mask=valid, other=0)
+    slot = page.to(tl.int64) * PAGE + t % PAGE  # the key's row in the pool
+    base = slot[:, None] * stride_kslot + h * stride_kh
+    offs_h = tl.arange(0, HALF)
+    k1 = tl.load(k_ptr + base + offs_h[None, :], mask=valid[:, None], other=0.0)
+    k2 = tl.load(k_ptr + base + HALF + offs_h[None, :], mask=valid[:, None], other=0.0)
+    v = tl.load(v_ptr + base + tl.arange(0, 2 * HALF)[None, :], mask=valid[:, None], other=0.0)
+    return valid, k1, k2, v
+
+
+@triton.jit
+def _norm_rope(x1, x2, w1, w2, cos, sin, eps, HAS_NORM: tl.constexpr, D: tl.constexpr):
+    """RMSNorm (optional) then NeoX RoPE of rows split in halves x1, x2 [R, D/2] (float32)."""
+    if HAS_NORM:
+        rstd = 1.0 / tl.sqrt((tl.sum(x1 * x1, axis=1) + tl.sum(x2 * x2, axis=1)) / D + eps)
+        x1 = x1 * rstd[:, None] * w1[None, :]
+        x2 = x2 * rstd[:, None] * w2[None, :]
+    return x1 * cos[None, :] - x2 * sin[None, :], x2 * cos[None, :] + x1 * sin[None, :]
+
+
+@triton.jit
+def _online_update(m, l, acc, scores, v):
+    """Fold keys with `scores` [G, N] and values v [N, D] into the running (m, l, acc) (flash-decoding)."""
+    m_new = tl.maximum(m, tl.max(scores, axis=1))  # finite: every block has a valid key
+    p = tl.exp(scores - m_new[:, None])
+    alpha = tl.exp(m - m_new)  # rescales what was summed under the old max (0 at the start)
+    acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], axis=1)
+    return m_new, l * alpha + tl.sum(p, axis=1), acc
+
+
+@triton.jit
+def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr,
+                   loc_ptr, acc_ptr, ml_ptr, count_ptr, out_ptr, sm_scale, eps, stride_qb, stride_qh, stride_kslot,
+                   stride_kh, stride_cs, stride_ob, stride_oh, NUM_KV: tl.constexpr, PAGE: tl.constexpr,
+                   G: tl.constexpr, D: tl.constexpr, S: tl.constexpr, BLOCK: tl.constexpr, NEW_KV: tl.constexpr,
+                   HAS_NORM: tl.constexpr, USE_PDL: tl.constexpr):
     b = tl.program_id(0)
     h = tl.program_id(1)
     s = tl.program_id(2)
-    if USE_PDL:  # q and the new token's K/V come from the kernels just before: wait for them
+    HALF: tl.constexpr = D // 2
+    NUM_Q: tl.constexpr = NUM_KV * G
+    offs_g = tl.arange(0, G)
+    offs_h = tl.arange(0, HALF)
+    offs_d = tl.arange(0, D)
+    if USE_PDL and not NEW_KV:  # the new K/V was written into the pool by the kernel just before
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
+    # With NEW_KV this part runs before gdc_wait, while the qkv matmul may still be running: the
+    # page list, lengths and positions were copied in before the graph started, and the cached
+    # keys were written by earlier steps, so none of it is the previous kernel's output.
     kv_len = tl.load(lens_ptr + b)
     first_page = tl.load(indptr_ptr + b)
-    chunk = tl.cdiv(kv_len, S)
+    n_pool = kv_len - 1 if NEW_KV else kv_len  # keys read from the pool (NEW_KV: all but the new one)
+    chunk = tl.cdiv(n_pool, S)
     start = s * chunk
-    end = tl.minimum(start + chunk, kv_len)
-    offs_g = tl.arange(0, G)
-    offs_d = tl.arange(0, D)
-    q = tl.load(q_ptr + b * stride_qb + (h * G + offs_g)[:, None] * stride_qh + offs_d[None, :]).to(tl.float32)
-    q = q * sm_scale
+    end = tl.minimum(start + chunk, n_pool)
+    valid, k1, k2, v = _load_block(k_ptr, v_ptr, indices_ptr, first_page, start, end, h, stride_kslot, stride_kh,
+                                   PAGE, BLOCK, HALF)
+    if NEW_KV:
+        pos = tl.load(pos_ptr + b)
+        cos = tl.load(cos_sin_ptr + pos * stride_cs + offs_h)
+        sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs_h)
+        qw1, qw2, kw1, kw2 = cos, cos, cos, cos  # placeholders when the model has no q/k norm
+        if HAS_NORM:
+            qw1 = tl.load(qw_ptr + offs_h).to(tl.float32)
+            qw2 = tl.load(qw_ptr + HALF + offs_h).to(tl.float32)
+            kw1 = tl.load(kw_ptr + offs_h).to(tl.float32)
+            kw2 = tl.load(kw_ptr + HALF + offs_h).to(tl.float32)
+        if USE_PDL:
+            tl.extra.cuda.gdc_wait()
+            tl.extra.cuda.gdc_launch_dependents()
+    # The G query heads that share KV head h (grouped-query attention), as two halves.
+    q_row = q_ptr + b * stride_qb + (h * G + offs_g)[:, None] * stride_qh
+    q1 = tl.load(q_row + offs_h[None, :]).to(tl.float32)
+    q2 = tl.load(q_row + HALF + offs_h[None, :]).to(tl.float32)
+    if NEW_KV:  # q_ptr is the qkv row: q/k norm and RoPE here, rounded as a stored q would be
+        q1, q2 = _norm_rope(q1, q2, qw1, qw2, cos, sin, eps, HAS_NORM, D)
+        q1 = q1.to(q_ptr.dtype.element_ty).to(tl.float32)
+        q2 = q2.to(q_ptr.dtype.element_ty).to(tl.float32)
+    q1 = q1 * sm_scale
+    q2 = q2 * sm_scale
     m = tl.full([G], float("-inf"), tl.float32)
     l = tl.zeros([G], tl.float32)
     acc = tl.zeros([G, D], tl.float32)
     t0 = start
     while t0 < end:  # a while, not a range: Triton's interpreter cannot take runtime range bounds
-        t = t0 + tl.arange(0, BLOCK)
-        valid = t < end
-        page = tl.load(indices_ptr + first_page + t // PAGE, mask=valid, other=0)
-        slot = page.to(tl.int64) * PAGE + t % PAGE  # the key's row in the pool
-        kv_off = slot[:, None] * stride_kslot + h * stride_kh + offs_d[None, :]
-        k = tl.load(k_ptr + kv_off, mask=valid[:, None], other=0.0).to(tl.float32)  # [BLOCK, D]
-        v = tl.load(v_ptr + kv_off, mask=valid[:, None], other=0.0).to(tl.float32)
-        scores = tl.sum(q[:, None, :] * k[None, :, :], axis=2)  # [G, BLOCK]
+        # The next block's loads are issued before this block's arithmetic (software pipelining).
+        valid_n, k1_n, k2_n, v_n = _load_block(k_ptr, v_ptr, indices_ptr, first_page, t0 + BLOCK, end, h,
+                                               stride_kslot, stride_kh, PAGE, BLOCK, HALF)
+        scores = (tl.sum(q1[:, None, :] * k1.to(tl.float32)[None, :, :], axis=2)
+                  + tl.sum(q2[:, None, :] * k2.to(tl.float32)[None, :, :], axis=2))  # [G, BLOCK]
         scores = tl.where(valid[None, :], scores, float("-inf"))
-        m_new = tl.maximum(m, tl.max(scores, axis=1))  # finite: the block has a valid key
-        p = tl.exp(scores - m_new[:, None])
-        alpha = tl.exp(m - m_new)  # rescales what was summed under the old max (0 at the start)
-        acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], axis=1)
-        l = l * alpha + tl.sum(p, axis=1)
-        m = m_new
+        m, l, acc = _online_update(m, l, acc, scores, v.to(tl.float32))
+        valid, k1, k2, v = valid_n, k1_n, k2_n, v_n
         t0 += BLOCK
-    row = (b * (tl.num_programs(1) * G) + h * G + offs_g) * S + s  # [request, q head, split]
-    tl.store(acc_ptr + row[:, None] * D + offs_d[None, :], acc)
-    tl.store(ml_ptr + row * 2, m)
-    tl.store(ml_ptr + row * 2 + 1, l)
-
-
-@triton.jit
-def _merge_kernel(acc_ptr, ml_ptr, out_ptr, stride_ob, stride_oh, D: tl.constexpr, S: tl.constexpr,
-                  USE_PDL: tl.constexpr):
-    b = tl.program_id(0)
-    hq = tl.program_id(1)
-    if USE_PDL:
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
-    row = (b * tl.num_programs(1) + hq) * S + tl.arange(0, S)
-    m = tl.load(ml_ptr + row * 2)
-    l = tl.load(ml_ptr + row * 2 + 1)
-    weight = tl.exp(m - tl.max(m, axis=0))  # 0 for an empty split (m = -inf)
-    acc = tl.load(acc_ptr + row[:, None] * D + tl.arange(0, D)[None, :])  # [S, D]
-    out = tl.sum(acc * weight[:, None], axis=0) / tl.sum(l * weight, axis=0)
-    tl.store(out_ptr + b * stride_ob + hq * stride_oh + tl.arange(0, D), out.to(out_ptr.dtype.element_ty))
+    if NEW_KV:
+        if s == S - 1:  # the last split (the fewest pool keys) also takes the new token
+            kv_row = q_ptr + b * stride_qb + (NUM_Q + h) * stride_qh
+            k1_new = tl.load(kv_row + offs_h)[None, :].to(tl.float32)  # [1, HALF]
+            k2_new = tl.load(kv_row + HALF + offs_h)[None, :].to(tl.float32)
+            k1_new, k2_new = _norm_rope(k1_new, k2_new, kw1, kw2, cos, sin, eps, HAS_NORM, D)
+            k1_new = k1_new.to(k_ptr.dtype.element_ty)
+            k2_new = k2_new.to(k_ptr.dtype.element_ty)
+            v_new = tl.load(kv_row + NUM_KV * stride_qh + offs_d)[None, :].to(v_ptr.dtype.element_ty)  # [1, D]
+            slot = tl.load(loc_ptr + b).to(tl.int64)  # where the scheduler put this token's K/V
+            dst = slot * stride_kslot + h * stride_kh
+            tl.store(k_ptr + dst + offs_h[None, :], k1_new)
+            tl.store(k_ptr + dst + HALF + offs_h[None, :], k2_new)
+            tl.store(v_ptr + dst + offs_d[None, :], v_new)
+            score = tl.sum(q1 * k1_new.to(tl.float32), axis=1) + tl.sum(q2 * k2_new.to(tl.float32), axis=1)
+            m, l, acc = _online_update(m, l, acc, score[:, None], v_new.to(tl.float32))
+    # This split's partial result, then the merge by whichever split of (b, h) finishes last.
+    part = (b * NUM_Q + h * G + offs_g) * S + s  # [request, q head, split]
+    tl.store(acc_ptr + part[:, None] * D + offs_d[None, :], acc)
+    tl.store(ml_ptr + part * 2, m)
+    tl.store(ml_ptr + part * 2 + 1, l)
+    tl.debug_barrier()  # every thread's partial is written before the counter says so
+    done = tl.atomic_add(count_ptr + b * NUM_KV + h, 1, sem="acq_rel")
+    if done == S - 1:
+        rows = (b * NUM_Q + h * G + offs_g)[:, None] * S + tl.arange(0, S)[None, :]  # [G, S]
+        # ".cg": read from L2, where the other programs' partials are, never a stale L1 line.
+        ms = tl.load(ml_ptr + rows * 2, cache_modifier=".cg")
+        ls = tl.load(ml_ptr + rows * 2 + 1, cache_modifier=".cg")
+        weight = tl.exp(ms - tl.max(ms, axis=1)[:, None])  # 0 for an empty split (m = -inf)
+        accs = tl.load(acc_ptr + rows[:, :, None] * D + offs_d[None, None, :], cache_modifier=".cg")  # [G, S, D]
+        out = tl.sum(accs * weight[:, :, None], axis=1) / tl.sum(ls * weight, axis=1)[:, None]
+        o_row = out_ptr + b * stride_ob + (h * G + offs_g)[:, None] * stride_oh
+        tl.store(o_row + offs_d[None, :], out.to(out_ptr.dtype.element_ty))
+        tl.store(count_ptr + b * NUM_KV + h, 0)  # ready for the next layer and the next replay
 
 
 def num_splits(bs: int, num_kv_heads: int) -> int:
@@ -129,6 +211,8 @@ class SplitKVDecode:
         self.lens = torch.ones(bs, dtype=torch.int32, device=dev)
         self.acc = torch.empty(bs * num_qo_heads * self.splits * head_dim, dtype=torch.float32, device=dev)
         self.ml = torch.empty(bs * num_qo_heads * self.splits * 2, dtype=torch.float32, device=dev)
+        # Splits of each (request, KV head) done so far; the last one merges and sets it back to 0.
+        self.count = torch.zeros(bs * num_kv_heads, dtype=torch.int32, device=dev)
 
     def plan(self, indptr: torch.Tensor, indices: torch.Tensor, kv_lens: torch.Tensor) -> None:
         """Host tensors indptr [bs + 1], kv_lens [bs] (pinned) and the GPU page list: copied into
@@ -138,15 +222,33 @@ class SplitKVDecode:
         self.indices[: indices.numel()].copy_(indices, non_blocking=True)
 
     def run(self, q: torch.Tensor, kv: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-        """q [bs, Hq, D]; kv = the layer's pages ([pages, page_size, Hkv, D] each) -> [bs, Hq, D]."""
+        """q [bs, Hq, D] (normed, rotated); kv = the layer's pages ([pages, page_size, Hkv, D]
+        each), the new tokens' K/V already in them -> [bs, Hq, D]."""
         k, v = (x.view(-1, self.hkv, self.d) for x in kv)  # one row per token slot
-        opts = pdl.launch_options(q.device)
-        _split_kernel[(self.bs, self.hkv, self.splits)](
-            q, k, v, self.indices, self.indptr, self.lens, self.acc, self.ml, self.scale, q.stride(0), q.stride(1),
-            k.stride(0), k.stride(1), PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits,
-            BLOCK=self.block, num_warps=4, **opts,
+        return self._launch(q, q.stride(0), q.stride(1), k, v, new_kv=False)
+
+    def run_qkv(self, qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor,
+                q_weight: torch.Tensor | None, k_weight: torch.Tensor | None, eps: float, out_loc: torch.Tensor,
+                k_pool: torch.Tensor, v_pool: torch.Tensor) -> torch.Tensor:
+        """The whole attention step of a decode batch from the qkv matmul's output, in one kernel:
+        q/k norm, RoPE, the new K/V written at `out_loc`, attention and merge -> [bs, Hq, D].
+
+        qkv [bs, (Hq + 2 Hkv) D]; cos_sin float32 [max_pos, D]; k_pool, v_pool [slots, Hkv, D].
+        """
+        return self._launch(qkv, qkv.stride(0), self.d, k_pool, v_pool, new_kv=True, positions=positions,
+                            cos_sin=cos_sin, q_weight=q_weight, k_weight=k_weight, eps=eps, out_loc=out_loc)
+
+    def _launch(self, q, stride_qb, stride_qh, k, v, new_kv, positions=None, cos_sin=None, q_weight=None,
+                k_weight=None, eps=0.0, out_loc=None) -> torch.Tensor:
+        out = torch.empty((self.bs, self.hq, self.d), dtype=q.dtype, device=q.device)
+        has_norm = q_weight is not None
+        unused = self.lens  # any tensor, for pointers a variant of the kernel never reads
+        _decode_kernel[(self.bs, self.hkv, self.splits)](
+            q, k, v, self.indices, self.indptr, self.lens, positions if new_kv else unused,
+            cos_sin if new_kv else unused, q_weight if has_norm else unused, k_weight if has_norm else unused,
+            out_loc if new_kv else unused, self.acc, self.ml, self.count, out, self.scale, eps, stride_qb, stride_qh,
+            k.stride(0), k.stride(1), cos_sin.stride(0) if new_kv else 0, out.stride(0), out.stride(1),
+            NUM_KV=self.hkv, PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits, BLOCK=self.block,
+            NEW_KV=new_kv, HAS_NORM=has_norm, num_warps=4, **pdl.launch_options(q.device),
         )
-        out = torch.empty_like(q)
-        _merge_kernel[(self.bs, self.hq)](self.acc, self.ml, out, out.stride(0), out.stride(1), D=self.d,
-                                          S=self.splits, num_warps=4, **opts)
         return out

@@ -179,6 +179,10 @@ class Attention(nn.Module):
         k_pool, v_pool, out_loc = target
         positions, cos_sin_cache = cos_sin
         norm = self.q_norm is not None
+        out = attn.rope_attend(self.layer_id, qkv, positions, cos_sin_cache, self.q_norm.weight if norm else None,
+                               self.k_norm.weight if norm else None, self.q_norm.eps if norm else 0.0)
+        if out is not None:  # the backend did all of it in one kernel
+            return out
         q = qk_rope_store(
             qkv, positions, cos_sin_cache, self.q_norm.weight if norm else None,
             self.k_norm.weight if norm else None, self.q_norm.eps if norm else 0.0, out_loc, k_pool, v_pool,
