@@ -99,10 +99,13 @@ def clock(obj, name: str, label: str) -> None:
     setattr(obj, name, timed)
 
 
-for obj, name, label in [(sched, "schedule", "schedule"), (eng, "launch_batch", "launch_batch"),
-                         (eng.graph_runner, "run", "  graph_runner.run"), (eng.attn, "plan_graph", "    plan_graph"),
-                         (eng.sampler, "sample_device", "  sample_device"), (sched, "_process_results", "process_results"),
-                         (engine_mod.PendingForward, "result", "result (wait)")]:
+pieces = [(sched, "schedule", "schedule"), (eng, "launch_batch", "launch_batch"),
+          (eng.graph_runner, "run", "  graph_runner.run"), (eng.attn, "plan_graph", "    plan_graph"),
+          (eng.graph_runner, "run_packed", "  run_packed"), (eng.sampler, "sample_device", "  sample_device"),
+          (eng, "_pending", "  _pending (copy out)"), (sched, "_process_results", "process_results")]
+if eng.graph_runner.packed is not None:
+    pieces.append((eng.graph_runner.packed, "send", "    packed.send"))
+for obj, name, label in pieces + [(engine_mod.PendingForward, "result", "result (wait)")]:
     clock(obj, name, label)
 for g in eng.graph_runner.graphs.values():
     clock(g, "replay", "    graph.replay")
@@ -112,8 +115,7 @@ print(f"   host pieces per step, us ({steps / dt:.1f} tok/s in this run):")
 for label, sec in spent.items():
     print(f"     {label:<22s}{sec / steps * 1e6:8.1f}")
 print(f"     {'(step)':<22s}{dt / steps * 1e6:8.1f}")
-for obj, name in [(sched, "schedule"), (eng, "launch_batch"), (eng.graph_runner, "run"), (eng.attn, "plan_graph"),
-                  (eng.sampler, "sample_device"), (sched, "_process_results")]:
+for obj, name, _ in pieces:
     delattr(obj, name)
 engine_mod.PendingForward.result = _result
 for g in eng.graph_runner.graphs.values():
@@ -129,13 +131,22 @@ for _ in range(MAX_BS):
     eng.page_table.append(r, pages)  # every row reads the same pages: timing only
     rows.append(r)
 replay_ms = {}
+
+
+def replay_once(bs: int) -> None:
+    """Fill the graph of `bs` with `bs` requests of `ctx` tokens (K/V written to the dummy slot
+    only, so the pages of cached prefixes stay intact) and replay it once."""
+    if gr.packs(bs):
+        gr.run_packed(None, [ctx - 1] * bs, [gr.dummy_slot] * bs, rows[:bs], [ctx] * bs)
+    else:
+        gr.run(torch.zeros(bs, dtype=torch.int64, device=eng.device), [ctx - 1] * bs, [gr.dummy_slot] * bs,
+               rows[:bs], [ctx] * bs)
+
 for bs in gr.bs_list:
     if bs not in (1, 2, 4, 8, 16, 32, 64):
         continue
     with torch.cuda.stream(eng.stream):
-        # Write K/V only to the dummy slot so the pages of cached prefixes stay intact.
-        gr.run(torch.zeros(bs, dtype=torch.int64, device=eng.device), [ctx - 1] * bs, [gr.dummy_slot] * bs,
-               rows[:bs], [ctx] * bs)
+        replay_once(bs)
         eng.stream.synchronize()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
@@ -152,7 +163,7 @@ print("3. kernels of one batch-1 graph replay (torch.profiler, 5 replays)")
 from torch.profiler import ProfilerActivity, profile
 
 with torch.cuda.stream(eng.stream):
-    gr.run(torch.zeros(1, dtype=torch.int64, device=eng.device), [ctx - 1], [gr.dummy_slot], rows[:1], [ctx])
+    replay_once(1)
     eng.stream.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(5):

@@ -509,19 +509,26 @@ def test_rope_attn_matches_float32(lens, page_size, norm):
 
 @gpu
 @needs_cuda
+@pytest.mark.parametrize("overlap", [True, False])  # input tokens from last_tokens, or sent from the host
 @pytest.mark.parametrize("n", [1, 3])  # graph sizes 1 and 4 (padded): both run our decode attention
-def test_split_kv_graphs_greedy_match_eager(tiny_qwen3_dir, n, monkeypatch):
+def test_split_kv_graphs_greedy_match_eager(tiny_qwen3_dir, n, overlap, monkeypatch):
+    """The packed small graphs (one input copy, token ids gathered and greedy tokens picked inside
+    the graph, the one-kernel attention) give eager's greedy tokens; seeded sampling through them
+    repeats itself."""
     from minisgl_edu import kernels
 
     ps = prompts(n, 200, 400, seed=20 + n)
     eager = generate(make_scheduler(tiny_qwen3_dir, "cuda", cuda_graph_max_bs=0, attention_backend="flashinfer"),
                      ps, 30, overlap=False)
-    monkeypatch.setattr(kernels, "ENABLED", kernels.ENABLED | {"attn"})
+    monkeypatch.setattr(kernels, "ENABLED", kernels.ENABLED | {"attn", "rope_attn"})
     graph = make_scheduler(tiny_qwen3_dir, "cuda", attention_backend="flashinfer")
     from minisgl_edu.kernels.decode_attention import SplitKVDecode
 
-    assert isinstance(graph.engine.graph_runner.wrappers[1], SplitKVDecode)
-    assert generate(graph, ps, 30, overlap=True) == eager
+    assert isinstance(graph.engine.graph_runner.wrappers[1], SplitKVDecode) and graph.engine.graph_runner.packs(n)
+    assert generate(graph, ps, 30, overlap=overlap) == eager
+    sampled = [generate(graph, ps, 30, overlap=overlap, temperature=0.9, top_k=40, seed=3) for _ in range(2)]
+    assert sampled[0] == sampled[1] and sampled[0] != eager
+    assert_all_pages_back(graph)
 
 
 # ---------------------------------------------------------------------- overlap scheduling

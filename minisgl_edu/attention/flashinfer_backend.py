@@ -248,6 +248,12 @@ class FlashInferBackend(AttentionBackend):
         return bs <= decode_attention.MAX_BS and decode_attention.supports(self.num_qo_heads, self.num_kv_heads,
                                                                             self.head_dim)
 
+    def bind_graph(self, wrapper, out_loc: torch.Tensor) -> None:
+        """The next forward runs `wrapper` (a SplitKVDecode whose page lists the graph runner has
+        already sent, `use_buffers`) and writes K/V at `out_loc`: nothing to plan."""
+        self._wrapper = wrapper
+        self._out_loc = out_loc
+
     def plan_graph(self, wrapper, bs: int, rows: list[int], kv_lens: list[int], out_loc: torch.Tensor) -> None:
         """Plan a decode batch of len(kv_lens) real requests, padded to `bs`, into a graph wrapper.
 

@@ -84,7 +84,8 @@ class Engine:
         self.sampler = Sampler()
         # The token each page-table row sampled last, kept where the model runs: the overlap loop
         # feeds it to the row's next decode step before the host has even seen it.
-        self.last_tokens = torch.zeros(self.page_table.max_reqs, dtype=torch.int64, device=self.device)
+        # One spare entry at the end, for the padding rows of CUDA graphs (cuda_graph.py).
+        self.last_tokens = torch.zeros(self.page_table.max_reqs + 1, dtype=torch.int64, device=self.device)
         # CUDA only: a stream of our own for the forward passes (so the scheduler's small
         # synchronous copies on the default stream never wait for a running batch), and CUDA
         # graphs for decode batches. The CPU path makes no CUDA call at all.
@@ -144,6 +145,18 @@ class Engine:
             if it.completes_prompt:
                 sample_rows.append(len(positions) - 1)
         row_list = [it.req.table_idx for it in batch.items]
+        flags = [it.completes_prompt for it in batch.items]
+        graph = self.graph_runner
+        if graph is not None and not batch.is_prefill and graph.can_run(batch.size) and graph.packs(batch.size) \
+                and all(flags):
+            # A decode batch of at most 4: one copy in, the token ids and greedy picks in the graph.
+            logits, tokens, rows = graph.run_packed(None if decode_ids else ids, positions, out_loc, row_list,
+                                                    [it.end for it in batch.items])
+            reqs = [it.req for it in batch.items]
+            if not all(r.sampling_params.is_greedy for r in reqs):
+                tokens = self.sampler.sample_device(logits, reqs)
+                self.last_tokens.index_copy_(0, rows, tokens)
+            return self._pending(flags, tokens)
         rows = self._tensor(row_list)
         if decode_ids:
             ids_t = self.last_tokens.index_select(0, rows)
@@ -169,7 +182,6 @@ class Engine:
                 # Only the last position of each request needs logits: the LM head is the largest
                 # matmul of a small model, so skipping the other prompt positions matters.
                 logits = self.model.compute_logits(hidden[self._tensor(sample_rows)])
-        flags = [it.completes_prompt for it in batch.items]
         if not sampling:
             return PendingForward(flags, None, None)
         if self.stream is None:
@@ -182,7 +194,10 @@ class Engine:
         sampled_rows = rows if len(sampling) == batch.size else self._tensor(
             [r for r, f in zip(row_list, flags) if f])
         self.last_tokens.index_copy_(0, sampled_rows, tokens)
-        # Copy the tokens to page-locked host memory without waiting; result() waits on the event.
+        return self._pending(flags, tokens)
+
+    def _pending(self, flags: list[bool], tokens: torch.Tensor) -> "PendingForward":
+        """Copy the tokens to page-locked host memory without waiting; result() waits on the event."""
         host = torch.empty(tokens.shape, dtype=tokens.dtype, pin_memory=True)
         host.copy_(tokens, non_blocking=True)
         event = torch.cuda.Event()

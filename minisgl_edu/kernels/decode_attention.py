@@ -221,6 +221,12 @@ class SplitKVDecode:
         self.lens.copy_(kv_lens, non_blocking=True)
         self.indices[: indices.numel()].copy_(indices, non_blocking=True)
 
+    def use_buffers(self, indptr: torch.Tensor, indices: torch.Tensor, lens: torch.Tensor) -> None:
+        """Read the page lists from these device buffers (any integer dtype) instead of our own;
+        the CUDA-graph runner fills them itself, in one copy with the step's other inputs
+        (`engine/graph_inputs.py`), and then `plan()` is not called."""
+        self.indptr, self.indices, self.lens = indptr, indices, lens
+
     def run(self, q: torch.Tensor, kv: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         """q [bs, Hq, D] (normed, rotated); kv = the layer's pages ([pages, page_size, Hkv, D]
         each), the new tokens' K/V already in them -> [bs, Hq, D]."""
