@@ -17,8 +17,9 @@ some of them or make them faster:
 
 On Hopper and newer all of them are launched with programmatic dependent launch (`pdl.py`).
 
-`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold,attn,rope_attn" (the default), any subset
-("gemv" needs "gemm", "fold" needs "gemv", "rope_attn" needs "rope" and "attn"), or "0" for none (then FlashInfer's kernels and cuBLAS run);
+`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold,attn" (the default), any subset, plus
+"rope_attn", off by default because it measured no faster ("gemv" needs "gemm", "fold" needs
+"gemv", "rope_attn" needs "rope" and "attn"), or "0" for none (then FlashInfer's kernels and cuBLAS run);
 what each is worth is in docs/benchmarks.md.
 """
 
@@ -26,7 +27,7 @@ import functools
 import importlib.util
 import os
 
-_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold,attn,rope_attn")
+_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold,attn")
 ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
 
 

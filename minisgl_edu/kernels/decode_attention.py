@@ -1,28 +1,35 @@
-"""Paged decode attention for the CUDA graphs of a few requests: one kernel per layer (CUDA only).
+"""Paged decode attention for the CUDA graphs of a few requests: split-KV and merge in one kernel (CUDA only).
 
 Where this sits on the request path: `FlashInferBackend.graph_wrapper(bs)` hands out a
 `SplitKVDecode` instead of FlashInfer's decode wrapper for the captured decode graphs of at most
-`MAX_BS` requests. With "rope_attn" (the default) every attention layer of such a step calls
-`run_qkv()` on the qkv matmul's output (`Attention._forward_triton`); otherwise `run(q, kv)`
-after the new K/V are in the pool. `plan()` fills its page lists on the host before a replay.
+`MAX_BS` requests. Every attention layer of such a step calls `run(q, kv)` once the new K/V
+are in the pool (`qk_rope_store.py` wrote them), or, with "rope_attn" in `MINISGL_EDU_TRITON`,
+`run_qkv()` on the qkv matmul's output (`Attention._forward_triton`). The graph runner fills its
+page lists (`use_buffers`; `plan()` for a caller of its own).
 
-Why: at batch 1 a layer's attention reads little (512 keys x 8 KV heads: 2 MB), but it was a
-chain of kernels that each wait for the one before: q/k norm + RoPE + K/V write, FlashInfer's
-attention and its merge, ~10 us per layer on the H200, about 40% of the layer once the matmuls
-were fast. Here it is one kernel, one program per (request, KV head, split):
+Why: at batch 1 a layer's attention reads little (512 keys x 8 KV heads: 2 MB), but FlashInfer's
+graph-mode decode is two kernels and ~10 us per layer on the H200, about 40% of the layer once
+the matmuls were fast, and its `plan()` runs on the host before every step. Here one kernel, one
+program per (request, KV head, split):
 
-1. Before `gdc_wait()` (PDL, `pdl.py`) it already loads its first block of cached keys and
-   values: they were written by earlier steps, not by the qkv matmul still running.
-2. Then q of the G query heads that share this KV head (grouped-query attention): RMSNorm and
-   RoPE from the qkv row. Its share of the cached keys (split `s` of `S` takes keys
-   [s * c, (s + 1) * c), c = ceil(n / S)), read through the page list, in blocks of 16 keys, the
-   next block's loads issued before this block's arithmetic. It keeps the running max m, the
-   softmax sum l and the unnormalised output acc (online softmax, as in flash-decoding). The
-   last split also normalises and rotates the new token's k, writes k and v into the pool, and
-   folds that key in from registers.
-3. Each split writes (m, l, acc) in float32 and counts itself done with an atomic add; the last of
+1. q of the G query heads that share this KV head (grouped-query attention), and the split's
+   share of the request's cached keys (split `s` of `S` takes keys [s * c, (s + 1) * c),
+   c = ceil(n / S)), read through the page list in blocks of 16 keys, the next block's loads
+   issued before this block's arithmetic. It keeps the running max m, the softmax sum l and the
+   unnormalised output acc (online softmax, as in flash-decoding).
+2. Each split writes (m, l, acc) in float32 and counts itself done with an atomic add; the last of
    a (request, KV head) to finish merges: out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s,
    M = max_s m_s. A split with no keys has m = -inf and weighs 0.
+
+`run_qkv` ("rope_attn") also does the step before: q/k RMSNorm and RoPE from the qkv row (the
+last split normalises and rotates the new token's k, writes k and v into the pool, and folds
+that key in from registers), and under PDL (`pdl.py`) it loads its first block of cached keys
+before `gdc_wait()`: they were written by earlier steps, not by the qkv matmul still running.
+Measured (docs/benchmarks.md): the single kernel was no faster than `qk_rope_store` + `run`
+(bs-1 graph replay 0.734 against 0.732 ms; batch-1 1,180-1,183 against 1,211 tok/s), so
+"rope_attn" is off by default. The likely reason, not verified: under PDL a kernel's programs
+start early only if they fit on the SMs next to the running qkv matmul's, whose weight tiles
+hold most of the registers, so the early loads rarely happen early.
 
 S is picked per batch size so that batch x KV heads x S is about 512 programs: the SMs are busy
 even at batch 1, and each split is short (at batch 1 and 512 keys, 16 keys per split). No tensor
