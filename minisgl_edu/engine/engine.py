@@ -163,7 +163,7 @@ class Engine:
         else:
             ids_t = self._tensor(ids)
         sampling = [it.req for it in batch.items if it.completes_prompt]
-        if self.graph_runner is not None and not batch.is_prefill and self.graph_runner.can_run(batch.size):
+        if graph is not None and not batch.is_prefill and graph.can_run(batch.size) and not graph.packs(batch.size):
             # Decode through a captured CUDA graph: one launch instead of ~15 per layer.
             logits = self.graph_runner.run(ids_t, positions, out_loc, row_list, [it.end for it in batch.items])
         else:

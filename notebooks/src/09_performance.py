@@ -245,13 +245,17 @@ A batch of *one* token gets a kernel of its own (`kernels/gemv.py`): with a sing
 a dot product per row of W, so each program takes a few rows of W and loads them whole before it
 waits. Once the wait is over only x is left to read, cheap enough that the RMSNorm before the
 matmul (and the SwiGLU activation before `down_proj`) is computed right there, in every program,
-instead of in a kernel of its own: at batch 1 a layer is 7 kernels instead of 10.
+instead of in a kernel of its own: at batch 1 a layer is 6 kernels instead of 10.
 Two settings differ on the GPU. The prefill budget (`max_prefill_tokens`) is 8192 tokens instead
 of 2048: a 2048-token batch leaves a large GPU partly idle. And decode attention uses FlashInfer's
 tensor-core kernel, whose plan cuts long contexts into chunks, so that in a batch of mixed lengths
 the GPU is not left waiting on the few longest requests. The same idea at the other end: for a
 batch of 1 to 4 requests, `kernels/decode_attention.py` cuts each request's keys into up to 32
-short splits (so even one request keeps ~500 programs busy), then merges the partial softmaxes.
+short splits (so even one request keeps ~500 programs busy), then merges the partial softmaxes:
+the last split of a request to finish (an atomic counter says which) does the merge, in the same
+kernel. The host's part shrinks too: for those small graphs a step's inputs (rows, positions, KV
+slots, page lists) go to the GPU in one copy (`engine/graph_inputs.py`), and the graph itself
+fetches the input tokens and picks the greedy ones, so nothing else runs around the replay.
 The project's measured GPU numbers, if they have been written down, are in `docs/benchmarks.md`:
 """),
 code(r'''
