@@ -294,6 +294,20 @@ def test_gemv_prologues_match_float32(n, k):
     assert torch.equal(cases["add_norm"][0][1], x + r)
 
 
+def _rope_reference(qkv, pos, rot, qw, kw, eps):
+    """float32 q, k, v [T, heads, D] of qkv rows: q/k RMSNorm (when weights are given), then RoPE."""
+    from minisgl_edu.models.rope import apply_rotary
+
+    T = qkv.shape[0]
+    rq, rk, rv = (t.float() for t in qkv.split([HQ * D, HKV * D, HKV * D], dim=-1))
+    rq, rk, rv = rq.view(T, HQ, D), rk.view(T, HKV, D), rv.view(T, HKV, D)
+    if qw is not None:
+        rq = torch.nn.functional.rms_norm(rq, (D,), eps=eps) * qw.float()
+        rk = torch.nn.functional.rms_norm(rk, (D,), eps=eps) * kw.float()
+    cos, sin = rot.cos_cache[pos], rot.sin_cache[pos]
+    return apply_rotary(rq, cos, sin), apply_rotary(rk, cos, sin), rv
+
+
 @gpu
 @pytest.mark.kernel
 @needs_kernels
@@ -301,7 +315,7 @@ def test_gemv_prologues_match_float32(n, k):
 def test_qk_rope_store_matches_torch(norm):
     """One kernel = q/k RMSNorm + RoPE + K/V written at their slots, and nothing else touched."""
     from minisgl_edu.kernels.qk_rope_store import qk_rope_store
-    from minisgl_edu.models.rope import RotaryEmbedding, apply_rotary
+    from minisgl_edu.models.rope import RotaryEmbedding
 
     T, slots, eps = 7, 64, 1e-6
     g = torch.Generator(device=KDEV).manual_seed(1)
@@ -316,13 +330,7 @@ def test_qk_rope_store_matches_torch(norm):
     v_pool = torch.zeros_like(k_pool)
     q = qk_rope_store(qkv, pos, rot.cos_sin_table(), qw if norm else None, kw if norm else None, eps, loc,
                       k_pool, v_pool, HQ, HKV, D)
-    rq, rk, rv = (t.float() for t in qkv.split([HQ * D, HKV * D, HKV * D], dim=-1))
-    rq, rk, rv = rq.view(T, HQ, D), rk.view(T, HKV, D), rv.view(T, HKV, D)
-    if norm:
-        rq = torch.nn.functional.rms_norm(rq, (D,), eps=eps) * qw.float()
-        rk = torch.nn.functional.rms_norm(rk, (D,), eps=eps) * kw.float()
-    cos, sin = rot.cos_cache[pos], rot.sin_cache[pos]
-    rq, rk = apply_rotary(rq, cos, sin), apply_rotary(rk, cos, sin)
+    rq, rk, rv = _rope_reference(qkv, pos, rot, qw if norm else None, kw if norm else None, eps)
     print(f"qk_rope_store: q {_rel(q, rq):.1e}, k {_rel(k_pool[loc], rk):.1e}, v {_rel(v_pool[loc], rv):.1e}")
     assert _rel(q, rq) < 5e-3 and _rel(k_pool[loc], rk) < 5e-3
     assert torch.equal(v_pool[loc], rv.to(KDT))
@@ -458,7 +466,7 @@ def test_rope_attn_matches_float32(lens, page_size, norm):
     q/k norm + RoPE + the new K/V written at its slot + attention over the cached keys and the new
     one, against float32; a second call gives the same bits (the merge counters were reset)."""
     from minisgl_edu.kernels.decode_attention import SplitKVDecode
-    from minisgl_edu.models.rope import RotaryEmbedding, apply_rotary
+    from minisgl_edu.models.rope import RotaryEmbedding
 
     eps = 1e-6
     g = torch.Generator(device=KDEV).manual_seed(page_size + sum(lens) + norm)
@@ -486,13 +494,7 @@ def test_rope_attn_matches_float32(lens, page_size, norm):
     run = lambda: wrapper.run_qkv(qkv, pos, rot.cos_sin_table(), qw if norm else None,  # noqa: E731
                                   kw if norm else None, eps, loc, k_pool, v_pool)
     got = run()
-    rq, rk, rv = (t.float() for t in qkv.split([HQ * D, HKV * D, HKV * D], dim=-1))
-    rq, rk, rv = rq.view(bs, HQ, D), rk.view(bs, HKV, D), rv.view(bs, HKV, D)
-    if norm:
-        rq = torch.nn.functional.rms_norm(rq, (D,), eps=eps) * qw.float()
-        rk = torch.nn.functional.rms_norm(rk, (D,), eps=eps) * kw.float()
-    cos, sin = rot.cos_cache[pos], rot.sin_cache[pos]
-    rq, rk = apply_rotary(rq, cos, sin), apply_rotary(rk, cos, sin)
+    rq, rk, rv = _rope_reference(qkv, pos, rot, qw if norm else None, kw if norm else None, eps)
     assert _rel(k_pool[loc], rk) < 5e-3 and torch.equal(v_pool[loc], rv.to(KDT))
     untouched = torch.ones(k_pool.shape[0], dtype=torch.bool, device=KDEV)
     untouched[loc] = False
