@@ -46,6 +46,7 @@ from minisgl_edu.kernels import pdl
 
 MAX_BS = 4  # graphs of up to this many requests use this kernel; larger batches: FlashInfer
 BLOCK = 16  # keys per loop step of a split (16 beat 32 and 64 at every size measured)
+EARLY_KV = True  # `run`: read the cached keys before gdc_wait, the newest one after it
 
 
 @triton.jit
@@ -90,7 +91,9 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
                    loc_ptr, acc_ptr, ml_ptr, count_ptr, out_ptr, sm_scale, eps, stride_qb, stride_qh, stride_kslot,
                    stride_kh, stride_cs, stride_ob, stride_oh, NUM_KV: tl.constexpr, PAGE: tl.constexpr,
                    G: tl.constexpr, D: tl.constexpr, S: tl.constexpr, BLOCK: tl.constexpr, NEW_KV: tl.constexpr,
-                   HAS_NORM: tl.constexpr, USE_PDL: tl.constexpr):
+                   HAS_NORM: tl.constexpr, EARLY_KV: tl.constexpr, USE_PDL: tl.constexpr):
+    if USE_PDL == 2:  # MINISGL_EDU_PDL=early (pdl.py): the next kernel may launch now
+        tl.extra.cuda.gdc_launch_dependents()
     b = tl.program_id(0)
     h = tl.program_id(1)
     s = tl.program_id(2)
@@ -99,20 +102,31 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
     offs_g = tl.arange(0, G)
     offs_h = tl.arange(0, HALF)
     offs_d = tl.arange(0, D)
-    if USE_PDL and not NEW_KV:  # the new K/V was written into the pool by the kernel just before
+    # Before gdc_wait, while the kernels before this one may still run: the page list, lengths and
+    # positions were copied in before the graph started, and every cached key but the newest was
+    # written by earlier steps, so none of it is a previous kernel's output. The newest key (this
+    # step's token, position kv_len - 1) is read after the wait: from the pool, where the kernel
+    # just before wrote it (`run`), or from the qkv row (`run_qkv`, NEW_KV).
+    if USE_PDL and not (NEW_KV or EARLY_KV):  # the old order: wait first, then read all keys
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
-    # With NEW_KV this part runs before gdc_wait, while the qkv matmul may still be running: the
-    # page list, lengths and positions were copied in before the graph started, and the cached
-    # keys were written by earlier steps, so none of it is the previous kernel's output.
+        if USE_PDL == 1:
+            tl.extra.cuda.gdc_launch_dependents()
     kv_len = tl.load(lens_ptr + b)
     first_page = tl.load(indptr_ptr + b)
-    n_pool = kv_len - 1 if NEW_KV else kv_len  # keys read from the pool (NEW_KV: all but the new one)
+    n_pool = kv_len - 1 if (NEW_KV or EARLY_KV) else kv_len  # keys read in the loop (not the newest)
     chunk = tl.cdiv(n_pool, S)
     start = s * chunk
     end = tl.minimum(start + chunk, n_pool)
     valid, k1, k2, v = _load_block(k_ptr, v_ptr, indices_ptr, first_page, start, end, h, stride_kslot, stride_kh,
                                    PAGE, BLOCK, HALF)
+    if EARLY_KV and not NEW_KV:  # where the newest key is (its page is known before the wait)
+        newest = kv_len - 1
+        newest_page = tl.load(indices_ptr + first_page + newest // PAGE).to(tl.int64)
+        newest_src = (newest_page * PAGE + newest % PAGE) * stride_kslot + h * stride_kh
+        if USE_PDL:
+            tl.extra.cuda.gdc_wait()
+            if USE_PDL == 1:
+                tl.extra.cuda.gdc_launch_dependents()
     if NEW_KV:
         pos = tl.load(pos_ptr + b)
         cos = tl.load(cos_sin_ptr + pos * stride_cs + offs_h)
@@ -125,7 +139,8 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
             kw2 = tl.load(kw_ptr + HALF + offs_h).to(tl.float32)
         if USE_PDL:
             tl.extra.cuda.gdc_wait()
-            tl.extra.cuda.gdc_launch_dependents()
+            if USE_PDL == 1:
+                tl.extra.cuda.gdc_launch_dependents()
     # The G query heads that share KV head h (grouped-query attention), as two halves.
     q_row = q_ptr + b * stride_qb + (h * G + offs_g)[:, None] * stride_qh
     q1 = tl.load(q_row + offs_h[None, :]).to(tl.float32)
@@ -150,8 +165,8 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
         m, l, acc = _online_update(m, l, acc, scores, v.to(tl.float32))
         valid, k1, k2, v = valid_n, k1_n, k2_n, v_n
         t0 += BLOCK
-    if NEW_KV:
-        if s == S - 1:  # the last split (the fewest pool keys) also takes the new token
+    if s == S - 1:  # the last split (the fewest keys from the loop) also takes the newest key
+        if NEW_KV:
             kv_row = q_ptr + b * stride_qb + (NUM_Q + h) * stride_qh
             k1_new = tl.load(kv_row + offs_h)[None, :].to(tl.float32)  # [1, HALF]
             k2_new = tl.load(kv_row + HALF + offs_h)[None, :].to(tl.float32)
@@ -164,6 +179,11 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
             tl.store(k_ptr + dst + offs_h[None, :], k1_new)
             tl.store(k_ptr + dst + HALF + offs_h[None, :], k2_new)
             tl.store(v_ptr + dst + offs_d[None, :], v_new)
+        if EARLY_KV and not NEW_KV:  # ".cg": from L2, where the kernel before wrote it
+            k1_new = tl.load(k_ptr + newest_src + offs_h, cache_modifier=".cg")[None, :]
+            k2_new = tl.load(k_ptr + newest_src + HALF + offs_h, cache_modifier=".cg")[None, :]
+            v_new = tl.load(v_ptr + newest_src + offs_d, cache_modifier=".cg")[None, :]
+        if NEW_KV or EARLY_KV:
             score = tl.sum(q1 * k1_new.to(tl.float32), axis=1) + tl.sum(q2 * k2_new.to(tl.float32), axis=1)
             m, l, acc = _online_update(m, l, acc, score[:, None], v_new.to(tl.float32))
     # This split's partial result, then the merge by whichever split of (b, h) finishes last.
@@ -213,6 +233,7 @@ class SplitKVDecode:
             bs, num_qo_heads, num_kv_heads, head_dim, page_size, scale)
         self.splits = splits or num_splits(bs, num_kv_heads)
         self.block = block
+        self.num_warps = 4
         self.indices = indices  # page ids of all requests, back to back (shared by every size)
         self.indptr = torch.zeros(bs + 1, dtype=torch.int32, device=dev)
         self.lens = torch.ones(bs, dtype=torch.int32, device=dev)
@@ -262,6 +283,6 @@ class SplitKVDecode:
             out_loc if new_kv else unused, self.acc, self.ml, self.count, out, self.scale, eps, stride_qb, stride_qh,
             k.stride(0), k.stride(1), cos_sin.stride(0) if new_kv else 0, out.stride(0), out.stride(1),
             NUM_KV=self.hkv, PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits, BLOCK=self.block,
-            NEW_KV=new_kv, HAS_NORM=has_norm, num_warps=4, **pdl.launch_options(q.device),
+            NEW_KV=new_kv, HAS_NORM=has_norm, EARLY_KV=EARLY_KV, num_warps=self.num_warps, **pdl.launch_options(q.device),
         )
         return out

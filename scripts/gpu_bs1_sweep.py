@@ -1,0 +1,218 @@
+"""Which kernel settings make the small decode graphs fastest? (CUDA only; the batch-1 question)
+
+    python scripts/gpu_bs1_sweep.py [OUT_DIR]
+
+For the random Qwen3-0.6B-shaped model (the benchmark's), with one engine built once: recapture
+the decode graphs of 1, 2 and 4 requests under each variant of
+
+* the one-row matmul's tile, per matrix (`gemv.pick_config`: rows per program, warps),
+* the split-KV attention (`decode_attention`: splits per batch size; `EARLY_KV`: cached keys
+  read before `gdc_wait()`, the newest after it),
+* programmatic dependent launch releasing the next kernel at a program's start instead of after
+  its `gdc_wait()` (everywhere: `pdl.EARLY`; or only `qk_rope_store`, ahead of the attention),
+* L2 prefetch of later weights by the one-row matmuls (`layers.L2_PREFETCH`), and, as an upper
+  bound for it, every layer reading layer 0's weights (so they stay in L2),
+
+check each variant's logits against the first one's (same inputs; different summation orders
+move them by up to a few 1e-2 in this random model, a race by far more), and time 200
+back-to-back replays with 512 and 1,024 tokens of context per request. Each stage keeps the best
+setting so far. Last: the kernel timeline of one bs-1 replay (torch.profiler) and a table.
+"""
+
+import json
+import os
+import sys
+
+import torch
+
+from minisgl_edu import kernels
+from minisgl_edu.bench.offline import _IdTokenizer, random_qwen3_dir
+from minisgl_edu.engine.cuda_graph import CudaGraphRunner
+from minisgl_edu.kernels import decode_attention as da
+from minisgl_edu.kernels import gemv as gv
+from minisgl_edu.kernels import pdl
+from minisgl_edu.kernels import qk_rope_store as qrs
+from minisgl_edu.models import layers as layers_mod
+from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
+
+out_dir = next((a for a in sys.argv[1:] if not a.startswith("--")), "/tmp")
+quick = "--quick" in sys.argv
+sched = Scheduler(SchedulerConfig(model=random_qwen3_dir(), device="cuda", num_pages=8192, max_running_requests=4,
+                                  cuda_graph_max_bs=4), QueueIO(), tokenizer=_IdTokenizer())
+eng = sched.engine
+torch.manual_seed(0)
+eng.pool.k.normal_(0, 1)  # cached keys and values that are not all zero, so the logits check means something
+eng.pool.v.normal_(0, 1)
+CTX = (512, 1024)
+rows = []
+per_row = max(CTX) // eng.page_size
+for i in range(4):
+    r = eng.page_table.alloc_row()
+    eng.page_table.append(r, list(range(i * per_row, (i + 1) * per_row)))  # pages of its own
+    rows.append(r)
+
+MATRICES = {"qkv": (4096, 1024), "o": (1024, 2048), "gate_up": (6144, 1024), "down": (1024, 3072)}
+base_gemv, base_splits, base_init = gv.pick_config, da.num_splits, da.SplitKVDecode.__init__
+DEFAULT = {"early": False, "rope_attn": False, "gemv": {}, "splits": {}, "block": da.BLOCK, "warps": 4,
+           "early_kv": da.EARLY_KV, "rope_release": qrs.RELEASE_AT_START, "l2": layers_mod.L2_PREFETCH, "alias": False}
+decoder_layers = eng.model.model.layers
+own_weights = [[p.data for p in layer.parameters()] for layer in decoder_layers]
+
+
+def apply(v: dict) -> None:
+    pdl.EARLY = v["early"]
+    da.EARLY_KV = v["early_kv"]
+    qrs.RELEASE_AT_START = v["rope_release"]
+    layers_mod.L2_PREFETCH = v["l2"]
+    for layer, own in zip(decoder_layers, own_weights):  # "alias": every layer reads layer 0's weights
+        for p, mine, first in zip(layer.parameters(), own, own_weights[0]):
+            p.data = first if v["alias"] else mine
+    (kernels.ENABLED.add if v["rope_attn"] else kernels.ENABLED.discard)("rope_attn")
+    gv.pick_config = lambda n, k: v["gemv"].get((n, k)) or base_gemv(n, k)
+    da.num_splits = lambda bs, hkv: v["splits"].get(bs) or base_splits(bs, hkv)
+
+    def init(self, *a, **kw):
+        base_init(self, *a, **{**kw, "block": v["block"]})
+        self.num_warps = v["warps"]
+
+    da.SplitKVDecode.__init__ = init
+
+
+def capture(sizes: int) -> CudaGraphRunner:
+    eng.graph_runner = None
+    torch.cuda.empty_cache()
+    eng.graph_runner = CudaGraphRunner(eng, sizes)
+    return eng.graph_runner
+
+
+def logits_of(gr: CudaGraphRunner, bs: int) -> torch.Tensor:
+    """Logits of `bs` requests at position 510, their new K/V written where it belongs (so "rope_attn",
+    which takes the new key from registers, and the other path read the same keys)."""
+    eng.last_tokens[rows[:bs]] = torch.tensor([42 + i for i in range(bs)], device=eng.device)
+    slots = [eng.page_table.pages[r][510 // eng.page_size] * eng.page_size + 510 % eng.page_size for r in rows[:bs]]
+    with torch.cuda.stream(eng.stream):
+        logits, _, _ = gr.run_packed(None, [510] * bs, slots, rows[:bs], [511] * bs)
+        out = logits.float().clone()
+        eng.stream.synchronize()
+    return out
+
+
+def replay_ms(gr: CudaGraphRunner, bs: int, ctx: int, n: int = 200) -> float:
+    with torch.cuda.stream(eng.stream):
+        gr.run_packed(None, [ctx - 1] * bs, [gr.dummy_slot] * bs, rows[:bs], [ctx] * bs)
+        eng.stream.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(n):
+            gr.graphs[bs].replay()
+        b.record()
+        b.synchronize()
+    return a.elapsed_time(b) / n
+
+
+reference: dict[int, torch.Tensor] = {}
+results: list[tuple[str, dict, float | None]] = []
+
+
+def trial(name: str, v: dict, sizes: tuple[int, ...] = (1,), ctxs: tuple[int, ...] = (512,)) -> dict:
+    """Capture under `v`, check, time; -> {(bs, ctx): ms}, empty if it failed."""
+    apply(v)
+    try:
+        gr = capture(max(sizes))
+        errs = []
+        for bs in sizes:
+            got = logits_of(gr, bs)
+            if bs not in reference:
+                reference[bs] = got
+            errs.append(((got - reference[bs]).norm() / reference[bs].norm()).item())
+        times = {(bs, c): replay_ms(gr, bs, c) for bs in sizes for c in ctxs}
+    except Exception as e:  # a configuration that does not compile (too many registers, ...)
+        print(f"   {name:<34s} FAILED: {type(e).__name__}: {str(e)[:160]}", flush=True)
+        results.append((name, {}, None))
+        return {}
+    err = max(errs)
+    ok = err < 5e-2
+    print(f"   {name:<34s} " + " ".join(f"bs{b}/{c}={t:.4f}" for (b, c), t in times.items())
+          + f"  err={err:.1e}{'' if ok else '  WRONG'}", flush=True)
+    results.append((name, times, err))
+    return times if ok else {}
+
+
+def best_of(cands: list[tuple[str, dict]], key, sizes=(1,), ctxs=(512,)) -> dict:
+    scored = [(sum(t[k] for k in key), n, v) for n, v in cands if (t := trial(n, v, sizes, ctxs))]
+    return min(scored, key=lambda s: s[0])[2] if scored else cands[0][1]
+
+
+print("1. the defaults (graphs of 1, 2, 4)")
+trial("defaults", DEFAULT, (1, 2, 4), CTX)
+BS1 = [(1, 512), (1, 1024)]
+TILES = {MATRICES["qkv"]: (4, 8), MATRICES["o"]: (8, 4), MATRICES["down"]: (4, 4)}  # the best of session 8's call 1
+print("2. gemv tiles")
+cur = best_of([("default tiles", DEFAULT), ("tiles", {**DEFAULT, "gemv": TILES})], BS1, (1,), CTX)
+print("3. attention: keys before the wait; release at the start (qk_rope_store only, everywhere)")
+cur = best_of([("early_kv=on", cur), ("early_kv=off", {**cur, "early_kv": False})], BS1, (1,), CTX)
+cur = best_of([("release: after wait", cur), ("release: qk_rope_store at start", {**cur, "rope_release": True}),
+               ("release: everywhere at start", {**cur, "early": True})], BS1, (1,), CTX)
+print("4. L2 prefetch of later weights, and its upper bound (all layers share layer 0's weights)")
+cur = best_of([("l2=0", {**cur, "l2": "0"}), ("l2=ahead", {**cur, "l2": "ahead"}), ("l2=next", {**cur, "l2": "next"})],
+              BS1, (1,), CTX)
+trial("upper bound: weights in L2", {**cur, "l2": "0", "alias": True}, (1,), CTX)
+print("5. attention splits at bs 4; tiles again on top of the rest")
+cur = best_of([(f"bs4 S={s}", {**cur, "splits": {**cur["splits"], 4: s}}) for s in (16, 8)], [(4, 512), (4, 1024)],
+              (4,), CTX)
+tiles = [(4, 4), (8, 4), (4, 8), (8, 8)]
+for mat, nk in MATRICES.items():
+    cur = best_of([(f"{mat} {t}", {**cur, "gemv": {**cur["gemv"], nk: t}}) for t in tiles], BS1, (1,), CTX)
+print("6. the best, with and without 'rope_attn', and the defaults again")
+best = best_of([("best", cur), ("best + rope_attn", {**cur, "rope_attn": True})], BS1, (1,), CTX)
+trial("best (all sizes)", best, (1, 2, 4), CTX)
+trial("defaults again", DEFAULT, (1, 2, 4), CTX)
+print("best variant:", json.dumps({k: (str(v) if isinstance(v, dict) else v) for k, v in best.items()}))
+
+
+def timeline(name: str, v: dict) -> list[tuple[str, float]]:
+    """Kernels of one bs-1 replay (the middle one of three): (name, us from the previous kernel's
+    end to this one's end), via a chrome trace of torch.profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    apply(v)
+    gr = capture(1)
+    with torch.cuda.stream(eng.stream):
+        gr.run_packed(None, [511], [gr.dummy_slot], rows[:1], [512])
+        eng.stream.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                gr.graphs[1].replay()
+            eng.stream.synchronize()
+    path = os.path.join(out_dir, f"trace_{name}.json")
+    prof.export_chrome_trace(path)
+    ev = sorted((e for e in json.load(open(path))["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    n = len(ev) // 3
+    one = ev[n: 2 * n]
+    ends = [e["ts"] + e["dur"] for e in one]
+    span = max(ends) - one[0]["ts"]
+    rows_ = [(one[0]["name"], one[0]["dur"])] + [(e["name"], ends[i + 1] - max(ends[: i + 1]))
+                                                 for i, e in enumerate(one[1:])]
+    print(f"   {name}: {n} kernels, {span:.1f} us from the first start to the last end")
+    return rows_
+
+
+print("7. kernel timelines of one bs-1 replay (us per kernel, end to end; layers 2..27 averaged)")
+summary = {}
+for name, v in (("best", best),):
+    tl_ = timeline(name, v)
+    names = [k for k, _ in tl_]
+    per_layer = len([k for k in names if "gemv" in k]) // 28 if any("gemv" in k for k in names) else 0
+    # Group by short kernel name; a layer's kernels are those between two qkv matmuls.
+    agg: dict[str, list[float]] = {}
+    for k, us in tl_:
+        agg.setdefault(k[:48], []).append(us)
+    summary[name] = agg
+    for k, vals in sorted(agg.items(), key=lambda kv: -sum(kv[1])):
+        print(f"     {k:<50s} x{len(vals):<4d} total {sum(vals):8.1f}  mean {sum(vals) / len(vals):6.2f}")
+
+print("\n| variant | " + " | ".join(f"bs{b}/{c}" for b in (1, 2, 4) for c in CTX) + " | err |")
+for name, times, err in results:
+    if times and len(times) >= 2:
+        print(f"| {name} | " + " | ".join(f"{times.get((b, c), float('nan')):.4f}" for b in (1, 2, 4) for c in CTX)
+              + f" | {err:.1e} |")
