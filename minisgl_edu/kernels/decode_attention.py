@@ -31,6 +31,10 @@ Measured (docs/benchmarks.md): the single kernel was no faster than `qk_rope_sto
 start early only if they fit on the SMs next to the running qkv matmul's, whose weight tiles
 hold most of the registers, so the early loads rarely happen early.
 
+`run` in graphs of `EARLY_KV_MIN_BS` requests or more reads the same way round: every cached key
+but the newest before `gdc_wait()` (the kernel just before, `qk_rope_store`, writes only the
+newest), the newest after it, by the last split. Faster at bs 4 only (figures at EARLY_KV_MIN_BS).
+
 S is picked per batch size so that batch x KV heads x S is about 512 programs: the SMs are busy
 even at batch 1, and each split is short (at batch 1 and 512 keys, 16 keys per split). No tensor
 cores: one query row per head is a dot product per key.
@@ -46,7 +50,10 @@ from minisgl_edu.kernels import pdl
 
 MAX_BS = 4  # graphs of up to this many requests use this kernel; larger batches: FlashInfer
 BLOCK = 16  # keys per loop step of a split (16 beat 32 and 64 at every size measured)
-EARLY_KV = True  # `run`: read the cached keys before gdc_wait, the newest one after it
+# `run` at this batch size and up reads the cached keys before gdc_wait and the newest after it
+# (EARLY_KV): measured on an H200 (scripts/gpu_bs1_sweep.py), bs-4 graph replays 1.44 -> 1.375 ms
+# at 512 tokens of context, but bs 1 0.690 -> 0.708 and bs 2 1.240 -> 1.261, so only there.
+EARLY_KV_MIN_BS = 4
 
 
 @triton.jit
@@ -92,8 +99,6 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
                    stride_kh, stride_cs, stride_ob, stride_oh, NUM_KV: tl.constexpr, PAGE: tl.constexpr,
                    G: tl.constexpr, D: tl.constexpr, S: tl.constexpr, BLOCK: tl.constexpr, NEW_KV: tl.constexpr,
                    HAS_NORM: tl.constexpr, EARLY_KV: tl.constexpr, USE_PDL: tl.constexpr):
-    if USE_PDL == 2:  # MINISGL_EDU_PDL=early (pdl.py): the next kernel may launch now
-        tl.extra.cuda.gdc_launch_dependents()
     b = tl.program_id(0)
     h = tl.program_id(1)
     s = tl.program_id(2)
@@ -107,10 +112,9 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
     # written by earlier steps, so none of it is a previous kernel's output. The newest key (this
     # step's token, position kv_len - 1) is read after the wait: from the pool, where the kernel
     # just before wrote it (`run`), or from the qkv row (`run_qkv`, NEW_KV).
-    if USE_PDL and not (NEW_KV or EARLY_KV):  # the old order: wait first, then read all keys
+    if USE_PDL and not (NEW_KV or EARLY_KV):  # wait first, then read all keys (faster below EARLY_KV_MIN_BS)
         tl.extra.cuda.gdc_wait()
-        if USE_PDL == 1:
-            tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_launch_dependents()
     kv_len = tl.load(lens_ptr + b)
     first_page = tl.load(indptr_ptr + b)
     n_pool = kv_len - 1 if (NEW_KV or EARLY_KV) else kv_len  # keys read in the loop (not the newest)
@@ -125,8 +129,7 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
         newest_src = (newest_page * PAGE + newest % PAGE) * stride_kslot + h * stride_kh
         if USE_PDL:
             tl.extra.cuda.gdc_wait()
-            if USE_PDL == 1:
-                tl.extra.cuda.gdc_launch_dependents()
+            tl.extra.cuda.gdc_launch_dependents()
     if NEW_KV:
         pos = tl.load(pos_ptr + b)
         cos = tl.load(cos_sin_ptr + pos * stride_cs + offs_h)
@@ -139,8 +142,7 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
             kw2 = tl.load(kw_ptr + HALF + offs_h).to(tl.float32)
         if USE_PDL:
             tl.extra.cuda.gdc_wait()
-            if USE_PDL == 1:
-                tl.extra.cuda.gdc_launch_dependents()
+            tl.extra.cuda.gdc_launch_dependents()
     # The G query heads that share KV head h (grouped-query attention), as two halves.
     q_row = q_ptr + b * stride_qb + (h * G + offs_g)[:, None] * stride_qh
     q1 = tl.load(q_row + offs_h[None, :]).to(tl.float32)
@@ -234,6 +236,7 @@ class SplitKVDecode:
         self.splits = splits or num_splits(bs, num_kv_heads)
         self.block = block
         self.num_warps = 4
+        self.early_kv = bs >= EARLY_KV_MIN_BS
         self.indices = indices  # page ids of all requests, back to back (shared by every size)
         self.indptr = torch.zeros(bs + 1, dtype=torch.int32, device=dev)
         self.lens = torch.ones(bs, dtype=torch.int32, device=dev)
@@ -283,6 +286,6 @@ class SplitKVDecode:
             out_loc if new_kv else unused, self.acc, self.ml, self.count, out, self.scale, eps, stride_qb, stride_qh,
             k.stride(0), k.stride(1), cos_sin.stride(0) if new_kv else 0, out.stride(0), out.stride(1),
             NUM_KV=self.hkv, PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits, BLOCK=self.block,
-            NEW_KV=new_kv, HAS_NORM=has_norm, EARLY_KV=EARLY_KV, num_warps=self.num_warps, **pdl.launch_options(q.device),
+            NEW_KV=new_kv, HAS_NORM=has_norm, EARLY_KV=self.early_kv, num_warps=self.num_warps, **pdl.launch_options(q.device),
         )
         return out

@@ -16,10 +16,7 @@ kernel may write, nor write anything at all, before its `gdc_wait()`. Model weig
 read early; activations, positions and KV slots are not. On a GPU without PDL, or launched
 without the attribute, `gdc_wait` returns at once, so the kernels are correct either way.
 
-`MINISGL_EDU_PDL=0` switches it off (measured in docs/benchmarks.md). `MINISGL_EDU_PDL=early`
-releases the next kernel at the very start of each program instead of after its `gdc_wait()`, so
-the launches can run more than one kernel ahead (its wait still orders it after this kernel, and
-this kernel after the one before: each waits for its predecessor to finish, transitively).
+`MINISGL_EDU_PDL=0` switches it off (measured in docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -28,9 +25,6 @@ import functools
 import os
 
 import torch
-
-# Release dependents at a program's start (True) or after its gdc_wait (False); scripts may flip it.
-EARLY = os.environ.get("MINISGL_EDU_PDL", "1") == "early"
 
 
 @functools.cache
@@ -51,9 +45,8 @@ def enabled(device: torch.device) -> bool:
 
 
 def launch_options(device: torch.device) -> dict:
-    """Keywords for launching one of our kernels on `device`: its `USE_PDL` constexpr (0 off, 1 on,
-    2 on with the dependents released at the start) and, when on, Triton's `launch_pdl` flag.
-    Always both or neither: a kernel launched early without its `gdc_wait` would race with the
-    previous one. (Older Triton lacks `launch_pdl`: never passed off.)
+    """Keywords for launching one of our kernels on `device`: its `USE_PDL` constexpr and, when
+    on, Triton's `launch_pdl` flag. Always both or neither: a kernel launched early without its
+    `gdc_wait` would race with the previous one. (Older Triton lacks `launch_pdl`: never passed off.)
     """
-    return {"USE_PDL": 2 if EARLY else 1, "launch_pdl": True} if enabled(device) else {"USE_PDL": 0}
+    return {"USE_PDL": True, "launch_pdl": True} if enabled(device) else {"USE_PDL": False}

@@ -31,8 +31,6 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
                           v_pool_ptr, stride_qkv, stride_cs, stride_qo, stride_pool, eps,
                           NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, HEAD_DIM: tl.constexpr,
                           HAS_NORM: tl.constexpr, USE_PDL: tl.constexpr):
-    if USE_PDL == 2:  # MINISGL_EDU_PDL=early (pdl.py): the next kernel may launch now
-        tl.extra.cuda.gdc_launch_dependents()
     t = tl.program_id(0)
     h = tl.program_id(1)  # q heads 0..NUM_Q-1, then k heads
     HALF: tl.constexpr = HEAD_DIM // 2
@@ -46,8 +44,7 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
             w2 = tl.load(kw_ptr + HALF + offs).to(tl.float32)
     if USE_PDL:
         tl.extra.cuda.gdc_wait()
-        if USE_PDL == 1:
-            tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_launch_dependents()
     row = qkv_ptr + t * stride_qkv
     # q head h and k head j = h - NUM_Q both start at column h * HEAD_DIM of the qkv row.
     x1 = tl.load(row + h * HEAD_DIM + offs).to(tl.float32)
@@ -76,10 +73,6 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
         tl.store(v_pool_ptr + slot * stride_pool + j * HEAD_DIM + full, v.to(v_pool_ptr.dtype.element_ty))
 
 
-# Let the attention kernel after this one launch at once (it reads its cached keys before its wait).
-RELEASE_AT_START = False
-
-
 def supports(head_dim: int) -> bool:
     """The kernel handles a head as two halves of `tl.arange(0, head_dim // 2)`: a power of two."""
     return head_dim >= 2 and head_dim & (head_dim - 1) == 0
@@ -98,12 +91,10 @@ def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Ten
     if T == 0:
         return q
     has_norm = q_weight is not None
-    options = pdl.launch_options(qkv.device)
-    if RELEASE_AT_START and options["USE_PDL"]:
-        options["USE_PDL"] = 2
     _qk_rope_store_kernel[(T, num_q + num_kv)](
         qkv, positions, cos_sin, q_weight if has_norm else cos_sin, k_weight if has_norm else cos_sin, out_loc,
         q, k_pool, v_pool, qkv.stride(0), cos_sin.stride(0), q.stride(0), k_pool.stride(0), eps,
-        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, num_warps=1, **options,
+        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, num_warps=1,
+        **pdl.launch_options(qkv.device),
     )
     return q

@@ -29,8 +29,6 @@ MAX_ROWS = 16  # above this, cuBLAS's tiled GEMMs are the right tool
 def _skinny_gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_wn, stride_ym, K: tl.constexpr,
                         HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                         BLOCK_K: tl.constexpr, USE_PDL: tl.constexpr):
-    if USE_PDL == 2:  # MINISGL_EDU_PDL=early (pdl.py): the next kernel may launch now
-        tl.extra.cuda.gdc_launch_dependents()
     pid = tl.program_id(0)
     offs_m = tl.arange(0, BLOCK_M)
     offs_n = pid * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -45,8 +43,7 @@ def _skinny_gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_wn, 
     w = tl.load(w_ptrs, mask=n_mask, other=0.0)
     if USE_PDL:
         tl.extra.cuda.gdc_wait()
-        if USE_PDL == 1:  # the next kernel may start loading its weights
-            tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_launch_dependents()  # the next kernel may start loading its weights
     x = tl.load(x_ptrs, mask=m_mask, other=0.0)
     acc = tl.dot(x, tl.trans(w), out_dtype=tl.float32)
     for _ in range(BLOCK_K, K, BLOCK_K):  # K (a constant per layer) is a multiple of BLOCK_K: see supports()

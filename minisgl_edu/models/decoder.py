@@ -60,8 +60,6 @@ class DecoderModel(nn.Module):
         super().__init__()
         self.embed_tokens = VocabParallelEmbedding(cfg.vocab_size, cfg.hidden_size)
         self.layers = nn.ModuleList(DecoderLayer(cfg, i) for i in range(cfg.num_layers))
-        for layer, nxt in zip(self.layers, self.layers[1:]):
-            layer.next_layer = (nxt,)  # a tuple: a plain attribute, not a registered submodule
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         # One RoPE table for all layers: every layer rotates by the same angles.
         self.rotary_emb = RotaryEmbedding(

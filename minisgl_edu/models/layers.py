@@ -56,9 +56,6 @@ from minisgl_edu.models.config import ModelConfig
 from minisgl_edu.models.rope import apply_rotary
 
 FUSED_KERNELS = os.environ.get("MINISGL_EDU_FUSED", "1") != "0"
-# Batch-1 path: which later weights a layer's one-row matmuls pull into L2 ("0", "ahead", "next";
-# see DecoderLayer._l2_prefetch_plan).
-L2_PREFETCH = os.environ.get("MINISGL_EDU_L2_PREFETCH", "0")
 
 
 def use_fused(x: torch.Tensor) -> bool:
@@ -220,7 +217,6 @@ class DecoderLayer(nn.Module):
         self.self_attn = Attention(cfg, layer_id)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
-        self.next_layer: tuple["DecoderLayer", ...] = ()  # set by DecoderModel (the batch-1 path's L2 prefetch)
 
     def forward(
         self, hidden: torch.Tensor, cos_sin: tuple[torch.Tensor, torch.Tensor], attn: AttentionBackend
@@ -263,18 +259,6 @@ class DecoderLayer(nn.Module):
                    self.mlp.down_proj.weight)
         return all(gemv.supports(hidden, w) for w in weights)
 
-    def _l2_prefetch_plan(self) -> tuple[tuple[torch.Tensor, ...], ...]:
-        """Which later weights the qkv, gate_up and down matmuls ask L2 for (`L2_PREFETCH`):
-        "ahead": qkv the rest of this layer (o, gate_up, down: they stream while attention runs),
-        down the next layer's qkv; "next": qkv o and gate_up, gate_up down, down the next qkv."""
-        mlp, nxt = self.mlp, [layer.self_attn.qkv_proj.weight for layer in self.next_layer]
-        o_w, gu_w, d_w = self.self_attn.o_proj.weight, mlp.gate_up_proj.weight, mlp.down_proj.weight
-        if L2_PREFETCH == "ahead":
-            return (o_w, gu_w, d_w), (), tuple(nxt)
-        if L2_PREFETCH == "next":
-            return (o_w, gu_w), (d_w,), tuple(nxt)
-        return (), (), ()
-
     def _forward_one_token(
         self,
         hidden: torch.Tensor,
@@ -288,16 +272,14 @@ class DecoderLayer(nn.Module):
 
         attn_mod, mlp, norm1, norm2 = self.self_attn, self.mlp, self.input_layernorm, self.post_attention_layernorm
         qkv_w, qkv_b = attn_mod.qkv_proj.weight, attn_mod.qkv_proj.bias
-        pf_qkv, pf_gate_up, pf_down = self._l2_prefetch_plan()
         if residual is None:  # layer 0: the residual stream starts as the embedding itself
-            qkv, _ = gemv(hidden, qkv_w, qkv_b, prologue="norm", norm_weight=norm1.weight, eps=norm1.eps,
-                          prefetch=pf_qkv)
+            qkv, _ = gemv(hidden, qkv_w, qkv_b, prologue="norm", norm_weight=norm1.weight, eps=norm1.eps)
             residual = hidden
         else:
             qkv, residual = gemv(hidden, qkv_w, qkv_b, prologue="add_norm", residual=residual,
-                                 norm_weight=norm1.weight, eps=norm1.eps, prefetch=pf_qkv)
+                                 norm_weight=norm1.weight, eps=norm1.eps)
         out = attn_mod.attend(qkv, cos_sin, attn)  # o_proj included (a plain one-row gemv)
         gate_up, residual = gemv(out, mlp.gate_up_proj.weight, mlp.gate_up_proj.bias, prologue="add_norm",
-                                 residual=residual, norm_weight=norm2.weight, eps=norm2.eps, prefetch=pf_gate_up)
-        down, _ = gemv(gate_up, mlp.down_proj.weight, mlp.down_proj.bias, prologue="silu_mul", prefetch=pf_down)
+                                 residual=residual, norm_weight=norm2.weight, eps=norm2.eps)
+        down, _ = gemv(gate_up, mlp.down_proj.weight, mlp.down_proj.bias, prologue="silu_mul")
         return down, residual
