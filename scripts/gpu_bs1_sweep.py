@@ -1,22 +1,20 @@
 """Which kernel settings make the small decode graphs fastest? (CUDA only; the batch-1 question)
 
-    python scripts/gpu_bs1_sweep.py [OUT_DIR]
+    python scripts/gpu_bs1_sweep.py [OUT_DIR] [--quick]
 
 For the random Qwen3-0.6B-shaped model (the benchmark's), with one engine built once: recapture
 the decode graphs of 1, 2 and 4 requests under each variant of
 
 * the one-row matmul's tile, per matrix (`gemv.pick_config`: rows per program, warps),
-* the split-KV attention (`decode_attention`: splits per batch size; `EARLY_KV`: cached keys
-  read before `gdc_wait()`, the newest after it),
-* programmatic dependent launch releasing the next kernel at a program's start instead of after
-  its `gdc_wait()` (everywhere: `pdl.EARLY`; or only `qk_rope_store`, ahead of the attention),
-* L2 prefetch of later weights by the one-row matmuls (`layers.L2_PREFETCH`), and, as an upper
-  bound for it, every layer reading layer 0's weights (so they stay in L2),
+* the split-KV attention (`decode_attention`: splits per batch size, keys per step, warps; from
+  which batch size on cached keys are read before `gdc_wait()`, `EARLY_KV_MIN_BS`), "rope_attn",
+* as an upper bound for anything that would keep weights in L2: every layer reading layer 0's,
 
 check each variant's logits against the first one's (same inputs; different summation orders
 move them by up to a few 1e-2 in this random model, a race by far more), and time 200
 back-to-back replays with 512 and 1,024 tokens of context per request. Each stage keeps the best
 setting so far. Last: the kernel timeline of one bs-1 replay (torch.profiler) and a table.
+--quick: only the defaults, the defaults without "greedy" (kernels/greedy.py) and the L2 bound.
 """
 
 import json
@@ -30,9 +28,6 @@ from minisgl_edu.bench.offline import _IdTokenizer, random_qwen3_dir
 from minisgl_edu.engine.cuda_graph import CudaGraphRunner
 from minisgl_edu.kernels import decode_attention as da
 from minisgl_edu.kernels import gemv as gv
-from minisgl_edu.kernels import pdl
-from minisgl_edu.kernels import qk_rope_store as qrs
-from minisgl_edu.models import layers as layers_mod
 from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
 
 out_dir = next((a for a in sys.argv[1:] if not a.startswith("--")), "/tmp")
@@ -53,21 +48,19 @@ for i in range(4):
 
 MATRICES = {"qkv": (4096, 1024), "o": (1024, 2048), "gate_up": (6144, 1024), "down": (1024, 3072)}
 base_gemv, base_splits, base_init = gv.pick_config, da.num_splits, da.SplitKVDecode.__init__
-DEFAULT = {"early": False, "rope_attn": False, "gemv": {}, "splits": {}, "block": da.BLOCK, "warps": 4,
-           "early_kv": da.EARLY_KV, "rope_release": qrs.RELEASE_AT_START, "l2": layers_mod.L2_PREFETCH, "alias": False}
+DEFAULT = {"greedy": True, "rope_attn": False, "gemv": {}, "splits": {}, "block": da.BLOCK, "warps": 4,
+           "early_kv_min_bs": da.EARLY_KV_MIN_BS, "alias": False}
 decoder_layers = eng.model.model.layers
 own_weights = [[p.data for p in layer.parameters()] for layer in decoder_layers]
 
 
 def apply(v: dict) -> None:
-    pdl.EARLY = v["early"]
-    da.EARLY_KV = v["early_kv"]
-    qrs.RELEASE_AT_START = v["rope_release"]
-    layers_mod.L2_PREFETCH = v["l2"]
+    da.EARLY_KV_MIN_BS = v["early_kv_min_bs"]
     for layer, own in zip(decoder_layers, own_weights):  # "alias": every layer reads layer 0's weights
         for p, mine, first in zip(layer.parameters(), own, own_weights[0]):
             p.data = first if v["alias"] else mine
     (kernels.ENABLED.add if v["rope_attn"] else kernels.ENABLED.discard)("rope_attn")
+    (kernels.ENABLED.add if v["greedy"] else kernels.ENABLED.discard)("greedy")
     gv.pick_config = lambda n, k: v["gemv"].get((n, k)) or base_gemv(n, k)
     da.num_splits = lambda bs, hkv: v["splits"].get(bs) or base_splits(bs, hkv)
 
@@ -146,33 +139,46 @@ def best_of(cands: list[tuple[str, dict]], key, sizes=(1,), ctxs=(512,)) -> dict
 print("1. the defaults (graphs of 1, 2, 4)")
 trial("defaults", DEFAULT, (1, 2, 4), CTX)
 BS1 = [(1, 512), (1, 1024)]
-TILES = {MATRICES["qkv"]: (4, 8), MATRICES["o"]: (8, 4), MATRICES["down"]: (4, 4)}  # the best of session 8's call 1
-print("2. gemv tiles")
-cur = best_of([("default tiles", DEFAULT), ("tiles", {**DEFAULT, "gemv": TILES})], BS1, (1,), CTX)
-print("3. attention: keys before the wait; release at the start (qk_rope_store only, everywhere)")
-cur = best_of([("early_kv=on", cur), ("early_kv=off", {**cur, "early_kv": False})], BS1, (1,), CTX)
-cur = best_of([("release: after wait", cur), ("release: qk_rope_store at start", {**cur, "rope_release": True}),
-               ("release: everywhere at start", {**cur, "early": True})], BS1, (1,), CTX)
-print("4. L2 prefetch of later weights, and its upper bound (all layers share layer 0's weights)")
-cur = best_of([("l2=0", {**cur, "l2": "0"}), ("l2=ahead", {**cur, "l2": "ahead"}), ("l2=next", {**cur, "l2": "next"})],
-              BS1, (1,), CTX)
-trial("upper bound: weights in L2", {**cur, "l2": "0", "alias": True}, (1,), CTX)
-print("5. attention splits at bs 4; tiles again on top of the rest")
-cur = best_of([(f"bs4 S={s}", {**cur, "splits": {**cur["splits"], 4: s}}) for s in (16, 8)], [(4, 512), (4, 1024)],
-              (4,), CTX)
-tiles = [(4, 4), (8, 4), (4, 8), (8, 8)]
-for mat, nk in MATRICES.items():
-    cur = best_of([(f"{mat} {t}", {**cur, "gemv": {**cur["gemv"], nk: t}}) for t in tiles], BS1, (1,), CTX)
-print("6. the best, with and without 'rope_attn', and the defaults again")
-best = best_of([("best", cur), ("best + rope_attn", {**cur, "rope_attn": True})], BS1, (1,), CTX)
-trial("best (all sizes)", best, (1, 2, 4), CTX)
+
+
+def full_sweep() -> dict:
+    cur = dict(DEFAULT)
+    print("2. gemv tiles, one matrix at a time")
+    tiles = [(2, 4), (4, 4), (8, 4), (16, 4), (2, 8), (4, 8), (8, 8), (16, 8)]
+    for mat, nk in MATRICES.items():
+        cur = best_of([(f"{mat} {t}", {**cur, "gemv": {**cur["gemv"], nk: t}}) for t in tiles], BS1, (1,), CTX)
+    print("3. attention at bs 1: splits x warps x keys per step")
+    cands = [(f"bs1 S={s} w={w} blk={k}", {**cur, "splits": {**cur["splits"], 1: s}, "warps": w, "block": k})
+             for s in (16, 32, 64) for w in (2, 4, 8) for k in (16, 32)]
+    cur = best_of(cands, BS1, (1,), CTX)
+    print("4. attention at bs 2 and 4: splits, and cached keys read before the wait or after")
+    for bs, choices in ((2, (8, 16, 32)), (4, (4, 8, 16))):
+        cands = [(f"bs{bs} S={s} early_kv={e}", {**cur, "splits": {**cur["splits"], bs: s},
+                                                 "early_kv_min_bs": min(cur["early_kv_min_bs"], bs) if e
+                                                 else max(cur["early_kv_min_bs"], bs + 1)})
+                 for s in choices for e in (False, True)]
+        cur = best_of(cands, [(bs, 512), (bs, 1024)], (bs,), CTX)
+    print("5. upper bound: every layer reads layer 0's weights (they stay in L2)")
+    trial("weights in L2", {**cur, "alias": True}, (1,), CTX)
+    print("6. the best, with and without 'rope_attn', and the defaults again")
+    best = best_of([("best", cur), ("best + rope_attn", {**cur, "rope_attn": True})], BS1, (1,), CTX)
+    trial("best (all sizes)", best, (1, 2, 4), CTX)
+    return best
+
+
+if quick:
+    trial("without greedy", {**DEFAULT, "greedy": False}, (1, 2, 4), CTX)
+    trial("weights in L2", {**DEFAULT, "alias": True}, (1,), CTX)
+    best = DEFAULT
+else:
+    best = full_sweep()
 trial("defaults again", DEFAULT, (1, 2, 4), CTX)
 print("best variant:", json.dumps({k: (str(v) if isinstance(v, dict) else v) for k, v in best.items()}))
 
 
 def timeline(name: str, v: dict) -> list[tuple[str, float]]:
-    """Kernels of one bs-1 replay (the middle one of three): (name, us from the previous kernel's
-    end to this one's end), via a chrome trace of torch.profiler."""
+    """Kernels of one bs-1 replay (the middle one of three): (name, us from the previous kernels'
+    last end to this one's end), via a chrome trace of torch.profiler."""
     from torch.profiler import ProfilerActivity, profile
 
     apply(v)
@@ -197,19 +203,16 @@ def timeline(name: str, v: dict) -> list[tuple[str, float]]:
     return rows_
 
 
-print("7. kernel timelines of one bs-1 replay (us per kernel, end to end; layers 2..27 averaged)")
-summary = {}
-for name, v in (("best", best),):
-    tl_ = timeline(name, v)
-    names = [k for k, _ in tl_]
-    per_layer = len([k for k in names if "gemv" in k]) // 28 if any("gemv" in k for k in names) else 0
-    # Group by short kernel name; a layer's kernels are those between two qkv matmuls.
-    agg: dict[str, list[float]] = {}
-    for k, us in tl_:
-        agg.setdefault(k[:48], []).append(us)
-    summary[name] = agg
-    for k, vals in sorted(agg.items(), key=lambda kv: -sum(kv[1])):
-        print(f"     {k:<50s} x{len(vals):<4d} total {sum(vals):8.1f}  mean {sum(vals) / len(vals):6.2f}")
+print("7. kernel timeline of one bs-1 replay, the best variant (us per kernel, from the previous kernel's end)")
+timed = timeline("best", best)
+agg: dict[str, list[float]] = {}
+for k, us in timed:
+    agg.setdefault(k[:48], []).append(us)
+for k, vals in sorted(agg.items(), key=lambda kv: -sum(kv[1])):
+    print(f"     {k:<50s} x{len(vals):<4d} total {sum(vals):8.1f}  mean {sum(vals) / len(vals):6.2f}")
+print("   the last 12 kernels:")
+for k, us in timed[-12:]:
+    print(f"     {k[:60]:<62s}{us:7.2f}")
 
 print("\n| variant | " + " | ".join(f"bs{b}/{c}" for b in (1, 2, 4) for c in CTX) + " | err |")
 for name, times, err in results:

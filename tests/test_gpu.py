@@ -510,6 +510,33 @@ def test_rope_attn_matches_float32(lens, page_size, norm):
 
 
 @gpu
+@pytest.mark.kernel
+@needs_kernels
+@pytest.mark.parametrize("bs, vocab", [(1, 151936), (3, 5000)])
+def test_greedy_head_matches_argmax(bs, vocab):
+    """The end of a packed graph (kernels/greedy.py): float32 logits equal to `.float()`, tokens
+    equal to torch.argmax (planted ties: the first index wins, across programs and within one; a
+    row of negative logits), written to last_tokens at the rows; a second call gives the same
+    (the row buffers were reset)."""
+    from minisgl_edu.kernels.greedy import GreedyHead
+
+    g = torch.Generator(device=KDEV).manual_seed(bs)
+    logits = torch.randn(bs, vocab, device=KDEV, generator=g).to(KDT)
+    logits[0, 7] = logits[0, vocab - 3] = 20.0
+    if bs > 1:
+        logits[1] = -logits[1].abs() - 1.0
+        logits[2, 4090] = logits[2, 4091] = 30.0
+    rows = torch.tensor([5, 2, 9][:bs], device=KDEV)
+    last = torch.zeros(10, dtype=torch.int64, device=KDEV)
+    head = GreedyHead(bs, torch.device(KDEV))
+    for _ in range(2):
+        out, tokens = head(logits, rows, last)
+        assert torch.equal(out, logits.float())
+        assert torch.equal(tokens, logits.float().argmax(-1)) and int(tokens[0]) == 7
+        assert torch.equal(last[rows], tokens) and int(last.sum()) == int(tokens.sum())
+
+
+@gpu
 @needs_cuda
 @pytest.mark.parametrize("overlap", [True, False])  # input tokens from last_tokens, or sent from the host
 @pytest.mark.parametrize("n", [1, 3])  # graph sizes 1 and 4 (padded): both run our decode attention

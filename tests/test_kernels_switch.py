@@ -15,7 +15,7 @@ import pytest
 CHECK = "import json, minisgl_edu.kernels as k; print(json.dumps(sorted(k.ENABLED)))"
 
 
-@pytest.mark.parametrize("value,want", [(None, ["attn", "fold", "gemm", "gemv", "rope"]), ("0", []), ("", []), ("rope", ["rope"]),
+@pytest.mark.parametrize("value,want", [(None, ["attn", "fold", "gemm", "gemv", "greedy", "rope"]), ("0", []), ("", []), ("rope", ["rope"]),
                                         ("gemm, rope", ["gemm", "rope"])])
 def test_environment_picks_the_kernels(value, want):
     env = dict(os.environ)

@@ -19,7 +19,9 @@ The graphs of at most 4 requests, which run our own decode attention, go further
 (`run_packed`), because at batch 1 the host's work per step is as long as the GPU's: their
 inputs arrive in one host-to-device copy (`graph_inputs.py`), and the graph itself fetches each
 request's input token from `Engine.last_tokens`, picks the greedy token (argmax) and writes it
-back there, so the step has no small kernels of its own around the replay.
+back there, so the step has no small kernels of its own around the replay. With "greedy" in
+`MINISGL_EDU_TRITON` (the default) those last steps, the float32 logits, the argmax and the write
+to `last_tokens`, are one kernel (`kernels/greedy.py`).
 
 Prefill batches (variable token counts) always run eagerly. Graphs share one memory pool, so the
 largest is captured first and the smaller ones reuse its memory.
@@ -32,6 +34,7 @@ import time
 
 import torch
 
+from minisgl_edu import kernels
 from minisgl_edu.attention.flashinfer_backend import pinned
 from minisgl_edu.engine.graph_inputs import PackedGraphInputs
 
@@ -66,6 +69,11 @@ class CudaGraphRunner:
             self.packed = PackedGraphInputs(max(self.packed_sizes), engine.page_table.max_pages_per_req, dev)
             for bs in self.packed_sizes:
                 self.wrappers[bs].use_buffers(self.packed.indptr[: bs + 1], self.packed.indices, self.packed.lens[:bs])
+        self.greedy_heads = {}  # packed sizes: logits, argmax and last_tokens in one kernel
+        if self.packed_sizes and kernels.enabled("greedy"):
+            from minisgl_edu.kernels.greedy import GreedyHead
+
+            self.greedy_heads = {bs: GreedyHead(bs, dev) for bs in self.packed_sizes}
         self.dummy_row = engine.page_table.max_reqs  # Engine.last_tokens has one spare entry for padding
         self.dummy_page = engine.pool.dummy_page
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
@@ -81,7 +89,10 @@ class CudaGraphRunner:
             return self.model.compute_logits(hidden), None
         rows = self.packed.rows[:bs]
         ids = self.engine.last_tokens.index_select(0, rows)  # each request's last sampled token
-        logits = self.model.compute_logits(self.model(ids, self.packed.positions[:bs], self.attn))
+        hidden = self.model(ids, self.packed.positions[:bs], self.attn)
+        if bs in self.greedy_heads:  # the LM head's output in the model dtype, then one kernel
+            return self.greedy_heads[bs](self.model.lm_head.compute_logits(hidden), rows, self.engine.last_tokens)
+        logits = self.model.compute_logits(hidden)
         tokens = torch.argmax(logits, dim=-1)  # greedy; other sampling overwrites it after the replay
         self.engine.last_tokens.index_copy_(0, rows, tokens)
         return logits, tokens

@@ -13,13 +13,15 @@ some of them or make them faster:
   RMSNorms and its SwiGLU activation also run inside those matmuls;
 * `decode_attention`: split-KV decode attention for the CUDA graphs of at most 4 requests, in
   place of FlashInfer's, which also spares the host FlashInfer's plan per step ("attn"); with
-  "rope_attn" the q/k norm, RoPE and K/V write of those steps run inside it: one kernel.
+  "rope_attn" the q/k norm, RoPE and K/V write of those steps run inside it: one kernel;
+* `greedy`: the end of those graphs, float32 logits, argmax and the token written back for the
+  next step, in one kernel instead of three ("greedy").
 
 On Hopper and newer all of them are launched with programmatic dependent launch (`pdl.py`).
 
-`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold,attn" (the default), any subset, plus
+`MINISGL_EDU_TRITON` picks them: "rope,gemm,gemv,fold,attn,greedy" (the default), any subset, plus
 "rope_attn", off by default because it measured no faster ("gemv" needs "gemm", "fold" needs
-"gemv", "rope_attn" needs "rope" and "attn"), or "0" for none (then FlashInfer's kernels and cuBLAS run);
+"gemv", "rope_attn" needs "rope" and "attn", "greedy" needs "attn"), or "0" for none (then FlashInfer's kernels and cuBLAS run);
 what each is worth is in docs/benchmarks.md.
 """
 
@@ -27,7 +29,7 @@ import functools
 import importlib.util
 import os
 
-_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold,attn")
+_CHOICE = os.environ.get("MINISGL_EDU_TRITON", "rope,gemm,gemv,fold,attn,greedy")
 ENABLED: set[str] = set() if _CHOICE.strip() in ("", "0") else {s.strip() for s in _CHOICE.split(",")}
 
 
