@@ -54,7 +54,6 @@ BLOCK = 16  # keys per loop step of a split (16 beat 32 and 64 at every size mea
 # (EARLY_KV): measured on an H200 (scripts/gpu_bs1_sweep.py), bs-4 graph replays 1.44 -> 1.375 ms
 # at 512 tokens of context, but bs 1 0.690 -> 0.708 and bs 2 1.240 -> 1.261, so only there.
 EARLY_KV_MIN_BS = 4
-RELEASE_AFTER_LOADS = False  # experiment: let the next kernel launch only once the first keys are asked for
 
 
 @triton.jit
@@ -99,8 +98,7 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
                    loc_ptr, acc_ptr, ml_ptr, count_ptr, out_ptr, sm_scale, eps, stride_qb, stride_qh, stride_kslot,
                    stride_kh, stride_cs, stride_ob, stride_oh, NUM_KV: tl.constexpr, PAGE: tl.constexpr,
                    G: tl.constexpr, D: tl.constexpr, S: tl.constexpr, BLOCK: tl.constexpr, NEW_KV: tl.constexpr,
-                   HAS_NORM: tl.constexpr, EARLY_KV: tl.constexpr, RELEASE_AFTER_LOADS: tl.constexpr,
-                   USE_PDL: tl.constexpr):
+                   HAS_NORM: tl.constexpr, EARLY_KV: tl.constexpr, USE_PDL: tl.constexpr):
     b = tl.program_id(0)
     h = tl.program_id(1)
     s = tl.program_id(2)
@@ -116,8 +114,7 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
     # just before wrote it (`run`), or from the qkv row (`run_qkv`, NEW_KV).
     if USE_PDL and not (NEW_KV or EARLY_KV):  # wait first, then read all keys (faster below EARLY_KV_MIN_BS)
         tl.extra.cuda.gdc_wait()
-        if not RELEASE_AFTER_LOADS:
-            tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_launch_dependents()
     kv_len = tl.load(lens_ptr + b)
     first_page = tl.load(indptr_ptr + b)
     n_pool = kv_len - 1 if (NEW_KV or EARLY_KV) else kv_len  # keys read in the loop (not the newest)
@@ -126,8 +123,6 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
     end = tl.minimum(start + chunk, n_pool)
     valid, k1, k2, v = _load_block(k_ptr, v_ptr, indices_ptr, first_page, start, end, h, stride_kslot, stride_kh,
                                    PAGE, BLOCK, HALF)
-    if USE_PDL and RELEASE_AFTER_LOADS and not (NEW_KV or EARLY_KV):  # the next kernel's loads queue behind ours
-        tl.extra.cuda.gdc_launch_dependents()
     if EARLY_KV and not NEW_KV:  # where the newest key is (its page is known before the wait)
         newest = kv_len - 1
         newest_page = tl.load(indices_ptr + first_page + newest // PAGE).to(tl.int64)
@@ -291,7 +286,6 @@ class SplitKVDecode:
             out_loc if new_kv else unused, self.acc, self.ml, self.count, out, self.scale, eps, stride_qb, stride_qh,
             k.stride(0), k.stride(1), cos_sin.stride(0) if new_kv else 0, out.stride(0), out.stride(1),
             NUM_KV=self.hkv, PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits, BLOCK=self.block,
-            NEW_KV=new_kv, HAS_NORM=has_norm, EARLY_KV=self.early_kv, RELEASE_AFTER_LOADS=RELEASE_AFTER_LOADS,
-            num_warps=self.num_warps, **pdl.launch_options(q.device),
+            NEW_KV=new_kv, HAS_NORM=has_norm, EARLY_KV=self.early_kv, num_warps=self.num_warps, **pdl.launch_options(q.device),
         )
         return out

@@ -38,33 +38,15 @@ PROLOGUES = {"none": 0, "silu_mul": 1, "add_norm": 2, "norm": 3}
 
 
 @triton.jit
-def _prefetch_l2(ptr, lines, pid, programs, PF_BLOCK: tl.constexpr):
-    """Ask L2 for this program's share of the first `lines` 128-byte lines at `ptr` (a 16-bit
-    tensor: 64 elements a line), and do not wait for them: the loads that use them come later."""
-    share = tl.cdiv(lines, programs)
-    i = 0
-    while i < share:
-        line = tl.minimum(pid * share + i + tl.arange(0, PF_BLOCK), lines - 1)
-        tl.inline_asm_elementwise("mov.u32 $0, 0;\n\tprefetch.global.L2 [$1];", "=r,l", [ptr + line.to(tl.int64) * 64],
-                                  dtype=tl.int32, is_pure=False, pack=1)
-        i += PF_BLOCK
-
-
-@triton.jit
-def _gemv_kernel(x_ptr, r_ptr, nw_ptr, r_out_ptr, w_ptr, b_ptr, y_ptr, N, stride_wn, eps, pf0_ptr, pf0_lines,
-                 pf1_ptr, pf1_lines, K: tl.constexpr, K_PAD: tl.constexpr, PROLOGUE: tl.constexpr,
-                 HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, NUM_PF: tl.constexpr, USE_PDL: tl.constexpr):
+def _gemv_kernel(x_ptr, r_ptr, nw_ptr, r_out_ptr, w_ptr, b_ptr, y_ptr, N, stride_wn, eps,
+                 K: tl.constexpr, K_PAD: tl.constexpr, PROLOGUE: tl.constexpr, HAS_BIAS: tl.constexpr,
+                 BLOCK_N: tl.constexpr, USE_PDL: tl.constexpr):
     pid = tl.program_id(0)
     offs_n = pid * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, K_PAD)  # K padded to a power of two, the padding masked off
     k_mask = offs_k < K
     w = tl.load(w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :],
                 mask=(offs_n[:, None] < N) & k_mask[None, :], other=0.0)
-    # Weights of the kernels after this one into L2 (`prefetch`), behind this program's own.
-    if NUM_PF > 0:
-        _prefetch_l2(pf0_ptr, pf0_lines, pid, tl.num_programs(0), 256)
-    if NUM_PF > 1:
-        _prefetch_l2(pf1_ptr, pf1_lines, pid, tl.num_programs(0), 256)
     if USE_PDL:
         tl.extra.cuda.gdc_wait()  # from here on, the previous kernel's output is visible
         tl.extra.cuda.gdc_launch_dependents()
@@ -115,25 +97,21 @@ def supports(x: torch.Tensor, weight: torch.Tensor) -> bool:
 
 def gemv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *, prologue: str = "none",
          residual: torch.Tensor | None = None, norm_weight: torch.Tensor | None = None, eps: float = 0.0,
-         config: tuple[int, int] | None = None, prefetch: tuple[torch.Tensor, ...] = ()
-         ) -> tuple[torch.Tensor, torch.Tensor | None]:
+         config: tuple[int, int] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(y, new_residual) for one row; y = prologue(x) @ W^T (+ bias), W [N, K].
 
     prologue "none": x [1, K]; "silu_mul": x = [gate | up] [1, 2K]; "norm": rmsnorm(x) with
     `norm_weight`, `eps`; "add_norm": rmsnorm(x + residual), and new_residual = x + residual
-    (otherwise None). `prefetch`: up to 2 half-precision tensors (weights of kernels that come
-    later) whose lines the programs ask L2 for before their wait, without waiting for them.
+    (otherwise None).
     """
     N, K = weight.shape
     block_n, num_warps = config or pick_config(N, K)
     y = torch.empty((1, N), dtype=x.dtype, device=x.device)
     r_out = torch.empty((1, K), dtype=x.dtype, device=x.device) if prologue == "add_norm" else None
-    assert len(prefetch) <= 2 and all(t.element_size() == 2 and t.is_contiguous() for t in prefetch)
-    pf = [a for t in prefetch for a in (t, triton.cdiv(t.numel(), 64))] + [weight, 1] * (2 - len(prefetch))
     _gemv_kernel[(triton.cdiv(N, block_n),)](
         x, residual if residual is not None else x, norm_weight if norm_weight is not None else x,
         r_out if r_out is not None else y, weight, bias if bias is not None else weight, y, N,
-        weight.stride(0), eps, *pf, K=K, K_PAD=triton.next_power_of_2(K), PROLOGUE=PROLOGUES[prologue],
-        HAS_BIAS=bias is not None, BLOCK_N=block_n, NUM_PF=len(prefetch), num_warps=num_warps, **pdl.launch_options(x.device),
+        weight.stride(0), eps, K=K, K_PAD=triton.next_power_of_2(K), PROLOGUE=PROLOGUES[prologue],
+        HAS_BIAS=bias is not None, BLOCK_N=block_n, num_warps=num_warps, **pdl.launch_options(x.device),
     )
     return y, r_out

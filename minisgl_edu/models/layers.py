@@ -56,7 +56,6 @@ from minisgl_edu.models.config import ModelConfig
 from minisgl_edu.models.rope import apply_rotary
 
 FUSED_KERNELS = os.environ.get("MINISGL_EDU_FUSED", "1") != "0"
-O_PREFETCH = os.environ.get("MINISGL_EDU_O_PREFETCH", "0") == "1"  # experiment: see _forward_one_token
 
 
 def use_fused(x: torch.Tensor) -> bool:
@@ -279,14 +278,7 @@ class DecoderLayer(nn.Module):
         else:
             qkv, residual = gemv(hidden, qkv_w, qkv_b, prologue="add_norm", residual=residual,
                                  norm_weight=norm1.weight, eps=norm1.eps)
-        att = attn_mod._forward_triton(qkv, cos_sin, attn) if kernels.enabled("rope") else None
-        if att is not None and O_PREFETCH:  # o_proj asks L2 for the MLP's weights while attention runs
-            out, _ = gemv(att.reshape(1, -1), attn_mod.o_proj.weight, attn_mod.o_proj.bias,
-                          prefetch=(mlp.gate_up_proj.weight, mlp.down_proj.weight))
-        elif att is not None:
-            out = attn_mod.o_proj(att.reshape(1, -1))
-        else:
-            out = attn_mod.attend(qkv, cos_sin, attn)  # o_proj included (a plain one-row gemv)
+        out = attn_mod.attend(qkv, cos_sin, attn)  # o_proj included (a plain one-row gemv)
         gate_up, residual = gemv(out, mlp.gate_up_proj.weight, mlp.gate_up_proj.bias, prologue="add_norm",
                                  residual=residual, norm_weight=norm2.weight, eps=norm2.eps)
         down, _ = gemv(gate_up, mlp.down_proj.weight, mlp.down_proj.bias, prologue="silu_mul")
