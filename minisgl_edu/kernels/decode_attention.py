@@ -107,13 +107,12 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
     offs_g = tl.arange(0, G)
     offs_h = tl.arange(0, HALF)
     offs_d = tl.arange(0, D)
-    # With EARLY_KV, everything up to the wait below runs while the kernels before this one may
-    # still run: the page list, lengths and positions were copied in before the graph started, and
-    # every cached key but the newest was written by earlier steps, so none of it is a previous
-    # kernel's output. The newest key (this step's token, position kv_len - 1) is read after the
-    # wait: from the pool, where the kernel just before wrote it (`run`), or from the qkv row
-    # (`run_qkv`, NEW_KV). Without EARLY_KV (faster below EARLY_KV_MIN_BS) the wait comes first.
-    if USE_PDL and not EARLY_KV:
+    # Before gdc_wait, while the kernels before this one may still run: the page list, lengths and
+    # positions were copied in before the graph started, and every cached key but the newest was
+    # written by earlier steps, so none of it is a previous kernel's output. The newest key (this
+    # step's token, position kv_len - 1) is read after the wait: from the pool, where the kernel
+    # just before wrote it (`run`), or from the qkv row (`run_qkv`, NEW_KV).
+    if USE_PDL and not (NEW_KV or EARLY_KV):  # wait first, then read all keys (faster below EARLY_KV_MIN_BS)
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
     kv_len = tl.load(lens_ptr + b)
@@ -128,6 +127,9 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
         newest = kv_len - 1
         newest_page = tl.load(indices_ptr + first_page + newest // PAGE).to(tl.int64)
         newest_src = (newest_page * PAGE + newest % PAGE) * stride_kslot + h * stride_kh
+        if USE_PDL:
+            tl.extra.cuda.gdc_wait()
+            tl.extra.cuda.gdc_launch_dependents()
     if NEW_KV:
         pos = tl.load(pos_ptr + b)
         cos = tl.load(cos_sin_ptr + pos * stride_cs + offs_h)
@@ -138,9 +140,9 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
             qw2 = tl.load(qw_ptr + HALF + offs_h).to(tl.float32)
             kw1 = tl.load(kw_ptr + offs_h).to(tl.float32)
             kw2 = tl.load(kw_ptr + HALF + offs_h).to(tl.float32)
-    if USE_PDL and EARLY_KV:
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if USE_PDL:
+            tl.extra.cuda.gdc_wait()
+            tl.extra.cuda.gdc_launch_dependents()
     # The G query heads that share KV head h (grouped-query attention), as two halves.
     q_row = q_ptr + b * stride_qb + (h * G + offs_g)[:, None] * stride_qh
     q1 = tl.load(q_row + offs_h[None, :]).to(tl.float32)
