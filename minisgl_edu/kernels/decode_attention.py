@@ -235,7 +235,7 @@ class SplitKVDecode:
             bs, num_qo_heads, num_kv_heads, head_dim, page_size, scale)
         self.splits = splits or num_splits(bs, num_kv_heads)
         self.block = block
-        self.num_warps = 4
+        self.num_warps = 4  # 2 and 8 measured slower at bs 1 (scripts/gpu_bs1_sweep.py changes it)
         self.early_kv = bs >= EARLY_KV_MIN_BS
         self.indices = indices  # page ids of all requests, back to back (shared by every size)
         self.indptr = torch.zeros(bs + 1, dtype=torch.int32, device=dev)

@@ -14,7 +14,9 @@ order like the float (negative floats have their magnitude bits flipped) in the 
 `2^31 - 1 - index` in the low half, so that equal values go to the smallest index, as
 `torch.argmax` does. The last program of a row to finish (counted with an atomic add, as in
 `decode_attention.py`) reads the result, resets the row's buffers for the next replay and writes
-the token.
+the token. Measured on an H200 (scripts/gpu_bs1_sweep.py): bs-1 graph replay 0.692 -> 0.678 ms.
+(One difference from torch: -0.0 orders below +0.0 here, where torch calls them equal; it only
+matters if the largest logit is an exact zero of both signs.)
 """
 
 from __future__ import annotations
