@@ -49,8 +49,9 @@ for i in range(4):
 
 MATRICES = {"qkv": (4096, 1024), "o": (1024, 2048), "gate_up": (6144, 1024), "down": (1024, 3072)}
 base_gemv, base_splits, base_init = gv.pick_config, da.num_splits, da.SplitKVDecode.__init__
-DEFAULT = {"greedy": True, "rope_attn": False, "gemv": {}, "splits": {}, "block": da.BLOCK, "warps": 4,
-           "early_kv_min_bs": da.EARLY_KV_MIN_BS, "alias": False}
+# What the engine runs without the sweep (MINISGL_EDU_TRITON included), read from the modules.
+DEFAULT = {"greedy": kernels.enabled("greedy"), "rope_attn": kernels.enabled("rope_attn"), "gemv": {}, "splits": {},
+           "block": da.BLOCK, "warps": da.NUM_WARPS, "early_kv_min_bs": da.EARLY_KV_MIN_BS, "alias": False}
 decoder_layers = eng.model.model.layers
 own_weights = [[p.data for p in layer.parameters()] for layer in decoder_layers]
 

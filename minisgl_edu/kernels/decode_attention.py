@@ -50,6 +50,7 @@ from minisgl_edu.kernels import pdl
 
 MAX_BS = 4  # graphs of up to this many requests use this kernel; larger batches: FlashInfer
 BLOCK = 16  # keys per loop step of a split (16 beat 32 and 64 at every size measured)
+NUM_WARPS = 4  # 2 and 8 measured slower at bs 1 (scripts/gpu_bs1_sweep.py)
 # `run` at this batch size and up reads the cached keys before gdc_wait and the newest after it
 # (EARLY_KV): measured on an H200 (scripts/gpu_bs1_sweep.py), bs-4 graph replays 1.44 -> 1.375 ms
 # at 512 tokens of context, but bs 1 0.690 -> 0.708 and bs 2 1.240 -> 1.261, so only there.
@@ -235,7 +236,7 @@ class SplitKVDecode:
             bs, num_qo_heads, num_kv_heads, head_dim, page_size, scale)
         self.splits = splits or num_splits(bs, num_kv_heads)
         self.block = block
-        self.num_warps = 4  # 2 and 8 measured slower at bs 1 (scripts/gpu_bs1_sweep.py changes it)
+        self.num_warps = NUM_WARPS  # an attribute so that scripts/gpu_bs1_sweep.py can change it
         self.early_kv = bs >= EARLY_KV_MIN_BS
         self.indices = indices  # page ids of all requests, back to back (shared by every size)
         self.indptr = torch.zeros(bs + 1, dtype=torch.int32, device=dev)
