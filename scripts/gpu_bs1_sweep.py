@@ -8,13 +8,14 @@ the decode graphs of 1, 2 and 4 requests under each variant of
 * the one-row matmul's tile, per matrix (`gemv.pick_config`: rows per program, warps),
 * the split-KV attention (`decode_attention`: splits per batch size, keys per step, warps; from
   which batch size on cached keys are read before `gdc_wait()`, `EARLY_KV_MIN_BS`), "rope_attn",
+* `qk_rope_store` reading position, cos/sin and KV slot before `gdc_wait()` or after (`EARLY_INPUTS`),
 * as an upper bound for anything that would keep weights in L2: every layer reading layer 0's,
 
 check each variant's logits against the first one's (same inputs; different summation orders
 move them by up to a few 1e-2 in this random model, a race by far more), and time 200
 back-to-back replays with 512 and 1,024 tokens of context per request. Each stage keeps the best
 setting so far. Last: the kernel timeline of one bs-1 replay (torch.profiler) and a table.
---quick: only the defaults and "rope_attn"; --bounds adds the defaults without "greedy"
+--quick: only the defaults, "rope_attn" and `EARLY_INPUTS` flipped; --bounds adds the defaults without "greedy"
 (kernels/greedy.py) and the L2 upper bound.
 """
 
@@ -29,6 +30,7 @@ from minisgl_edu.bench.offline import _IdTokenizer, random_qwen3_dir
 from minisgl_edu.engine.cuda_graph import CudaGraphRunner
 from minisgl_edu.kernels import decode_attention as da
 from minisgl_edu.kernels import gemv as gv
+from minisgl_edu.kernels import qk_rope_store as qrs
 from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
 
 out_dir = next((a for a in sys.argv[1:] if not a.startswith("--")), "/tmp")
@@ -51,13 +53,15 @@ MATRICES = {"qkv": (4096, 1024), "o": (1024, 2048), "gate_up": (6144, 1024), "do
 base_gemv, base_splits, base_init = gv.pick_config, da.num_splits, da.SplitKVDecode.__init__
 # What the engine runs without the sweep (MINISGL_EDU_TRITON included), read from the modules.
 DEFAULT = {"greedy": kernels.enabled("greedy"), "rope_attn": kernels.enabled("rope_attn"), "gemv": {}, "splits": {},
-           "block": da.BLOCK, "warps": da.NUM_WARPS, "early_kv_min_bs": da.EARLY_KV_MIN_BS, "alias": False}
+           "block": da.BLOCK, "warps": da.NUM_WARPS, "early_kv_min_bs": da.EARLY_KV_MIN_BS, "alias": False,
+           "early_rope": qrs.EARLY_INPUTS}
 decoder_layers = eng.model.model.layers
 own_weights = [[p.data for p in layer.parameters()] for layer in decoder_layers]
 
 
 def apply(v: dict) -> None:
     da.EARLY_KV_MIN_BS = v["early_kv_min_bs"]
+    qrs.EARLY_INPUTS = v["early_rope"]
     for layer, own in zip(decoder_layers, own_weights):  # "alias": every layer reads layer 0's weights
         for p, mine, first in zip(layer.parameters(), own, own_weights[0]):
             p.data = first if v["alias"] else mine
@@ -170,6 +174,7 @@ def full_sweep() -> dict:
 
 if quick:
     trial("rope_attn", {**DEFAULT, "rope_attn": True}, (1, 2, 4), CTX)
+    trial("early_rope flipped", {**DEFAULT, "early_rope": not DEFAULT["early_rope"]}, (1, 2, 4), CTX)
     if "--bounds" in sys.argv:
         trial("without greedy", {**DEFAULT, "greedy": False}, (1, 2, 4), CTX)
         trial("weights in L2", {**DEFAULT, "alias": True}, (1,), CTX)

@@ -13,8 +13,11 @@ on Hopper already; ours did not, so every one of them paid the full gap.
 
 The rule that keeps it correct: a kernel launched with PDL must not read anything a previous
 kernel may write, nor write anything at all, before its `gdc_wait()`. Model weights are safe to
-read early; activations, positions and KV slots are not. On a GPU without PDL, or launched
-without the attribute, `gdc_wait` returns at once, so the kernels are correct either way.
+read early; activations are not. The step's inputs copied in before the forward pass (positions,
+KV slots, page lists) are safe too, because our kernels release the next one only *after* their
+own wait: when a kernel starts, every kernel and copy before the one that released it has
+finished. On a GPU without PDL, or launched without the attribute, `gdc_wait` returns at once,
+so the kernels are correct either way.
 
 `MINISGL_EDU_PDL=0` switches it off (measured in docs/benchmarks.md).
 """

@@ -25,12 +25,17 @@ import triton.language as tl
 
 from minisgl_edu.kernels import pdl
 
+# Under PDL, read the position, its cos/sin and the KV slot before `gdc_wait()`, so only the qkv
+# row is left to load after it. Safe: they are copied in before the forward pass, and this kernel
+# can only start once the qkv matmul before it has passed its own wait, i.e. once every earlier
+# kernel and copy has finished (pdl.py). A switch so that scripts/gpu_bs1_sweep.py can measure it.
+EARLY_INPUTS = True
 
 @triton.jit
 def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr, q_out_ptr, k_pool_ptr,
                           v_pool_ptr, stride_qkv, stride_cs, stride_qo, stride_pool, eps,
                           NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, HEAD_DIM: tl.constexpr,
-                          HAS_NORM: tl.constexpr, USE_PDL: tl.constexpr):
+                          HAS_NORM: tl.constexpr, EARLY: tl.constexpr, USE_PDL: tl.constexpr):
     t = tl.program_id(0)
     h = tl.program_id(1)  # q heads 0..NUM_Q-1, then k heads
     HALF: tl.constexpr = HEAD_DIM // 2
@@ -42,9 +47,19 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
         else:
             w1 = tl.load(kw_ptr + offs).to(tl.float32)
             w2 = tl.load(kw_ptr + HALF + offs).to(tl.float32)
+    if EARLY:  # the step's inputs, copied in before the forward pass: no kernel before this one writes them
+        pos = tl.load(pos_ptr + t)
+        cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
+        sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
+        slot = tl.load(loc_ptr + t)
     if USE_PDL:
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
+    if not EARLY:
+        pos = tl.load(pos_ptr + t)
+        cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
+        sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
+        slot = tl.load(loc_ptr + t)
     row = qkv_ptr + t * stride_qkv
     # q head h and k head j = h - NUM_Q both start at column h * HEAD_DIM of the qkv row.
     x1 = tl.load(row + h * HEAD_DIM + offs).to(tl.float32)
@@ -53,9 +68,6 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
         rstd = 1.0 / tl.sqrt((tl.sum(x1 * x1, axis=0) + tl.sum(x2 * x2, axis=0)) / HEAD_DIM + eps)
         x1 = x1 * rstd * w1
         x2 = x2 * rstd * w2
-    pos = tl.load(pos_ptr + t)
-    cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
-    sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
     o1 = x1 * cos - x2 * sin
     o2 = x2 * cos + x1 * sin
     if h < NUM_Q:
@@ -64,7 +76,6 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
         tl.store(dst + HALF + offs, o2.to(q_out_ptr.dtype.element_ty))
     else:
         j = h - NUM_Q
-        slot = tl.load(loc_ptr + t)
         dst = k_pool_ptr + slot * stride_pool + j * HEAD_DIM
         tl.store(dst + offs, o1.to(k_pool_ptr.dtype.element_ty))
         tl.store(dst + HALF + offs, o2.to(k_pool_ptr.dtype.element_ty))
@@ -94,7 +105,7 @@ def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Ten
     _qk_rope_store_kernel[(T, num_q + num_kv)](
         qkv, positions, cos_sin, q_weight if has_norm else cos_sin, k_weight if has_norm else cos_sin, out_loc,
         q, k_pool, v_pool, qkv.stride(0), cos_sin.stride(0), q.stride(0), k_pool.stride(0), eps,
-        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, num_warps=1,
+        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, EARLY=EARLY_INPUTS, num_warps=1,
         **pdl.launch_options(qkv.device),
     )
     return q
