@@ -15,6 +15,12 @@ Each step ends with the greedy kernel (the packed graph's last kernel); per step
 period (one greedy kernel's end to the next's), the part before the step's first one-row matmul
 ("pre": copies, the input-id gather, the embedding, and gaps), and the GPU's idle time in the
 period; then the operations of one typical "loop" step's "pre" with their start and length.
+
+The profiler slows the host enough to starve the GPU in the "loop" case, so the loop is also
+timed without it, by CUDA events around each `launch_batch` (the probe's batch-1: a 128-token
+prompt, 512 tokens; three requests, the second with the first's prompt, so cached): per decode
+step the GPU's busy time and the gap before the next step, and how long the request's start
+takes (its prefill). Last, cProfile of three prefill-only requests: the host's share of a prefill.
 """
 
 import gzip
