@@ -16,7 +16,7 @@ period (one greedy kernel's end to the next's), the part before the step's first
 ("pre": copies, the input-id gather, the embedding, and gaps), and the GPU's idle time in the
 period; then the operations of one typical "loop" step's "pre" with their start and length.
 
-The profiler slows the host enough to starve the GPU in the "loop" case, so the loop is also
+The profiler can slow the host enough to starve the GPU in the "loop" case, so the loop is also
 timed without it, by CUDA events around each `launch_batch` (the probe's batch-1: a 128-token
 prompt, 512 tokens; three requests, the second with the first's prompt, so cached): per decode
 step the GPU's busy time and the gap before the next step, and how long the request's start
@@ -118,7 +118,7 @@ with profile(activities=[ProfilerActivity.CUDA]) as prof:
     torch.cuda.synchronize()
 results["loop"] = per_step(gpu_ops(prof))[5:]  # skip the prefill and the first steps
 
-# The same loop without the profiler (which slows the host enough to starve the GPU): CUDA events
+# The same loop without the profiler (which can slow the host enough to starve the GPU): CUDA events
 # recorded around each launch_batch on the engine's stream. "busy" = an event after the batch's
 # last operation minus one before its first; "gap" = the next batch's first event minus this one's
 # last: > 0 when the GPU waited for the host.
@@ -180,8 +180,8 @@ for name in ("copies", "loop"):
 with gzip.open(os.path.join(out_dir, "loop_timeline.json.gz"), "wt") as f:
     json.dump({k: [{kk: vv for kk, vv in s.items()} for s in v] for k, v in results.items()}, f)
 
-# A request's prefill took far longer than its GPU work (above, "prefill"): where does the host
-# spend it? cProfile of three fresh 128-token prompts, prefill and one token each.
+# A request's prefill takes tens of milliseconds (above, "prefill"): is it the host? cProfile of
+# three fresh 128-token prompts, prefill and one token each.
 import cProfile
 import io
 import pstats
