@@ -31,6 +31,7 @@ from minisgl_edu.kernels import pdl
 # kernel and copy has finished (pdl.py). A switch so that scripts/gpu_bs1_sweep.py can measure it.
 EARLY_INPUTS = True
 
+
 @triton.jit
 def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr, q_out_ptr, k_pool_ptr,
                           v_pool_ptr, stride_qkv, stride_cs, stride_qo, stride_pool, eps,
