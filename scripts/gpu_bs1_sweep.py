@@ -16,7 +16,8 @@ move them by up to a few 1e-2 in this random model, a race by far more), and tim
 back-to-back replays with 512 and 1,024 tokens of context per request. Each stage keeps the best
 setting so far. Last: the kernel timeline of one bs-1 replay (torch.profiler) and a table.
 --quick: only the defaults, "rope_attn" and `EARLY_INPUTS` flipped; --bounds adds the defaults without "greedy"
-(kernels/greedy.py) and the L2 upper bound.
+(kernels/greedy.py) and the L2 upper bound. --residency: bs 1 only, the qkv matmul's tile
+against cached keys read before the wait and "rope_attn".
 """
 
 import json
@@ -172,7 +173,16 @@ def full_sweep() -> dict:
     return best
 
 
-if quick:
+if "--residency" in sys.argv:
+    # Do the cached keys pay when read before the wait at bs 1 if the qkv matmul leaves room on the
+    # SMs? Its default tile (4 rows, 8 warps) is ~1,000 programs of 256 threads, a full wave.
+    for tile in (None, (8, 4), (16, 4)):
+        for label, extra in (("", {}), (" + keys before the wait", {"early_kv_min_bs": 1}),
+                             (" + rope_attn", {"rope_attn": True})):
+            trial(f"qkv {tile or 'default'}{label}", {**DEFAULT, "gemv": {MATRICES['qkv']: tile} if tile else {},
+                                                      **extra}, (1,), CTX)
+    best = DEFAULT
+elif quick:
     trial("rope_attn", {**DEFAULT, "rope_attn": True}, (1, 2, 4), CTX)
     trial("early_rope flipped", {**DEFAULT, "early_rope": not DEFAULT["early_rope"]}, (1, 2, 4), CTX)
     if "--bounds" in sys.argv:

@@ -27,9 +27,8 @@ that key in from registers), and under PDL (`pdl.py`) it loads its first block o
 before `gdc_wait()`: they were written by earlier steps, not by the qkv matmul still running.
 Measured (docs/benchmarks.md): the single kernel was no faster than `qk_rope_store` + `run`
 (bs-1 graph replay 0.734 against 0.732 ms; batch-1 1,180-1,183 against 1,211 tok/s), so
-"rope_attn" is off by default. The likely reason, not verified: under PDL a kernel's programs
-start early only if they fit on the SMs next to the running qkv matmul's, whose weight tiles
-hold most of the registers, so the early loads rarely happen early.
+"rope_attn" is off by default. Why is open: not because the qkv matmul's programs fill the SMs
+(with it on fewer, smaller programs, "rope_attn" still lost; docs/benchmarks.md, session 9).
 
 `run` in graphs of `EARLY_KV_MIN_BS` requests or more reads the same way round: every cached key
 but the newest before `gdc_wait()` (the kernel just before, `qk_rope_store`, writes only the
