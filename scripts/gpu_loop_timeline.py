@@ -80,16 +80,12 @@ def per_step(ops: list[dict]) -> list[dict]:
     return steps
 
 
-def run_packed_once() -> None:
-    gr.run_packed(None, [CTX - 1], [gr.dummy_slot], [row], [CTX])
-
-
 # One request's row with CTX tokens of pages (K/V of this step go to the dummy slot only).
 row = eng.page_table.alloc_row()
 eng.page_table.append(row, list(range(CTX // eng.page_size)))
 results = {}
 with torch.cuda.stream(eng.stream):
-    run_packed_once()
+    gr.run_packed(None, [CTX - 1], [gr.dummy_slot], [row], [CTX])  # the graph's inputs, once
     eng.stream.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(STEPS):
@@ -178,7 +174,7 @@ for name in ("copies", "loop"):
     for n, start, dur in typical["pre_ops"]:
         print(f"   {start:7.1f} {dur:6.1f}  {n}")
 with gzip.open(os.path.join(out_dir, "loop_timeline.json.gz"), "wt") as f:
-    json.dump({k: [{kk: vv for kk, vv in s.items()} for s in v] for k, v in results.items()}, f)
+    json.dump(results, f)
 
 # A request's prefill takes tens of milliseconds (above, "prefill"): is it the host? cProfile of
 # three fresh 128-token prompts, prefill and one token each.
@@ -196,9 +192,7 @@ for i in range(3):
     torch.cuda.synchronize()
     pr.disable()
     print(f"prefill-only request {10 + i}: {(time.perf_counter() - t) * 1e3:.2f} ms (under cProfile)")
-buf = io.StringIO()
-pstats.Stats(pr, stream=buf).sort_stats("cumulative").print_stats(35)
-print(buf.getvalue()[-6000:])
-buf = io.StringIO()
-pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(15)
-print(buf.getvalue()[-3000:])
+for key, lines in (("cumulative", 35), ("tottime", 15)):
+    buf = io.StringIO()
+    pstats.Stats(pr, stream=buf).sort_stats(key).print_stats(lines)
+    print(buf.getvalue()[-6000:])

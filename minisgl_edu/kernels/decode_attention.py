@@ -286,6 +286,7 @@ class SplitKVDecode:
             out_loc if new_kv else unused, self.acc, self.ml, self.count, out, self.scale, eps, stride_qb, stride_qh,
             k.stride(0), k.stride(1), cos_sin.stride(0) if new_kv else 0, out.stride(0), out.stride(1),
             NUM_KV=self.hkv, PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits, BLOCK=self.block,
-            NEW_KV=new_kv, HAS_NORM=has_norm, EARLY_KV=self.early_kv, num_warps=self.num_warps, **pdl.launch_options(q.device),
+            NEW_KV=new_kv, HAS_NORM=has_norm, EARLY_KV=self.early_kv, num_warps=self.num_warps,
+            **pdl.launch_options(q.device),
         )
         return out

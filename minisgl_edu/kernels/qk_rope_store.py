@@ -41,26 +41,24 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
     h = tl.program_id(1)  # q heads 0..NUM_Q-1, then k heads
     HALF: tl.constexpr = HEAD_DIM // 2
     offs = tl.arange(0, HALF)
-    if HAS_NORM:  # weights first: under PDL (kernels/pdl.py) only they may be read before gdc_wait
+    if HAS_NORM:  # weights first: under PDL (kernels/pdl.py) they may be read before gdc_wait
         if h < NUM_Q:
             w1 = tl.load(qw_ptr + offs).to(tl.float32)
             w2 = tl.load(qw_ptr + HALF + offs).to(tl.float32)
         else:
             w1 = tl.load(kw_ptr + offs).to(tl.float32)
             w2 = tl.load(kw_ptr + HALF + offs).to(tl.float32)
-    if EARLY:  # the step's inputs, copied in before the forward pass: no kernel before this one writes them
-        pos = tl.load(pos_ptr + t)
-        cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
-        sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
-        slot = tl.load(loc_ptr + t)
-    if USE_PDL:
+    if USE_PDL and not EARLY:
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
-    if not EARLY:
-        pos = tl.load(pos_ptr + t)
-        cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
-        sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
-        slot = tl.load(loc_ptr + t)
+    # The step's inputs, copied in before the forward pass: with EARLY read before the wait.
+    pos = tl.load(pos_ptr + t)
+    cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
+    sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
+    slot = tl.load(loc_ptr + t)
+    if USE_PDL and EARLY:
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
     row = qkv_ptr + t * stride_qkv
     # q head h and k head j = h - NUM_Q both start at column h * HEAD_DIM of the qkv row.
     x1 = tl.load(row + h * HEAD_DIM + offs).to(tl.float32)
