@@ -9,6 +9,7 @@ time; the whole file takes about a minute on 2 cores.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import glob
 import json
 import os
@@ -74,6 +75,23 @@ def assert_gone(workers: dict[int, str], timeout: float = 5.0) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"still running after the server exited: {alive}")
+
+
+@contextlib.contextmanager
+def paused(srv: "ServerProcess", worker: str = "minisgl-TP0-scheduler"):
+    """Freeze one worker (SIGSTOP) for the duration of the block, then let it go on (SIGCONT).
+
+    A test that needs a request to still be running or waiting at some moment pauses the
+    scheduler instead of betting on how fast the machine generates tokens: while it is stopped
+    nothing finishes, however fast the machine is. The server sees a live process throughout.
+    """
+    pid = next(p for p, name in srv.workers.items() if name == worker)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield pid
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
 
 
 class ServerProcess:
