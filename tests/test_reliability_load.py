@@ -174,7 +174,6 @@ def test_32_streams_cut_at_random_points_free_everything(server):
     outcomes = asyncio.run(main())
     print("outcomes:", {k: outcomes.count(k) for k in set(outcomes)})
     after = wait_idle(server, timeout=30)
-    assert outcomes.count("finished") < 16
     # The cut requests were stopped early: fewer tokens than all 32 would have made.
     made = after["minisgl_generated_tokens_total"] - start["minisgl_generated_tokens_total"]
     assert made < sum(max_tokens for max_tokens, _ in plans), made

@@ -205,11 +205,11 @@ def test_processes_are_named_and_startup_is_bounded(server):
     ps = subprocess.run(["ps", "auxww"], capture_output=True, text=True).stdout
     for name in names:
         assert name in ps
-    # Start-up takes ~8 s with one tokenizer on an idle 2-core machine (this server has two, and
-    # the machine may be busy); the bound only catches something badly wrong, like a worker that
-    # converts the model again. Speed itself is measured by benchmarks, not asserted here.
+    # Start-up takes ~8 s with one tokenizer on an idle 2-core machine; what would make it badly
+    # slow is a worker converting the model again, so that is what is checked, not the seconds
+    # (speed is measured by benchmarks).
     print(f"server ready in {server.startup_seconds} s")
-    assert server.startup_seconds is not None and server.startup_seconds <= 60, server.startup_seconds
+    assert server.output().count("converting ") <= 1, server.output()
 
 
 @pytest.mark.timeout(30, func_only=True)
@@ -432,8 +432,22 @@ def test_cut_streams_are_aborted_and_free_their_pages(server):
 def test_non_stream_client_timeout_aborts_the_request(server):
     start = wait_idle(server, metrics(server)["minisgl_kv_pages_total"])
     body = chat_body("Write a very long essay.", max_tokens=600, temperature=0, ignore_eos=True)
-    with pytest.raises(httpx.ReadTimeout):
-        httpx.post(server.url + "/v1/chat/completions", json=body, headers=AUTH, timeout=1.5)
+    timed_out = threading.Event()
+
+    def client():
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(server.url + "/v1/chat/completions", json=body, headers=AUTH, timeout=1.5)
+        timed_out.set()
+
+    t = threading.Thread(target=client)
+    t.start()
+    # Once it decodes, pause the scheduler until the client has given up, so the request cannot
+    # run to its end first on a fast machine.
+    while t.is_alive() and metrics(server)["minisgl_running_requests"] < 1:
+        time.sleep(0.05)
+    with paused(server):
+        t.join(30)
+    assert timed_out.is_set(), "the client did not time out"
     after = wait_idle(server, start["minisgl_kv_pages_free"])
     assert after["minisgl_generated_tokens_total"] - start["minisgl_generated_tokens_total"] < 600
 

@@ -49,15 +49,13 @@ def test_tp_size_must_divide_the_heads():
 
 @pytest.mark.timeout(90)
 def test_server_refuses_tp_2_on_the_default_model(default_model_dir):
-    """Refused before any worker starts: the error names the heads, and it comes within seconds."""
-    t0 = time.monotonic()
+    """Refused before any worker starts: the error names the heads."""
     proc = subprocess.run([sys.executable, "-m", "minisgl_edu.serve", "--model", default_model_dir, "--tp", "2",
                            "--port", str(free_port()), "--device", "cpu"],
                           capture_output=True, text=True, timeout=80)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "--tp 2 does not divide the model's query heads (9), KV heads (3)" in proc.stderr
     assert "minisgl-TP" not in proc.stdout + proc.stderr  # no scheduler was started
-    assert time.monotonic() - t0 < 60
 
 
 @pytest.mark.timeout(180)
