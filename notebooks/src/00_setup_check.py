@@ -10,7 +10,9 @@ md(r"""
 The course follows one chat request through a small but real serving engine, `minisgl_edu`, built
 the way SGLang and mini-sglang are built: an API server, tokenizer and detokenizer workers, a
 scheduler with continuous batching, an engine with a paged KV cache. Nothing needs a GPU or the
-internet once `make setup` (or `make test`) has run.
+internet once the set-up has run: `make lab` does it (it creates `.venv`, installs everything and
+converts the model), then opens these notebooks in JupyterLab; `make serve` and `make test` set up
+the same way.
 
 Run each cell from top to bottom (Shift+Enter). If a cell fails, the message says what to fix.
 """),
@@ -74,7 +76,7 @@ md(r"""
 
 Later chapters pause the scheduler with buttons and draw the KV cache. They use `ipywidgets` and
 `matplotlib`. If the buttons below do not appear in your notebook front end, install the widget
-extension (`pip install jupyterlab_widgets`, already in the course's dev dependencies) and reload.
+extension (`jupyterlab_widgets`, which `make lab` installs with the rest) and reload the page.
 Each widget also has a static figure, so a notebook read on the web still shows something.
 """),
 code(r'''
@@ -99,7 +101,9 @@ The exercises live in `exercises/` and each ends with a `check(...)` cell that g
 * `exercises/01_finish.ipynb`: write the finish check (EOS, `max_tokens`, stop strings);
 * `exercises/02_abort.ipynb`: cancel a request at any stage and give back all of its memory;
 * `exercises/03_detokenizer.ipynb`: turn tokens back into text, one at a time;
-* `exercises/04_page_allocator.ipynb`: hand out and take back KV-cache pages.
+* `exercises/04_page_allocator.ipynb`: hand out and take back KV-cache pages;
+* `exercises/05_schedule.ipynb`: choose the next batch (`_schedule_next_batch`);
+* `exercises/06_prefix_cache.ipynb`: match, insert and evict in the radix prefix cache.
 
 For now, one warm-up: change the prompt above, and `max_tokens` to 40. Does the finish reason change?
 Why might it say `stop` for some prompts and `length` for others? (Chapter 08 answers it.)

@@ -93,8 +93,9 @@ for cls in [TokenizeMsg, UserMsg, DetokenizeMsg, UserReply, AbortMsg, AbortBacke
 md(r"""
 ## The functions to know by name
 
-These are the names the rest of the course uses (and that you can search for in SGLang and
-mini-sglang too). `where` prints the file and the qualified name.
+These are the names the rest of the course uses. `where` prints the file of this package that
+defines each one, and its qualified name. About half of them are mini-sglang's names too; the
+others are this engine's own (the table after the cell says what mini-sglang calls them).
 """),
 code(r'''
 from minisgl_edu.server import api_server, launch
@@ -107,9 +108,38 @@ from minisgl_edu.engine.sampler import Sampler
 for fn in [launch.start_workers, api_server.FrontendState.listen, tokenize_worker, TokenizeManager.tokenize,
            encode_prompt, Scheduler.normal_loop, Scheduler._schedule_next_batch, Scheduler._forward,
            Engine.forward_batch, Sampler.sample, Scheduler._process_results, DetokenizeManager.detokenize,
-           IncrementalDetokenizer.add, Scheduler.abort]:
+           IncrementalDetokenizer.add, Scheduler.abort, api_server.stream_chunks]:
     print(where(fn))
 '''),
+md(r"""
+### The same names in mini-sglang
+
+mini-sglang (`python/minisgl/` in its repository) is the engine this course is modelled on. Where a
+name above is not there, the same work is done elsewhere:
+
+| this course | in mini-sglang |
+|---|---|
+| `launch.start_workers` | none: `start_subprocess`, inside `launch_server` (`server/launch.py`) |
+| `FrontendState.listen` | `FrontendManager.listen` (`server/api_server.py`) |
+| `tokenize_worker`, `TokenizeManager.tokenize` | the same names (`tokenizer/server.py`, `tokenizer/tokenize.py`) |
+| `TokenizeWorker` | none: the loop is inside `tokenize_worker` |
+| `encode_prompt` | none: inside `TokenizeManager.tokenize` |
+| `Scheduler.normal_loop`, `_schedule_next_batch`, `_forward` | the same names (`scheduler/scheduler.py`) |
+| `Engine.forward_batch`, `Sampler.sample` | the same names (`engine/engine.py`, `engine/sample.py`) |
+| `Scheduler._process_results` | `Scheduler._process_last_data` |
+| `DetokenizeManager.detokenize` | the same name (`tokenizer/detokenize.py`), on a list of messages |
+| `IncrementalDetokenizer.add` | none: `DecodeStatus` and the body of `DetokenizeManager.detokenize` |
+| `Scheduler.abort` | none: the `AbortBackendMsg` branch of `_process_one_msg`, then `PrefillManager.abort_req` or `DecodeManager.abort_req` |
+| `stream_chunks` (chapter 07) | `FrontendManager.stream_chat_completions` |
+
+The messages (`TokenizeMsg`, `UserMsg`, `DetokenizeMsg`, `UserReply`, `AbortMsg`,
+`AbortBackendMsg`) and the process names are mini-sglang's; this engine's messages carry a few
+more fields (a finish reason, stop strings, an error). One difference in the processes: by
+default mini-sglang starts no separate tokenizer (`--num-tokenizer 0`), and
+`minisgl-detokenizer-0` tokenizes too; here one `minisgl-tokenizer-0` is started by default.
+`docs/minisglang_map.md` has the whole map, with SGLang's names, and every place this engine
+deliberately behaves differently from mini-sglang.
+"""),
 md(r"""
 ## The same components in one process
 
