@@ -82,8 +82,13 @@ by the offline `LLM`. A prompt comes in one of three shapes: a string (`/v1/comp
 messages (`/v1/chat/completions`), or token ids (already tokenized by the client).
 
 One detail matters: the rendered chat text already contains the special tokens the model expects
-(`<|im_start|>` ...), so it is encoded **without** adding more. A second beginning-of-text token
-would be a different prompt, and the model would answer differently.
+(`<|im_start|>` ...), so it is encoded **without** adding more (`add_special_tokens=False`). Some
+tokenizers (Llama 3's, for one) put a beginning-of-text token in front of whatever they encode,
+and their chat template writes one too: encoded with the defaults, the prompt would start with
+two, which is not what the model was trained on. SmolLM2's tokenizer adds nothing by itself, so
+for this model both ways give the same ids (the cell checks it). mini-sglang has no
+`encode_prompt`: its `TokenizeManager.tokenize` renders the template and calls
+`tokenizer.encode(prompt)` with the tokenizer's defaults.
 """),
 code(r'''
 from minisgl_edu.tokenizer import encode_prompt
@@ -93,6 +98,7 @@ print(len(chat_ids), "ids; ends with", tok.convert_ids_to_tokens(chat_ids[-4:]))
 print("special tokens in it:", [t for t in tok.convert_ids_to_tokens(chat_ids) if t.startswith("<|")])
 print("string prompt:", encode_prompt(tok, "The capital of France is"))
 print("token-id prompt passes through:", encode_prompt(tok, [504, 3575, 282]) == [504, 3575, 282])
+print("same ids as tok.encode(text) with its defaults:", chat_ids == tok.encode(text))
 '''),
 md(r"""
 ## The worker: `TokenizeMsg` in, `UserMsg` out
@@ -141,6 +147,14 @@ uid 0 became a `UserMsg` with the ids of the chat prompt; the API server also go
 more tokens than this (deliberately tiny) context of 64, so it was rejected with an error reply
 that the API server turns into an HTTP 400.
 
+This check is one place where this engine differs from mini-sglang on purpose. mini-sglang's
+tokenizer does not look at the length: its scheduler does (`Scheduler._process_one_msg`), drops a
+prompt that does not fit with a warning in the log, and lowers `max_tokens` of one that fits to
+what is left of the context. Here the tokenizer worker turns the prompt away with a message the
+client sees, and the scheduler checks again when the request arrives (`Scheduler._validate`,
+because its KV cache can hold less than the model's context) and clamps the output length
+(`req.max_new_tokens` in `Scheduler.add_request`).
+
 ## Summary
 
 * The chat template turns messages into the exact text format the model was trained on, ending
@@ -152,8 +166,9 @@ that the API server turns into an HTTP 400.
 
 1. Count the tokens of the same sentence in English, French and Chinese. Which costs the most KV
    cache? Why?
-2. Encode the chat text with `tok.encode(text)` (with special tokens added) and compare it with
-   `encode_prompt`. What differs, and why would it change the answer?
+2. The cell above found `tok.encode(text)` equal to `encode_prompt(tok, messages)` for SmolLM2.
+   Print `tok.encode("hi")` and `tok.bos_token`: why are they equal? What would differ with a
+   tokenizer that puts a beginning-of-text token in front of everything it encodes?
 3. Send `TokenizeMsg(uid=2, text=[], ...)` through the worker above. What comes back, and to whom?
 4. Chapter 07 and `exercises/03_detokenizer.ipynb` go the other way: from ids back to text.
    Decode the emoji's ids one at a time again: what would a client see if we streamed those?
