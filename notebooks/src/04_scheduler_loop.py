@@ -32,14 +32,16 @@ def step(self, block=False):
 ```
 
 It blocks on its inbox only when it has nothing to run. `_schedule_next_batch` is **prefill
-first**: if a request waits, the next batch computes prompt tokens (so new requests get their
-first token quickly); otherwise it is one **decode** batch of every running request, one token
-each. A batch is never a mix (SGLang can mix; it is simpler not to).
+first**: if a request waits (and fits), the next batch computes prompt tokens (so new requests get
+their first token quickly); otherwise it is one **decode** batch of every running request, one
+token each. So every batch is prefill-only or decode-only, never both. mini-sglang decides the same
+way (its `_schedule_next_batch` takes the prefill manager's batch, or else the decode manager's);
+SGLang can also *mix* the two, see "What chunking buys" below.
 
-Prefill batches have a **token budget**, `max_prefill_tokens`: the prompts in one batch may not
-add up to more. A prompt longer than what is left of the budget is cut: its first chunk runs now,
-the rest in the next prefill batches (**chunked prefill**), so one long prompt cannot hold up all
-the decoding requests for a long time.
+Prefill batches have a **token budget**, `max_prefill_tokens` (2048 on CPU, 8192 on CUDA; 48 here,
+so that short prompts show it): the prompt tokens in one batch may not add up to more. A prompt
+longer than what is left of the budget is cut: its first chunk runs now, the rest in the next
+prefill batches (**chunked prefill**). What that buys, and what it does not, is measured below.
 """),
 code(r'''
 import os
@@ -95,8 +97,72 @@ for u in uids:
 md(r"""
 Read the steps: three prefill batches (uid 1's prompt in two chunks; uid 2 only got the 7 tokens
 left of the second batch's budget, so its prompt was chunked too), then decode batches of all
-three requests, one token each, until each has its 5 tokens (the first came from its prefill). No request had to wait for another to finish: that is **continuous batching**.
+three requests, one token each, until each has its 5 tokens (the first came from its prefill).
+No request had to wait for another to finish: that is **continuous batching**.
 
+## What chunking buys, and what it does not
+
+One request is decoding when a prompt of about 180 tokens arrives, with a short one behind it.
+We count the steps in which the decoding request gets no token, first with the budget of 48, then
+with a budget large enough for the whole prompt (`srv.scheduler.max_prefill_tokens` is the
+scheduler's budget; the cell changes it between the two runs).
+"""),
+code(r'''
+long_prompt = [{"role": "user", "content": "Read this and summarise it: "
+                + "a serving engine batches requests and caches keys and values. " * 12}]
+
+
+def steps_without_a_token(budget):
+    """Steps in which a decoding request gets no token while a long prompt arrives."""
+    srv.reset()
+    srv.scheduler.max_prefill_tokens = budget
+    first = srv.submit(prompts[0], SamplingParams(max_tokens=12))
+    srv.step()
+    srv.step()  # its prefill, then one decode step: it is decoding now
+    srv.submit(long_prompt, SamplingParams(max_tokens=3))
+    srv.submit(prompts[2], SamplingParams(max_tokens=3))
+    waited = 0
+    while True:
+        b = srv.step().batch
+        if first in b.next_tokens:
+            return waited  # its next token: the wait is over
+        waited += 1
+        print(f"  {show(b)}")
+
+
+for budget in (48, 4096):
+    print(f"budget {budget}:")
+    print(f"  -> steps in which uid 0, decoding, got no token: {steps_without_a_token(budget)}")
+srv.reset()
+srv.scheduler.max_prefill_tokens = 48  # back to this chapter's budget
+'''),
+md(r"""
+With a budget of 48 the long prompt took four prefill steps in a row, and the short prompt behind
+it one more: a chunked prompt stays at the head of the queue and each of its chunks takes the
+whole budget, except the last, whose leftover budget went to the next waiting prompt. uid 0 was
+decoding all that time and got no token in any of those steps: **in this engine a decoding request
+waits through every chunk of a long prompt**, because prefill goes first and a batch is never
+mixed. With the large budget the same two prompts took a single prefill step. (mini-sglang behaves
+the same way: its chunked request goes back to the front of the queue, `chunked_list +
+pending_list[...]` in `PrefillManager.schedule_next_batch`.)
+
+What chunking does buy here:
+
+* **Bounded steps.** No forward pass computes more than `max_prefill_tokens` tokens, so the
+  memory one step needs for its activations (and, in the torch backend, for its attention scores)
+  and the time one step takes stay bounded however long a prompt is.
+* **Pages as it goes.** The prompt's pages are taken chunk by chunk (`CacheManager.reserve`
+  before each chunk). Admission is not piecemeal, though: `_try_admit` lets a request in only if
+  its whole run (prompt plus `max_tokens`) fits.
+* **The leftover budget is used.** A short prompt rides along in the batch of the last chunk
+  (uid 2 above); it does not get a step of its own between two chunks.
+
+What would keep uid 0 decoding during the chunks is **mixing**: put the running requests' decode
+tokens into the same batch as a prefill chunk, so that every step computes one chunk *and* one
+token for each running request. SGLang does that with `--enable-mixed-chunk`; neither this engine
+nor mini-sglang does.
+"""),
+md(r"""
 ## Joining while others decode
 
 A request that arrives while others are decoding does not wait for them to finish. At the next
@@ -113,7 +179,7 @@ while not srv.is_idle():
     print(show(srv.step().batch))
 '''),
 md(r"""
-## Why the prefill is one batch and decode another
+## Prefill steps and decode steps cost differently
 
 A prefill step computes many tokens of a few requests (matrix × matrix: the hardware is busy);
 a decode step computes one token for each running request (matrix × vector: the time goes into
@@ -200,7 +266,9 @@ md(r"""
 
 * One iteration: receive → `_schedule_next_batch` → `_forward` (engine) → `_process_results`.
 * Prefill first, under a token budget; long prompts are chunked; otherwise one decode batch of
-  everyone running. New requests join between any two iterations.
+  everyone running. A batch is prefill-only or decode-only (as in mini-sglang), so running
+  requests wait through every chunk of a long prompt; chunking bounds the size of a step.
+  New requests join between any two iterations.
 * A request waits in the queue until its whole run is sure to fit in the KV cache (chapter 06).
 
 ## Exercises
