@@ -3,7 +3,7 @@
     API server --TokenizeMsg/AbortMsg--> tokenizer --UserMsg/AbortBackendMsg--> scheduler
     scheduler --DetokenizeMsg--> detokenizer --UserReply--> API server
 
-Each is a plain dataclass; `codec` turns them into bytes for ZeroMQ.
+Each is a plain dataclass; `codec` turns them into bytes for ZeroMQ; `unwrap` opens a batch of them.
 """
 
 from minisgl_edu.message.backend import (
@@ -13,6 +13,7 @@ from minisgl_edu.message.backend import (
     ExitMsg,
     UserMsg,
 )
+from minisgl_edu.message.batch import unwrap
 from minisgl_edu.message.frontend import BatchFrontendMsg, SchedulerStatsMsg, UserReply
 from minisgl_edu.message.tokenizer import (
     AbortMsg,
@@ -34,4 +35,5 @@ __all__ = [
     "TokenizeMsg",
     "UserMsg",
     "UserReply",
+    "unwrap",
 ]

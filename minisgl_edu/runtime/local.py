@@ -28,12 +28,11 @@ from minisgl_edu.core import Batch, SamplingParams
 from minisgl_edu.message import (
     AbortBackendMsg,
     AbortMsg,
-    BatchBackendMsg,
-    BatchFrontendMsg,
     DetokenizeMsg,
     TokenizeMsg,
     UserMsg,
     UserReply,
+    unwrap,
 )
 from minisgl_edu.runtime.snapshot import BatchItemView, BatchView, RequestView, Snapshot
 from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig, StepRecord
@@ -60,12 +59,6 @@ class RequestResult:
     @property
     def finished(self) -> bool:
         return self.finish_reason is not None
-
-
-def _unwrap(msg: Any) -> list[Any]:
-    if isinstance(msg, (BatchBackendMsg, BatchFrontendMsg)):
-        return [m for x in msg.data for m in _unwrap(x)]
-    return [msg]
 
 
 class _Inbox:
@@ -101,7 +94,7 @@ class _TracedSender:
         self._put, self.tracer, self.component, self.on_msg = put, tracer, component, on_msg
 
     def put(self, msg: Any) -> None:
-        for m in _unwrap(msg):
+        for m in unwrap(msg):
             self.on_msg(m)
             if isinstance(m, UserMsg):
                 self.tracer.record(m.uid, self.component, "UserMsg sent", prompt_tokens=len(m.input_ids))
@@ -329,7 +322,7 @@ class LocalServer:
     def _listen(self) -> None:
         """The API server's `listen`: route each UserReply to its request by uid."""
         for msg in self.frontend_inbox.get_all_nowait():
-            for m in _unwrap(msg):
+            for m in unwrap(msg):
                 res = self.results.get(getattr(m, "uid", -1))
                 if not isinstance(m, UserReply) or res is None:
                     continue  # stats, or a request already forgotten

@@ -32,24 +32,18 @@ from minisgl_edu.message import (
     AbortMsg,
     BatchBackendMsg,
     BatchFrontendMsg,
-    BatchTokenizerMsg,
     DetokenizeMsg,
     ExitMsg,
     SchedulerStatsMsg,
     TokenizeMsg,
     UserMsg,
     UserReply,
+    unwrap,
 )
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer
 from minisgl_edu.tokenizer.template import encode_prompt
 
 logger = logging.getLogger(__name__)
-
-
-def _unwrap(msg: Any) -> list[Any]:
-    if isinstance(msg, (BatchTokenizerMsg, BatchBackendMsg, BatchFrontendMsg)):
-        return [m for x in msg.data for m in _unwrap(x)]
-    return [msg]
 
 
 class TokenizeManager:
@@ -137,7 +131,7 @@ class TokenizeWorker:
                     return
                 continue
             # Take everything that is already waiting: one send per burst instead of one per message.
-            msgs = _unwrap(msg) + [m for x in self.recv.get_all_nowait() for m in _unwrap(x)]
+            msgs = unwrap(msg) + [m for x in self.recv.get_all_nowait() for m in unwrap(x)]
             if not self.handle(msgs):
                 return
 
