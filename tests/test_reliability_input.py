@@ -245,7 +245,7 @@ def test_api_key_is_compared_in_constant_time(monkeypatch):
 
     from fastapi.testclient import TestClient
 
-    from minisgl_edu.server import api_server
+    from minisgl_edu.server import api_server, limits
 
     calls = []
     real = hmac.compare_digest
@@ -254,7 +254,7 @@ def test_api_key_is_compared_in_constant_time(monkeypatch):
         calls.append((len(a), len(b)))
         return real(a, b)
 
-    monkeypatch.setattr(api_server.hmac, "compare_digest", spy)
+    monkeypatch.setattr(limits.hmac, "compare_digest", spy)
     app = api_server.create_app(object(), "m", api_key="k3y")
     c = TestClient(app)
     for method, path in V1_ROUTES:

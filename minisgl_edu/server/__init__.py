@@ -1,5 +1,7 @@
 """The multi-process server: `args` (command line), `launch` (processes, readiness, shutdown),
-`api_server` (OpenAI HTTP endpoints), `shell` (chat in the terminal), `ipc` (ZeroMQ queues),
+the front end: `api_server` (the app and its routes), `frontend` (its sockets, `listen`),
+`generate` (one request, streamed or not), `limits` (body size, JSON depth, API key), `errors`,
+`protocol` (the wire format); `shell` (chat in the terminal), `ipc` (ZeroMQ queues),
 `scheduler_io` (the scheduler's sockets), `process` (what every worker does first).
 
 Nothing heavy is imported here: worker processes import only what their role needs.

@@ -3,7 +3,7 @@
 Where this sits on the request path: at the HTTP edge, in the API server process. A request body
 is validated here (pydantic, strict types) and turned into `SamplingParams`; on the way back,
 replies become `chat.completion` / `text_completion` objects or SSE chunks. Nothing here knows
-about processes or sockets; `api_server.py` does the sending and waiting.
+about processes or sockets; `generate.py` does the sending and waiting.
 """
 
 from __future__ import annotations

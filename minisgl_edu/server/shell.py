@@ -13,6 +13,7 @@ prompt quits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -52,7 +53,7 @@ def _start_stdin_reader(loop: asyncio.AbstractEventLoop, lines: asyncio.Queue) -
 
 async def _answer(state: Any, history: list[dict], params: SamplingParams) -> str:
     """Send the conversation, print the reply as it streams, return its text."""
-    from minisgl_edu.server.api_server import Generation, next_reply
+    from minisgl_edu.server.generate import Generation, next_reply
 
     uid = state.new_user()
     gen = Generation(uid)
@@ -141,7 +142,7 @@ async def shell_loop(state: Any, params: SamplingParams, prompt: str = "> ") -> 
 
 def run_shell(args: Any, addrs: Any, workers: list, params: Optional[SamplingParams] = None) -> int:
     """Chat until /exit; exit code 1 if a worker died meanwhile."""
-    from minisgl_edu.server.api_server import FrontendState
+    from minisgl_edu.server.frontend import FrontendState
 
     # Greedy by default: the same question gives the same answer, which is what a demo wants.
     params = params or SamplingParams(max_tokens=256, temperature=0.0)
@@ -155,17 +156,10 @@ def run_shell(args: Any, addrs: Any, workers: list, params: Optional[SamplingPar
             print(f"\n[minisgl] error: {message}; shutting down", file=sys.stderr, flush=True)
             shell.cancel()
 
-        tasks = [asyncio.create_task(state.listen()), asyncio.create_task(state.watch_workers(on_death))]
-        shell = asyncio.create_task(shell_loop(state, params))
-        try:
-            await shell
-        except asyncio.CancelledError:
-            pass
-        finally:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            state.close()
+        async with state.serving(on_death):
+            shell = asyncio.create_task(shell_loop(state, params))
+            with contextlib.suppress(asyncio.CancelledError):
+                await shell
         return 1 if died else 0
 
     return asyncio.run(main())

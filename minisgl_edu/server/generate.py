@@ -1,0 +1,196 @@
+"""One generation request, from the HTTP handler's call to its last byte: the part chapter 02 reads.
+
+Where this sits on the request path: `generate()` is called by the route handlers in
+`api_server.py`. It takes a uid (`state.new_user()`), sends the `TokenizeMsg`, waits for the
+first reply (so that a prompt the tokenizer or scheduler rejects still gets a 400), then either
+collects every `UserReply` into one JSON response or returns `stream_chunks`, which turns each
+reply into an SSE chunk and ends with `data: [DONE]`. A client that goes away, or a request past
+its deadline, is aborted: `state.abort_user(uid)` sends the `AbortMsg`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Optional
+
+from minisgl_edu.message import TokenizeMsg, UserReply
+from minisgl_edu.server.errors import busy_error, reply_error, timeout_error
+from minisgl_edu.server.frontend import FrontendState
+from minisgl_edu.server.protocol import GenerateRequest, ResponseShape, finish_reason_of, sse
+
+POLL_INTERVAL = 0.5  # seconds: how often a waiting request checks its client and its deadline
+
+
+class ClientDisconnected(Exception):
+    pass
+
+
+class RequestTimedOut(Exception):
+    pass
+
+
+@dataclass
+class Generation:
+    """What the API server knows about one request while it runs."""
+
+    uid: int
+    num_prompt_tokens: int = 0
+    num_output_tokens: int = 0
+    finish_reason: Optional[str] = None
+    done: bool = False  # the last reply arrived: no abort needed
+    deadline: Optional[float] = None  # time.monotonic() after which the request is aborted
+    next_client_check: float = 0.0  # time.monotonic() when to ask again whether the client left
+
+    def usage(self) -> dict:
+        return {"prompt_tokens": self.num_prompt_tokens, "completion_tokens": self.num_output_tokens,
+                "total_tokens": self.num_prompt_tokens + self.num_output_tokens}
+
+
+async def next_reply(state: FrontendState, gen: Generation, request: Any = None) -> UserReply:
+    """The next reply of `gen` that carries text, the end, or an error.
+
+    The tokenizer's reply with the prompt length carries none of those: it is merged into `gen`.
+    With `request`, also notice a client that disconnects while we wait (non-streaming requests;
+    for streams, Starlette cancels the generator instead).
+    """
+    queue = state.ack_map.get(gen.uid)
+    if queue is None:
+        raise ClientDisconnected()
+    while True:
+        if request is None and gen.deadline is None:
+            reply = await queue.get()
+        else:
+            # Check the client and the deadline every POLL_INTERVAL by the clock, not only when no
+            # reply came for that long: a running request gets a token every few milliseconds, and
+            # its client may have left long ago.
+            now = time.monotonic()
+            if gen.deadline is not None and now >= gen.deadline:
+                raise RequestTimedOut()
+            if request is not None and now >= gen.next_client_check:
+                gen.next_client_check = now + POLL_INTERVAL
+                if await request.is_disconnected():
+                    raise ClientDisconnected()
+            if not queue.empty():
+                reply = queue.get_nowait()
+            else:
+                wait = POLL_INTERVAL if gen.deadline is None else min(POLL_INTERVAL, gen.deadline - now)
+                try:
+                    reply = await asyncio.wait_for(queue.get(), timeout=wait)
+                except asyncio.TimeoutError:
+                    continue
+        gen.num_prompt_tokens = max(gen.num_prompt_tokens, reply.num_prompt_tokens)
+        gen.num_output_tokens = max(gen.num_output_tokens, reply.num_output_tokens)
+        if reply.finished or reply.error:
+            gen.done = True
+            gen.finish_reason = reply.finish_reason
+            if not reply.error and gen.num_prompt_tokens == 0:
+                await _await_prompt_length(queue, gen)
+            return reply
+        if reply.incremental_output:
+            return reply
+
+
+async def _await_prompt_length(queue: asyncio.Queue, gen: Generation) -> None:
+    # The prompt-length reply comes from the tokenizer, the tokens from the detokenizer: two pipes
+    # into one socket, so under load the last token can (rarely) arrive first. It is on its way.
+    with contextlib.suppress(asyncio.TimeoutError):
+        while gen.num_prompt_tokens == 0:
+            reply = await asyncio.wait_for(queue.get(), timeout=1.0)
+            gen.num_prompt_tokens = reply.num_prompt_tokens
+
+
+async def generate(state: FrontendState, request: Any, prompt: Any, body: GenerateRequest, shape: ResponseShape):
+    """Send one request down the path and turn its replies into an OpenAI response."""
+    from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+    params = body.sampling_params()
+    if state.dead_worker is not None or state.shutting_down is not None:
+        raise reply_error(state, UserReply(uid=-1, incremental_output="", finished=True))
+    # Admission: a full server says so at once (the client can retry elsewhere or later) rather
+    # than letting the queue, and every client's wait, grow without bound.
+    if state.max_in_flight is not None and len(state.ack_map) >= state.max_in_flight:
+        raise busy_error(state)
+    uid = state.new_user()
+    gen = Generation(uid)
+    if state.request_timeout:
+        gen.deadline = time.monotonic() + state.request_timeout
+    shape.rid = f"{shape.rid}-{uid}"  # the uid in the id makes a request easy to follow in logs
+    try:
+        await state.send_one(TokenizeMsg(uid=uid, text=prompt, sampling_params=params))
+        # Wait for the first token before answering, so that a prompt the tokenizer or the
+        # scheduler rejects still gets a 400, even for a streaming request.
+        first = await next_reply(state, gen, request)
+    except ClientDisconnected:
+        state.abort_user(uid)
+        return Response(status_code=499)  # nginx's "client closed request"; nobody reads it
+    except RequestTimedOut:
+        state.abort_user(uid)
+        raise timeout_error(state) from None
+    except BaseException:
+        state.abort_user(uid)
+        raise
+    if first.error:
+        state.finish_user(uid)
+        raise reply_error(state, first)
+    if body.stream:
+        chunks = stream_chunks(state, gen, first, shape, body.include_usage)
+        # If the client leaves before Starlette even starts the generator, its `finally` never
+        # runs; this still aborts the request when the generator object is dropped (a no-op if
+        # the request already finished).
+        weakref.finalize(chunks, state.abort_user, uid)
+        return StreamingResponse(chunks, media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    pieces = [first.incremental_output]
+    reply = first
+    try:
+        while not reply.finished:
+            reply = await next_reply(state, gen, request)
+            if reply.error:
+                raise reply_error(state, reply)
+            pieces.append(reply.incremental_output)
+    except ClientDisconnected:
+        return Response(status_code=499)
+    except RequestTimedOut:
+        raise timeout_error(state) from None
+    finally:
+        if gen.done:
+            state.finish_user(uid)
+        else:  # client disconnected, or the server is stopping
+            state.abort_user(uid)
+    return JSONResponse(shape.full("".join(pieces), finish_reason_of(gen.finish_reason), gen.usage()))
+
+
+async def stream_chunks(state: FrontendState, gen: Generation, first: UserReply, shape: ResponseShape,
+                        include_usage: bool) -> AsyncIterator[str]:
+    """SSE: a role chunk, content chunks, a chunk with finish_reason, [usage], then [DONE]."""
+    try:
+        if shape.chat:
+            yield sse(shape.chunk(role=True, usage_field=include_usage))
+        reply = first
+        while True:
+            if reply.error:
+                yield sse(reply_error(state, reply).body())
+                return
+            if reply.incremental_output:
+                yield sse(shape.chunk(text=reply.incremental_output, usage_field=include_usage))
+            if reply.finished:
+                break
+            try:
+                reply = await next_reply(state, gen)
+            except RequestTimedOut:
+                yield sse(timeout_error(state).body())  # `finally` aborts the request
+                return
+        yield sse(shape.chunk(finish_reason=finish_reason_of(gen.finish_reason), usage_field=include_usage))
+        if include_usage:
+            yield sse(shape.usage_chunk(gen.usage()))
+        yield "data: [DONE]\n\n"
+    finally:
+        # Reached on normal end, and also when Starlette cancels us because the client left.
+        if gen.done:
+            state.finish_user(gen.uid)
+        else:
+            state.abort_user(gen.uid)
