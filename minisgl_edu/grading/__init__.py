@@ -3,13 +3,15 @@
     python -m minisgl_edu.grading exercises/02_abort.ipynb
 
 Each exercise module has `CASES` (plain functions that raise on a wrong answer), the `SYMBOL`
-the notebook defines, and the package's own `SOLUTION`, which must get full marks.
+the notebook defines, and the package's own `SOLUTION`. The student's object must be their own:
+`grade(name, mod.SOLUTION)` fails every case, `grade(name, mod.SOLUTION, allow_reference=True)`
+gets full marks (that is how the tests check the graders themselves).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, Iterable, Optional
 
 from minisgl_edu.grading.core import Case, CaseResult, GradeResult, run_cases
 
@@ -18,6 +20,8 @@ EXERCISES = {
     "abort": "minisgl_edu.grading.abort",
     "detokenizer": "minisgl_edu.grading.detokenizer",
     "allocator": "minisgl_edu.grading.allocator",
+    "schedule": "minisgl_edu.grading.schedule",
+    "prefix_cache": "minisgl_edu.grading.prefix_cache",
 }
 
 
@@ -27,8 +31,19 @@ def exercise(name: str):
     return importlib.import_module(EXERCISES[name])
 
 
-def grade(name: str, impl: Any) -> GradeResult:
-    return run_cases(name, exercise(name).CASES, impl)
+def grade(
+    name: str,
+    impl: Any,
+    *,
+    allow_reference: bool = False,
+    time_limit: Optional[float] = None,
+    only: Optional[Iterable[str]] = None,
+) -> GradeResult:
+    """Run exercise `name`'s cases on `impl` (only those named in `only`, if given)."""
+    mod = exercise(name)
+    cases = mod.CASES if only is None else [c for c in mod.CASES if c.name in set(only)]
+    return run_cases(name, cases, impl, reference=mod.SOLUTION, allow_reference=allow_reference,
+                     time_limit=time_limit)
 
 
 def check(name: str, impl: Any) -> GradeResult:

@@ -1,23 +1,45 @@
-"""The grader's machinery: cases, `check()`, and the score line.
+"""The grader's machinery: cases, `run_cases()`, and the score line.
 
 Where this sits in the course: each exercise notebook ends with `check("abort", abort_request)`.
 `check` runs every case of that exercise against the student's code and prints one line per
-case (✓ or ✗ with a hint) and `score: X/Y`. The same cases run from the shell
+case (✓ or ✗ with what went wrong) and `score: X/Y`. The same cases run from the shell
 (`python -m minisgl_edu.grading notebook.ipynb`) and from pytest for instructors.
+
+Three rules hold for every exercise:
+
+* the graded object must be the student's own (own_code.py): an answer that is, subclasses or
+  calls the package's reference fails every case, with one clear message;
+* each case runs under a time limit (limits.py), so an endless loop fails that case instead of
+  hanging the notebook; the limits are minutes, far above what a correct answer needs anywhere;
+* whatever the student's code does (raise, loop, return the wrong type), the grader reports it
+  per case and gives a score (feedback.py); it never crashes and never shows a package frame as
+  if it were the student's.
 """
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
+
+from minisgl_edu.grading.feedback import explain
+from minisgl_edu.grading.limits import CaseTimeout, time_limit
+from minisgl_edu.grading.own_code import borrowed
+
+UNIT_LIMIT = 60.0  # seconds; a correct unit case takes milliseconds
+ENGINE_LIMIT = 300.0  # a few short requests on the real model (model loading is not counted)
 
 
 @dataclass
 class Case:
     name: str
     run: Callable[[Any], None]  # raises AssertionError (or anything) when the student's code is wrong
-    hint: str
+    hint: str = ""  # where to look; the failure message itself says what went wrong
+    engine: bool = False  # runs the real model (slow to start: only cases that need it)
+    time_limit: Optional[float] = None  # None: UNIT_LIMIT, or ENGINE_LIMIT for engine cases
+
+    @property
+    def limit(self) -> float:
+        return self.time_limit or (ENGINE_LIMIT if self.engine else UNIT_LIMIT)
 
 
 @dataclass
@@ -26,6 +48,7 @@ class CaseResult:
     passed: bool
     message: str = ""
     hint: str = ""
+    where: Optional[str] = None  # "file:line" of the student's code the message points at
 
 
 @dataclass
@@ -48,28 +71,54 @@ class GradeResult:
     def report(self) -> str:
         lines = [f"exercise {self.exercise}"]
         for r in self.results:
-            mark = "✓" if r.passed else "✗"
-            lines.append(f"  {mark} {r.name}")
+            lines.append(f"  {'✓' if r.passed else '✗'} {r.name}")
             if not r.passed:
                 lines.append(f"      {r.message}")
-                lines.append(f"      hint: {r.hint}")
+                if r.hint:
+                    lines.append(f"      hint: {r.hint}")
         lines.append(f"score: {self.score}/{self.total}")
         return "\n".join(lines)
 
 
-def run_cases(exercise: str, cases: list[Case], impl: Any) -> GradeResult:
-    result = GradeResult(exercise)
-    for case in cases:
-        try:
+def _wrong_shape(impl: Any, reference: Any) -> Optional[str]:
+    if isinstance(reference, type):
+        if not isinstance(impl, type):
+            return f"expected a class (the grader builds it like {reference.__name__}(...)), got {type(impl).__name__}"
+    elif not callable(impl) or isinstance(impl, type):
+        return f"expected a function, got {'a class' if isinstance(impl, type) else type(impl).__name__}"
+    return None
+
+
+def run_case(case: Case, impl: Any, limit: Optional[float] = None) -> CaseResult:
+    try:
+        with time_limit(limit or case.limit):
             case.run(impl)
-        except NotImplementedError:
-            result.results.append(CaseResult(case.name, False, "not implemented yet", case.hint))
-        except AssertionError as e:
-            result.results.append(CaseResult(case.name, False, str(e) or "a check failed", case.hint))
-        except Exception as e:  # the student's code crashed: show where, briefly
-            where = traceback.extract_tb(e.__traceback__)[-1]
-            msg = f"{type(e).__name__}: {e} (line {where.lineno} of {where.name})"
-            result.results.append(CaseResult(case.name, False, msg, case.hint))
+    except (Exception, SystemExit, CaseTimeout) as e:  # KeyboardInterrupt still stops the grader
+        fb = explain(e)
+        return CaseResult(case.name, False, fb.message, case.hint, fb.where)
+    return CaseResult(case.name, True)
+
+
+def run_cases(
+    exercise: str,
+    cases: list[Case],
+    impl: Any,
+    reference: Any = None,
+    allow_reference: bool = False,
+    time_limit: Optional[float] = None,
+) -> GradeResult:
+    """Grade `impl` on `cases`. `reference` is the package's answer: an `impl` that uses it fails
+    every case (unless `allow_reference`, for checking the reference itself). `time_limit`
+    overrides every case's limit."""
+    result = GradeResult(exercise)
+    problem = _wrong_shape(impl, reference) if reference is not None else None
+    if problem is None and reference is not None and not allow_reference:
+        used = borrowed(impl, reference)
+        if used:
+            problem = f"this is not your own code: it uses {used}. Write the answer yourself"
+    for case in cases:
+        if problem:
+            result.results.append(CaseResult(case.name, False, problem, case.hint))
         else:
-            result.results.append(CaseResult(case.name, True))
+            result.results.append(run_case(case, impl, time_limit))
     return result

@@ -1,67 +1,164 @@
 """Exercise 1 — finishing: `check_finish(req, eos_ids, decode) -> "stop" | "length" | None`.
 
-The scheduler calls it after appending each new token (`Scheduler.finish_fn`). The cases check
-it on hand-made requests, then plug it into the real engine and compare with the reference.
+The scheduler calls it after appending each new token (`Scheduler.finish_fn`), with `decode` the
+real tokenizer's decode (`Scheduler._decode_tail`). The unit cases build requests by hand and use
+that same tokenizer, because the stop-string mistakes only show on real tokens: a stop string
+spans several tokens, a token can hold more than the stop string, and a CJK character takes two
+or three tokens. The last case plugs the function into the real engine and compares.
 """
 
 from __future__ import annotations
 
+from typing import Optional
+
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.harness import PROMPTS, run_requests
+from minisgl_edu.grading.harness import reference_run, run_requests, tokenizer
 from minisgl_edu.scheduler.finish import check_finish as reference
 
-EOS = {0, 2}
+EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
+PLAIN = 1  # a token id that is neither EOS nor a stop string of any case
 
 
-def _req(output, max_new=10, **kw) -> Req:
-    req = Req(0, [5, 6, 7], SamplingParams(max_tokens=max_new, **kw), output_ids=list(output))
+def _decode(ids: list[int]) -> str:
+    """What the scheduler passes as `decode` (Scheduler._decode_tail)."""
+    return tokenizer().decode(ids, skip_special_tokens=True)
+
+
+def _ids(text: str) -> list[int]:
+    return tokenizer().encode(text)
+
+
+def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **kw) -> Req:
+    req = Req(0, _ids(prompt), SamplingParams(max_tokens=kw.pop("max_tokens", max_new), **kw),
+              output_ids=list(output))
     req.max_new_tokens = max_new
     return req
 
 
-def _decode(ids):  # a toy tokenizer: token t is the character chr(ord('a') + t % 26)
-    return "".join(chr(ord("a") + t % 26) for t in ids)
+def _expect(fn, req: Req, want: Optional[str], why: str) -> None:
+    got = fn(req, set(EOS), _decode)
+    if got == want and type(got) is type(want):
+        return
+    shown = _decode(req.output_ids)
+    raise AssertionError(f"{why}: your check_finish returned {got!r}, expected {want!r} "
+                         f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens)")
+
+
+def _spans(text: str, stop: str) -> int:
+    """How many tokens of `text` the first occurrence of `stop` overlaps (setup checks)."""
+    ids, start = _ids(text), text.index(stop)
+    n, pos = 0, 0
+    for i in range(len(ids)):
+        end = len(_decode(ids[: i + 1]))
+        if end > start and pos < start + len(stop):
+            n += 1
+        pos = end
+    return n
 
 
 def case_eos(fn):
-    assert fn(_req([11, 12, 2]), EOS, _decode) == "stop", "token 2 is an EOS id: expected 'stop'"
-    assert fn(_req([11, 12, 0]), EOS, _decode) == "stop", "every EOS id counts, not only the first"
-    assert fn(_req([11, 12, 13]), EOS, _decode) is None, "no EOS, no stop string, room left: expected None"
+    _expect(fn, _req([PLAIN, PLAIN, 2]), "stop", "the newest token 2 is an EOS id")
+    _expect(fn, _req([PLAIN, PLAIN, 0]), "stop", "the newest token 0 is an EOS id too: eos_ids is a set, every id counts")
+    _expect(fn, _req([2, PLAIN, PLAIN]), None, "only the newest token counts (an old EOS would have stopped it then)")
+    _expect(fn, _req([PLAIN, PLAIN, PLAIN]), None, "no EOS, no stop string, room left")
 
 
 def case_length(fn):
-    assert fn(_req([11, 12, 13], max_new=3), EOS, _decode) == "length", "3 of max 3 tokens: expected 'length'"
-    assert fn(_req([11, 12], max_new=3), EOS, _decode) is None, "2 of max 3 tokens: expected None"
+    _expect(fn, _req([PLAIN] * 3, max_new=3), "length", "3 of max 3 tokens")
+    _expect(fn, _req([PLAIN] * 2, max_new=3), None, "2 of max 3 tokens: one more token is allowed")
+
+
+def case_clamped(fn):
+    _expect(fn, _req([PLAIN] * 3, max_new=3, max_tokens=100), "length",
+            "sampling_params.max_tokens is 100, but the scheduler clamped this request to "
+            "req.max_new_tokens = 3 (what fits in the context): compare with req.max_new_tokens")
+
+
+def case_order(fn):
+    _expect(fn, _req([PLAIN, PLAIN, 2], max_new=3), "stop",
+            "the newest token is EOS and also the last one allowed: the model ended the answer itself, "
+            "so the reason is 'stop' (test EOS before the length)")
+    ids = _ids("one two three")
+    _expect(fn, _req(ids, max_new=len(ids), stop=["three"]), "stop",
+            "the stop string 'three' completes on the last allowed token: 'stop' wins over 'length'")
 
 
 def case_ignore_eos(fn):
-    assert fn(_req([11, 2], ignore_eos=True), EOS, _decode) is None, "ignore_eos: EOS must not stop"
-    assert fn(_req([11, 2], max_new=2, ignore_eos=True), EOS, _decode) == "length", "ignore_eos still ends at max_tokens"
+    _expect(fn, _req([PLAIN, 2], ignore_eos=True), None, "ignore_eos is set: an EOS token must not stop it")
+    _expect(fn, _req([PLAIN, 2], max_new=2, ignore_eos=True), "length", "ignore_eos still ends at max_new_tokens")
+    ids = _ids("one two three")
+    _expect(fn, _req(ids, ignore_eos=True, stop=["two three"]), "stop",
+            "ignore_eos turns off only the EOS test: stop strings still stop")
 
 
-def case_stop_string(fn):
-    # tokens 7, 4, 11 decode to "hel": the stop string "el" ends with the newest token
-    assert fn(_req([7, 4, 11], stop=["el"]), EOS, _decode) == "stop", "'hel' contains the stop string 'el'"
-    assert fn(_req([7, 4, 11], stop=["xy"]), EOS, _decode) is None, "'hel' has no 'xy'"
+def case_stop_across_tokens(fn):
+    text, stop = "one two three", "two three"
+    assert _spans(text, stop) >= 2, "setup: the stop string must span two tokens"
+    ids = _ids(text)
+    _expect(fn, _req(ids, stop=[stop]), "stop",
+            f"the output now ends with the stop string {stop!r}, which spans the last {_spans(text, stop)} tokens: "
+            "decode a window of recent tokens, not only the newest one")
+    _expect(fn, _req(ids, stop=["xyz", stop]), "stop", "every string in sampling_params.stop counts, not only the first")
+    _expect(fn, _req(ids[:-1], stop=[stop]), None, "'one two' does not contain 'two three' yet")
+
+
+def case_stop_inside_token(fn):
+    text, stop = "one two three", "two th"
+    ids = _ids(text)
+    assert not _decode(ids).endswith(stop) and stop in _decode(ids), "setup: the stop string must end inside a token"
+    _expect(fn, _req(ids, stop=[stop]), "stop",
+            f"the newest token ' three' completes the stop string {stop!r} and goes on past it: look for the "
+            "stop string anywhere in the decoded tail, not only at its end")
+
+
+def case_stop_multibyte(fn):
+    text, stop = "我爱北京", "北京"
+    ids = _ids(text)
+    n = _spans(text, stop)
+    assert n > len(stop), "setup: the stop string must take more tokens than it has characters"
+    _expect(fn, _req(ids, stop=[stop]), "stop",
+            f"the stop string {stop!r} has {len(stop)} characters but takes {n} tokens (each CJK character is "
+            "two or three byte tokens): the decode window needs a margin beyond len(stop) tokens")
+
+
+def case_stop_in_prompt(fn):
+    _expect(fn, _req(_ids(" Sure"), prompt="Say STOP when done.", stop=["STOP"]), None,
+            "'STOP' is only in the prompt: a stop string ends the *generated* text, decode req.output_ids only")
+
+
+ENGINE_PROMPTS = [
+    [{"role": "user", "content": "Answer yes or no: is the sky blue?"}],  # ends on EOS after a few tokens
+    [{"role": "user", "content": "What is the capital of France?"}],  # cut by max_tokens
+    [{"role": "user", "content": "What is 2+2? Reply with just the number."}],  # "2 + 2 = 4": stop string
+]
+ENGINE_PARAMS = [SamplingParams(max_tokens=10), SamplingParams(max_tokens=4),
+                 SamplingParams(max_tokens=10, stop=["2 ="])]
 
 
 def case_real_engine(fn):
-    params = [SamplingParams(max_tokens=60), SamplingParams(max_tokens=6), SamplingParams(max_tokens=8, ignore_eos=True)]
-    got = run_requests(params, setup=lambda s: setattr(s, "finish_fn", fn))  # yours first: fails fast
-    ref = run_requests(params)
-    for uid in range(len(PROMPTS)):
+    fn(_req([PLAIN]), set(EOS), _decode)  # an unfinished stub fails here, before the engine runs
+    got = run_requests(ENGINE_PARAMS, ENGINE_PROMPTS, setup=lambda s: setattr(s, "finish_fn", fn))
+    ref = reference_run("finish", ENGINE_PARAMS, ENGINE_PROMPTS)
+    assert [ref.reasons[u] for u in range(3)] == ["stop", "length", "stop"], "setup: unexpected reference finishes"
+    for uid in range(len(ENGINE_PROMPTS)):
         assert got.reasons.get(uid) == ref.reasons[uid], (
-            f"request {uid}: finish_reason {got.reasons.get(uid)!r}, expected {ref.reasons[uid]!r}")
+            f"request {uid}: finish_reason {got.reasons.get(uid)!r}, expected {ref.reasons[uid]!r} "
+            f"(after {len(got.tokens.get(uid, []))} tokens; the reference stopped after {len(ref.tokens[uid])})")
         assert got.tokens[uid] == ref.tokens[uid], f"request {uid}: different tokens from the reference"
 
 
 CASES = [
-    Case("EOS ids finish with 'stop'", case_eos, "compare req.output_ids[-1] with every id in eos_ids"),
+    Case("EOS ids finish with 'stop'", case_eos, "compare req.output_ids[-1] with the set eos_ids"),
     Case("max_tokens finishes with 'length'", case_length, "len(req.output_ids) against req.max_new_tokens"),
-    Case("ignore_eos", case_ignore_eos, "req.sampling_params.ignore_eos turns the EOS test off, not the length test"),
-    Case("stop strings", case_stop_string, "decode the last few output tokens and look for each of sampling_params.stop"),
-    Case("in the real engine", case_real_engine, "the unit cases must pass first; then the scheduler uses your function"),
+    Case("the clamped limit", case_clamped, "req.max_new_tokens, not sampling_params.max_tokens"),
+    Case("stop beats length", case_order, "EOS first, then stop strings, then the length"),
+    Case("ignore_eos", case_ignore_eos, "req.sampling_params.ignore_eos turns off the EOS test only"),
+    Case("stop string across tokens", case_stop_across_tokens, "decode(req.output_ids[-window:]) and look for each stop string"),
+    Case("stop string inside a token", case_stop_inside_token, "`s in tail`, not tail.endswith(s)"),
+    Case("stop string of CJK characters", case_stop_multibyte, "a window of len(stop) tokens is too short"),
+    Case("stop string in the prompt only", case_stop_in_prompt, "decode the output tokens, not the prompt"),
+    Case("in the real engine", case_real_engine, "the scheduler calls your function after every token", engine=True),
 ]
 SYMBOL = "check_finish"
 SOLUTION = reference

@@ -1,0 +1,83 @@
+"""What a failed case tells the student: their mistake, in their own code, never a package internal.
+
+Where this sits in the course: `run_cases` (core.py) catches whatever a case raised and asks
+`explain()` for the line the student reads. Three kinds of failure:
+
+* the grader's own check failed (an AssertionError raised in `minisgl_edu/grading/`): its message
+  already says what the student's code did wrong;
+* the student's code raised, maybe deep inside a package function it called: we name the deepest
+  frame that is the student's (file and line), not the package frame below it;
+* the engine failed after the student's code ran (e.g. a freed request left in a batch): we say
+  so, and which engine function failed, so that it is not mistaken for a bug in their code.
+"""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+import traceback
+from dataclasses import dataclass
+from typing import Optional
+
+import minisgl_edu
+from minisgl_edu.grading.limits import CaseTimeout
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(minisgl_edu.__file__))
+GRADING_DIR = os.path.join(PACKAGE_DIR, "grading")
+_LIBRARY_DIRS = tuple(
+    {os.path.abspath(p) for k, p in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib")}
+)
+
+
+def is_student_file(filename: str) -> bool:
+    """Code that is neither this package nor Python's or an installed library's: a notebook cell,
+    a student's module, a file of the mutation suite."""
+    if filename.startswith("<frozen"):
+        return False
+    path = os.path.abspath(filename)
+    return not path.startswith(PACKAGE_DIR + os.sep) and not path.startswith(_LIBRARY_DIRS)
+
+
+def _is_grader_file(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(GRADING_DIR + os.sep)
+
+
+@dataclass
+class Feedback:
+    message: str
+    where: Optional[str] = None  # "file:line" of the student's code it points at, if any
+
+
+def _exc_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _at(frame: traceback.FrameSummary) -> str:
+    line = f": `{frame.line.strip()}`" if frame.line and frame.line.strip() else ""
+    return f"line {frame.lineno} of your {frame.name}{line}"
+
+
+def explain(exc: BaseException) -> Feedback:
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if is_student_file(f.filename)]
+    last = frames[-1] if frames else None
+    where = f"{mine[-1].filename}:{mine[-1].lineno}" if mine else None
+    if isinstance(exc, CaseTimeout):
+        msg = f"did not finish within {exc.seconds:g} s (an endless loop?)"
+        if mine:
+            return Feedback(f"{msg}; it was running {_at(mine[-1])}", where)
+        return Feedback(f"{msg}; the engine was still running with your code plugged in", None)
+    if isinstance(exc, AssertionError) and last is not None and _is_grader_file(last.filename):
+        return Feedback(str(exc) or "a check failed")
+    if isinstance(exc, NotImplementedError) and mine:
+        return Feedback(f"not implemented yet ({_at(mine[-1])})", where)
+    if mine:
+        inner = ""
+        if last is not None and not is_student_file(last.filename):
+            inner = f", inside {last.name}() which your code called"
+        return Feedback(f"your code raised {_exc_text(exc)}{inner} ({_at(mine[-1])})", where)
+    if last is not None and _is_grader_file(last.filename):
+        return Feedback(f"the grader could not use what your code returned or built: {_exc_text(exc)}")
+    engine_fn = last.name if last is not None else "?"
+    return Feedback(f"after your code ran, the engine failed in {engine_fn}(): {_exc_text(exc)}")

@@ -1,0 +1,24 @@
+"""Assumes only a running (decoding) request holds memory, so a request in the waiting queue is
+just dropped from it. A request part-way through a chunked prefill is still in the waiting queue
+but already has a page-table row and pages: they leak."""
+
+from minisgl_edu.core import ReqStatus
+from minisgl_edu.message import DetokenizeMsg
+
+MUST_FAIL = {"abort mid chunked prefill"}
+MUST_SAY = "not given back"
+
+
+def abort_request(scheduler, uid):
+    req = scheduler.reqs.pop(uid, None)
+    if req is None:
+        return False
+    if req in scheduler.waiting:
+        scheduler.waiting.remove(req)
+    elif req in scheduler.running:
+        scheduler.running.remove(req)
+        scheduler.cache.release(req, cache_it=False)
+    req.status = ReqStatus.FINISHED
+    req.finish_reason = "abort"
+    scheduler.io.send([DetokenizeMsg(uid, -1, True, "abort", list(req.sampling_params.stop))])
+    return True

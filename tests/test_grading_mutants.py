@@ -1,0 +1,74 @@
+"""The mutation suite: plausible wrong answers that each grader must catch, with the right words.
+
+Every file `tests/mutants/<exercise>/<nn>_<name>.py` is a wrong answer written as a student
+would write the notebook cell (it defines the exercise's SYMBOL), with module constants:
+
+    MUST_FAIL = {"<case name>", ...}   # cases that must fail on it (at least one)
+    MUST_SAY = "<substring>"           # must appear (any case) in a failed case's message or hint
+    TIME_LIMIT = 5.0                   # optional: per-case limit it is graded with (answers that hang)
+
+Each is graded in this one process (the model is loaded once; engine runs are shared). To keep
+that quick, an answer runs every case that needs no model, and only those engine cases that its
+MUST_FAIL names. Every exercise directory present is collected; add a file to add a mistake.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from minisgl_edu.grading import EXERCISES, exercise, grade
+
+pytestmark = pytest.mark.slow
+
+MUTANTS = Path(__file__).resolve().parent / "mutants"
+EXERCISE_DIRS = sorted(p for p in MUTANTS.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+
+
+def _files():
+    for d in EXERCISE_DIRS:
+        for f in sorted(d.glob("[0-9]*.py")):
+            yield pytest.param(d.name, f, id=f"{d.name}/{f.stem}",
+                               marks=getattr(pytest.mark, f"exercise_{d.name}"))
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"mutant_{path.parent.name}_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("d", EXERCISE_DIRS, ids=lambda p: p.name)
+def test_each_exercise_has_six_different_mistakes(d):
+    assert d.name in EXERCISES, f"tests/mutants/{d.name}: no such exercise (choose from {sorted(EXERCISES)})"
+    files = sorted(d.glob("[0-9]*.py"))
+    assert len(files) >= 6, f"{d.name}: only {len(files)} wrong answers"
+    for f in files:
+        mod = _load(f)
+        assert (mod.__doc__ or "").strip(), f"{f.name}: say in its docstring what the mistake is and why it is wrong"
+
+
+@pytest.mark.parametrize("name,path", list(_files()))
+def test_wrong_answer_is_caught(name, path):
+    mod = _load(path)
+    grader = exercise(name)
+    impl = getattr(mod, grader.SYMBOL)
+    names = {c.name for c in grader.CASES}
+    must_fail = set(mod.MUST_FAIL)
+    assert must_fail and must_fail <= names, f"MUST_FAIL names unknown cases: {sorted(must_fail - names)}"
+    run = [c.name for c in grader.CASES if not c.engine or c.name in must_fail]
+    res = grade(name, impl, only=run, time_limit=getattr(mod, "TIME_LIMIT", None))
+    report = res.report()
+    failed = {r.name: r for r in res.results if not r.passed}
+    assert res.score < res.total, report
+    assert must_fail <= set(failed), f"expected to fail: {sorted(must_fail - set(failed))}\n{report}"
+    said = mod.MUST_SAY.lower()
+    assert any(said in (r.message + " " + r.hint).lower() for r in failed.values()), \
+        f"no failed case says {mod.MUST_SAY!r}\n{report}"
+    for r in failed.values():
+        assert "Traceback" not in r.message and "minisgl_edu/" not in r.message, report
+        # a message that points at code points at the student's file, never at a package frame
+        assert r.where is None or r.where.startswith(str(path)), f"{r.name}: points at {r.where}\n{report}"
