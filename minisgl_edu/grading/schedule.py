@@ -183,7 +183,7 @@ def _check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
     admitted = _admitted(s)
     used = len(s.cache.page_table.used_rows())
     assert used == len({r.table_idx for r in admitted}), (
-        f"{used} page-table rows are in use but only {len(admitted)} requests hold one: a row was "
+        f"{used} page-table rows are in use but only {len(admitted)} request(s) hold one: a row was "
         "taken and then lost (a request admitted twice? one part-way through its prompt already has "
         "its row, req.table_idx >= 0)")
     assert used <= s.max_running, (
@@ -216,7 +216,8 @@ def _show_expected(expected) -> str:
 def _not_admitted(s: Scheduler, req: Req, why: str) -> None:
     assert req in s.waiting, (
         f"request {req.uid} is no longer in scheduler.waiting: a request that does not fit yet keeps "
-        "waiting (it fits once others finish); only add_request rejects, a prompt that could never fit")
+        "waiting (it fits once others finish); add_request has already rejected every prompt that could "
+        "never fit")
     assert req.table_idx < 0, f"request {req.uid} was admitted, but {why}"
 
 
@@ -308,11 +309,11 @@ def case_does_not_fit(fn):
     s = _sched()
     big = _running(s, 0, 8, max_tokens=900)  # may grow to 908 tokens: 227 of the 256 pages
     waiting = _waiting(s, 1, 40, max_tokens=200)  # needs up to 60 pages
-    others = _outstanding(s, [big])
+    others, need, available = _outstanding(s, [big]), _outstanding(s, [waiting]), s.cache.num_available
     batch = decide(fn, s)
     _not_admitted(s, waiting, (
-        f"its whole run may take {_outstanding(s, [waiting])} pages and the running request may still "
-        f"take {others} of the {s.cache.num_available} available: admit a request only if every "
+        f"its whole run may take {need} pages and the running request may still "
+        f"take {others} of the {available} available: admit a request only if every "
         "admitted request's remaining worst case (prompt + max_new_tokens, minus the pages it holds) "
         "fits in scheduler.cache.num_available, or it may run out of pages half-way"))
     _expect(batch, ("decode", [(0, 8, 1)]),
