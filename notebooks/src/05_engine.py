@@ -172,7 +172,10 @@ Greedy always gives the same answer. To sample, turn logits into probabilities:
   `p`; drop the long tail of unlikely tokens.
 
 Then renormalise and draw one token. A request's `seed` gives it its own random generator, so its
-tokens do not depend on the other requests in its batch.
+tokens do not depend on the other requests in its batch. (The seed is this engine's addition:
+mini-sglang's `SamplingParams` has none, and it samples on the GPU only, with FlashInfer's
+kernels, in `engine/sample.py`. This engine samples with torch on the CPU, and on CUDA with
+FlashInfer when it is installed.)
 """),
 code(r'''
 def filter_probs(logits, temperature, top_k=-1, top_p=1.0):
@@ -221,9 +224,12 @@ md(r"""
 ## What the engine does beyond this loop
 
 `Engine.forward_batch` runs the same computation for **many requests at once**: it puts every
-request's new tokens in one flat tensor (a prefill chunk of one, a single decode token of
-another), with their positions, and tells the attention backend which cache pages belong to which
-request (`AttentionMetadata`). The KV cache is not a dict of growing tensors per request but one
+request's new tokens in one flat tensor, with their positions, and tells the attention backend
+which cache pages belong to which request (`AttentionMetadata`). A batch is of one kind (chapter
+04): in a prefill batch each request contributes a prompt chunk (the whole prompt, or part of a
+long one), in a decode batch each contributes its one newest token. The flat layout would allow
+both kinds in one tensor (SGLang's `--enable-mixed-chunk` does that), but this engine, like
+mini-sglang, never mixes them. The KV cache is not a dict of growing tensors per request but one
 big pool of fixed-size **pages** (chapter 06), so memory is handed out without copying. And it
 computes logits only for the positions it samples from: the output matrix (49 152 × 576) is the
 largest of this model.
