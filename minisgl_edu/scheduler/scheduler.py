@@ -62,6 +62,18 @@ class StepRecord:
     seconds: float = 0.0
 
 
+def schedule_next_batch(scheduler: "Scheduler") -> Optional[Batch]:
+    """The scheduling decision: prefill first (new prompts get their first token fast, under the
+    token budget), otherwise one decode batch of everyone running; None when there is nothing.
+
+    The default of `Scheduler.schedule_fn`; exercise 5 of the course replaces it.
+    """
+    batch = scheduler._schedule_prefill() if scheduler.waiting else None
+    if batch is None and scheduler.running:
+        batch = scheduler._schedule_decode()
+    return batch
+
+
 class Scheduler(OverlapMixin):
     def __init__(
         self,
@@ -100,6 +112,7 @@ class Scheduler(OverlapMixin):
         # Injection points for the course's exercises: the real engine calls these.
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
+        self.schedule_fn: Callable[["Scheduler"], Optional[Batch]] = schedule_next_batch
         self._init_overlap()  # bookkeeping of overlap_loop (see overlap.py); idle under normal_loop
 
     # ------------------------------------------------------------------ 1. receive
@@ -155,10 +168,8 @@ class Scheduler(OverlapMixin):
 
     # ------------------------------------------------------------------ 2. schedule
     def _schedule_next_batch(self) -> Optional[Batch]:
-        """Prefill first: new prompts get their first token fast; otherwise decode everyone."""
-        batch = self._schedule_prefill() if self.waiting else None
-        if batch is None and self.running:
-            batch = self._schedule_decode()
+        """Pick the next batch (`self.schedule_fn`, by default `schedule_next_batch`) and number it."""
+        batch = self.schedule_fn(self)
         if batch is not None:
             self.batch_count += 1
             batch.batch_id = self.batch_count

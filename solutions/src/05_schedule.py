@@ -1,0 +1,147 @@
+from cells import code, md
+
+CELLS = [
+    md("""
+# Exercise 5 — Which tokens run next?
+
+**Goal:** write the scheduler's decision for one step: a prefill batch under the token budget
+(chunking a long prompt), or a decode batch, and which waiting requests may start at all.
+**Time:** about 40 minutes.
+
+Every step of `normal_loop` calls `Scheduler._schedule_next_batch`, which calls
+`self.schedule_fn(self)`: your function. It returns the `Batch` the engine runs next, or `None`
+when there is nothing to do. The package's own version is `schedule_next_batch` in
+`minisgl_edu/scheduler/scheduler.py` (with `_schedule_prefill`, `_try_admit` and
+`_schedule_decode`); don't peek before you try, and don't call those methods: the grader hides them.
+
+The state you read and change:
+
+| what | where |
+|---|---|
+| requests not yet decoding, first come first served; the head may be part-way through its prompt | `scheduler.waiting` (a deque of `Req`) |
+| requests whose prompt is done, one new token per step | `scheduler.running` (a list) |
+| the token budget of one prefill batch | `scheduler.max_prefill_tokens` |
+| at most this many requests admitted at once | `scheduler.max_running` |
+| prompt tokens already in the KV cache / still to compute | `req.cached_len` / `req.remaining_prompt` |
+| the request's page-table row; `-1` until it is admitted | `req.table_idx` |
+
+The rules, as the engine has them:
+
+1. **Prefill first.** If anyone waits, try a prefill batch; only if it has nothing in it, decode.
+   A new request then gets its first token without waiting for the others to finish.
+2. **The budget.** Walk `scheduler.waiting` in order. Each request contributes
+   `min(req.remaining_prompt, budget left)` tokens starting at `req.cached_len`; stop when the
+   budget is used up. A prompt longer than what is left is cut: the rest runs in the next steps
+   (**chunked prefill**). A request part-way through its prompt is already admitted
+   (`req.table_idx >= 0`) and simply continues.
+3. **Admission.** A request that is not admitted yet starts only if its *whole* run, the prompt
+   plus `req.max_new_tokens`, is sure to fit: add up, over every admitted request (running, and
+   waiting with a row) plus this one, `pages_for(len(r.input_ids) + r.max_new_tokens, page_size)
+   - cache.held_pages(r)`, and compare with `cache.num_available` (free pages plus cached pages no
+   one uses, which `cache.reserve` evicts when needed). Then a running request can never run out of
+   pages half-way. `cache.admit(req)` gives it a row and its cached prefix (so count after it);
+   if it does not fit, undo with `cache.release(req, cache_it=False)` and reset `req.cached_len`
+   and `req.prefix_len` to 0. Also refuse when `scheduler.max_running` requests are admitted.
+4. **First come, first served.** Stop at the first request that does not fit, even if a smaller
+   one behind it would: otherwise a long request can wait forever behind short ones.
+5. **Pages for the tokens.** Before adding an item, `cache.reserve(req, end)` makes sure the
+   request holds pages up to position `end`. An item is `ScheduledReq(req, start, num_tokens)`.
+6. **Decode.** One item per running request, in `scheduler.running` order: the newest token, at
+   position `req.total_len - 1`, so reserve up to `req.total_len`.
+
+Never return an empty `Batch`: return `None`. A prompt that could never fit (longer than the KV
+cache or the context) does not reach you: `Scheduler.add_request` rejects it at once with an error
+for the client (`_validate`), so every request in `waiting` fits once it is alone.
+
+**How mini-sglang does it** (`python/minisgl/scheduler/`): the same prefill-first rule
+(`Scheduler._schedule_next_batch` tries `PrefillManager.schedule_next_batch` first, then
+`DecodeManager.schedule_next_batch`), a token budget (`max_extend_tokens`, 8192 by default) and
+the same first-come stop. It counts its reservation in tokens (`PrefillAdder`: prompt left plus
+`output_len` of every request added, plus what the running ones may still decode, against free
+plus evictable tokens), where this engine counts pages. A chunked request there is a new
+`ChunkedReq` each step, and pages are taken for the whole batch in `_prepare_batch`; here the same
+`Req` keeps its place at the head of `waiting` and `reserve` runs per item. A prompt too long for
+the context is dropped with a log line there; here the client gets an error.
+
+The overlap loop (GPU) needs two more lines in the engine's version (a prompt whose last chunk is
+in flight, decode tokens not yet seen); you can leave them out: the grader runs `normal_loop`.
+"""),
+    code("""
+from __future__ import annotations
+
+from typing import Optional
+
+from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
+from minisgl_edu.grading import check
+from minisgl_edu.kvcache import pages_for
+"""),
+    code('''
+def try_admit(scheduler, req: Req) -> bool:
+    """Admit `req` if its whole run fits beside everyone admitted; otherwise change nothing."""
+    ### BEGIN SOLUTION
+    ### HINT: count the admitted, cache.admit(req), add up every admitted worst case, undo if > cache.num_available
+    cache = scheduler.cache
+    admitted = scheduler.running + [r for r in scheduler.waiting if r.table_idx >= 0]
+    if len(admitted) >= scheduler.max_running:
+        return False
+    cache.admit(req)  # its row and cached prefix first: the prefix pages need not be counted
+    need = 0
+    for r in admitted + [req]:
+        final = len(r.input_ids) + r.max_new_tokens
+        need += max(pages_for(final, cache.page_size) - cache.held_pages(r), 0)
+    if need > cache.num_available:
+        cache.release(req, cache_it=False)
+        req.cached_len = req.prefix_len = 0
+        return False
+    return True
+    ### END SOLUTION
+
+
+def schedule_next_batch(scheduler) -> Optional[Batch]:
+    """The next batch: prefill under the token budget if anyone waits, else decode; None if idle."""
+    ### BEGIN SOLUTION
+    ### HINT: walk scheduler.waiting with the budget (admit new ones with try_admit), else decode scheduler.running
+    cache = scheduler.cache
+    items = []
+    budget = scheduler.max_prefill_tokens
+    for req in scheduler.waiting:
+        if budget <= 0:
+            break
+        if req.table_idx < 0 and not try_admit(scheduler, req):
+            break  # first come, first served
+        chunk = min(req.remaining_prompt, budget)
+        cache.reserve(req, req.cached_len + chunk)
+        items.append(ScheduledReq(req, req.cached_len, chunk))
+        req.status = ReqStatus.PREFILLING
+        budget -= chunk
+    if items:
+        return Batch("prefill", items)
+    for req in scheduler.running:
+        cache.reserve(req, req.total_len)
+        items.append(ScheduledReq(req, req.total_len - 1, 1))
+    return Batch("decode", items) if items else None
+    ### END SOLUTION
+'''),
+    md("""
+## Check your answer
+
+The unit cases build a scheduler's state by hand (waiting requests, one part-way through a
+chunked prefill, running ones holding most of the pages, a prefix cache full of unused pages) and
+look at your one decision; the model does not run for them. The last case runs three short
+requests on the default model with your function deciding every step: a prompt chunked by a
+budget of 6 tokens, a request that arrives late, and one that waits for pages until another
+finishes. Every batch must equal the engine's own, and so must the tokens.
+"""),
+    code("""
+result = check("schedule", schedule_next_batch)
+"""),
+    md("""
+## Going further
+
+* Reserving every request's worst case up front wastes pages when most answers are short. What
+  would the scheduler need to do if it admitted more optimistically and a running request then ran
+  out of pages? (SGLang retracts a running request back to the queue.)
+* With a budget of 2048 tokens, how long can one step's prefill hold up the decoding requests on
+  your laptop? Time a step in chapter 04 and work it out.
+"""),
+]
