@@ -1,6 +1,6 @@
 """Tensor parallelism on the CPU (gloo): N ranks must sample exactly the tokens one rank samples.
 
-The engine-level tests spawn the ranks with `minisgl_edu.distributed.spawn.generate_tp`; one test
+The engine-level tests spawn the ranks with `minisgl_edu.server.tp_ranks.generate_tp`; one test
 goes through the real server with `--tp 2`. Each is bounded with pytest-timeout.
 """
 
@@ -26,7 +26,7 @@ GREEDY = SamplingParams(max_tokens=10, temperature=0.0, ignore_eos=True)
 
 
 def _greedy_reference(model: str, **overrides) -> dict[int, list[int]]:
-    from minisgl_edu.distributed.spawn import generate_tp
+    from minisgl_edu.server.tp_ranks import generate_tp
 
     # Also through a spawned process (one thread), like the ranks: the same code path, tp=1.
     return generate_tp(model, PROMPTS, [GREEDY] * len(PROMPTS), 1, **overrides)[0]
@@ -60,7 +60,7 @@ def test_server_refuses_tp_2_on_the_default_model(default_model_dir):
 
 @pytest.mark.timeout(180)
 def test_tp2_matches_tp1_on_the_tiny_model(tiny_model_dir):
-    from minisgl_edu.distributed.spawn import generate_tp
+    from minisgl_edu.server.tp_ranks import generate_tp
 
     overrides = {"num_pages": 32, "page_size": 4}
     want = _greedy_reference(tiny_model_dir, **overrides)
@@ -76,7 +76,7 @@ def test_tp2_matches_tp1_on_the_tiny_model(tiny_model_dir):
 
 @pytest.mark.timeout(300)
 def test_tp3_matches_tp1_on_the_default_model(default_model_dir):
-    from minisgl_edu.distributed.spawn import generate_tp
+    from minisgl_edu.server.tp_ranks import generate_tp
 
     overrides = {"num_pages": 32}
     want = _greedy_reference(default_model_dir, **overrides)

@@ -2,7 +2,7 @@
 
 Where this sits on the request path: set up once at start-up, in each `minisgl-TP{i}-scheduler`
 process, before the model is built (`init_tp`); afterwards the layers of `linear.py` call
-`all_reduce` / `all_gather_last_dim` inside every forward pass, and `broadcast_io.py` uses the
+`all_reduce` / `all_gather_last_dim` inside every forward pass, and `scheduler/io/tp_io.py` uses the
 CPU group to pass the scheduler's messages from rank 0 to the others.
 
 Like SGLang's `parallel_state`, the state is module-global: a process is one rank for its whole

@@ -70,14 +70,14 @@ def _run_scheduler(*, name: str, rank: int, model_dir: str, overrides: dict, add
     io = None
     try:
         from minisgl_edu.scheduler import Scheduler, SchedulerConfig
-        from minisgl_edu.server.scheduler_io import ZmqSchedulerIO
+        from minisgl_edu.scheduler.io.zmq_io import ZmqSchedulerIO
 
         zmq_io = None
         if rank == 0:  # only rank 0 talks to the tokenizers and the detokenizer
             io = zmq_io = ZmqSchedulerIO(addrs.scheduler, addrs.detokenizer, parent_alive=parent_alive)
         if tp_size > 1:
             from minisgl_edu.distributed import init_tp
-            from minisgl_edu.distributed.broadcast_io import TPFollowerIO, TPLeaderIO
+            from minisgl_edu.scheduler.io.tp_io import TPFollowerIO, TPLeaderIO
 
             # Meet the other ranks (blocks until all have started), before the model is built:
             # its layers ask how many ranks share them.

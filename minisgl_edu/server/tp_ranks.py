@@ -27,7 +27,7 @@ def _rank_main(rank: int, tp_size: int, init_method: str, model: str, prompts: l
 
     torch.set_num_threads(1)  # N ranks on a small machine: one thread each, no oversubscription
     from minisgl_edu.distributed import destroy, init_tp
-    from minisgl_edu.distributed.broadcast_io import TPFollowerIO, TPLeaderIO
+    from minisgl_edu.scheduler.io.tp_io import TPFollowerIO, TPLeaderIO
     from minisgl_edu.message import UserMsg
     from minisgl_edu.scheduler import Scheduler, SchedulerConfig
     from minisgl_edu.scheduler.io import QueueIO

@@ -1,9 +1,7 @@
-"""How the scheduler talks to the rest of the system.
+"""`SchedulerIO` over in-memory queues, for one process: the runtime, the offline `LLM`, tests.
 
-Where this sits on the request path: between the tokenizer (which sends `UserMsg` and
-`AbortBackendMsg`) and the detokenizer (which receives `DetokenizeMsg`). The multi-process server
-plugs in ZeroMQ sockets; the in-process runtime and the offline `LLM` plug in plain queues. The
-scheduling logic is the same either way.
+Where this sits on the request path: in place of the sockets. A caller `put`s backend messages in
+and `drain`s the scheduler's `DetokenizeMsg`s out.
 """
 
 from __future__ import annotations
@@ -12,19 +10,7 @@ import queue
 from typing import Any
 
 from minisgl_edu.message import BaseBackendMsg, DetokenizeMsg
-
-
-class SchedulerIO:
-    def recv(self, block: bool) -> list[BaseBackendMsg]:
-        """Messages that arrived since the last call. `block=True` when the scheduler is idle:
-        wait for something (an implementation may return [] after a timeout)."""
-        raise NotImplementedError
-
-    def send(self, msgs: list[DetokenizeMsg]) -> None:
-        raise NotImplementedError
-
-    def send_stats(self, stats: Any) -> None:
-        """The latest `SchedulerStats`; the server turns them into /metrics. Optional."""
+from minisgl_edu.scheduler.io.base import SchedulerIO
 
 
 class QueueIO(SchedulerIO):

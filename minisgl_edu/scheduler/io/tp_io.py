@@ -25,7 +25,7 @@ from typing import Any
 
 from minisgl_edu.distributed.parallel_state import get_tp_group, get_tp_size
 from minisgl_edu.message import BaseBackendMsg, BatchBackendMsg, DetokenizeMsg, UserMsg
-from minisgl_edu.scheduler.io import SchedulerIO
+from minisgl_edu.scheduler.io.base import SchedulerIO
 
 
 def _broadcast(msgs: list[BaseBackendMsg] | None) -> list[BaseBackendMsg]:

@@ -21,9 +21,10 @@ import dataclasses
 from typing import Any, Callable, Optional
 
 from minisgl_edu.message import BaseBackendMsg, BatchTokenizerMsg, DetokenizeMsg, ExitMsg, SchedulerStatsMsg
+from minisgl_edu.scheduler.io.base import SchedulerIO
 
 
-class ZmqSchedulerIO:
+class ZmqSchedulerIO(SchedulerIO):
     def __init__(self, recv_addr: str, send_addr: str, poll_interval: float = 0.5,
                  parent_alive: Callable[[], bool] = lambda: True) -> None:
         import zmq
