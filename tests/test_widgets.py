@@ -127,3 +127,66 @@ def test_request_timeline_follows_uid_choice(srv):
     assert list(tl.uid_dropdown.options) == [u0, u1]
     tl.uid_dropdown.value = u1
     assert "aborted" in tl.events_view.value and "[DONE]" not in tl.events_view.value
+
+
+# ---------------------------------------------------------------- the timeline figure's labels
+
+
+def text_boxes(fig):
+    """The renderer's extents (display pixels) of every name in the plot, and of the lane names,
+    title and axis label around it: what matplotlib actually draws, not an estimate."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    texts = list(ax.texts) + list(ax.get_yticklabels()) + [ax.title, ax.xaxis.label]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_text()]
+    return boxes, ax.get_window_extent(renderer)
+
+
+def assert_readable(fig):
+    boxes, axes_box = text_boxes(fig)
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            width = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            height = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            assert width <= 0 or height <= 0, f"{a!r} and {b!r} overlap: {box_a} {box_b}"
+    names = {t.get_text() for t in fig.axes[0].texts}
+    for name, box in boxes:
+        if name in names:  # inside the plot: none is cut off at an edge
+            assert axes_box.x0 <= box.x0 and box.x1 <= axes_box.x1 and axes_box.y0 <= box.y0 and box.y1 <= axes_box.y1, name
+
+
+def test_timeline_names_never_overlap_on_a_real_trace(srv):
+    from minisgl_edu.widgets.timeline import plot_timeline, timeline_marks
+
+    done = srv.submit(PROMPTS[2], SamplingParams(max_tokens=30, ignore_eos=True))
+    cut = srv.submit(PROMPTS[0], SamplingParams(max_tokens=30, ignore_eos=True))
+    for _ in range(5):
+        srv.step()
+    srv.abort(cut)
+    srv.run_until_idle()
+    for uid in (done, cut):
+        events = srv.trace(uid)
+        fig = plot_timeline(events, title=f"request {uid}")
+        assert_readable(fig)
+        # Every event is named: one name per one-off event, one per repeating kind with its count.
+        labels = [t.get_text() for t in fig.axes[0].texts]
+        assert len(labels) == len(timeline_marks(events))
+        matplotlib.pyplot.close(fig)
+    assert "token ×30" in [m.label for m in timeline_marks(srv.trace(done))]
+
+
+def test_timeline_names_never_overlap_when_everything_happens_at_once():
+    from minisgl_edu.trace import TraceEvent
+    from minisgl_edu.widgets.timeline import plot_timeline
+
+    # The worst case for labels: a dozen long names at one instant in one lane, a run of ticks
+    # across the whole time axis, and names at both ends of it.
+    events = [TraceEvent(0, "tokenizer", f"a rather long event name number {i}", 100.0) for i in range(12)]
+    events += [TraceEvent(0, "scheduler", "token", 100.0 + 0.01 * i, {"token": i}) for i in range(80)]
+    events += [TraceEvent(0, "scheduler", "finished", 100.8, {"reason": "length"}),
+               TraceEvent(0, "api_server", "received", 100.0), TraceEvent(0, "api_server", "[DONE]", 100.8)]
+    fig = plot_timeline(events, title="everything at once")
+    assert_readable(fig)
+    assert len({round(t.get_position()[1], 3) for t in fig.axes[0].texts}) >= 12  # they stack in rows
+    matplotlib.pyplot.close(fig)
