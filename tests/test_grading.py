@@ -1,84 +1,285 @@
-"""Graders: full marks for the package's own solutions, less for stubs and for typical mistakes.
+"""Graders: full marks for the package's own solutions, zero for the untouched stubs, and the
+rules every grader follows (own code, time limits, feedback that names the student's line, the
+shell grader). The wrong answers each grader must catch are in test_grading_mutants.py.
 
 Instructors can run one exercise's grader with `pytest -m exercise_abort` (markers per exercise).
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from minisgl_edu.grading import EXERCISES, exercise, grade
 
-pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def _stub(*args, **kwargs):
-    raise NotImplementedError
+def _mark(name):
+    return getattr(pytest.mark, f"exercise_{name}")
 
 
-class _StubClass:
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError
+def _per_exercise():
+    return [pytest.param(n, marks=_mark(n)) for n in EXERCISES]
 
 
-MARKS = {name: getattr(pytest.mark, f"exercise_{name}") for name in EXERCISES}
+def _stub_for(name):
+    """What an untouched exercise defines: a function or a class whose body raises."""
+    if isinstance(exercise(name).SOLUTION, type):
+        class Stub:
+            def __init__(self, *args, **kwargs):
+                raise NotImplementedError("write your solution here")
+        return Stub
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError("write your solution here")
+    return stub
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=MARKS[n]) for n in EXERCISES])
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _per_exercise())
 def test_solution_gets_full_marks(name):
-    mod = exercise(name)
-    res = grade(name, mod.SOLUTION)
+    res = grade(name, exercise(name).SOLUTION, allow_reference=True)
     assert res.full_marks, res.report()
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=MARKS[n]) for n in EXERCISES])
+@pytest.mark.parametrize("name", _per_exercise())
 def test_untouched_stub_gets_zero(name):
-    stub = _StubClass if name in ("detokenizer", "allocator") else _stub
-    res = grade(name, stub)
+    res = grade(name, _stub_for(name))
     assert res.score == 0 and res.total >= 4, res.report()
+    assert all("not implemented yet" in r.message for r in res.results), res.report()
 
 
-@MARKS["abort"]
-def test_abort_that_forgets_the_pages_fails():
-    def leaky(scheduler, uid):
-        req = scheduler.reqs.pop(uid, None)
-        if req is None:
-            return False
-        for queue in (scheduler.waiting, scheduler.running):
-            if req in queue:
-                queue.remove(req)
-        return True  # no release: pages and row leak, no message to the detokenizer
-
-    res = grade("abort", leaky)
-    failed = {r.name for r in res.results if not r.passed}
-    assert {"abort mid chunked prefill", "abort while decoding"} <= failed
-    assert "unknown uid" not in failed
+@pytest.mark.parametrize("name", _per_exercise())
+def test_the_packages_own_answer_is_not_an_answer(name):
+    res = grade(name, exercise(name).SOLUTION)
+    assert res.score == 0, res.report()
+    assert all("not your own code" in r.message for r in res.results), res.report()
 
 
-@MARKS["finish"]
-def test_finish_that_ignores_stop_strings_fails():
-    from minisgl_edu.scheduler.finish import check_finish
-
-    def no_stops(req, eos_ids, decode):
-        return check_finish(req, eos_ids, None)
-
-    res = grade("finish", no_stops)
-    assert [r.name for r in res.results if not r.passed] == ["stop strings"]
+@pytest.mark.parametrize("name", _per_exercise())
+def test_garbage_gets_a_score_not_a_crash(name):
+    for junk in (None, 42, "abort_request"):
+        res = grade(name, junk)
+        assert res.score == 0 and res.results and all(r.message for r in res.results), res.report()
 
 
-@MARKS["allocator"]
-def test_shell_grader_on_notebooks(capsys):
+# --- the own-code rule ---------------------------------------------------------------------------
+
+def test_own_code_sees_every_way_to_borrow_the_reference():
+    import minisgl_edu
+    from minisgl_edu.grading.own_code import borrowed
+    from minisgl_edu.kvcache import allocator as allocator_module
+    from minisgl_edu.kvcache.allocator import OutOfPages, PageAllocator
+
+    class Sub(PageAllocator):
+        pass
+
+    class Wrapper:
+        def __init__(self, n):
+            self._a = PageAllocator(n)
+
+    def helper(n):
+        return allocator_module.PageAllocator(n)
+
+    class ViaHelper:
+        def __init__(self, n):
+            self._a = helper(n)
+
+    class ViaPackage:
+        def __init__(self, n):
+            self._a = minisgl_edu.kvcache.allocator.PageAllocator(n)
+
+    def make(ref=PageAllocator):
+        class ViaDefault:
+            def __init__(self, n):
+                self._a = ref(n)
+        return ViaDefault
+
+    class ViaNested:
+        def __init__(self, n):
+            def build():
+                return [PageAllocator(n)]
+            self._a = build()[0]
+
+    class ViaMethod:
+        free = PageAllocator.free
+
+    for cls in (PageAllocator, Sub, Wrapper, ViaHelper, ViaPackage, make(), ViaNested, ViaMethod):
+        assert borrowed(cls, PageAllocator), cls.__name__
+
+    class Own:  # uses OutOfPages from the same module, as the exercise asks: that is fine
+        def __init__(self, n):
+            self.free_list = list(range(n))
+
+        def allocate(self, n):
+            if n > len(self.free_list):
+                raise OutOfPages("no")
+            return [self.free_list.pop() for _ in range(n)]
+
+    assert borrowed(Own, PageAllocator) is None
+
+
+@pytest.mark.parametrize("name", _per_exercise())
+def test_the_solution_notebooks_code_is_its_own(name):
+    from minisgl_edu.grading.own_code import borrowed
+
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        ns, names, _ = _namespace(path)
+        if name in names:
+            assert borrowed(ns[exercise(name).SYMBOL], exercise(name).SOLUTION) is None, path.name
+            return
+    pytest.skip(f"no solution notebook checks {name!r}")
+
+
+def _namespace(path):
+    from minisgl_edu.grading.__main__ import notebook_namespace
+
+    return notebook_namespace(str(path))
+
+
+# --- time limits and feedback ---------------------------------------------------------------------
+
+def test_a_looping_answer_fails_its_case_on_the_time_limit():
+    from minisgl_edu.kvcache import OutOfPages
+
+    class Looping:
+        def __init__(self, n):
+            self.free_list = list(range(n))
+
+        @property
+        def num_free(self):
+            return len(self.free_list)
+
+        def allocate(self, n):
+            if n > len(self.free_list):
+                raise OutOfPages("no")
+            return [self.free_list.pop() for _ in range(n)]
+
+        def free(self, pages):
+            while pages:  # never shrinks
+                pass
+
+    res = grade("allocator", Looping, only=["free and reuse", "double free"], time_limit=0.5)
+    assert res.score == 0, res.report()
+    for r in res.results:
+        assert "did not finish within 0.5 s" in r.message and "while pages:" in r.message, res.report()
+        assert r.where and r.where.startswith(__file__), r.where
+
+
+def test_time_limit_gives_an_armed_timer_back():
+    import signal
+
+    from minisgl_edu.grading.limits import time_limit, untimed
+
+    signal.setitimer(signal.ITIMER_REAL, 0)  # pytest-timeout's own timer, if any, is restored below
+    old = signal.signal(signal.SIGALRM, lambda *a: None)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 100.0)
+        with time_limit(50.0):
+            with untimed():
+                assert signal.getitimer(signal.ITIMER_REAL)[0] == 0  # paused
+            assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 50.0
+        assert 50.0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_feedback_names_the_students_line_not_the_package():
+    from minisgl_edu.kvcache import OutOfPages
+
+    class FreesBadly:
+        def __init__(self, n):
+            self.free_list = list(range(n))
+            self.used = set()
+
+        @property
+        def num_free(self):
+            return len(self.free_list)
+
+        def allocate(self, n):
+            if n > len(self.free_list):
+                raise OutOfPages("no")
+            pages = [self.free_list.pop() for _ in range(n)]
+            self.used.update(pages)
+            return pages
+
+        def free(self, pages):
+            for p in pages:
+                self.used.remove(p)  # KeyError on a double free, instead of ValueError
+                self.free_list.append(p)
+
+    res = grade("allocator", FreesBadly, only=["double free"])
+    (r,) = res.results
+    assert not r.passed and "raised KeyError" in r.message and "self.used.remove(p)" in r.message, r.message
+    assert r.where.startswith(__file__)
+
+
+def test_a_crash_inside_the_engine_is_not_blamed_on_a_student_line():
+    from types import SimpleNamespace
+
+    from minisgl_edu.grading.feedback import explain
+    from minisgl_edu.kvcache.page_table import PageTable
+
+    try:
+        PageTable.alloc_row(SimpleNamespace(_free_rows=[]))
+    except RuntimeError as e:
+        e.__traceback__ = e.__traceback__.tb_next  # keep only the package's frames, as after a step()
+        fb = explain(e)
+    assert fb.message == "after your code ran, the engine failed in alloc_row(): RuntimeError: no free page-table row"
+    assert fb.where is None
+
+
+# --- the shell grader -------------------------------------------------------------------------------
+
+def _notebook(tmp_path, cells: list[str]) -> str:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    path = tmp_path / "student.ipynb"
+    nbformat.write(nb, path)
+    return str(path)
+
+
+def _solution_cells(name: str) -> tuple[str, list[str]]:
+    """The import cell and the solution cells of the solution notebook of exercise `name`."""
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        if any(f'check("{name}"' in c for c in cells):
+            return [c for c in cells if "import" in c][0], [c for c in cells if "### BEGIN SOLUTION" in c]
+    raise LookupError(name)
+
+
+@pytest.mark.slow
+@_mark("allocator")
+def test_shell_grader_runs_a_check_in_the_same_cell_as_the_solution(tmp_path, capsys):
     from minisgl_edu.grading.__main__ import main
 
+    imports, solution = _solution_cells("allocator")
+    same_cell = "\n".join(solution) + '\nresult = check("allocator", PageAllocator)\nassert result.full_marks\n'
+    path = _notebook(tmp_path, [imports, "raise RuntimeError('a cell that fails is skipped')", same_cell])
+    total = len(exercise("allocator").CASES)
+    assert main([path]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"score: {total}/{total}"
+
+
+@pytest.mark.slow
+@_mark("allocator")
+def test_shell_grader_on_the_exercise_and_solution_notebooks(capsys):
+    from minisgl_edu.grading.__main__ import main
+
+    total = len(exercise("allocator").CASES)
     assert main(["solutions/04_page_allocator.ipynb"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1] == "score: 5/5"
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"score: {total}/{total}"
     assert main(["exercises/04_page_allocator.ipynb"]) == 1
-    assert capsys.readouterr().out.strip().splitlines()[-1] == "score: 0/5"
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"score: 0/{total}"
 
 
 def test_exercises_are_in_sync_with_solutions():
-    from pathlib import Path
-
     from minisgl_edu.course.exercises import build
 
-    assert build(Path("solutions"), Path("exercises"), check=True) == []
+    assert build(ROOT / "solutions", ROOT / "exercises", check=True) == []

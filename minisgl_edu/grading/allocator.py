@@ -1,76 +1,154 @@
 """Exercise 4 — the page allocator: a class `cls(num_pages)` with `allocate(n)`, `free(pages)`, `num_free`.
 
 The scheduler's cache manager asks it for pages before every forward pass and gives them back
-when requests finish or are aborted. The real-engine case swaps it into `scheduler.cache` and
-runs requests to the end: same tokens as the reference, every page back.
+when requests finish or are aborted. The unit cases check the contract a wrong page id would
+break silently (two requests writing the same page get wrong answers, nothing crashes): distinct
+ids, nothing taken on failure, every bad free refused. The real-engine case swaps it into
+`scheduler.cache` and runs requests to the end: same tokens as the reference, every page back.
 """
 
 from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.harness import run_requests
+from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.kvcache.allocator import OutOfPages
 from minisgl_edu.kvcache.allocator import PageAllocator as reference
 
 
+def _num_free(a) -> int:
+    got = a.num_free
+    assert not callable(got), "num_free is a method: make it a property (the cache manager reads allocator.num_free)"
+    assert isinstance(got, int), f"num_free is {got!r}, not an int"
+    return got
+
+
+def _allocate(a, n: int) -> list[int]:
+    pages = a.allocate(n)
+    assert isinstance(pages, list), f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
+    assert all(isinstance(p, int) for p in pages), f"allocate({n}) returned {pages!r}: page ids are ints"
+    assert len(pages) == n, f"allocate({n}) returned {len(pages)} pages: {pages!r}"
+    return pages
+
+
+def _must_refuse(a, pages: list[int], why: str) -> None:
+    try:
+        a.free(pages)
+    except ValueError:
+        return
+    except Exception as e:
+        raise AssertionError(f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError") from e
+    raise AssertionError(f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)")
+
+
 def case_allocate_distinct(cls):
     a = cls(10)
-    assert a.num_free == 10, "a new allocator has every page free"
-    x, y = a.allocate(4), a.allocate(6)
-    assert len(x) == 4 and len(y) == 6, "allocate(n) returns n pages"
-    assert sorted(x + y) == list(range(10)), "pages are distinct ids in range(num_pages)"
-    assert a.num_free == 0
+    assert _num_free(a) == 10, f"a new allocator of 10 pages has num_free == {_num_free(a)}, expected 10"
+    x, y = _allocate(a, 4), _allocate(a, 6)
+    assert sorted(x + y) == list(range(10)), (f"allocate(4) and allocate(6) gave {x!r} and {y!r}: 10 distinct ids "
+                                              "from range(num_pages) expected")
+    assert _num_free(a) == 0, f"every page is handed out, but num_free is {_num_free(a)}"
+
+
+def case_allocate_zero(cls):
+    a = cls(5)
+    x = _allocate(a, 0)
+    assert x == [] and _num_free(a) == 5, f"allocate(0) must take nothing; num_free went from 5 to {_num_free(a)}"
+    assert len(set(_allocate(a, 5))) == 5, "after allocate(0), all 5 pages must still be there"
 
 
 def case_free_and_reuse(cls):
     a = cls(4)
-    x = a.allocate(3)
+    x = _allocate(a, 3)
     a.free(x[:2])
-    assert a.num_free == 3, "freed pages are free again"
-    y = a.allocate(3)
-    assert len(set(y)) == 3 and not set(y) & {x[2]}, "a page in use is never handed out twice"
+    assert _num_free(a) == 3, f"after freeing 2 of 3 allocated pages (of 4), num_free is {_num_free(a)}, expected 3"
+    y = _allocate(a, 3)
+    assert len(set(y)) == 3 and x[2] not in y, (f"allocate(3) gave {y!r} while page {x[2]} is still in use: a page in "
+                                                "use is never handed out twice")
+    assert set(y) | {x[2]} == set(range(4)), f"allocate(3) gave {y!r}: ids must come from range(4)"
 
 
 def case_out_of_pages(cls):
     a = cls(3)
-    a.allocate(2)
+    _allocate(a, 2)
     try:
         a.allocate(2)
     except OutOfPages:
         pass
+    except Exception as e:
+        raise AssertionError(f"asking for 2 pages with 1 free raised {type(e).__name__}: raise OutOfPages "
+                             "(the scheduler catches that one)") from e
     else:
-        raise AssertionError("asking for more pages than are free must raise OutOfPages")
-    assert a.num_free == 1, "a failed allocate must not take any page"
+        raise AssertionError("asking for 2 pages with 1 free must raise OutOfPages")
+    assert _num_free(a) == 1, f"a failed allocate must not take any page; num_free went from 1 to {_num_free(a)}"
+    assert len(_allocate(a, 1)) == 1, "the last page must still be there after a failed allocate"
 
 
 def case_double_free(cls):
     a = cls(3)
-    x = a.allocate(1)
+    x = _allocate(a, 1)
     a.free(x)
-    try:
-        a.free(x)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("freeing a page twice must raise ValueError (it would be handed out twice)")
+    _must_refuse(a, x, f"freeing page {x[0]} a second time")
+
+
+def case_duplicate_in_one_call(cls):
+    a = cls(4)
+    p = _allocate(a, 1)[0]
+    _must_refuse(a, [p, p], f"the same page twice in one call, [{p}, {p}],")
+    free = _num_free(a)
+    assert free <= 4, f"after free([{p}, {p}]) num_free is {free} of 4 pages: page {p} is on the free list twice"
+    got = _allocate(a, free)
+    assert len(set(got)) == len(got), f"allocate({free}) after free([{p}, {p}]) gave {got!r}: page {p} twice"
+
+
+def case_free_never_allocated(cls):
+    a = cls(4)
+    used = _allocate(a, 1)
+    never = min(set(range(4)) - set(used))
+    _must_refuse(a, [never], f"page {never}, which was never handed out,")
+    _must_refuse(a, [4], "page 4 of an allocator of 4 pages (ids are 0..3)")
+    _must_refuse(a, [-1], "page -1")
+    assert _num_free(a) == 3, f"refused frees must change nothing; num_free is {_num_free(a)}, expected 3"
+    got = _allocate(a, 3)
+    assert all(0 <= p < 4 for p in got), f"allocate(3) gave {got!r}: a refused id was put on the free list"
+
+
+def case_independent(cls):
+    a, b = cls(4), cls(4)
+    x = _allocate(a, 2)
+    assert _num_free(b) == 4, (f"allocating from one allocator changed another's num_free to {_num_free(b)}: state "
+                               "kept on the class (e.g. `in_use = set()` in the class body) is shared by every object")
+    y = _allocate(b, 2)
+    b.free(y)
+    a.free(x)  # must still be accepted: these pages are a's
+    assert _num_free(a) == 4 and _num_free(b) == 4, "two allocators must not share their pages"
+
+
+ENGINE_PARAMS = [SamplingParams(max_tokens=10, ignore_eos=True)] * 3
 
 
 def case_real_engine(cls):
-    params = [SamplingParams(max_tokens=10, ignore_eos=True)] * 3
-    got = run_requests(params, cache="naive",
+    cls(4)  # an unfinished class fails here, before the engine runs
+    got = run_requests(ENGINE_PARAMS, cache="naive",
                        setup=lambda s: setattr(s.cache, "allocator", cls(s.cache.num_pages)))
-    ref = run_requests(params, cache="naive")
-    assert got.tokens == ref.tokens, "the engine produced different tokens with your allocator"
-    assert got.scheduler.cache.num_free == got.scheduler.cache.num_pages, "pages are missing after all requests ended"
+    ref = reference_run("allocator", ENGINE_PARAMS, cache="naive")
+    for uid in ref.tokens:
+        assert got.tokens.get(uid) == ref.tokens[uid], (
+            f"request {uid}: the engine produced different tokens with your allocator (two requests wrote the same page?)")
+    missing = got.scheduler.cache.num_pages - _num_free(got.scheduler.cache.allocator)
+    assert missing == 0, f"{missing} page(s) are missing after all requests ended"
 
 
 CASES = [
     Case("allocate distinct pages", case_allocate_distinct, "keep a list of free page ids and pop from it"),
+    Case("allocate(0) takes nothing", case_allocate_zero, "mind slices like free[-n:] when n is 0"),
     Case("free and reuse", case_free_and_reuse, "free() puts pages back on the free list"),
     Case("out of pages", case_out_of_pages, "check n against the free count before taking anything"),
     Case("double free", case_double_free, "remember which pages are in use"),
-    Case("in the real engine", case_real_engine, "the unit cases must pass first"),
+    Case("the same page twice in one free()", case_duplicate_in_one_call, "check each page as you free it"),
+    Case("free of a page never handed out", case_free_never_allocated, "only a page in use may be freed"),
+    Case("two allocators are independent", case_independent, "state on self, set in __init__"),
+    Case("in the real engine", case_real_engine, "three requests with your allocator in scheduler.cache", engine=True),
 ]
 SYMBOL = "PageAllocator"
 SOLUTION = reference

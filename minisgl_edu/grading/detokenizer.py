@@ -2,46 +2,69 @@
 
 It is built as `cls(tokenizer, stop)` for each request, exactly like the detokenizer worker's
 `IncrementalDetokenizer`. Every piece it returns goes straight to the client, so a piece may
-never end in half a character, and the pieces together must equal the full decode (minus any stop
-string and what follows it).
+never end in half a character, never show any part of a stop string, and the pieces together
+must equal the full decode (cut before the first stop string).
+
+The cases use the default model's real tokenizer: on it a CJK character or an emoji takes two or
+three byte tokens, and a stop string spans tokens or ends inside one (the setups assert it), which
+a one-character-per-token toy tokenizer would hide.
 """
 
 from __future__ import annotations
 
-import functools
-
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.harness import run_requests
+from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
 REPLACEMENT = "\ufffd"
 
 
-@functools.lru_cache(maxsize=1)
-def _tokenizer():
-    from minisgl_edu.models import load_tokenizer, resolve_model
-
-    return load_tokenizer(resolve_model("smollm2-135m"))
+def _full(ids: list[int]) -> str:
+    return tokenizer().decode(ids, skip_special_tokens=True)
 
 
-def _stream(cls, ids, stop=()):
-    detok = cls(_tokenizer(), list(stop))
-    pieces = [detok.add(t) for t in ids]
-    pieces.append(detok.finish())
+def _piece(got, what: str) -> str:
+    assert isinstance(got, str), f"{what} returned {got!r} ({type(got).__name__}); it must return a str ('' for nothing yet)"
+    return got
+
+
+def _stream(cls, ids: list[int], stop=()) -> list[str]:
+    detok = cls(tokenizer(), list(stop))
+    pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
+    pieces.append(_piece(detok.finish(), "finish()"))
     return pieces
 
 
-def _full(ids):
-    return _tokenizer().decode(ids, skip_special_tokens=True)
+def _tokens_of(text: str, part: str) -> list[str]:
+    """The tokens of `text` whose characters overlap the first `part` (setup checks)."""
+    ids, start = tokenizer().encode(text), text.index(part)
+    out, pos = [], 0
+    for i in range(len(ids)):
+        end = len(_full(ids[: i + 1]))
+        if end > start and pos < start + len(part):
+            out.append(_full(ids[i:i + 1]))
+        pos = end
+    return out
 
 
-def _check_text(cls, text):
-    ids = _tokenizer().encode(text)
+def _check_text(cls, text: str) -> None:
+    ids = tokenizer().encode(text)
     pieces = _stream(cls, ids)
     bad = [p for p in pieces if REPLACEMENT in p]
-    assert not bad, f"a piece contains a broken character: {bad[0]!r}"
-    assert "".join(pieces) == _full(ids), f"pieces join to {''.join(pieces)!r}, expected {_full(ids)!r}"
+    assert not bad, (f"a piece contains a broken character: {bad[0]!r} (part of a character that spans tokens was "
+                     "decoded on its own; hold text back while the decoded window ends in '\\ufffd')")
+    assert "".join(pieces) == _full(ids), f"the pieces join to {''.join(pieces)!r}, expected {_full(ids)!r}"
+
+
+def _check_never_partly_shown(pieces: list[str], expected: str, stop: str) -> None:
+    shown = ""
+    for n, piece in enumerate(pieces[:-1]):
+        shown += piece
+        if len(shown) > len(expected):
+            raise AssertionError(
+                f"after token {n + 1} your add() had returned {shown!r}: the end of it could still be the start of "
+                f"the stop string {stop!r}, so hold it back until the next tokens show whether the stop string follows")
 
 
 def case_ascii(cls):
@@ -49,39 +72,111 @@ def case_ascii(cls):
 
 
 def case_multibyte(cls):
-    _check_text(cls, "Café déjà vu — naïve façade. 北京欢迎你！ 🙂🚀👩‍💻 ok")
+    text = "Café déjà vu — naïve façade. 北京欢迎你！ 🙂🚀👩‍💻 ok"
+    assert REPLACEMENT in "".join(_full([t]) for t in tokenizer().encode(text)), "setup: some characters must span tokens"
+    _check_text(cls, text)
 
 
 def case_special_tokens(cls):
-    tok = _tokenizer()
+    tok = tokenizer()
     ids = tok.encode("Hello there") + [tok.convert_tokens_to_ids("<|im_end|>")]
-    assert "".join(_stream(cls, ids)) == "Hello there", "special tokens such as <|im_end|> are not shown"
+    joined = "".join(_stream(cls, ids))
+    assert "<|im_end|>" not in joined, ("<|im_end|> was shown: special tokens are not text, decode with "
+                                        "skip_special_tokens=True")
+    assert joined == "Hello there", f"the pieces join to {joined!r}, expected 'Hello there'"
 
 
-def case_stop_string(cls):
-    tok = _tokenizer()
-    text = "one two three four"
-    ids = tok.encode(text)
-    pieces = _stream(cls, ids, stop=["three"])
-    assert "".join(pieces) == "one two ", f"expected the text before the stop string, got {''.join(pieces)!r}"
-    assert all("thr" not in p for p in pieces), "not even the start of a stop string may be shown"
+def case_stop_across_tokens(cls):
+    text, stop = "one two three four five", "three four"
+    assert len(_tokens_of(text, stop)) >= 2, "setup: the stop string must span two tokens"
+    pieces = _stream(cls, tokenizer().encode(text), [stop])
+    expected = "one two "
+    _check_never_partly_shown(pieces, expected, stop)
+    _check_joined(pieces, [stop], expected)
+
+
+def _check_joined(pieces: list[str], stop: list[str], expected: str) -> None:
+    joined = "".join(pieces)
+    for s in stop:
+        assert s not in joined, (f"the stop string {s!r} was shown to the client ({pieces!r}): look for stop strings "
+                                 "in all the text not yet returned, not only in the newest piece")
+    assert joined == expected, f"the pieces {pieces!r} join to {joined!r}, expected {expected!r}"
+
+
+def case_stop_inside_token(cls):
+    text, stop = "one two three four", "wo thr"
+    assert len(_tokens_of(text, stop)) == 2 and not text.endswith(stop), "setup: the stop string must end inside a token"
+    pieces = _stream(cls, tokenizer().encode(text), [stop])
+    _check_never_partly_shown(pieces, "one t", stop)
+    _check_joined(pieces, [stop], "one t")
+
+
+def case_held_back_at_finish(cls):
+    text, stop = "one two three", "three four"
+    pieces = _stream(cls, tokenizer().encode(text), [stop])
+    joined = "".join(pieces)
+    assert joined == text, (f"the pieces {pieces!r} join to {joined!r}, expected {text!r}: the request ended while "
+                            f"'three' was held back as a possible start of {stop!r}, and finish() must return it")
+
+
+def case_earliest_stop(cls):
+    text, stops = "one two three", ["wo", " t"]
+    assert len(_tokens_of(text, "two")) == 1, "setup: ' two' must be one token holding both stop strings"
+    pieces = _stream(cls, tokenizer().encode(text), stops)
+    joined = "".join(pieces)
+    assert joined == "one", (f"the pieces join to {joined!r}, expected 'one': the token ' two' completes both stop "
+                             "strings; cut at the earliest one in the text, whatever their order in the list")
+
+
+def case_stop_cjk(cls):
+    text, stop = "北京欢迎你", "欢迎"
+    assert len(_tokens_of(text, stop)) > len(stop), "setup: the stop string must take more tokens than characters"
+    pieces = _stream(cls, tokenizer().encode(text), [stop])
+    bad = [p for p in pieces if REPLACEMENT in p]
+    assert not bad, f"a piece contains a broken character: {bad[0]!r}"
+    _check_joined(pieces, [stop], "北京")
+
+
+def case_two_at_once(cls):
+    tok = tokenizer()
+    a_text, b_text = "The first answer.", "A second, different one."
+    a_ids, b_ids = tok.encode(a_text), tok.encode(b_text)
+    a, b = cls(tok, []), cls(tok, [])
+    got = {"a": "", "b": ""}
+    for i in range(max(len(a_ids), len(b_ids))):  # the worker interleaves the requests' tokens
+        if i < len(a_ids):
+            got["a"] += _piece(a.add(a_ids[i]), "add()")
+        if i < len(b_ids):
+            got["b"] += _piece(b.add(b_ids[i]), "add()")
+    got["a"] += _piece(a.finish(), "finish()")
+    got["b"] += _piece(b.finish(), "finish()")
+    assert (got["a"], got["b"]) == (a_text, b_text), (
+        f"two requests at once came out as {got['a']!r} and {got['b']!r}: one object's text leaked into the other "
+        "request (state kept on the class, e.g. `ids = []` in the class body, is shared by every object)")
 
 
 def case_real_engine(cls):
     _stream(cls, [])  # an unfinished class fails here, before the engine runs
-    got = run_requests([SamplingParams(max_tokens=40), SamplingParams(max_tokens=40), SamplingParams(max_tokens=40)])
-    for uid, ids in got.tokens.items():
+    ref = reference_run("detokenizer", [SamplingParams(max_tokens=24)] * len(PROMPTS))
+    for uid, ids in ref.tokens.items():
         pieces = _stream(cls, ids)
-        assert "".join(pieces) == "".join(_stream(reference, ids)), f"request {uid}: text differs from the reference"
+        expected = "".join(_stream(reference, ids))
+        assert "".join(pieces) == expected, f"request {uid}: your text {''.join(pieces)!r} differs from {expected!r}"
         assert all(REPLACEMENT not in p for p in pieces), f"request {uid}: a broken character was shown"
 
 
 CASES = [
     Case("plain text", case_ascii, "decode a window of recent tokens and return what is new"),
     Case("characters spanning tokens", case_multibyte, "hold text back while the decoded window ends in '\\ufffd'"),
-    Case("special tokens skipped", case_special_tokens, "decode with skip_special_tokens=True"),
-    Case("stop strings", case_stop_string, "hold back a tail that could begin a stop string; cut at a stop string"),
-    Case("tokens from the real engine", case_real_engine, "the unit cases must pass first"),
+    Case("special tokens skipped", case_special_tokens, "tokenizer.decode(ids, skip_special_tokens=True)"),
+    Case("stop string across tokens", case_stop_across_tokens, "hold back a tail that could begin a stop string"),
+    Case("stop string inside a token", case_stop_inside_token, "cut at the stop string, even inside a token"),
+    Case("held-back text at finish()", case_held_back_at_finish, "finish() releases what is held back"),
+    Case("the earliest stop string wins", case_earliest_stop, "the smallest position among all stop strings"),
+    Case("stop string of CJK characters", case_stop_cjk, "both traps at once"),
+    Case("two requests at once", case_two_at_once, "keep all state on self, set in __init__"),
+    Case("tokens from the real engine", case_real_engine, "three real generations, compared with the package's detokenizer",
+         engine=True),
 ]
 SYMBOL = "IncrementalDetokenizer"
 SOLUTION = reference

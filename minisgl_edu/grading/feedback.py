@@ -69,7 +69,13 @@ def explain(exc: BaseException) -> Feedback:
             return Feedback(f"{msg}; it was running {_at(mine[-1])}", where)
         return Feedback(f"{msg}; the engine was still running with your code plugged in", None)
     if isinstance(exc, AssertionError) and last is not None and _is_grader_file(last.filename):
-        return Feedback(str(exc) or "a check failed")
+        msg = str(exc) or "a check failed"
+        cause = exc.__cause__  # a check that caught the student's exception names their line
+        if cause is not None and not isinstance(cause, AssertionError):
+            theirs = [f for f in traceback.extract_tb(cause.__traceback__) if is_student_file(f.filename)]
+            if theirs:
+                return Feedback(f"{msg} ({_at(theirs[-1])})", f"{theirs[-1].filename}:{theirs[-1].lineno}")
+        return Feedback(msg)
     if isinstance(exc, NotImplementedError) and mine:
         return Feedback(f"not implemented yet ({_at(mine[-1])})", where)
     if mine:
