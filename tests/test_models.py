@@ -365,3 +365,76 @@ def test_conversion_is_atomic(tmp_path, monkeypatch):
     assert target == str(tmp_path / "smollm2-135m") and convert.is_converted(target)
     assert convert.ensure_smollm2_135m() == target and len(calls) == 1  # cached: no second run
     assert resolve_model("smollm2-135m") == target
+
+
+# ---------------------------------------------------------------------- CUDA variants and backends, on CPU
+def test_cuda_layers_swap_in_and_out_keeping_the_weights():
+    """`use_cuda_layers` changes the modules' classes in place (same parameters, same names) and
+    `use_plain_layers` undoes it: the plain model's logits, bit for bit, before and after."""
+    from minisgl_edu.models import cuda_layers
+
+    cfg = ModelConfig.from_hf(tiny_hf_config("qwen3"))
+    model = create_model(cfg, seed=3)
+    before = run_prefill(model, cfg, [prompt(9, 1), prompt(5, 2)])
+    params = dict(model.named_parameters())
+    cuda_layers.use_cuda_layers(model, fused=True, triton=())  # no Triton: nothing imports it
+    kinds = {type(m) for m in model.modules()}
+    assert {cuda_layers.CudaDecoderModel, cuda_layers.CudaDecoderLayer, cuda_layers.FusedAttention,
+            cuda_layers.FusedMLP, cuda_layers.FusedRMSNorm} <= kinds
+    assert not any(layer.fold for layer in model.model.layers)
+    assert {n: p for n, p in model.named_parameters()}.keys() == params.keys()
+    assert all(p is params[n] for n, p in model.named_parameters())
+    cuda_layers.use_plain_layers(model)
+    assert not {type(m) for m in model.modules()} & set(cuda_layers.PLAIN_CLASS)
+    after = run_prefill(model, cfg, [prompt(9, 1), prompt(5, 2)])
+    assert all(torch.equal(a, b) for a, b in zip(before, after))
+
+
+def test_backend_names():
+    from minisgl_edu.attention import create_backend
+    from minisgl_edu.attention.torch_backend import TorchBackend
+
+    cfg = ModelConfig.from_hf(tiny_hf_config("llama"))
+    runner = PagedRunner(create_model(cfg), cfg)
+    make = lambda name: create_backend(name, runner.pool, runner.page_table, num_qo_heads=cfg.num_heads)  # noqa: E731
+    assert type(make("torch")) is TorchBackend and type(make("torch,torch")) is TorchBackend
+    for bad, says in [("nope", "unknown"), ("torch,nope", "unknown"), ("triton", "only decodes"),
+                      ("torch,torch,torch", "unknown")]:
+        with pytest.raises(ValueError, match=says):
+            make(bad)
+
+
+def test_hybrid_backend_routes_by_batch():
+    """Prefill to the prefill half; a decode batch to the decode half when it takes that many
+    requests (`max_decode_batch`), else to the prefill half. Tokens as with one backend alone."""
+    from minisgl_edu.attention import HybridBackend
+    from minisgl_edu.attention.torch_backend import TorchBackend
+
+    cfg = ModelConfig.from_hf(tiny_hf_config("qwen2"))
+    model = create_model(cfg, seed=4)
+    ref, runner = PagedRunner(model, cfg, page_size=4), PagedRunner(model, cfg, page_size=4)
+    small = TorchBackend(runner.pool, runner.page_table)
+    small.max_decode_batch = 2
+    hybrid = runner.backend = HybridBackend(TorchBackend(runner.pool, runner.page_table), small)
+    chosen = []
+    real = HybridBackend.prepare
+
+    def prepare(self, meta):
+        real(self, meta)
+        chosen.append("decode" if self._active is small else "prefill")
+
+    HybridBackend.prepare = prepare
+    try:
+        for r in (ref, runner):
+            rows = [r.add_request() for _ in range(3)]
+            out = [r.step([(rows[0], prompt(6, 5)), (rows[1], prompt(3, 6))])]  # prefill
+            out.append(r.step([(rows[0], [7]), (rows[1], [8])]))  # decode, 2 requests
+            out.append(r.step([(rows[2], prompt(4, 7))]))
+            out.append(r.step([(rows[0], [9]), (rows[1], [10]), (rows[2], [11])]))  # decode, 3
+            if r is ref:
+                want = out
+    finally:
+        HybridBackend.prepare = real
+    assert chosen == ["prefill", "decode", "prefill", "prefill"]
+    assert hybrid.out_loc is not None
+    assert all(torch.equal(a, b) for x, y in zip(want, out) for a, b in zip(x, y))

@@ -4,15 +4,24 @@ Where this sits on the request path: inside `Engine.forward_batch`, every attent
 model calls `backend.forward(layer_id, q, k, v)`. The backend stores the new K/V into the paged
 pool and attends over everything the request has so far. `prepare()` runs once per batch (the
 "plan"), `forward()` once per layer, so per-batch index work is not repeated 30 times.
+
+A backend that can run inside a captured CUDA graph (`engine/cuda_graph.py`) also implements the
+graph hooks: `init_graphs` once, before capture, for the batch sizes it will run, then
+`prepare_for_replay` before every replay, in place of `prepare`. A graph replays fixed kernels on
+fixed addresses, so those hooks fill fixed buffers instead of making new tensors.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import torch
+
+if TYPE_CHECKING:
+    from minisgl_edu.engine.graph_inputs import PackedGraphInputs
+    from minisgl_edu.kvcache.pool import KVPool
 
 
 @dataclass
@@ -44,8 +53,20 @@ class AttentionMetadata:
     def num_tokens(self) -> int:
         return int(sum(self.q_lens))
 
+    @property
+    def is_decode(self) -> bool:
+        """One new token per request (what decode kernels take)."""
+        return all(q == 1 for q in self.q_lens)
+
 
 class AttentionBackend(ABC):
+    pool: KVPool  # the paged K/V pool the backend reads and writes
+    out_loc: Optional[torch.Tensor] = None  # pool slots of the new tokens of the batch being run
+    # Decode batches of at most this many requests (None: any). A hybrid backend sends larger
+    # ones to its other half.
+    max_decode_batch: Optional[int] = None
+    supports_graphs: bool = False  # implements the CUDA-graph hooks below
+
     @abstractmethod
     def prepare(self, meta: AttentionMetadata) -> None:
         """Build the per-batch index tensors (once per forward pass)."""
@@ -55,26 +76,27 @@ class AttentionBackend(ABC):
                 ) -> torch.Tensor:
         """q: [T, Hq, D]; k, v: [T, Hkv, D] for the new tokens. Returns [T, Hq, D].
 
-        k = v = None means the caller has already written them into the pool at this batch's
-        slots (see `kv_write_target`).
+        k = v = None: the caller has already written them into `pool` at `out_loc` (the CUDA
+        layers fold that write into their RoPE kernel, `kernels/qk_rope_store.py`).
         """
 
-    def kv_write_target(self, layer_id: int) -> Optional[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-        """(K buffer, V buffer, out_loc) of `layer_id` for a caller that writes the new K/V itself.
+    # ------------------------------------------------------------------ CUDA graphs
+    def graph_page_rows(self, bs_list: list[int]) -> int:
+        """How many requests' page lists this backend's graphs read from the step's one input
+        copy (`PackedGraphInputs`); 0: it plans its own page lists."""
+        return 0
 
-        The CUDA path fuses that write into the kernel that rotates k (`kernels/qk_rope_store.py`),
-        saving two launches per layer. None (the default): the caller passes k, v to `forward`.
-        """
-        return None
+    def init_graphs(self, bs_list: list[int], inputs: PackedGraphInputs) -> None:
+        """Make the fixed buffers for decode graphs of these batch sizes (once, before capture)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot run in a CUDA graph")
 
-    def rope_attend(self, layer_id: int, qkv: torch.Tensor, positions: torch.Tensor, cos_sin_cache: torch.Tensor,
-                    q_weight: Optional[torch.Tensor], k_weight: Optional[torch.Tensor],
-                    eps: float) -> Optional[torch.Tensor]:
-        """Everything from the qkv matmul's output to the attention output, if the backend can do
-        it in one go: q/k norm, RoPE, the K/V write and attention -> [T, Hq, D].
+    def prepare_for_replay(self, bs: int, rows: list[int], kv_lens: list[int], inputs: PackedGraphInputs) -> None:
+        """Before a replay of the graph of size `bs`: a decode batch of len(rows) requests (their
+        page-table rows and lengths, new token included), padded to `bs` with one-token requests
+        in the pool's dummy page. The step's rows, positions and KV slots are already written to
+        `inputs` (not yet sent); a backend may add its page lists there (`inputs.write_pages`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot run in a CUDA graph")
 
-        The CUDA graphs of a few decode requests do (`kernels/decode_attention.py`): at batch 1 a
-        chain of kernels that wait for each other becomes one. None (the default): the caller
-        runs the steps itself.
-        """
-        return None
+    def prepare_for_capture(self, bs: int, inputs: PackedGraphInputs) -> None:
+        """Before capturing the graph of size `bs`: a batch of padding only."""
+        self.prepare_for_replay(bs, [], [], inputs)

@@ -20,18 +20,17 @@ of each request's KV, exactly like the torch backend's "causal with an offset".
 The pool stores K as [num_layers, (num_pages + 1) * page_size, Hkv, D]; viewed per layer as
 [num_pages + 1, page_size, Hkv, D] it is FlashInfer's "NHD" paged layout, so no copy is needed.
 
-CUDA graphs (see `engine/cuda_graph.py`) need fixed addresses: `graph_wrapper(bs)` makes a decode
-wrapper whose index arrays live in preallocated buffers, and `plan_graph()` fills them, padding
-the batch to the captured size with requests of one token that live in the pool's dummy page.
-Graphs of at most 4 requests get our Triton split-KV kernel instead (`kernels/decode_attention.py`,
-"attn" in `MINISGL_EDU_TRITON`): same buffers, no FlashInfer plan, faster at batch 1.
+CUDA graphs (see `engine/cuda_graph.py`) need fixed addresses: `init_graphs` makes one decode
+wrapper per captured batch size whose index arrays live in preallocated buffers, and
+`prepare_for_replay` plans into them, padding the batch to the captured size with requests of one
+token that live in the pool's dummy page. (On CUDA the default pairs this backend with our Triton
+decode kernel for batches of at most 4 requests: `hybrid.py`, `triton_backend.py`.)
 
 This module imports flashinfer at construction time: it is only ever built on a CUDA machine.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 import torch
@@ -41,6 +40,9 @@ from minisgl_edu.kvcache.page_table import PageTable
 from minisgl_edu.kvcache.pool import KVPool
 
 WORKSPACE_BYTES = 128 * 1024 * 1024  # FlashInfer's recommended float workspace (split-KV partials)
+# "fa2" for prefill shares its JIT-compiled module with tensor-core decode, and compiles once per
+# machine (~90 s); "auto" would pick FA3 on Hopper: another compile, and no faster here.
+PREFILL_BACKEND = "fa2"
 
 
 def pinned(values: list[int], dtype: torch.dtype) -> torch.Tensor:
@@ -53,13 +55,15 @@ def pinned(values: list[int], dtype: torch.dtype) -> torch.Tensor:
 
 
 class FlashInferBackend(AttentionBackend):
+    supports_graphs = True
+
     def __init__(
         self,
         pool: KVPool,
         page_table: PageTable,
         scale: Optional[float] = None,
         num_qo_heads: Optional[int] = None,
-        prefill_backend: Optional[str] = None,
+        decode_tensor_cores: bool = True,
     ) -> None:
         import flashinfer  # only here: FlashInfer exists only on CUDA machines
 
@@ -73,38 +77,26 @@ class FlashInferBackend(AttentionBackend):
         self.head_dim = pool.head_dim
         self.dtype = pool.k.dtype
         self.num_qo_heads = num_qo_heads  # known from the first q if not given
-        # "fa2" for prefill shares its JIT-compiled module with tensor-core decode, and compiles
-        # once per machine (~90 s); "auto" would pick FA3 on Hopper (another compile, faster prefill).
-        # MINISGL_EDU_FI_PREFILL=fa3 tries FA3 (measured in docs/benchmarks.md).
-        self.prefill_backend = prefill_backend or os.environ.get("MINISGL_EDU_FI_PREFILL", "fa2")
+        # FlashInfer has two decode kernels: a CUDA-core one (one program per request and KV head)
+        # and the tensor-core prefill kernel run with one query row per request, whose plan also
+        # splits long contexts into chunks, so it balances mixed context lengths better
+        # (`EngineConfig.decode_tensor_cores`).
+        self.use_tensor_cores = decode_tensor_cores
         # One float workspace for every wrapper: kernels run one after another on one stream.
         self.workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=self.device)
         self.prefill_wrapper = flashinfer.BatchPrefillWithPagedKVCacheWrapper(
-            self.workspace, "NHD", backend=self.prefill_backend
+            self.workspace, "NHD", backend=PREFILL_BACKEND
         )
         self._decode_wrapper = None  # made at the first eager (not graph-captured) decode batch
         # Per-layer paged views of the pool: [num_pages + 1, page_size, Hkv, D], no copy.
         shape = (-1, self.page_size, self.num_kv_heads, self.head_dim)
         self.kv_views = [(pool.k[i].view(shape), pool.v[i].view(shape)) for i in range(pool.num_layers)]
         self._wrapper = None  # the planned wrapper the next forward() runs
-        self._out_loc: Optional[torch.Tensor] = None
         self._meta: Optional[AttentionMetadata] = None
         self._plan_events: dict[int, torch.cuda.Event] = {}
-        # CUDA-graph buffers, made by `init_graph_buffers`.
-        self._graph_indptr: Optional[torch.Tensor] = None
+        self._graph_wrappers: dict[int, object] = {}  # made by `init_graphs`
 
     # ------------------------------------------------------------------ helpers
-    @property
-    def use_tensor_cores(self) -> bool:
-        # FlashInfer has two decode kernels: a CUDA-core one (one program per request and KV head)
-        # and the tensor-core prefill kernel run with one query row per request, whose plan also
-        # splits long contexts into chunks. SGLang picks tensor cores from a GQA group of 4; at
-        # equal context lengths the CUDA-core kernel was as fast here (Qwen3-0.6B, group 2), but
-        # with the benchmark's mixed lengths (100..2048 tokens) the tensor-core path balances the
-        # work better: 22.2k vs 21.0k tok/s on the H200 (docs/benchmarks.md). So on by default;
-        # MINISGL_EDU_FI_DECODE_TC=0 switches back to the CUDA-core kernel.
-        return os.environ.get("MINISGL_EDU_FI_DECODE_TC", "1") != "0"
-
     @property
     def decode_wrapper(self):
         if self._decode_wrapper is None:
@@ -159,14 +151,14 @@ class FlashInferBackend(AttentionBackend):
         if self.num_qo_heads is None:
             self._meta = meta  # plan lazily at the first forward(), when q tells the head count
             self._wrapper = None
-            self._out_loc = meta.out_loc
+            self.out_loc = meta.out_loc
             return
         self._plan(meta)
 
     def _plan(self, meta: AttentionMetadata) -> None:
         num_pages, indptr, last = self._describe(meta.kv_lens)
         indices = self._page_indices(meta.host_rows(), num_pages)
-        is_decode = all(q == 1 for q in meta.q_lens)
+        is_decode = meta.is_decode
         wrapper = self.decode_wrapper if is_decode else self.prefill_wrapper
         self._wait_previous_plan(wrapper)
         kv_indptr = pinned(indptr, torch.int32)
@@ -187,7 +179,7 @@ class FlashInferBackend(AttentionBackend):
             )
         self._record_plan(wrapper)
         self._wrapper = wrapper
-        self._out_loc = meta.out_loc
+        self.out_loc = meta.out_loc
         self._meta = meta
 
     def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -195,71 +187,33 @@ class FlashInferBackend(AttentionBackend):
             assert self._meta is not None, "prepare() must run before forward()"
             self.num_qo_heads = q.shape[1]
             self._plan(self._meta)
-        if k is not None:  # None: already written by the caller (kv_write_target)
-            self.pool.store(layer_id, self._out_loc, k, v)
+        if k is not None:  # None: already written by the caller
+            self.pool.store(layer_id, self.out_loc, k, v)
         return self._wrapper.run(q.contiguous(), self.kv_views[layer_id])
 
-    def kv_write_target(self, layer_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        return self.pool.k[layer_id], self.pool.v[layer_id], self._out_loc
-
-    def rope_attend(self, layer_id, qkv, positions, cos_sin_cache, q_weight, k_weight, eps):
-        from minisgl_edu import kernels
-
-        # Only our SplitKVDecode (graphs of at most 4 requests, "attn") has run_qkv.
-        run_qkv = getattr(self._wrapper, "run_qkv", None)
-        if run_qkv is None or not kernels.enabled("rope_attn"):
-            return None
-        return run_qkv(qkv, positions, cos_sin_cache, q_weight, k_weight, eps, self._out_loc,
-                       self.pool.k[layer_id], self.pool.v[layer_id])
-
     # ------------------------------------------------------------------ CUDA graphs
-    def init_graph_buffers(self, max_bs: int) -> None:
-        """Fixed-address index buffers shared by every captured batch size (slices of them)."""
-        dev = self.device
+    def init_graphs(self, bs_list: list[int], inputs) -> None:
+        """One decode wrapper per size, all reading slices of the same fixed-address index buffers."""
+        dev, max_bs = self.device, max(bs_list)
         self._graph_indptr = torch.zeros(max_bs + 1, dtype=torch.int32, device=dev)
         self._graph_last = torch.zeros(max_bs, dtype=torch.int32, device=dev)
         # Every request of the batch may use its whole page-table row (shared prefix pages appear
         # once per request, so the pool size is not a bound).
         self._graph_indices = torch.zeros(max_bs * self.page_table.max_pages_per_req, dtype=torch.int32,
                                           device=dev)
+        for bs in bs_list:
+            self._graph_wrappers[bs] = self.flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+                self.workspace, "NHD", use_cuda_graph=True, use_tensor_cores=self.use_tensor_cores,
+                paged_kv_indptr_buffer=self._graph_indptr[: bs + 1],
+                paged_kv_indices_buffer=self._graph_indices,
+                paged_kv_last_page_len_buffer=self._graph_last[:bs],
+            )
 
-    def graph_wrapper(self, bs: int):
-        assert self._graph_indptr is not None, "init_graph_buffers() first"
-        if self._split_kv_decode(bs):
-            from minisgl_edu.kernels.decode_attention import SplitKVDecode
-
-            return SplitKVDecode(bs, self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size,
-                                 self.scale or self.head_dim**-0.5, self._graph_indices)
-        return self.flashinfer.BatchDecodeWithPagedKVCacheWrapper(
-            self.workspace, "NHD", use_cuda_graph=True, use_tensor_cores=self.use_tensor_cores,
-            paged_kv_indptr_buffer=self._graph_indptr[: bs + 1],
-            paged_kv_indices_buffer=self._graph_indices,
-            paged_kv_last_page_len_buffer=self._graph_last[:bs],
-        )
-
-    def _split_kv_decode(self, bs: int) -> bool:
-        """Our Triton decode attention for this graph size? (kernels/decode_attention.py, "attn")"""
-        from minisgl_edu import kernels
-
-        if not kernels.enabled("attn") or self.num_qo_heads is None:
-            return False
-        from minisgl_edu.kernels import decode_attention
-
-        return bs <= decode_attention.MAX_BS and decode_attention.supports(self.num_qo_heads, self.num_kv_heads,
-                                                                            self.head_dim)
-
-    def bind_graph(self, wrapper, out_loc: torch.Tensor) -> None:
-        """The next forward runs `wrapper` (a SplitKVDecode whose page lists the graph runner has
-        already sent, `use_buffers`) and writes K/V at `out_loc`: nothing to plan."""
-        self._wrapper = wrapper
-        self._out_loc = out_loc
-
-    def plan_graph(self, wrapper, bs: int, rows: list[int], kv_lens: list[int], out_loc: torch.Tensor) -> None:
-        """Plan a decode batch of len(kv_lens) real requests, padded to `bs`, into a graph wrapper.
-
-        The padding requests have one token in the dummy page: they compute garbage that is
-        never read, and never touch a real request's pages.
-        """
+    def prepare_for_replay(self, bs: int, rows: list[int], kv_lens: list[int], inputs) -> None:
+        """Plan the graph wrapper of size `bs` (on the host, outside the graph). The padding
+        requests have one token in the dummy page: they compute garbage that is never read, and
+        never touch a real request's pages."""
+        wrapper = self._graph_wrappers[bs]
         pad = bs - len(kv_lens)
         num_pages, indptr, last = self._describe(kv_lens, pad)
         if kv_lens:
@@ -267,10 +221,7 @@ class FlashInferBackend(AttentionBackend):
         else:
             indices = torch.full((pad,), self.pool.dummy_page, dtype=torch.int32, device=self.device)
         self._wrapper = wrapper
-        self._out_loc = out_loc
-        if not isinstance(wrapper, self.flashinfer.BatchDecodeWithPagedKVCacheWrapper):  # SplitKVDecode
-            wrapper.plan(pinned(indptr, torch.int32), indices, pinned(list(kv_lens) + [1] * pad, torch.int32))
-            return
+        self.out_loc = inputs.out_loc[:bs]
         self._wait_previous_plan(wrapper)
         wrapper.plan(
             pinned(indptr, torch.int32), indices, pinned(last, torch.int32), self.num_qo_heads,

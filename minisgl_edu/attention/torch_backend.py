@@ -58,6 +58,7 @@ class TorchBackend(AttentionBackend):
         self.all_q_valid = min(meta.q_lens) == max_q  # equal query lengths: no padded rows to drop
         self.decode = max_q == 1  # every request adds exactly one token
         self._meta = meta
+        self.out_loc = meta.out_loc
 
     def _gather(self, cache: torch.Tensor) -> torch.Tensor:
         """[B, pages * page_size, Hkv, D]: each request's K (or V) in position order."""
@@ -66,10 +67,12 @@ class TorchBackend(AttentionBackend):
         paged = cache.view(-1, p, h, d)  # [num_pages + 1, page_size, H, D]
         return paged.index_select(0, self.kv_pages.reshape(-1)).view(b, n * p, h, d)
 
-    def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor | None, v: torch.Tensor | None
+                ) -> torch.Tensor:
         meta = self._meta
         assert meta is not None, "prepare() must run before forward()"
-        self.pool.store(layer_id, meta.out_loc, k, v)
+        if k is not None:  # None: the caller has written them already (the CUDA layers' RoPE kernel)
+            self.pool.store(layer_id, meta.out_loc, k, v)
         kc = self._gather(self.pool.k[layer_id])  # [B, max_k, Hkv, D]
         vc = self._gather(self.pool.v[layer_id])
         if self.decode:

@@ -33,11 +33,36 @@ class EngineConfig:
     memory_fraction: float = 0.85  # GPU: share of the free memory (after weights) for the KV cache
     max_running_requests: int = 32
     max_seq_len: Optional[int] = None  # None = the model's context length
-    attention_backend: str = "auto"  # "torch" | "flashinfer" | "auto"
+    # "torch", "flashinfer", "triton" (decode only), a hybrid "prefill,decode" such as
+    # "flashinfer,triton", or "auto": "torch" on CPU; on CUDA with FlashInfer "flashinfer,triton"
+    # (our Triton decode attention for decode batches of at most 4 requests, FlashInfer for the rest).
+    attention_backend: str = "auto"
     # CUDA + FlashInfer only: decode batches up to this size replay a captured CUDA graph
     # (padded to the next captured size); 0 disables graphs. Ignored on CPU.
     cuda_graph_max_bs: int = 256
+    # The CUDA layer variants swapped in for the plain modules when the model is built on CUDA in
+    # half precision (`models/cuda_layers.py`); all ignored on CPU and in float32.
+    fused_kernels: bool = True  # FlashInfer's fused RMSNorm, residual add + norm, RoPE, SiLU-and-mul
+    # Our Triton kernels (`minisgl_edu/kernels/`), by name: "rope" (q/k norm + RoPE + K/V write),
+    # "gemm" (matmuls of <= 16 rows), "gemv" (one-row matmuls), "fold" (at batch 1, the norms and
+    # the activation inside those), "greedy" (logits, argmax and token write-back of the small
+    # decode graphs in one kernel). "rope" and "fold" also need `fused_kernels`, "fold" needs "gemv".
+    triton_kernels: tuple[str, ...] = ("rope", "gemm", "gemv", "fold", "greedy")
+    # FlashInfer decode: the tensor-core kernel (its plan splits long contexts; faster on mixed
+    # context lengths) instead of the CUDA-core one.
+    decode_tensor_cores: bool = True
     seed: int = 0
     # Tensor parallel ranks (`--tp`). With more than one, each rank is its own process, which must
     # have joined the group (`minisgl_edu.distributed.init_tp`) before building the Engine.
     tp_size: int = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.triton_kernels, str):  # "rope,gemm" from a command line; "" or "0": none
+            names = self.triton_kernels.strip()
+            self.triton_kernels = () if names in ("", "0") else tuple(n.strip() for n in names.split(","))
+        unknown = set(self.triton_kernels) - set(TRITON_KERNELS)
+        if unknown:
+            raise ValueError(f"unknown Triton kernels {sorted(unknown)}: choose from {', '.join(TRITON_KERNELS)}")
+
+
+TRITON_KERNELS = ("rope", "gemm", "gemv", "fold", "greedy")

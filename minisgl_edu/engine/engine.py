@@ -78,9 +78,16 @@ class Engine:
         )
         backend = config.attention_backend
         if backend == "auto":
-            backend = "flashinfer" if self.device.type == "cuda" and _has_flashinfer() else "torch"
-        self.attn = create_backend(backend, self.pool, self.page_table, num_qo_heads=self.num_qo_heads)
+            backend = self._auto_backend()
+        self.attn = create_backend(backend, self.pool, self.page_table, num_qo_heads=self.num_qo_heads,
+                                   decode_tensor_cores=config.decode_tensor_cores)
         self.attention_backend = backend
+        # The model's modules were built plain; on CUDA in half precision the faster variants
+        # (models/cuda_layers.py) are swapped in now, once, as the settings say.
+        if self.device.type == "cuda" and self.dtype in (torch.bfloat16, torch.float16):
+            from minisgl_edu.models.cuda_layers import use_cuda_layers
+
+            use_cuda_layers(self.model, fused=config.fused_kernels, triton=config.triton_kernels)
         self.sampler = Sampler()
         # The token each page-table row sampled last, kept where the model runs: the overlap loop
         # feeds it to the row's next decode step before the host has even seen it.
@@ -93,10 +100,27 @@ class Engine:
         self.graph_runner = None
         if self.device.type == "cuda":
             self.stream = torch.cuda.Stream(self.device)
-            if backend == "flashinfer" and config.cuda_graph_max_bs > 0:
+            if self.attn.supports_graphs and config.cuda_graph_max_bs > 0:
                 from minisgl_edu.engine.cuda_graph import CudaGraphRunner
+                from minisgl_edu.kernels import triton_available
 
-                self.graph_runner = CudaGraphRunner(self, min(config.cuda_graph_max_bs, config.max_running_requests))
+                self.graph_runner = CudaGraphRunner(
+                    self, min(config.cuda_graph_max_bs, config.max_running_requests),
+                    greedy_kernel="greedy" in config.triton_kernels and triton_available())
+
+    def _auto_backend(self) -> str:
+        """torch on CPU; on CUDA with FlashInfer, FlashInfer plus our Triton decode kernel for small
+        decode batches when Triton is there and the kernel takes this model's heads."""
+        if self.device.type != "cuda" or not _has_flashinfer():
+            return "torch"
+        from minisgl_edu.kernels import triton_available
+
+        if triton_available():
+            from minisgl_edu.kernels import decode_attention
+
+            if decode_attention.supports(self.num_qo_heads, self.num_kv_heads, self.model_config.head_dim):
+                return "flashinfer,triton"
+        return "flashinfer"
 
     def _auto_num_pages(self) -> int:
         mc = self.model_config
@@ -147,11 +171,11 @@ class Engine:
         row_list = [it.req.table_idx for it in batch.items]
         flags = [it.completes_prompt for it in batch.items]
         graph = self.graph_runner
-        if graph is not None and not batch.is_prefill and graph.can_run(batch.size) and graph.packs(batch.size) \
-                and all(flags):
-            # A decode batch of at most 4: one copy in, the token ids and greedy picks in the graph.
-            logits, tokens, rows = graph.run_packed(None if decode_ids else ids, positions, out_loc, row_list,
-                                                    [it.end for it in batch.items])
+        if graph is not None and not batch.is_prefill and graph.can_run(batch.size) and all(flags):
+            # A decode batch through a captured CUDA graph: one copy in, one launch, the input
+            # tokens read and the greedy tokens written back inside the graph.
+            logits, tokens, rows = graph.run(None if decode_ids else ids, positions, out_loc, row_list,
+                                             [it.end for it in batch.items])
             reqs = [it.req for it in batch.items]
             if not all(r.sampling_params.is_greedy for r in reqs):
                 tokens = self.sampler.sample_device(logits, reqs)
@@ -163,25 +187,21 @@ class Engine:
         else:
             ids_t = self._tensor(ids)
         sampling = [it.req for it in batch.items if it.completes_prompt]
-        if graph is not None and not batch.is_prefill and graph.can_run(batch.size) and not graph.packs(batch.size):
-            # Decode through a captured CUDA graph: one launch instead of ~15 per layer.
-            logits = self.graph_runner.run(ids_t, positions, out_loc, row_list, [it.end for it in batch.items])
-        else:
-            meta = AttentionMetadata(
-                is_prefill=batch.is_prefill,
-                q_lens=[it.num_tokens for it in batch.items],
-                kv_lens=[it.end for it in batch.items],
-                rows=rows,
-                out_loc=self._tensor(out_loc),
-                row_ids=row_list,
-            )
-            self.attn.prepare(meta)
-            hidden = self.model(ids_t, self._tensor(positions), self.attn)
-            logits = None
-            if sample_rows:
-                # Only the last position of each request needs logits: the LM head is the largest
-                # matmul of a small model, so skipping the other prompt positions matters.
-                logits = self.model.compute_logits(hidden[self._tensor(sample_rows)])
+        meta = AttentionMetadata(
+            is_prefill=batch.is_prefill,
+            q_lens=[it.num_tokens for it in batch.items],
+            kv_lens=[it.end for it in batch.items],
+            rows=rows,
+            out_loc=self._tensor(out_loc),
+            row_ids=row_list,
+        )
+        self.attn.prepare(meta)
+        hidden = self.model(ids_t, self._tensor(positions), self.attn)
+        logits = None
+        if sample_rows:
+            # Only the last position of each request needs logits: the LM head is the largest
+            # matmul of a small model, so skipping the other prompt positions matters.
+            logits = self.model.compute_logits(hidden[self._tensor(sample_rows)])
         if not sampling:
             return PendingForward(flags, None, None)
         if self.stream is None:

@@ -1,16 +1,15 @@
-"""Paged decode attention for the CUDA graphs of a few requests: split-KV and merge in one kernel (CUDA only).
+"""Paged decode attention for a few requests: split-KV and merge in one kernel (CUDA only).
 
-Where this sits on the request path: `FlashInferBackend.graph_wrapper(bs)` hands out a
-`SplitKVDecode` instead of FlashInfer's decode wrapper for the captured decode graphs of at most
-`MAX_BS` requests. Every attention layer of such a step calls `run(q, kv)` once the new K/V
-are in the pool (`qk_rope_store.py` wrote them), or, with "rope_attn" in `MINISGL_EDU_TRITON`,
-`run_qkv()` on the qkv matmul's output (`Attention._forward_triton`). The graph runner fills its
-page lists (`use_buffers`; `plan()` for a caller of its own).
+Where this sits on the request path: the `triton` attention backend (`attention/triton_backend.py`)
+runs every attention layer of a decode batch of at most `MAX_BS` requests through a
+`SplitKVDecode`, once the new K/V are in the pool (`qk_rope_store.py` or the backend wrote them):
+in the captured decode graphs of those sizes, whose page lists the graph runner sends in its one
+copy (`use_buffers`), and eagerly (`plan()`).
 
-Why: at batch 1 a layer's attention reads little (512 keys x 8 KV heads: 2 MB), but FlashInfer's
-graph-mode decode is two kernels and ~10 us per layer on the H200, about 40% of the layer once
-the matmuls were fast, and its `plan()` runs on the host before every step. Here one kernel, one
-program per (request, KV head, split):
+Why: at batch 1 a layer's attention reads little (512 keys x 8 KV heads: 2 MB), so what costs is
+the number of kernels and how well one kernel keeps the SMs busy. FlashInfer's graph-mode decode is
+two kernels per layer and a `plan()` on the host before every step; this is one kernel and no
+host-side plan. One program per (request, KV head, split):
 
 1. q of the G query heads that share this KV head (grouped-query attention), and the split's
    share of the request's cached keys (split `s` of `S` takes keys [s * c, (s + 1) * c),
@@ -21,18 +20,10 @@ program per (request, KV head, split):
    a (request, KV head) to finish merges: out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s,
    M = max_s m_s. A split with no keys has m = -inf and weighs 0.
 
-`run_qkv` ("rope_attn") also does the step before: q/k RMSNorm and RoPE from the qkv row (the
-last split normalises and rotates the new token's k, writes k and v into the pool, and folds
-that key in from registers), and under PDL (`pdl.py`) it loads its first block of cached keys
-before `gdc_wait()`: they were written by earlier steps, not by the qkv matmul still running.
-Measured (docs/benchmarks.md): the single kernel was no faster than `qk_rope_store` + `run`
-(bs-1 graph replay 0.734 against 0.732 ms; batch-1 1,180-1,183 against 1,211 tok/s), so
-"rope_attn" is off by default. Why is open: not because the qkv matmul's programs fill the SMs
-(with it on fewer, smaller programs, "rope_attn" still lost; docs/benchmarks.md, session 9).
-
-`run` in graphs of `EARLY_KV_MIN_BS` requests or more reads the same way round: every cached key
-but the newest before `gdc_wait()` (the kernel just before, `qk_rope_store`, writes only the
-newest), the newest after it, by the last split. Faster at bs 4 only (figures at EARLY_KV_MIN_BS).
+At `EARLY_KV_MIN_BS` requests and more the kernel reads every cached key but the newest before
+`gdc_wait()` (under PDL, `pdl.py`: the kernel just before, `qk_rope_store`, writes only the newest),
+and the newest after it, in the last split. Below that size it waits first, then reads all keys:
+there the early reads are slower.
 
 S is picked per batch size so that batch x KV heads x S is about 512 programs: the SMs are busy
 even at batch 1, and each split is short (at batch 1 and 512 keys, 16 keys per split). No tensor
@@ -47,13 +38,10 @@ import triton.language as tl
 
 from minisgl_edu.kernels import pdl
 
-MAX_BS = 4  # graphs of up to this many requests use this kernel; larger batches: FlashInfer
-BLOCK = 16  # keys per loop step of a split (16 beat 32 and 64 at every size measured)
-NUM_WARPS = 4  # 2 and 8 measured slower at bs 1 (scripts/gpu_bs1_sweep.py)
-# `run` at this batch size and up reads the cached keys before gdc_wait and the newest after it
-# (EARLY_KV): measured on an H200 (scripts/gpu_bs1_sweep.py), bs-4 graph replays 1.44 -> 1.375 ms
-# at 512 tokens of context, but bs 1 0.690 -> 0.708 and bs 2 1.240 -> 1.261, so only there.
-EARLY_KV_MIN_BS = 4
+MAX_BS = 4  # decode batches of up to this many requests use this kernel; larger ones: FlashInfer
+BLOCK = 16  # keys per loop step of a split (faster than 32 and 64 on the H200)
+NUM_WARPS = 4  # faster than 2 and 8 at bs 1 on the H200
+EARLY_KV_MIN_BS = 4  # from this batch size on, cached keys are read before gdc_wait (see above)
 
 
 @triton.jit
@@ -74,16 +62,6 @@ def _load_block(k_ptr, v_ptr, indices_ptr, first_page, t0, end, h, stride_kslot,
 
 
 @triton.jit
-def _norm_rope(x1, x2, w1, w2, cos, sin, eps, HAS_NORM: tl.constexpr, D: tl.constexpr):
-    """RMSNorm (optional) then NeoX RoPE of rows split in halves x1, x2 [R, D/2] (float32)."""
-    if HAS_NORM:
-        rstd = 1.0 / tl.sqrt((tl.sum(x1 * x1, axis=1) + tl.sum(x2 * x2, axis=1)) / D + eps)
-        x1 = x1 * rstd[:, None] * w1[None, :]
-        x2 = x2 * rstd[:, None] * w2[None, :]
-    return x1 * cos[None, :] - x2 * sin[None, :], x2 * cos[None, :] + x1 * sin[None, :]
-
-
-@triton.jit
 def _online_update(m, l, acc, scores, v):
     """Fold keys with `scores` [G, N] and values v [N, D] into the running (m, l, acc) (flash-decoding)."""
     m_new = tl.maximum(m, tl.max(scores, axis=1))  # finite: every block has a valid key
@@ -94,11 +72,10 @@ def _online_update(m, l, acc, scores, v):
 
 
 @triton.jit
-def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr,
-                   loc_ptr, acc_ptr, ml_ptr, count_ptr, out_ptr, sm_scale, eps, stride_qb, stride_qh, stride_kslot,
-                   stride_kh, stride_cs, stride_ob, stride_oh, NUM_KV: tl.constexpr, PAGE: tl.constexpr,
-                   G: tl.constexpr, D: tl.constexpr, S: tl.constexpr, BLOCK: tl.constexpr, NEW_KV: tl.constexpr,
-                   HAS_NORM: tl.constexpr, EARLY_KV: tl.constexpr, USE_PDL: tl.constexpr):
+def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, acc_ptr, ml_ptr, count_ptr, out_ptr,
+                   sm_scale, stride_qb, stride_qh, stride_kslot, stride_kh, stride_ob, stride_oh,
+                   NUM_KV: tl.constexpr, PAGE: tl.constexpr, G: tl.constexpr, D: tl.constexpr, S: tl.constexpr,
+                   BLOCK: tl.constexpr, EARLY_KV: tl.constexpr, USE_PDL: tl.constexpr):
     b = tl.program_id(0)
     h = tl.program_id(1)
     s = tl.program_id(2)
@@ -107,39 +84,26 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
     offs_g = tl.arange(0, G)
     offs_h = tl.arange(0, HALF)
     offs_d = tl.arange(0, D)
-    # Before gdc_wait, while the kernels before this one may still run: the page list, lengths and
-    # positions were copied in before the graph started, and every cached key but the newest was
-    # written by earlier steps, so none of it is a previous kernel's output. The newest key (this
-    # step's token, position kv_len - 1) is read after the wait: from the pool, where the kernel
-    # just before wrote it (`run`), or from the qkv row (`run_qkv`, NEW_KV).
-    if USE_PDL and not (NEW_KV or EARLY_KV):  # wait first, then read all keys (faster below EARLY_KV_MIN_BS)
+    # With EARLY_KV, before gdc_wait, while the kernels before this one may still run: the page
+    # list and lengths were copied in before the graph started, and every cached key but the
+    # newest was written by earlier steps, so none of it is a previous kernel's output. The newest
+    # key (this step's token, position kv_len - 1) is read after the wait, from the pool, where the
+    # kernel just before wrote it.
+    if USE_PDL and not EARLY_KV:  # wait first, then read all keys
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
     kv_len = tl.load(lens_ptr + b)
     first_page = tl.load(indptr_ptr + b)
-    n_pool = kv_len - 1 if (NEW_KV or EARLY_KV) else kv_len  # keys read in the loop (not the newest)
+    n_pool = kv_len - 1 if EARLY_KV else kv_len  # keys read in the loop (with EARLY_KV, not the newest)
     chunk = tl.cdiv(n_pool, S)
     start = s * chunk
     end = tl.minimum(start + chunk, n_pool)
     valid, k1, k2, v = _load_block(k_ptr, v_ptr, indices_ptr, first_page, start, end, h, stride_kslot, stride_kh,
                                    PAGE, BLOCK, HALF)
-    if EARLY_KV and not NEW_KV:  # where the newest key is (its page is known before the wait)
+    if EARLY_KV:  # where the newest key is (its page is known before the wait)
         newest = kv_len - 1
         newest_page = tl.load(indices_ptr + first_page + newest // PAGE).to(tl.int64)
         newest_src = (newest_page * PAGE + newest % PAGE) * stride_kslot + h * stride_kh
-        if USE_PDL:
-            tl.extra.cuda.gdc_wait()
-            tl.extra.cuda.gdc_launch_dependents()
-    if NEW_KV:
-        pos = tl.load(pos_ptr + b)
-        cos = tl.load(cos_sin_ptr + pos * stride_cs + offs_h)
-        sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs_h)
-        qw1, qw2, kw1, kw2 = cos, cos, cos, cos  # placeholders when the model has no q/k norm
-        if HAS_NORM:
-            qw1 = tl.load(qw_ptr + offs_h).to(tl.float32)
-            qw2 = tl.load(qw_ptr + HALF + offs_h).to(tl.float32)
-            kw1 = tl.load(kw_ptr + offs_h).to(tl.float32)
-            kw2 = tl.load(kw_ptr + HALF + offs_h).to(tl.float32)
         if USE_PDL:
             tl.extra.cuda.gdc_wait()
             tl.extra.cuda.gdc_launch_dependents()
@@ -147,10 +111,6 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
     q_row = q_ptr + b * stride_qb + (h * G + offs_g)[:, None] * stride_qh
     q1 = tl.load(q_row + offs_h[None, :]).to(tl.float32)
     q2 = tl.load(q_row + HALF + offs_h[None, :]).to(tl.float32)
-    if NEW_KV:  # q_ptr is the qkv row: q/k norm and RoPE here, rounded as a stored q would be
-        q1, q2 = _norm_rope(q1, q2, qw1, qw2, cos, sin, eps, HAS_NORM, D)
-        q1 = q1.to(q_ptr.dtype.element_ty).to(tl.float32)
-        q2 = q2.to(q_ptr.dtype.element_ty).to(tl.float32)
     q1 = q1 * sm_scale
     q2 = q2 * sm_scale
     m = tl.full([G], float("-inf"), tl.float32)
@@ -167,25 +127,12 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
         m, l, acc = _online_update(m, l, acc, scores, v.to(tl.float32))
         valid, k1, k2, v = valid_n, k1_n, k2_n, v_n
         t0 += BLOCK
-    if s == S - 1:  # the last split (the fewest keys from the loop) also takes the newest key
-        if NEW_KV:
-            kv_row = q_ptr + b * stride_qb + (NUM_Q + h) * stride_qh
-            k1_new = tl.load(kv_row + offs_h)[None, :].to(tl.float32)  # [1, HALF]
-            k2_new = tl.load(kv_row + HALF + offs_h)[None, :].to(tl.float32)
-            k1_new, k2_new = _norm_rope(k1_new, k2_new, kw1, kw2, cos, sin, eps, HAS_NORM, D)
-            k1_new = k1_new.to(k_ptr.dtype.element_ty)
-            k2_new = k2_new.to(k_ptr.dtype.element_ty)
-            v_new = tl.load(kv_row + NUM_KV * stride_qh + offs_d)[None, :].to(v_ptr.dtype.element_ty)  # [1, D]
-            slot = tl.load(loc_ptr + b).to(tl.int64)  # where the scheduler put this token's K/V
-            dst = slot * stride_kslot + h * stride_kh
-            tl.store(k_ptr + dst + offs_h[None, :], k1_new)
-            tl.store(k_ptr + dst + HALF + offs_h[None, :], k2_new)
-            tl.store(v_ptr + dst + offs_d[None, :], v_new)
-        if EARLY_KV and not NEW_KV:  # ".cg": from L2, where the kernel before wrote it
+    if EARLY_KV:
+        if s == S - 1:  # the last split (the fewest keys from the loop) also takes the newest key
+            # ".cg": from L2, where the kernel before wrote it
             k1_new = tl.load(k_ptr + newest_src + offs_h, cache_modifier=".cg")[None, :]
             k2_new = tl.load(k_ptr + newest_src + HALF + offs_h, cache_modifier=".cg")[None, :]
             v_new = tl.load(v_ptr + newest_src + offs_d, cache_modifier=".cg")[None, :]
-        if NEW_KV or EARLY_KV:
             score = tl.sum(q1 * k1_new.to(tl.float32), axis=1) + tl.sum(q2 * k2_new.to(tl.float32), axis=1)
             m, l, acc = _online_update(m, l, acc, score[:, None], v_new.to(tl.float32))
     # This split's partial result, then the merge by whichever split of (b, h) finishes last.
@@ -211,9 +158,8 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, pos_p
 def num_splits(bs: int, num_kv_heads: int) -> int:
     """Splits per (request, KV head): a power of two, about 512 programs in all, 1..32.
 
-    Measured on an H200 (scripts/gpu_kernel_bench.py small_attn, Qwen3-0.6B heads, 512 keys): at
-    batch 1 32 splits of 16 keys per step took 6.3 us per layer, 16 splits 8.0, FlashInfer 10.0;
-    at batch 4 16 splits 11.2, 32 splits 11.8, FlashInfer 12.0.
+    Enough programs to fill the SMs at batch 1, few enough that each split still reads a block of
+    keys per step (`scripts/gpu_kernel_bench.py small_attn` times other choices).
     """
     return max(1, min(32, triton.next_power_of_2(max(1, 512 // (bs * num_kv_heads)))))
 
@@ -225,17 +171,16 @@ def supports(num_qo_heads: int, num_kv_heads: int, head_dim: int) -> bool:
 
 
 class SplitKVDecode:
-    """A decode 'wrapper' for one captured batch size: fixed buffers, `plan()` fills them."""
+    """The kernel for one batch size: fixed buffers, which `plan()` fills or `use_buffers` replaces."""
 
     def __init__(self, bs: int, num_qo_heads: int, num_kv_heads: int, head_dim: int, page_size: int,
                  scale: float, indices: torch.Tensor, splits: int = 0, block: int = BLOCK) -> None:
-        """`splits` 0: `num_splits(bs, num_kv_heads)`; `splits` and `block` are there to tune them."""
+        """`splits` 0: `num_splits(bs, num_kv_heads)`; `splits` and `block` are there to time others."""
         dev = indices.device
         self.bs, self.hq, self.hkv, self.d, self.page_size, self.scale = (
             bs, num_qo_heads, num_kv_heads, head_dim, page_size, scale)
         self.splits = splits or num_splits(bs, num_kv_heads)
         self.block = block
-        self.num_warps = NUM_WARPS  # an attribute so that scripts/gpu_bs1_sweep.py can change it
         self.early_kv = bs >= EARLY_KV_MIN_BS
         self.indices = indices  # page ids of all requests, back to back (shared by every size)
         self.indptr = torch.zeros(bs + 1, dtype=torch.int32, device=dev)
@@ -262,31 +207,14 @@ class SplitKVDecode:
         """q [bs, Hq, D] (normed, rotated); kv = the layer's pages ([pages, page_size, Hkv, D]
         each), the new tokens' K/V already in them -> [bs, Hq, D]."""
         k, v = (x.view(-1, self.hkv, self.d) for x in kv)  # one row per token slot
-        return self._launch(q, q.stride(0), q.stride(1), k, v, new_kv=False)
+        return self._launch(q, k, v)
 
-    def run_qkv(self, qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor,
-                q_weight: torch.Tensor | None, k_weight: torch.Tensor | None, eps: float, out_loc: torch.Tensor,
-                k_pool: torch.Tensor, v_pool: torch.Tensor) -> torch.Tensor:
-        """The whole attention step of a decode batch from the qkv matmul's output, in one kernel:
-        q/k norm, RoPE, the new K/V written at `out_loc`, attention and merge -> [bs, Hq, D].
-
-        qkv [bs, (Hq + 2 Hkv) D]; cos_sin float32 [max_pos, D]; k_pool, v_pool [slots, Hkv, D].
-        """
-        return self._launch(qkv, qkv.stride(0), self.d, k_pool, v_pool, new_kv=True, positions=positions,
-                            cos_sin=cos_sin, q_weight=q_weight, k_weight=k_weight, eps=eps, out_loc=out_loc)
-
-    def _launch(self, q, stride_qb, stride_qh, k, v, new_kv, positions=None, cos_sin=None, q_weight=None,
-                k_weight=None, eps=0.0, out_loc=None) -> torch.Tensor:
+    def _launch(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         out = torch.empty((self.bs, self.hq, self.d), dtype=q.dtype, device=q.device)
-        has_norm = q_weight is not None
-        unused = self.lens  # any tensor, for pointers a variant of the kernel never reads
         _decode_kernel[(self.bs, self.hkv, self.splits)](
-            q, k, v, self.indices, self.indptr, self.lens, positions if new_kv else unused,
-            cos_sin if new_kv else unused, q_weight if has_norm else unused, k_weight if has_norm else unused,
-            out_loc if new_kv else unused, self.acc, self.ml, self.count, out, self.scale, eps, stride_qb, stride_qh,
-            k.stride(0), k.stride(1), cos_sin.stride(0) if new_kv else 0, out.stride(0), out.stride(1),
+            q, k, v, self.indices, self.indptr, self.lens, self.acc, self.ml, self.count, out, self.scale,
+            q.stride(0), q.stride(1), k.stride(0), k.stride(1), out.stride(0), out.stride(1),
             NUM_KV=self.hkv, PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits, BLOCK=self.block,
-            NEW_KV=new_kv, HAS_NORM=has_norm, EARLY_KV=self.early_kv, num_warps=self.num_warps,
-            **pdl.launch_options(q.device),
+            EARLY_KV=self.early_kv, num_warps=NUM_WARPS, **pdl.launch_options(q.device),
         )
         return out

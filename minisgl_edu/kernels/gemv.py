@@ -1,9 +1,9 @@
 """y = x @ W^T for ONE row of x, optionally with the step before it folded in (CUDA only).
 
 Where this sits on the request path: a decode batch of a single request (batch 1, the latency
-case). `distributed.linear.linear` sends every one-row matmul here, and at batch 1
-`DecoderLayer.forward_fused` also asks it to do the layer's two RMSNorms and the SwiGLU
-activation on the way in, so a layer is 7 kernels instead of 10:
+case). The CUDA linear layers (`models/cuda_layers.py`) send every one-row matmul here, and at
+batch 1 `CudaDecoderLayer` also asks it to do the layer's two RMSNorms and the SwiGLU activation on
+the way in ("fold"), so a layer is 7 kernels instead of 10:
 
     qkv   = gemv(rmsnorm(hidden + residual))      PROLOGUE "add_norm" (layer 0: "norm")
     ...   rope + K/V store, attention, o = gemv(attn_out)
@@ -16,7 +16,7 @@ rows of W and loads them whole, [BLOCK_N, K] in one go, *before* `gdc_wait()`: u
 dependent launch (kernels/pdl.py) its share of W is already on the way while the previous kernel
 still runs. After the wait only x is left to read (K values, from L2), so folding a norm or the
 activation into that read costs a few hundred nanoseconds, where a separate kernel costs a launch
-and a round trip through memory. Measured on an H200 (docs/benchmarks.md, scripts/gpu_chain_floor.py).
+and a round trip through memory (`scripts/gpu_chain_floor.py` times such chains).
 
 Every program computes the prologue for the whole of x itself (they all need all of it); in
 "add_norm" program 0 alone also writes the new residual stream (hidden + residual) to `r_out`,
@@ -73,13 +73,11 @@ def _gemv_kernel(x_ptr, r_ptr, nw_ptr, r_out_ptr, w_ptr, b_ptr, y_ptr, N, stride
 
 
 def pick_config(N: int, K: int) -> tuple[int, int]:
-    """(BLOCK_N, num_warps) for W [N, K]: 128-1,024 programs for those four.
+    """(BLOCK_N, num_warps) for W [N, K]: 128-1,024 programs for Qwen3-0.6B's four matrices.
 
-    Measured on an H200 as what counts, the GPU time of a whole bs-1 decode graph of Qwen3-0.6B
-    (scripts/gpu_bs1_sweep.py, one matrix at a time, 8 choices each): qkv [4096, 1024] 4 rows and
-    8 warps, gate_up [6144, 1024] 8 and 4, o [1024, 2048] 8 and 4, down [1024, 3072] 4 and 4;
-    together 0.724 -> 0.692 ms per replay against session 6's (8, 4) / (4, 8) by N alone, which
-    had been picked from each matrix timed on its own.
+    Picked on an H200 by the GPU time of a whole bs-1 decode graph (a tile that is fastest for one
+    matrix timed alone need not be inside the chain): qkv [4096, 1024] 4 rows and 8 warps,
+    gate_up [6144, 1024] 8 and 4, o [1024, 2048] 8 and 4, down [1024, 3072] 4 and 4.
     """
     if N >= 6144:
         return 8, 4
@@ -89,8 +87,9 @@ def pick_config(N: int, K: int) -> tuple[int, int]:
 
 
 def supports(x: torch.Tensor, weight: torch.Tensor) -> bool:
-    """One CUDA half-precision row, W contiguous along K with K <= MAX_K."""
-    return (x.is_cuda and x.dim() == 2 and x.shape[0] == 1 and x.dtype == weight.dtype
+    """One half-precision row, W contiguous along K with K <= MAX_K. (The device is chosen when the
+    model is built: CUDA, or the CPU under Triton's interpreter in the tests.)"""
+    return (x.dim() == 2 and x.shape[0] == 1 and x.dtype == weight.dtype
             and x.dtype in (torch.bfloat16, torch.float16) and x.is_contiguous() and weight.stride(1) == 1
             and weight.shape[1] <= MAX_K)
 

@@ -1,22 +1,21 @@
 """The last step of a small decode graph: float32 logits and the greedy token in one kernel (CUDA only).
 
-Where this sits on the request path: the end of `CudaGraphRunner._forward` for the graphs that take
-packed inputs (a few requests, `engine/cuda_graph.py`). The LM head has just produced the logits in
+Where this sits on the request path: the end of `CudaGraphRunner._forward` for the decode graphs
+of at most `MAX_BS` requests (`engine/cuda_graph.py`). The LM head has just produced the logits in
 the model's dtype; the graph needs them in float32 (for any sampling after the replay), the argmax
 of each row (the greedy token), and that token written to `Engine.last_tokens` at the request's
 row, where the next step's graph reads its input.
 
-Why: as torch ops that is three kernels (`.float()`, `argmax`, `index_copy_`), ~18 us of a ~700 us
-bs-1 step on an H200 with the gaps between them: torch's argmax over 151,936 logits runs on 19
-blocks. Here `bs x ceil(V / BLOCK)` programs each convert their slice, find its largest logit,
-and fold (value, index) into one int64 per row with an atomic max: the value's bits made to
-order like the float (negative floats have their magnitude bits flipped) in the high half and
-`2^31 - 1 - index` in the low half, so that equal values go to the smallest index, as
-`torch.argmax` does. The last program of a row to finish (counted with an atomic add, as in
-`decode_attention.py`) reads the result, resets the row's buffers for the next replay and writes
-the token. Measured on an H200 (scripts/gpu_bs1_sweep.py): bs-1 graph replay 0.692 -> 0.678 ms.
-(One difference from torch: -0.0 orders below +0.0 here, where torch calls them equal; it only
-matters if the largest logit is an exact zero of both signs.)
+Why: as torch ops that is three kernels (`.float()`, `argmax`, `index_copy_`) and the gaps between
+them, and torch's argmax over a 151,936-entry row runs on few blocks. Here `bs x ceil(V / BLOCK)`
+programs each convert their slice, find its largest logit, and fold (value, index) into one int64
+per row with an atomic max: the value's bits made to order like the float (negative floats have
+their magnitude bits flipped) in the high half and `2^31 - 1 - index` in the low half, so that
+equal values go to the smallest index, as `torch.argmax` does. The last program of a row to finish
+(counted with an atomic add, as in `decode_attention.py`) reads the result, resets the row's
+buffers for the next replay and writes the token. (One difference from torch: -0.0 orders below
++0.0 here, where torch calls them equal; it only matters if the largest logit is an exact zero of
+both signs.)
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ import triton.language as tl
 
 from minisgl_edu.kernels import pdl
 
+MAX_BS = 4  # graphs of up to this many requests end with this kernel; larger ones with torch's ops
 BLOCK = 4096  # logits per program: 38 programs per row for a 151,936-token vocabulary
 EMPTY = -(2**63)  # a row's key before any program has folded into it
 

@@ -19,20 +19,22 @@ own wait: when a kernel starts, every kernel and copy before the one that releas
 finished. On a GPU without PDL, or launched without the attribute, `gdc_wait` returns at once,
 so the kernels are correct either way.
 
-`MINISGL_EDU_PDL=0` switches it off (measured in docs/benchmarks.md).
+`MINISGL_EDU_PDL=0` switches it off (`minisgl_edu/env.py`): a debugging switch, to rule PDL out
+when a result looks like a race.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 
 import torch
+
+from minisgl_edu import env
 
 
 @functools.cache
 def _enabled_on(device_index: int) -> bool:
-    if os.environ.get("MINISGL_EDU_PDL", "1") == "0" or os.environ.get("TRITON_INTERPRET") == "1":
+    if not env.get().pdl or env.get().triton_interpret:
         return False
     import triton.language as tl
 

@@ -1,10 +1,10 @@
 """q/k RMSNorm, RoPE and the K/V write into the paged pool, in one kernel (CUDA only).
 
-Where this sits on the request path: in `Attention.forward`, between the qkv matmul and the
-attention kernel. On the FlashInfer path those steps were five kernels per layer: Qwen3's q norm
-and k norm, RoPE on q and k, and two `index_copy_` into the pool's K and V buffers. At decode
-batch 1 each is only a few microseconds of work, but each still pays a kernel's start-up (~1.5-2
-us, profiled), 28 layers over. Here one program per (token, head) does all of it:
+Where this sits on the request path: in `TritonRopeAttention` (`models/cuda_layers.py`), between
+the qkv matmul and the attention kernel. Otherwise those steps are five kernels per layer: Qwen3's
+q norm and k norm, RoPE on q and k, and two `index_copy_` into the pool's K and V buffers. At
+decode batch 1 each is only a few microseconds of work, but each still pays a kernel's start-up,
+every layer over. Here one program per (token, head) does all of it:
 
     q head h:   x = qkv[t, h*D : (h+1)*D]   -> norm(x) * q_weight -> rotate -> q_out[t, h]
     k head j:   x = qkv[t, (Hq+j)*D : ...]   -> norm(x) * k_weight -> rotate -> K pool[slot(t), j]
@@ -25,18 +25,12 @@ import triton.language as tl
 
 from minisgl_edu.kernels import pdl
 
-# Under PDL, read the position, its cos/sin and the KV slot before `gdc_wait()`, so only the qkv
-# row is left to load after it. Safe: they are copied in before the forward pass, and this kernel
-# can only start once the qkv matmul before it has passed its own wait, i.e. once every earlier
-# kernel and copy has finished (pdl.py). A switch so that scripts/gpu_bs1_sweep.py can measure it.
-EARLY_INPUTS = True
-
 
 @triton.jit
 def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr, q_out_ptr, k_pool_ptr,
                           v_pool_ptr, stride_qkv, stride_cs, stride_qo, stride_pool, eps,
                           NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, HEAD_DIM: tl.constexpr,
-                          HAS_NORM: tl.constexpr, EARLY: tl.constexpr, USE_PDL: tl.constexpr):
+                          HAS_NORM: tl.constexpr, USE_PDL: tl.constexpr):
     t = tl.program_id(0)
     h = tl.program_id(1)  # q heads 0..NUM_Q-1, then k heads
     HALF: tl.constexpr = HEAD_DIM // 2
@@ -48,15 +42,15 @@ def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr
         else:
             w1 = tl.load(kw_ptr + offs).to(tl.float32)
             w2 = tl.load(kw_ptr + HALF + offs).to(tl.float32)
-    if USE_PDL and not EARLY:
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
-    # The step's inputs, copied in before the forward pass: with EARLY read before the wait.
+    # The step's inputs (position, its cos/sin, the KV slot) are read before `gdc_wait()` too: they
+    # were copied in before the forward pass, and this kernel can only start once the qkv matmul
+    # before it has passed its own wait, i.e. once every earlier kernel and copy has finished
+    # (pdl.py). Only the qkv row is left to load after the wait.
     pos = tl.load(pos_ptr + t)
     cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
     sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
     slot = tl.load(loc_ptr + t)
-    if USE_PDL and EARLY:
+    if USE_PDL:
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
     row = qkv_ptr + t * stride_qkv
@@ -104,7 +98,7 @@ def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Ten
     _qk_rope_store_kernel[(T, num_q + num_kv)](
         qkv, positions, cos_sin, q_weight if has_norm else cos_sin, k_weight if has_norm else cos_sin, out_loc,
         q, k_pool, v_pool, qkv.stride(0), cos_sin.stride(0), q.stride(0), k_pool.stride(0), eps,
-        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, EARLY=EARLY_INPUTS, num_warps=1,
+        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, num_warps=1,
         **pdl.launch_options(qkv.device),
     )
     return q

@@ -2,10 +2,10 @@
 
 Where this sits on the request path: every linear layer of a decoder layer (`qkv_proj`,
 `o_proj`, `gate_up_proj`, `down_proj`) when the batch has at most `MAX_ROWS` tokens, i.e. decode
-at batch 1 to 16. Such a multiply reads the whole weight matrix (4 to 13 MB in Qwen3-0.6B) to
-compute a few output rows, so its speed is the speed of reading W. Measured on an H200 with cold
-caches (docs/benchmarks.md), cuBLAS reads three of the four matrices about as fast as this kernel,
-but for o_proj at 1-4 rows it picks a split-K kernel plus a reduction: 10.4 us against 5.8 us.
+at batch 1 to 16, through the CUDA linear layers of `models/cuda_layers.py`. Such a multiply reads the whole weight matrix (4 to 13 MB in Qwen3-0.6B) to
+compute a few output rows, so its speed is the speed of reading W. cuBLAS reads most such
+matrices about as fast as this kernel, but for some shapes (o_proj at 1-4 rows) it picks a split-K
+kernel plus a reduction, about twice as slow (`scripts/gpu_kernel_bench.py` compares them).
 
 The kernel: each program owns BLOCK_N output columns (rows of W) and walks the whole K dimension,
 loading a [BLOCK_N, BLOCK_K] tile of W (contiguous along K, so the loads coalesce) and the
@@ -61,17 +61,16 @@ def _skinny_gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_wn, 
 def pick_config(N: int, K: int) -> tuple[int, int, int, int]:
     """(BLOCK_N, BLOCK_K, num_warps, num_stages) for W [N, K]; BLOCK_K 0: no tile divides K.
 
-    Measured on an H200 with cold caches (scripts/gpu_kernel_bench.py, docs/benchmarks.md): wide
-    matrices (qkv, gate_up) like 32 columns per program; narrow ones (o, down: N = 1024) need
-    16 to keep enough programs reading, and long K tiles.
+    Wide matrices (qkv, gate_up) run fastest with 32 columns per program; narrow ones (o, down:
+    N = 1024) need 16 to keep enough programs reading, and long K tiles (H200, cold caches).
     """
     block_k = next((b for b in ((512, 256, 128, 64) if N < 4096 else (128, 256, 64)) if K % b == 0), 0)
     return (32, block_k, 4, 4) if N >= 4096 else (16, block_k, 4, 3)
 
 
 def supports(x: torch.Tensor, weight: torch.Tensor) -> bool:
-    """Can this multiply use the skinny kernel? (a CUDA half-precision batch of <= 16 rows)"""
-    return (x.is_cuda and x.dim() == 2 and x.shape[0] <= MAX_ROWS and x.dtype == weight.dtype
+    """Can this multiply use the skinny kernel? (a half-precision batch of <= 16 rows)"""
+    return (x.dim() == 2 and x.shape[0] <= MAX_ROWS and x.dtype == weight.dtype
             and x.dtype in (torch.bfloat16, torch.float16) and weight.stride(1) == 1 and x.stride(1) == 1
             and x.shape[1] == weight.shape[1] and pick_config(*weight.shape)[1] > 0)
 

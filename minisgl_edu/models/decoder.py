@@ -23,6 +23,10 @@ The three architectures differ in small, switchable ways (see `ModelConfig`):
 Parameter names follow the HF checkpoints (`model.layers.0.self_attn.o_proj.weight` ...) except
 the two fused matrices `qkv_proj` and `gate_up_proj`, which `load_weights` fills piece by piece.
 
+This is the plain PyTorch model. On CUDA in half precision the engine swaps faster variants in for
+its modules once, after loading (`models/cuda_layers.py`, `use_cuda_layers`); the parameters and
+their names stay the same.
+
 With tensor parallelism (`minisgl_edu.distributed`) each rank builds the same modules with 1/tp of
 the heads, MLP columns and vocabulary rows, and `load_weights` cuts this rank's slice out of each
 full checkpoint tensor; `compute_logits` still returns the full [N, vocab] on every rank.
@@ -39,7 +43,7 @@ from minisgl_edu.attention.base import AttentionBackend
 from minisgl_edu.distributed import get_tp_rank, get_tp_size
 from minisgl_edu.distributed.linear import ParallelLMHead, VocabParallelEmbedding
 from minisgl_edu.models.config import ModelConfig
-from minisgl_edu.models.layers import DecoderLayer, RMSNorm, use_fused
+from minisgl_edu.models.layers import DecoderLayer, RMSNorm
 from minisgl_edu.models.rope import RotaryEmbedding
 
 # HF checkpoint piece -> (our fused parameter, which shard). Shard order is the row order inside
@@ -72,14 +76,6 @@ class DecoderModel(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, attn: AttentionBackend) -> torch.Tensor:
         hidden = self.embed_tokens(input_ids)
-        if use_fused(hidden):
-            # CUDA: FlashInfer's fused kernels (see layers.py). RoPE reads the float32 table at
-            # `positions` inside its kernel; the residual stream travels beside `hidden`.
-            cos_sin = (positions, self.rotary_emb.cos_sin_table())
-            residual = None
-            for layer in self.layers:
-                hidden, residual = layer.forward_fused(hidden, residual, cos_sin, attn)
-            return self.norm.add_forward_(hidden, residual)
         cos_sin = self.rotary_emb.lookup(positions, hidden.dtype)  # once per batch, not per layer
         for layer in self.layers:
             hidden = layer(hidden, cos_sin, attn)
