@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything a GPU session checks and measures, in one call on the lent H200 (see
+# Everything a GPU run checks and measures, in one call on the lent H200 (see
 # ../shared/gpu/README.md). Machines differ by ~10%, so compare only runs of one call.
 #   source .gpu/env.sh && OUT=/tmp/out bash scripts/gpu_ab.sh [--tests] [--checks] [--profile] \
 #       'name|ENV=value ...|--bench-flags ...' ...
@@ -11,7 +11,7 @@
 # In a variant's env part, three names are ours, not the engine's: TREE=dir runs another copy of
 # the code (e.g. `git archive` of an older commit), HF=1 also runs transformers (~200 s), and
 # TIMEOUT=s replaces the 120 s limit. Example:
-#   'base||' 'big_prefill||--max-prefill-tokens 16384' 'no_triton|MINISGL_EDU_TRITON=0|' 'hf|HF=1|'
+#   'new||' 'old|TREE=.gpu/base|' 'big_prefill||--max-prefill-tokens 16384' 'no_triton||--triton-kernels 0' 'hf|HF=1|'
 set -u
 OUT=${OUT:-/tmp/gpu_ab}; mkdir -p "$OUT" /tmp/gl
 DEADLINE=${DEADLINE:-560}  # seconds from the start; a variant that would begin later is skipped

@@ -1,7 +1,10 @@
-"""Correctness of the fused-kernel model path on CUDA against `transformers` (GPU machine only).
+"""Correctness of the CUDA model path against `transformers` (GPU machine only).
 
     python scripts/gpu_fused_check.py model   # our model (torch attention) vs transformers
-    python scripts/gpu_fused_check.py engine  # the whole engine (FlashInfer, CUDA graphs, overlap)
+    python scripts/gpu_fused_check.py engine  # the whole engine (FlashInfer + Triton, CUDA graphs, overlap)
+
+"fused": the CUDA layers swapped in (`models/cuda_layers.py`, all of our Triton kernels);
+"unfused": the plain layers (model part) or `fused_kernels=False` (engine part).
 
 Weights: the benchmark's random Qwen3-0.6B-shaped bf16 checkpoint (`random_qwen3_dir`) with every
 RMSNorm weight perturbed (1 + 0.2 N(0,1): at 1.0 a misplaced norm weight would go unnoticed),
@@ -78,8 +81,9 @@ if not os.path.exists(os.path.join(PERTURBED, "config.json")):
 hf32 = hf_model(torch.float32)
 
 if part == "model":
-    from minisgl_edu.models import layers
+    from minisgl_edu.engine.config import TRITON_KERNELS
     from minisgl_edu.models.config import ModelConfig
+    from minisgl_edu.models.cuda_layers import use_cuda_layers, use_plain_layers
     from minisgl_edu.models.decoder import create_model
     from minisgl_edu.models.testing import PagedRunner
 
@@ -93,7 +97,9 @@ if part == "model":
     res["hf_bf16_prefill_rel"] = max(rel(hf_logits(hf16, p), r) for p, r in zip(ps, ref))
 
     def run_ours(fused: bool):
-        layers.FUSED_KERNELS = fused
+        use_plain_layers(ours)
+        if fused and DEV == "cuda":
+            use_cuda_layers(ours, fused=True, triton=TRITON_KERNELS)
         runner = PagedRunner(ours, cfg, page_size=16, max_tokens=2048, max_reqs=4, max_len=512)
         rows = [runner.add_request() for _ in ps]
         pre = runner.step(list(zip(rows, ps)), all_logits=True)  # both prompts in one prefill
@@ -126,24 +132,21 @@ if part == "model":
         res[f"{name}_greedy_match"] = f"{match}/{steps * len(ps)}"
         res[f"{name}_greedy_margins"] = margins
         res[f"{name}_tokens"] = gen
-    layers.FUSED_KERNELS = True
     # Within 1e-2, or at least no worse than transformers' own bf16 run (x1.5) on a deep model.
     ok &= res["fused_prefill_rel"] < max(1e-2, 1.5 * res["hf_bf16_prefill_rel"])
     ok &= res["fused_decode_rel"] < max(1e-2, 1.5 * res["hf_bf16_decode_rel"])
 else:  # engine
     from minisgl_edu import SamplingParams
     from minisgl_edu.bench.offline import _IdTokenizer
-    from minisgl_edu.models import layers
     from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
 
     ps = prompts(6, 20, 400, seed=1)
     n = 24
 
     def engine_tokens(fused: bool) -> list[list[int]]:
-        layers.FUSED_KERNELS = fused
         sched = Scheduler(SchedulerConfig(model=PERTURBED, device=DEV, num_pages=4096, page_size=16,
-                                          max_running_requests=8, cuda_graph_max_bs=8,
-                                          attention_backend="flashinfer" if DEV == "cuda" else "torch"),
+                                          max_running_requests=8, cuda_graph_max_bs=8, fused_kernels=fused,
+                                          attention_backend="flashinfer,triton" if DEV == "cuda" else "torch"),
                           QueueIO(), tokenizer=_IdTokenizer())
         assert DEV == "cpu" or sched.engine.graph_runner is not None
         for i, p in enumerate(ps):
@@ -168,7 +171,6 @@ else:  # engine
         res[f"engine_{name}_greedy_match"] = f"{match}/{n * len(ps)}"
         res[f"engine_{name}_margins"] = margins
         res[f"engine_{name}_tokens"] = gen
-    layers.FUSED_KERNELS = True
     same = sum(a == b for x, y in zip(res["engine_fused_tokens"], res["engine_unfused_tokens"]) for a, b in zip(x, y))
     res["engine_fused_vs_unfused_same"] = f"{same}/{n * len(ps)}"
     # Accept a mismatch only at a near-tie of the float32 model.

@@ -133,7 +133,7 @@ if "attn" in parts:
 if "small_attn" in parts:
     # Our split-KV decode (kernels/decode_attention.py) against FlashInfer's tensor-core decode
     # (the default), per layer, at the batch sizes it is meant for; K and V pages apart.
-    from minisgl_edu.kernels.decode_attention import SplitKVDecode, num_splits
+    from minisgl_edu.kernels.decode_attention import BLOCK, SplitKVDecode, num_splits
 
     print()
     print("| small-batch decode attention (28 layers, page 16) | bs | context | FlashInfer TC us/layer | ours: splits, keys per step -> us/layer |")
@@ -150,7 +150,7 @@ if "small_attn" in parts:
         fi_us = graph_us([lambda i=i: w.run(q, (k_pages[i], v_pages[i])) for i in range(L)])
         ours = []
         for splits in (4, 8, 16, 32):
-            for block in (16, 32, 64):
+            for block in sorted({16, 32, 64, BLOCK}):
                 o = SplitKVDecode(bs, HQ, HKV, D, P, D**-0.5, torch.zeros(pages, dtype=torch.int32, device=dev),
                                   splits=splits, block=block)
                 o.plan(indptr.pin_memory(), indices, torch.full((bs,), ctx, dtype=torch.int32).pin_memory())
@@ -159,6 +159,6 @@ if "small_attn" in parts:
                 ours.append((us, splits, block))
         ours.sort()
         best = ", ".join(f"{s_}, {b_} -> {u:.2f}" for u, s_, b_ in ours[:4])
-        default = next(u for u, s_, b_ in ours if s_ == num_splits(bs, HKV) and b_ == 32)
-        print(f"| | {bs} | {ctx} | {fi_us:.2f} | best {best}; default ({num_splits(bs, HKV)}, 32) {default:.2f} |")
+        default = next(u for u, s_, b_ in ours if s_ == num_splits(bs, HKV) and b_ == BLOCK)
+        print(f"| | {bs} | {ctx} | {fi_us:.2f} | best {best}; default ({num_splits(bs, HKV)}, {BLOCK}) {default:.2f} |")
         del k_pages, v_pages

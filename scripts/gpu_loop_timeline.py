@@ -41,7 +41,7 @@ out_dir = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
 sched = Scheduler(SchedulerConfig(model=random_qwen3_dir(), device="cuda", num_pages=8192, max_running_requests=4,
                                   cuda_graph_max_bs=4), QueueIO(), tokenizer=_IdTokenizer())
 eng, gr = sched.engine, sched.engine.graph_runner
-assert gr.packs(1) and 1 in gr.greedy_heads, "needs the packed bs-1 graph with the greedy kernel (defaults)"
+assert 1 in gr.greedy_heads, "needs the bs-1 graph with the greedy kernel (defaults)"
 CTX, STEPS = 512, 120
 
 
@@ -85,7 +85,7 @@ row = eng.page_table.alloc_row()
 eng.page_table.append(row, list(range(CTX // eng.page_size)))
 results = {}
 with torch.cuda.stream(eng.stream):
-    gr.run_packed(None, [CTX - 1], [gr.dummy_slot], [row], [CTX])  # the graph's inputs, once
+    gr.run(None, [CTX - 1], [gr.dummy_slot], [row], [CTX])  # the graph's inputs, once
     eng.stream.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(STEPS):
@@ -95,7 +95,7 @@ with torch.cuda.stream(eng.stream):
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         pending = None
         for _ in range(STEPS):  # the engine's path for one greedy step, minus the scheduler
-            _, tokens, _ = gr.run_packed(None, [CTX - 1], [gr.dummy_slot], [row], [CTX])
+            _, tokens, _ = gr.run(None, [CTX - 1], [gr.dummy_slot], [row], [CTX])
             nxt = eng._pending([True], tokens)
             if pending is not None:
                 pending.result()

@@ -1,8 +1,9 @@
 """A short CUDA smoke test that needs no FlashInfer: the engine on CUDA (torch attention, no
-graphs, no fused kernels, normal loop) gives the same greedy tokens as on CPU, fp32, for tiny
-random Llama and Qwen3 models. Run on the GPU machine after changes to shared model code:
+graphs, float32, so the plain layers: no CUDA variant is swapped in, normal loop) gives the same
+greedy tokens as on CPU, fp32, for tiny random Llama and Qwen3 models. Run on the GPU machine
+after changes to shared model code:
 
-    MINISGL_EDU_FUSED=0 PYTHONPATH=. python scripts/gpu_smoke.py
+    PYTHONPATH=. python scripts/gpu_smoke.py
 """
 
 from __future__ import annotations

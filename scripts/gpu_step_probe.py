@@ -100,11 +100,9 @@ def clock(obj, name: str, label: str) -> None:
 
 
 pieces = [(sched, "schedule", "schedule"), (eng, "launch_batch", "launch_batch"),
-          (eng.graph_runner, "run", "  graph_runner.run"), (eng.attn, "plan_graph", "    plan_graph"),
-          (eng.graph_runner, "run_packed", "  run_packed"), (eng.sampler, "sample_device", "  sample_device"),
+          (eng.graph_runner, "run", "  graph_runner.run"), (eng.attn, "prepare_for_replay", "    prepare_for_replay"),
+          (eng.graph_runner.inputs, "send", "    inputs.send"), (eng.sampler, "sample_device", "  sample_device"),
           (eng, "_pending", "  _pending (copy out)"), (sched, "_process_results", "process_results")]
-if eng.graph_runner.packed is not None:
-    pieces.append((eng.graph_runner.packed, "send", "    packed.send"))
 for obj, name, label in pieces + [(engine_mod.PendingForward, "result", "result (wait)")]:
     clock(obj, name, label)
 for g in eng.graph_runner.graphs.values():
@@ -136,11 +134,7 @@ replay_ms = {}
 def replay_once(bs: int) -> None:
     """Fill the graph of `bs` with `bs` requests of `ctx` tokens (K/V written to the dummy slot
     only, so the pages of cached prefixes stay intact) and replay it once."""
-    if gr.packs(bs):
-        gr.run_packed(None, [ctx - 1] * bs, [gr.dummy_slot] * bs, rows[:bs], [ctx] * bs)
-    else:
-        gr.run(torch.zeros(bs, dtype=torch.int64, device=eng.device), [ctx - 1] * bs, [gr.dummy_slot] * bs,
-               rows[:bs], [ctx] * bs)
+    gr.run(None, [ctx - 1] * bs, [gr.dummy_slot] * bs, rows[:bs], [ctx] * bs)
 
 for bs in gr.bs_list:
     if bs not in (1, 2, 4, 8, 16, 32, 64):

@@ -8,9 +8,12 @@ uniform in [min_len, max_len], greedy, `ignore_eos`, so every request produces e
 length. `transformers` runs the same prompts as one left-padded batch for max(output lengths)
 steps; both throughputs count the same useful tokens (sum of the requested output lengths).
 
-On CUDA the engine runs with FlashInfer attention, CUDA graphs and overlap scheduling; switch
-each off to see what it contributes: `--attention-backend torch`, `--no-cuda-graph`,
-`--no-overlap`. `--batch1-tokens N` also times one request alone (decode speed at batch 1).
+On CUDA the engine runs with FlashInfer attention (our Triton decode kernel for a few requests),
+CUDA graphs, overlap scheduling and the CUDA layer variants; switch each off to see what it
+contributes: `--attention-backend torch` (or `flashinfer`), `--no-cuda-graph`, `--no-overlap`,
+`--triton-kernels 0`, `--no-fused-kernels`, `--no-decode-tensor-cores` (the `EngineConfig`
+fields of the same names). `--batch1-tokens N` also times one request alone (decode speed at
+batch 1).
 """
 
 from __future__ import annotations
@@ -180,7 +183,12 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--max-prefill-tokens", type=int, default=None,
                     help="token budget of one prefill batch (default: SchedulerConfig's: 2048 on CPU, 8192 on CUDA)")
     ap.add_argument("--max-running-requests", type=int, default=None)
-    ap.add_argument("--attention-backend", default="auto", choices=["auto", "torch", "flashinfer"])
+    ap.add_argument("--attention-backend", default="auto",
+                    help="auto, torch, flashinfer, or prefill,decode such as flashinfer,triton (EngineConfig)")
+    ap.add_argument("--triton-kernels", default=None,
+                    help="our Triton layer kernels, e.g. rope,gemm; 0 for none (default: EngineConfig's)")
+    ap.add_argument("--no-fused-kernels", action="store_true", help="plain torch norms, RoPE and activation on CUDA")
+    ap.add_argument("--no-decode-tensor-cores", action="store_true", help="FlashInfer's CUDA-core decode kernel")
     ap.add_argument("--cuda-graph-max-bs", type=int, default=256, help="0 disables CUDA graphs")
     ap.add_argument("--no-cuda-graph", action="store_true", help="same as --cuda-graph-max-bs 0")
     ap.add_argument("--no-overlap", action="store_true", help="normal_loop instead of overlap_loop")
@@ -207,7 +215,10 @@ def main(argv: list[str] | None = None) -> dict:
     wl = make_workload(n, lo, hi, vocab)
     engine_kw = dict(page_size=args.page_size, max_running_requests=args.max_running_requests or max(n, 1),
                      attention_backend=args.attention_backend,
-                     cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs)
+                     cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs,
+                     fused_kernels=not args.no_fused_kernels, decode_tensor_cores=not args.no_decode_tensor_cores)
+    if args.triton_kernels is not None:
+        engine_kw["triton_kernels"] = args.triton_kernels
     if args.max_prefill_tokens:
         engine_kw["max_prefill_tokens"] = args.max_prefill_tokens
     if device == "cpu":

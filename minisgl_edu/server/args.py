@@ -35,6 +35,8 @@ class ServerArgs:
     cache: Optional[str] = None
     dtype: Optional[str] = None
     overlap: Optional[bool] = None  # None: the scheduler decides (on with CUDA, off on CPU)
+    attention_backend: Optional[str] = None  # None: "auto"
+    cuda_graph_max_bs: Optional[int] = None
     # API server
     api_key: Optional[str] = None
     max_queue: Optional[int] = 256  # requests waiting beyond max_running_requests; None: no limit
@@ -52,7 +54,7 @@ class ServerArgs:
 
     def scheduler_overrides(self) -> dict:
         names = ("device", "max_running_requests", "page_size", "num_pages", "max_prefill_tokens",
-                 "max_seq_len", "cache", "dtype", "overlap")
+                 "max_seq_len", "cache", "dtype", "overlap", "attention_backend", "cuda_graph_max_bs")
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
 
@@ -100,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", help="auto, float32, bfloat16, float16")
     p.add_argument("--disable-overlap-schedule", dest="overlap", action="store_false", default=None,
                    help="use normal_loop even on CUDA (overlap_loop prepares the next batch while one runs)")
+    p.add_argument("--attention-backend",
+                   help="torch, flashinfer, or prefill,decode such as flashinfer,triton (default auto: torch on "
+                        "CPU, flashinfer,triton on CUDA)")
+    p.add_argument("--cuda-graph-max-bs", type=_non_negative,
+                   help="CUDA: decode batches up to this size replay a captured graph (0: no graphs)")
     p.add_argument("--api-key", default=os.environ.get("MINISGL_API_KEY") or None,
                    help="require 'Authorization: Bearer KEY' on /v1/* (default: $MINISGL_API_KEY; the "
                         "environment keeps the key out of `ps`)")
