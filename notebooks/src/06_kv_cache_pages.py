@@ -86,7 +86,8 @@ When uid 0 finished, its row was freed, but its **full** pages were not wiped: t
 **prefix cache** (a radix tree keyed by token ids, `kvcache/radix_cache.py`). The keys and values
 of a token depend only on the tokens before it, so any later prompt that starts with the same
 tokens can reuse them. Cached pages nobody uses are still "free": they are evicted (least
-recently used first) when a request needs the room.
+recently used first) when a request needs the room. Only full pages go in: the last, half-filled
+page (and the newest token, whose K/V was never computed) went back to the free list.
 
 ## Prefix reuse
 
@@ -117,6 +118,42 @@ srv.scheduler.cache.check()  # every page is free, cached, or owned: nothing lea
 print("no page leaked")
 '''),
 md(r"""
+## Only a cached prefix is shared
+
+Sharing is not a comparison between the prompts in the queue: at admission, a prompt is matched
+against what the prefix cache *already holds*, and in this engine a prompt gets into the cache only
+when its request finishes. So two prompts with the same beginning, sent together to a server whose
+cache is empty, share nothing: both are computed from position 0. `srv.reset()` starts a new
+scheduler, with an empty cache. We send two such prompts, then a third one while those two are
+still decoding, then a fourth after they have finished:
+"""),
+code(r'''
+def starts(snap):
+    """Where the prefill of each request in the batch that just ran began."""
+    return {it.uid: it.start for it in snap.batch.items}
+
+
+srv.reset()
+questions = ["What is a page table?", "What is a radix tree?", "Why reuse a prefix?", "What is a page?"]
+d, e = (srv.submit([system, {"role": "user", "content": q}], SamplingParams(max_tokens=6)) for q in questions[:2])
+print("sent together to an empty cache:", starts(srv.step()))
+srv.step()  # one decode step: both are decoding now
+f = srv.submit([system, {"role": "user", "content": questions[2]}], SamplingParams(max_tokens=6))
+print("sent while those two decode:    ", starts(srv.step()))
+srv.run_until_idle()
+g = srv.submit([system, {"role": "user", "content": questions[3]}], SamplingParams(max_tokens=6))
+print("sent after they finished:       ", starts(srv.step()))
+_ = srv.run_until_idle()
+'''),
+md(r"""
+The first three prefills all began at position 0; only the fourth, sent once the others had
+finished and left their pages in the cache, began after the shared part. This is where mini-sglang
+differs: it inserts a prompt into its prefix cache right after the prompt's prefill
+(`cache_req(req, finished=False)` in `Scheduler._process_last_data`), so there the third request,
+sent while the first two decode, would already share their beginning. Two prompts sent in the
+same batch share nothing there either.
+"""),
+md(r"""
 ## Without a prefix cache
 
 The same three requests on an engine with `cache="naive"`, which gives every page back to the free
@@ -144,7 +181,8 @@ md(r"""
 * The KV cache is a pool of pages; a request's page-table row lists its pages in order; the
   scheduler reserves pages before each forward and releases them when the request ends.
 * Finished requests leave their full pages in the prefix cache; a new prompt with the same
-  beginning maps those pages into its own row and computes only the rest.
+  beginning maps those pages into its own row and computes only the rest. Only what is already
+  in the cache is shared: prompts sent together to an empty cache share nothing.
 * `cache.check()` is the invariant: every page is free, in the prefix cache, or owned.
 
 ## Exercises
@@ -153,8 +191,10 @@ md(r"""
    does a smaller page cost (think of the page table's size, and of the attention kernel)?
 2. Submit more requests than the cache can hold (`num_pages=16`, `max_tokens=64`). What does the
    waiting queue look like, and when does each request start?
-3. Abort a request mid-decode and draw the page map. Which pages go back to the free list, and why
-   does an aborted request not donate its pages to the prefix cache? (`exercises/02_abort.ipynb`)
+3. Abort a request mid-decode and draw the page map: all its own pages go back to the free list.
+   That is this engine's choice (chapter 08): mini-sglang puts an aborted request's full computed
+   pages into the prefix cache, as it does for a finished one. What does each choice cost, and
+   what does it buy? (`exercises/02_abort.ipynb`)
 4. `exercises/04_page_allocator.ipynb`: write the page allocator that `CacheManager` uses.
 """),
 ]

@@ -46,6 +46,15 @@ Byte-level BPE splits a character's UTF-8 bytes over several tokens; a token alo
 the same window without the newest token. It returns new text only when the window does not end
 in `'\ufffd'`, i.e. when the last character is complete; otherwise it returns `''` and waits.
 `finish()` flushes whatever is left at the end.
+
+mini-sglang has no such class: its `DetokenizeManager.detokenize` keeps the same kind of offsets
+per uid (`DecodeStatus`) and decodes a whole batch of uids with one `batch_decode`. When the
+newest piece ends in `'\ufffd'` it does not simply wait: `find_printable_text` releases the part
+of that piece up to its last space (or all but its last character, when a CJK character comes
+just before it). It drops the final EOS
+token, has no stop strings and no flush at the end. This detokenizer waits for whole characters,
+holds back a possible stop string, flushes in `finish()`, and decodes with
+`skip_special_tokens=True`.
 """),
 code(r'''
 d = IncrementalDetokenizer(tok)
@@ -59,7 +68,8 @@ md(r"""
 With `stop=["END"]`, the text `"... E"` might be the start of `END`. The detokenizer holds such a
 tail back until the next tokens decide: either it was not a stop string (and is released), or it
 was (and it and everything after it is dropped). The scheduler also stops generating when it
-sees the stop string (`scheduler/finish.py`), so the two together give OpenAI's behaviour.
+sees the stop string (`scheduler/finish.py`), so the two together give OpenAI's behaviour. (Stop
+strings are this engine's addition; mini-sglang's API accepts a `stop` field and ignores it.)
 """),
 code(r'''
 ids2 = tok.encode("Step one, then step two. THE END. More text.")
@@ -95,9 +105,11 @@ md(r"""
 ## Streaming from the runtime
 
 `LocalServer.stream` yields each `UserReply`'s text as the API server's `listen` receives it. In
-the HTTP server, `stream_chunks` (`server/api_server.py`) wraps each one in an SSE line
-`data: {"choices": [{"delta": {"content": ...}}], ...}` and ends with `data: [DONE]` after the
-reply with `finished=True`.
+the HTTP server, `stream_chunks` (`server/generate.py`) wraps each one in an SSE line
+`data: {"choices": [{"delta": {"content": ...}}], ...}`; after the reply with `finished=True` it
+sends a chunk with the `finish_reason` (`"stop"` or `"length"`) and then `data: [DONE]`.
+mini-sglang's counterpart is `FrontendManager.stream_chat_completions`, whose last chunk always
+says `"stop"`.
 """),
 code(r'''
 from minisgl_edu import SamplingParams
