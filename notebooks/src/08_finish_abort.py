@@ -30,7 +30,9 @@ md(r"""
 
 * **EOS**: the model produced an end-of-sequence token. For a chat model that is the token that
   closes the assistant's turn (`<|im_end|>` here). Reason `"stop"`; the EOS token itself is not
-  part of the text.
+  part of the text. `Scheduler.eos_ids` is a *set*: every `eos_token_id` of the model's
+  `generation_config.json` and `config.json` (some models list several) plus the tokenizer's. For
+  SmolLM2 that is one id. mini-sglang compares with one id only, the tokenizer's `eos_token_id`.
 * **`max_tokens`**: the request reached its output limit. Reason `"length"`.
 * **a stop string**: the decoded text contains one of the request's `stop` strings. Reason `"stop"`;
   the stop string and what follows are not returned.
@@ -77,9 +79,17 @@ cache, the rest to the free list, and the page-table row is freed. The last `Det
 
 A client that closes its connection should not keep the engine busy. The API server notices the
 disconnect (`abort_user`) and sends `AbortMsg(uid)`; the tokenizer forwards `AbortBackendMsg(uid)`;
-the scheduler's `abort` removes the request from wherever it is and gives back its pages, without
-donating them to the prefix cache (a half-written page must never be reused). `srv.abort(uid)`
-sends the same messages.
+the scheduler's `abort` removes the request from wherever it is and gives back all of its pages to
+the free list. `srv.abort(uid)` sends the same messages.
+
+Not caching an aborted request's pages is **this engine's choice, not a rule**. Its full pages hold
+keys and values as valid as a finished request's, and a half-written page could not be reused
+anyway: only full, computed pages are ever inserted into the prefix cache. mini-sglang does cache
+them: its abort path (`_free_req_resources`) calls the same `cache_req(req, finished=True)` as a
+finished request. This engine keeps the abort path to one rule, every page the request owns goes
+back to the free list, which is simple to check page by page (exercise 2 grades exactly that);
+the price is that a client who retries the same prompt has computed again whatever the
+aborted request had computed beyond the prefix that was already cached.
 
 We cancel at three moments and count the free pages each time. A helper:
 """),
@@ -132,8 +142,16 @@ srv.scheduler.cache.check()
 print("no page leaked")
 '''),
 md(r"""
-(At the end the free count includes pages the finished request left in the prefix cache: they
-are free for anyone who needs them.) The trace of the request cancelled while decoding:
+Why does uid 2's row read `[3, 2, 1, 0, 4, ...]`? The page allocator's free list is a stack:
+`free()` appends each page to its end and `allocate()` pops from the end, so the page freed last
+is handed out first. The abort in case 2 had freed pages 0, 1, 2, 3 in that order; the next
+request got them back as 3, 2, 1, 0, then 4, 5, ... from the untouched part of the list. The
+order does not matter to the engine: a row lists a request's pages in token order, and any page
+can hold any part of any request. (mini-sglang's free list is a queue instead: it allocates from
+the front and frees to the back.)
+
+At the end the free count includes pages the finished request left in the prefix cache: they
+are free for anyone who needs them. The trace of the request cancelled while decoding:
 """),
 code(r'''
 print("\n".join(summarize(srv.trace(u), max_tokens=2)))
@@ -144,7 +162,8 @@ md(r"""
 * After every token: EOS (unless `ignore_eos`), a stop string, or `max_tokens` end the request;
   `_finish` releases its row and pages (full pages into the prefix cache).
 * Cancel: `AbortMsg` → `AbortBackendMsg` → `Scheduler.abort`, from any stage; every page and the
-  row come back, and `cache.check()` proves nothing leaked.
+  row come back, and `cache.check()` proves nothing leaked. Returning all of them to the free
+  list, rather than caching the full ones as mini-sglang does, is this engine's choice.
 
 ## Exercises
 
@@ -153,7 +172,8 @@ md(r"""
    finished, unknown uid. The grader checks the pages after each.
 3. What happens if an abort arrives while the request's batch is being computed? Find the line in
    `_process_results` that handles it.
-4. Why should an aborted request's pages not go into the prefix cache, when a finished request's
-   do?
+4. An aborted request's full pages hold valid keys and values. Give one reason to put them into
+   the prefix cache (as mini-sglang does) and one to give them all back (as this engine does).
+   Think of a client that retries the same prompt, and of what the abort grader checks.
 """),
 ]
