@@ -40,6 +40,9 @@ class CacheManager:
         self.allocator = PageAllocator(pool.num_pages)
         self.page_table = page_table
         page_table.reset()  # rows left by an earlier manager on the same engine are not ours
+        # Used only through match_prefix, lock, unlock, insert, evict, num_evictable, num_cached
+        # and cached_pages. Exercise 6 of the course swaps its own radix cache in here before any
+        # request (`cache.prefix_cache = RadixCache(page_size)`), as exercise 4 does `cache.allocator`.
         if cache == "radix":
             self.prefix_cache = RadixCache(self.page_size)
         elif cache == "naive":

@@ -10,6 +10,8 @@ The tree works in whole pages: an edge holds a run of tokens whose length is a m
 `page_size`, with one page id per `page_size` tokens. A node that a running request uses is
 *locked* (`lock_ref > 0`) and can not be evicted; unlocked leaves are evicted least recently
 used first when the allocator runs dry.
+
+Exercise 6 of the course replaces this class (see `CacheManager.prefix_cache`).
 """
 
 from __future__ import annotations
