@@ -15,6 +15,7 @@ MUST_FAIL names. Every exercise directory present is collected; add a file to ad
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,7 @@ def _files():
 def _load(path: Path):
     spec = importlib.util.spec_from_file_location(f"mutant_{path.parent.name}_{path.stem}", path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses and pickling look their module up there
     spec.loader.exec_module(mod)
     return mod
 

@@ -20,6 +20,7 @@ def _num_free(a) -> int:
     got = a.num_free
     assert not callable(got), "num_free is a method: make it a property (the cache manager reads allocator.num_free)"
     assert isinstance(got, int), f"num_free is {got!r}, not an int"
+    assert got >= 0, f"num_free is {got}: a count of free pages is never negative"
     return got
 
 
@@ -52,8 +53,9 @@ def case_allocate_distinct(cls):
 
 def case_allocate_zero(cls):
     a = cls(5)
-    x = _allocate(a, 0)
-    assert x == [] and _num_free(a) == 5, f"allocate(0) must take nothing; num_free went from 5 to {_num_free(a)}"
+    x = a.allocate(0)
+    assert x == [] and _num_free(a) == 5, (f"allocate(0) returned {x!r} and num_free went from 5 to {_num_free(a)}: "
+                                           "allocate(0) must take nothing")
     assert len(set(_allocate(a, 5))) == 5, "after allocate(0), all 5 pages must still be there"
 
 

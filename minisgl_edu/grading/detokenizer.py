@@ -61,6 +61,10 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str) -> No
     shown = ""
     for n, piece in enumerate(pieces[:-1]):
         shown += piece
+        if len(shown) > len(expected) and stop in shown:
+            raise AssertionError(
+                f"after token {n + 1} your add() had returned {shown!r}, the stop string {stop!r} included: look "
+                "for stop strings in all the text not yet returned, not only in the newest piece")
         if len(shown) > len(expected):
             raise AssertionError(
                 f"after token {n + 1} your add() had returned {shown!r}: the end of it could still be the start of "

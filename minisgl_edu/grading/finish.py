@@ -17,7 +17,7 @@ from minisgl_edu.grading.harness import reference_run, run_requests, tokenizer
 from minisgl_edu.scheduler.finish import check_finish as reference
 
 EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
-PLAIN = 1  # a token id that is neither EOS nor a stop string of any case
+PLAIN = 10907  # " ok" in SmolLM2's vocabulary: neither EOS nor part of any case's stop string
 
 
 def _decode(ids: list[int]) -> str:
@@ -58,8 +58,9 @@ def _spans(text: str, stop: str) -> int:
 
 
 def case_eos(fn):
-    _expect(fn, _req([PLAIN, PLAIN, 2]), "stop", "the newest token 2 is an EOS id")
-    _expect(fn, _req([PLAIN, PLAIN, 0]), "stop", "the newest token 0 is an EOS id too: eos_ids is a set, every id counts")
+    assert _decode([PLAIN]) == " ok", "setup: token 10907 should be ' ok'"
+    _expect(fn, _req([PLAIN, PLAIN, 2]), "stop", "the newest token 2 is in eos_ids {0, 2} (a set: every id counts)")
+    _expect(fn, _req([PLAIN, PLAIN, 0]), "stop", "the newest token 0 is in eos_ids {0, 2} (a set: every id counts)")
     _expect(fn, _req([2, PLAIN, PLAIN]), None, "only the newest token counts (an old EOS would have stopped it then)")
     _expect(fn, _req([PLAIN, PLAIN, PLAIN]), None, "no EOS, no stop string, room left")
 
