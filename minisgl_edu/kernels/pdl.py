@@ -1,7 +1,7 @@
 """Programmatic dependent launch (PDL): let a kernel start before the previous one has finished.
 
-Where this sits on the request path: inside our Triton kernels (`skinny_gemm`, `qk_rope_store`),
-so inside every layer of a small decode batch on an H100/H200 (compute capability 9.0 or newer).
+Where this sits on the request path: inside all of our Triton kernels (`skinny_gemm`, `gemv`,
+`qk_rope_store`, `decode_attention`, `greedy`), so inside every layer of a small decode batch on an H100/H200 (compute capability 9.0 or newer).
 
 Why: at decode batch 1 a layer is ~10 kernels of a few microseconds each, and between two of them
 the GPU drains the first kernel, then launches and ramps up the second. With PDL (a launch
@@ -9,7 +9,7 @@ attribute, Hopper and newer) the second kernel's programs may start as soon as e
 the first has called `gdc_launch_dependents()`; they do the work that does not depend on the
 first kernel (load their weights), then block in `gdc_wait()` until the first kernel has finished
 and its writes are visible. FlashInfer launches its norm, activation and attention kernels this way
-on Hopper already; ours did not, so every one of them paid the full gap.
+on Hopper too; without it, each of our kernels would pay the full gap.
 
 The rule that keeps it correct: a kernel launched with PDL must not read anything a previous
 kernel may write, nor write anything at all, before its `gdc_wait()`. Model weights are safe to

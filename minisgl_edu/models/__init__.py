@@ -8,7 +8,8 @@ the scheduler process loads `load_model(dir)`. For every batch the engine then c
     logits = model.compute_logits(hidden[last_token_of_each_request])
 
 Module map: `config` (ModelConfig), `rope` (rotary embedding), `layers` (RMSNorm, attention,
-MLP, decoder layer), `decoder` (the model, `create_model`, `load_weights`), `loader`
+MLP, decoder layer: the plain PyTorch reference), `decoder` (the model, `create_model`,
+`load_weights`), `cuda_layers` (the CUDA variants the engine swaps in on a GPU), `loader`
 (safetensors), `registry` (aliases, hub ids), `convert` (bundled GGUF -> HF directory),
 `testing` (run a model over a paged KV cache without a scheduler).
 """
