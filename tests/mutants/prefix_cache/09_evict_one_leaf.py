@@ -4,21 +4,23 @@ and reserve runs out of pages though enough were evictable."""
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
 from typing import Optional
 
 MUST_FAIL = {"evict frees enough pages"}
 MUST_SAY = "at least num_pages"
 
 
-@dataclass(eq=False)
 class Node:
-    key: tuple[int, ...] = ()  # tokens on the edge from the parent (a multiple of page_size)
-    pages: list[int] = field(default_factory=list)  # one page id per page_size tokens of key
-    parent: Optional["Node"] = None
-    children: dict[tuple[int, ...], "Node"] = field(default_factory=dict)  # by first page of key
-    lock_ref: int = 0  # running requests that use this node
-    last_access: int = 0
+    """A node of the tree and the edge that leads to it from its parent."""
+
+    def __init__(self, key: tuple[int, ...] = (), pages: Optional[list[int]] = None,
+                 parent: Optional[Node] = None, lock_ref: int = 0, last_access: int = 0) -> None:
+        self.key = key  # tokens on the edge from the parent (a multiple of page_size)
+        self.pages = pages if pages is not None else []  # one page id per page_size tokens of key
+        self.parent = parent
+        self.children: dict[tuple[int, ...], Node] = {}  # keyed by the first page of their key
+        self.lock_ref = lock_ref  # running requests that use this node
+        self.last_access = last_access
 
 
 class RadixCache:
@@ -76,7 +78,7 @@ class RadixCache:
     def split(self, node: Node, n: int) -> Node:
         """Cut `node`'s edge after its first n tokens; return the new upper node."""
         ps = self.page_size
-        upper = Node(node.key[:n], node.pages[: n // ps], node.parent, {}, node.lock_ref, node.last_access)
+        upper = Node(node.key[:n], node.pages[: n // ps], node.parent, node.lock_ref, node.last_access)
         node.parent.children[upper.key[:ps]] = upper
         node.key, node.pages, node.parent = node.key[n:], node.pages[n // ps :], upper
         upper.children[node.key[:ps]] = node
