@@ -22,11 +22,17 @@ A request finishes with:
   it to get a fixed output length);
 * `"stop"` when the text generated so far now contains one of `req.sampling_params.stop`. Only the
   end of the output can contain a stop string that was not there one token ago, so decode only
-  the last few tokens with `decode(ids)`: a stop string of *n* characters needs at most *n* tokens,
-  plus a few for characters that span several tokens;
+  the last few tokens with `decode(ids)`. A stop string of *n* characters spans at most *n* tokens
+  when every character is a token of its own, but a CJK character or an emoji takes two or three
+  byte tokens, so give the window a margin. Look for the stop string anywhere in that tail: the
+  newest token can complete it and carry more text after it. And only the output counts: a stop
+  string that appears in the prompt does not end the answer;
 * `"length"` when `len(req.output_ids)` reached `req.max_new_tokens` (the request's `max_tokens`,
   clamped by the scheduler to what fits in the context);
 * otherwise `None`: keep going.
+
+When two hold at once (the last allowed token is an EOS, or completes a stop string), the answer
+is `"stop"`: the model finished its answer; it was not cut off.
 """),
     code("""
 from __future__ import annotations
@@ -57,10 +63,17 @@ def check_finish(req: Req, eos_ids: set[int], decode: Optional[Callable[[list[in
     md("""
 ## Check your answer
 
-`check` runs unit cases on hand-made requests, then plugs your function into the real engine
-(`scheduler.finish_fn = check_finish`), runs three chat requests on the default model, and
-compares token ids and finish reasons with the package's own version. It takes about half a
-minute on a laptop.
+`check` first runs unit cases on hand-made requests, decoded with the default model's real
+tokenizer (the one the scheduler passes as `decode`): EOS ids, the length limit and its clamped
+value, which reason wins when two hold, `ignore_eos`, and stop strings that span two tokens, end
+inside a token, are made of CJK characters (several tokens each) or appear only in the prompt.
+Then it plugs your function into the real engine (`scheduler.finish_fn = check_finish`), runs
+three chat requests on the default model (one ends on EOS, one on `max_tokens`, one on a stop
+string) and compares token ids and finish reasons with the package's own version.
+
+Each case has a time limit (minutes, far more than a correct answer needs), so an answer that
+loops fails that case instead of hanging the notebook. The answer must be your own code: a
+function that calls or wraps the package's `check_finish` scores 0.
 """),
     code("""
 result = check("finish", check_finish)

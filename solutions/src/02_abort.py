@@ -17,13 +17,27 @@ in any of three places:
 | waiting, part-way through a chunked prefill | a page-table row and the pages of the chunks done so far |
 | running (decoding) | a row and pages for every token so far |
 
-Whatever the case, it must leave `scheduler.reqs`, `scheduler.waiting` and `scheduler.running`;
-`scheduler.cache.release(req, cache_it=False)` gives back its own pages and its row (and unlocks
-any shared prefix it was using; its half-computed K/V must not go into the prefix cache); and the
-detokenizer must hear that the request is over, with a `DetokenizeMsg(uid, -1, True, "abort",
-stop)` sent through `scheduler.io.send([...])`, so that it frees its own state too. Return `True`
-if you aborted something, `False` for a uid the scheduler does not know (it may have finished a
-moment ago: that is normal, not an error).
+Whatever the case, it must:
+
+1. leave `scheduler.reqs`, `scheduler.waiting` and `scheduler.running`;
+2. give back its own pages and its row with `scheduler.cache.release(req, cache_it=False)`. That
+   also unlocks a cached prefix the request was reading: the first pages of its row may belong to
+   the prefix cache and be shared with other requests, so never free the row's pages by hand;
+3. be **marked finished**: `req.status = ReqStatus.FINISHED` and `req.finish_reason = "abort"`.
+   An abort can land between `scheduler.schedule()` and `scheduler.run_batch(batch)`: the
+   course's stepper (chapter 04) picks the next batch before you press the button, and on the
+   overlap loop a batch is in flight while messages arrive. That batch still holds the request;
+   `run_batch` (and the overlap loop) skip requests that are finished, but one that is not would
+   be computed with its pages and row already gone;
+4. tell the detokenizer, with a `DetokenizeMsg(uid, -1, True, "abort", stop)` sent through
+   `scheduler.io.send([...])`, so that it and the API server free their state for the uid.
+
+Return `True` if you aborted something, `False` for a uid the scheduler does not know (it may
+have finished a moment ago: that is normal, not an error) and then send nothing.
+
+Only full pages whose K/V was computed can ever go into a prefix cache. mini-sglang does insert an
+aborted request's full, computed pages into its radix cache; this engine does not cache an aborted
+request at all (`cache_it=False`): all its own pages go back to the free list.
 """),
     code("""
 from __future__ import annotations
@@ -55,11 +69,17 @@ def abort_request(scheduler, uid: int) -> bool:
 ## Check your answer
 
 The grader aborts a real request (default model) while it waits, in the middle of a chunked
-prefill (the token budget is 16, so the prompt takes several steps), and while it decodes. After
-each it checks that the free-page count and the free page-table rows are back where they started,
-that the request is nowhere, and that the detokenizer got the `"abort"` message. It also checks
-that aborting one request of three leaves the other two with exactly the tokens they would have
-had.
+prefill (the token budget is 16, so the prompt takes several steps), while it decodes, between
+`schedule()` and `run_batch()`, while its batch is in flight on the overlap loop, and after its
+prompt reused a prefix that an earlier request left in the radix cache. After each it checks that
+the request is nowhere and (where it matters) marked finished, that the detokenizer got one
+`"abort"` message, and that every page is back where it belongs (the free list, or the prefix
+cache for the shared ones) and every row is free. It also aborts unknown and finished uids, and
+checks that aborting one request of three leaves the other two with exactly the tokens they would
+have had. Each failure says what your function left behind.
+
+Each case has a time limit, so an answer that loops fails that case instead of hanging the
+notebook; and the answer must be your own code (calling the package's `abort_request` scores 0).
 """),
     code("""
 result = check("abort", abort_request)

@@ -17,11 +17,18 @@ Two traps:
 1. **Characters that span tokens.** Byte-level BPE splits `🙂` or `北` into byte pieces. Decoding
    only some of them gives `'\\ufffd'` (the replacement character). Decode a *window* of recent
    tokens and emit new text only when the window does not end in `'\\ufffd'`.
-2. **Stop strings.** The client must never see a stop string, not even its first half. Hold back
-   the end of the text while it could still be the start of a stop string; once a stop string
-   appears, return the text before it and nothing after.
+2. **Stop strings.** The client must never see a stop string, not even its first half. Stop
+   strings rarely line up with tokens: with SmolLM2's tokenizer, `"three four"` covers the token
+   `' three'` (all but its leading space) and the token `' four'`. After `' three'` the text ends in `"three"`,
+   which could be the start of the stop string, so hold it back; if `' four'` follows, cut the
+   text before `"three"` and return nothing after it; if something else follows, release it.
+   Look for a stop string in all the text not yet returned (it can begin in text you held
+   back), and if several occur, cut at the one that starts first. And when the request ends
+   while text is held back (`finish()`), that text is part of the answer: return it.
 
-Decode with `tokenizer.decode(ids, skip_special_tokens=True)` so `<|im_end|>` never shows.
+Decode with `tokenizer.decode(ids, skip_special_tokens=True)` so `<|im_end|>` never shows. The
+worker keeps one object per request and several requests stream at once, so keep all state on
+`self`.
 """),
     code("""
 from __future__ import annotations
@@ -91,9 +98,16 @@ class IncrementalDetokenizer:
     md("""
 ## Check your answer
 
-The grader feeds your class English, accented, CJK and emoji text (with a zero-width-joiner
-emoji, which is several code points), a special token, and a stop string that spans tokens; then
-the tokens of three real generations from the engine, compared with the package's detokenizer.
+The grader feeds your class token ids of the default model's real tokenizer: English, accented,
+CJK and emoji text (with a zero-width-joiner emoji, which is several code points), a special
+token, a stop string that spans two tokens, one that ends inside a token, one made of CJK
+characters, a stream that ends while a possible stop string is held back, two stop strings
+completed by the same token, and two requests streaming at once. Then it streams the tokens of
+three real generations of the engine and compares the text with the package's detokenizer.
+
+Each case has a time limit, so an answer that loops fails that case instead of hanging the
+notebook; and the class must be your own code (a subclass or wrapper of the package's
+`IncrementalDetokenizer` scores 0).
 """),
     code("""
 result = check("detokenizer", IncrementalDetokenizer)

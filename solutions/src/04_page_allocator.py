@@ -16,9 +16,14 @@ nothing crashes; the answers are just wrong.
 Write a class `PageAllocator(num_pages)` with:
 
 * `num_free` — how many pages are free (a property or attribute);
-* `allocate(n) -> list[int]` — `n` distinct free page ids from `range(num_pages)`; if fewer than
-  `n` are free, raise `OutOfPages` and take nothing;
-* `free(pages)` — give pages back; a page that is not in use (freed twice) raises `ValueError`.
+* `allocate(n) -> list[int]` — `n` distinct free page ids from `range(num_pages)` (`[]` for
+  `n == 0`); if fewer than `n` are free, raise `OutOfPages` and take nothing;
+* `free(pages)` — give pages back. A page that is not in use raises `ValueError`: freed twice,
+  listed twice in the same call, never handed out, or not a page id at all (`-1`,
+  `num_pages`). Each of those would put an id on the free list that is not free, and it would be
+  handed out twice.
+
+Keep the state on `self`: every scheduler builds its own allocator.
 """),
     code("""
 from __future__ import annotations
@@ -65,9 +70,14 @@ class PageAllocator:
     md("""
 ## Check your answer
 
-Unit cases first; then the grader swaps your allocator into a real scheduler
-(`scheduler.cache.allocator = PageAllocator(num_pages)`), runs three requests on the default
-model, and checks that the tokens equal the reference and that every page came back.
+Unit cases first: distinct ids, `allocate(0)`, reuse after `free`, running out (nothing taken),
+every kind of bad `free` above, and two allocators side by side. Then the grader swaps your
+allocator into a real scheduler (`scheduler.cache.allocator = PageAllocator(num_pages)`), runs
+three requests on the default model, and checks that the tokens equal the reference and that
+every page came back.
+
+Each case has a time limit, so an answer that loops fails that case instead of hanging the
+notebook; and the class must be your own code (wrapping the package's `PageAllocator` scores 0).
 """),
     code("""
 result = check("allocator", PageAllocator)
