@@ -89,34 +89,73 @@ of a small model takes a few milliseconds, and the same Python scheduling (a mil
 becomes a large share of the time: the GPU sits idle while Python decides what to run next.
 
 **Overlap scheduling** (`overlap_loop` in `scheduler/overlap.py`; SGLang's `event_loop_overlap`)
-removes that idle time: while the GPU runs batch N, the CPU already schedules batch N+1 and
+removes that idle time (mini-sglang has the same `overlap_loop`): while the GPU runs batch N, the
+CPU already schedules batch N+1 and
 launches it, and only then waits for batch N's tokens and processes them. The price is a step of
 delay in knowing a request finished (it may compute one token too many, which is dropped) and
 freeing its pages only once no in-flight batch can still write them.
 
 ## 3. Many small kernels: what CUDA graphs remove
 
-A decode step of a 30-layer model is hundreds of small operations (a matmul, a norm, a RoPE, an
-add ...). On a GPU each is a kernel launch costing a few microseconds of CPU time, whatever its
-size. With small batches the launches, not the arithmetic, set the pace. Count them with the
-PyTorch profiler on one decode step:
+A decode step of a 30-layer model is about a thousand small operations (a matmul, a norm, a RoPE,
+an add ...). On a GPU each is at least one kernel launch costing a few microseconds of CPU time,
+whatever its size. With small batches the launches, not the arithmetic, set the pace. Count them
+with the PyTorch profiler on one decode step.
+
+What to count needs care. The profiler records every `aten::` call, including the ones an
+operator makes inside itself (`aten::linear` calls `aten::matmul`, which calls `aten::mm` ...), so
+adding up its table counts one matmul three times. We count only the *outermost* calls (no
+`aten::` call above them), and leave out those that only change a tensor's shape or strides (a
+`view`, a `transpose`, a `.to()` that has nothing to convert): they launch no kernel.
 """),
 code(r'''
 # NBVAL_IGNORE_OUTPUT
+from collections import Counter
+
 from torch.profiler import ProfilerActivity, profile
+
+# Operators that only make a view (or return their input): no kernel on a GPU, unless they call one.
+SHAPE_ONLY = {"aten::view", "aten::reshape", "aten::_unsafe_view", "aten::transpose", "aten::t",
+              "aten::permute", "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select",
+              "aten::expand", "aten::expand_as", "aten::as_strided", "aten::alias", "aten::narrow",
+              "aten::chunk", "aten::split", "aten::split_with_sizes", "aten::unbind", "aten::flatten",
+              "aten::unflatten", "aten::view_as", "aten::detach", "aten::lift_fresh",
+              "aten::resolve_conj", "aten::resolve_neg", "aten::to", "aten::empty", "aten::contiguous"}
+
+
+def is_outermost(e):
+    p = e.cpu_parent
+    while p is not None:
+        if p.name.startswith("aten::"):
+            return False
+        p = p.cpu_parent
+    return True
+
+
+def does_work(e):
+    return e.name not in SHAPE_ONLY or any(does_work(c) for c in e.cpu_children if c.name.startswith("aten::"))
+
 
 srv.reset()
 srv.submit(question, SamplingParams(max_tokens=4, ignore_eos=True))
 srv.step()  # prefill
 with profile(activities=[ProfilerActivity.CPU]) as prof:
     srv.step()  # one decode step
-ops = [e for e in prof.key_averages() if e.key.startswith("aten::")]
-calls = sum(e.count for e in ops)
-print(f"{calls} aten operator calls in one decode step (~{calls // 30} per layer)")
-print(f"at ~5 us of launch overhead each on a GPU: ~{calls * 5 / 1000:.1f} ms per step, "
-      "before any arithmetic")
+aten = [e for e in prof.events() if e.name.startswith("aten::")]
+outer = [e for e in aten if is_outermost(e)]
+work = [e for e in outer if does_work(e)]
+print(f"aten calls recorded, nested ones included: {len(aten)}")
+print(f"outermost calls: {len(outer)}; of those, calls that compute something: {len(work)} "
+      f"(~{len(work) // 30} per layer)")
+print("the most frequent:", Counter(e.name for e in work).most_common(6))
+print(f"at ~5 us of launch overhead each on a GPU: ~{len(work) * 5 / 1000:.1f} ms per step, before any arithmetic")
 '''),
 md(r"""
+(Dividing by the 30 layers is a rough figure: a few of the calls belong to the embedding, the final
+norm and the sampling, outside the layers.) Many of those calls are the small element-wise steps of
+RoPE and RMSNorm in the plain PyTorch model; the GPU path replaces several of them with fused
+kernels, but a step stays hundreds of launches.
+
 A **CUDA graph** records the whole sequence of kernels of one decode step once, for a fixed batch
 size, and then replays it with a single launch. The engine captures graphs for a list of batch
 sizes (`engine/cuda_graph.py`, `CudaGraphRunner`) and pads a decode batch up to the next captured
@@ -166,7 +205,8 @@ print(f"context ~{ctx} tokens x 4 requests: attention {100 * spent['attention'] 
 '''),
 md(r"""
 **Splitting one request's keys.** At batch 1 a decode step has one query per head, and a GPU kernel
-that gave each head to one program would keep only a handful of the GPU's 132 cores busy. Both
+that gave each head to one program would keep only a handful of the H200's 132 streaming
+multiprocessors (SMs) busy. Both
 FlashInfer and our small-batch kernel (`minisgl_edu/kernels/decode_attention.py`) cut the keys into
 splits, attend to each split separately, and merge. The merge is exact, because each split keeps
 three things: the largest score `m`, the sum of `exp(score - m)` (call it `l`), and the output
@@ -194,35 +234,47 @@ assert same
 md(r"""
 ## 5. Two CPU details: the weight layout and the grouped heads
 
-Two small choices make the CPU path faster without changing a single number it computes.
+Two small choices on the CPU path, neither of which changes a single number it computes.
 
 **Weight layout.** A linear layer computes `x @ W.T`, where the checkpoint stores `W` as
-[out, in]. For a decode step `x` has only a few rows, and MKL's matrix multiply is slower when
-its second operand is a transposed matrix. So on CPU in float32 the loader stores the same numbers
-the other way round in memory (`store_weights_input_major` in `models/loader.py`): `W` keeps its
-shape, but it is now a transposed *view* of an [in, out] buffer, and `W.T` is a plain matrix.
+[out, in]. On CPU in float32 the loader stores the same numbers the other way round in memory
+(`store_weights_input_major` in `models/loader.py`): `W` keeps its shape, but it is now a
+transposed *view* of an [in, out] buffer, so `W.T` is a plain row-major matrix for the matrix
+multiply.
 """),
 code(r'''
 w = srv.engine.model.model.layers[0].mlp.gate_up_proj.weight
 print("shape", tuple(w.shape), "strides", w.stride(), "| W.T contiguous:", w.t().is_contiguous())
 '''),
+md(r"""
+Whether that is faster depends on the CPU, the number of rows and what else the machine runs. The
+cell times both layouts for 1, 8 and 16 rows, alternating them seven times and printing the
+median. Run it a few times: where the two figures swap from run to run, the difference is in the
+noise. (`python -m minisgl_edu.bench.cpu_ops` times the 120 matmuls of a whole step;
+`docs/benchmarks.md` has its figures on the course machine, faster with [in, out] at 8 rows and
+not at 1.)
+"""),
 code(r'''
 # NBVAL_IGNORE_OUTPUT
+import statistics
+
 import torch.nn.functional as F
 
-x = torch.randn(8, w.shape[1])  # 8 decode rows
 as_checkpoint = w.contiguous()  # the same numbers, stored [out, in]
-for name, weight in [("stored [out, in]", as_checkpoint), ("stored [in, out]", w)]:
-    t0 = time.perf_counter()
-    for _ in range(200):
-        F.linear(x, weight)
-    print(f"{name}: {(time.perf_counter() - t0) / 200 * 1e6:.0f} us per call")
+layouts = {"stored [out, in]": as_checkpoint, "stored [in, out]": w}
+for rows in (1, 8, 16):
+    x = torch.randn(rows, w.shape[1])
+    times = {name: [] for name in layouts}
+    for _ in range(7):
+        for name, weight in layouts.items():
+            t0 = time.perf_counter()
+            for _ in range(20):
+                F.linear(x, weight)
+            times[name].append((time.perf_counter() - t0) / 20 * 1e6)
+    print(f"{rows:>2} rows:", ", ".join(f"{n} {statistics.median(t):.0f} us" for n, t in times.items()))
 print("same result:", torch.allclose(F.linear(x, as_checkpoint), F.linear(x, w), atol=1e-5))
 '''),
 md(r"""
-(On a shared machine the two figures can swap from one run to the next: measure several times.
-`python -m minisgl_edu.bench.cpu_ops` does it for a whole step.)
-
 **Grouped heads.** SmolLM2 has 9 query heads and 3 KV heads: each KV head serves a group of 3
 query heads (grouped-query attention). In a decode step every request has one query token, so the
 torch backend hands SDPA the 3 query heads of a group as 3 *rows* against their one KV head
@@ -233,48 +285,22 @@ once per KV head instead of once per query head.
 ## 6. GPU figures
 
 On an NVIDIA GPU, `pip install -e .[gpu]` adds FlashInfer, and the engine turns on the three
-optimisations by itself (`attention_backend="auto"`, CUDA graphs for decode, `overlap_loop`).
-Triton kernels of our own (`minisgl_edu/kernels/`) shorten the decode step further at small
-batch: a step of a small model is hundreds of tiny kernels, so merging five of them per layer into
-one, and reading each weight matrix with a kernel made for a handful of rows, shows up directly in
-batch-1 speed. On Hopper GPUs they are also launched with *programmatic dependent launch*: a kernel
-may start while the previous one is finishing, load its weights (which no kernel writes), and only
-then wait for the previous kernel's output. The gap between two kernels shrinks, and with ~10
-kernels per layer that gap was a large part of a batch-1 step.
-A batch of *one* token gets a kernel of its own (`kernels/gemv.py`): with a single row, a matmul is
-a dot product per row of W, so each program takes a few rows of W and loads them whole before it
-waits. Once the wait is over only x is left to read, cheap enough that the RMSNorm before the
-matmul (and the SwiGLU activation before `down_proj`) is computed right there, in every program,
-instead of in a kernel of its own: at batch 1 a layer is 6 kernels instead of 10.
-Two settings differ on the GPU. The prefill budget (`max_prefill_tokens`) is 8192 tokens instead
-of 2048: a 2048-token batch leaves a large GPU partly idle. And decode attention uses FlashInfer's
-tensor-core kernel, whose plan cuts long contexts into chunks, so that in a batch of mixed lengths
-the GPU is not left waiting on the few longest requests. The same idea at the other end: for a
-batch of 1 to 4 requests, `kernels/decode_attention.py` cuts each request's keys into up to 32
-short splits (so even one request keeps ~500 programs busy), then merges the partial softmaxes:
-the last split of a request to finish (an atomic counter says which) does the merge, in the same
-kernel. The host's part shrinks too: for those small graphs a step's inputs (rows, positions, KV
-slots, page lists) go to the GPU in one copy (`engine/graph_inputs.py`), and the graph itself
-fetches the input tokens and picks the greedy ones (one kernel turns the logits into float32,
-takes each row's argmax and writes it back for the next step: `kernels/greedy.py`), so nothing
-else runs around the replay. Where does a batch-1 step of Qwen3-0.6B still go? Not to memory: a
-layer's weights take ~7 us to read on an H200 and the layer takes ~21, and even with every weight
-already in L2 a step would be only 8% faster. The rest is the chain: six kernels per layer, each
-waiting for the one before to finish and its writes to become visible. And the loop around the
-graph? Overlap scheduling does its job there: between two batch-1 steps the GPU waits about a
-microsecond for the host, and the copies in and out of a step add ~13 us to its ~680. The host
-still shows at a request's start, though: its prefill runs eagerly, 28 layers of kernels
-launched one by one from Python, and a 128-token prompt takes 26-38 ms, almost all of it launching.
-The project's measured GPU numbers, if they have been written down, are in `docs/benchmarks.md`:
-"""),
-code(r'''
-# NBVAL_IGNORE_OUTPUT
-from pathlib import Path
+optimisations by itself (`attention_backend="auto"`, CUDA graphs for decode, `overlap_loop`), plus
+Triton kernels of this project for small decode batches (`minisgl_edu/kernels/`: fewer, larger
+kernels around attention, matmuls made for a handful of rows, a split-KV decode attention). Two
+settings differ from the CPU: the prefill budget is 8192 tokens instead of 2048, and the dtype is
+bfloat16 instead of float32. None of this runs on a laptop; the measured figures, each with its
+machine and command, are in `docs/benchmarks.md`. The headline ones:
 
-bench = Path("../docs/benchmarks.md")
-print(bench.read_text() if bench.exists() else "docs/benchmarks.md is not there yet: run `make bench` on a GPU.")
-'''),
-md(r"""
+| workload (`python -m minisgl_edu.bench.offline ...`) | machine | output tok/s |
+|---|---|---|
+| `--preset qwen3-0.6b`: 256 requests, prompts and outputs of 100..1024 tokens, Qwen3-0.6B shape with random bf16 weights, greedy, `ignore_eos` (2026-11-30) | one H200 | 21,974 (`transformers` `generate`: 750, 29.3×) |
+| the same, one request alone: a 128-token prompt, 1,024 output tokens (2026-11-30) | one H200 | 1,302 |
+| the 256 requests, one switch off at a time, one call on one machine (2026-11-29): all on / `--no-overlap` / `--no-cuda-graph` | one H200 | 22,234 / 13,290 / 10,646 |
+| `--repeat 3` (the CPU preset: 16 requests, SmolLM2-135M, float32; `make bench`), medians (2026-11-29) | 2 cores of a Xeon, no GPU | 100.7 (`transformers`: 64.5, 1.56×) |
+
+The last line is one you can run: `make bench` (it takes a few minutes on 2 cores).
+
 ## Summary
 
 | optimisation | removes | where |
@@ -284,8 +310,8 @@ md(r"""
 | CUDA graphs | CPU launch overhead of hundreds of small kernels per decode step | `engine/cuda_graph.py` |
 | FlashInfer | gathering and padding K/V pages in every layer; per-layer planning | `attention/flashinfer_backend.py` |
 | prefix cache | recomputing a prompt's shared beginning | `kvcache/radix_cache.py` (chapter 06) |
-| our Triton kernels (GPU, `MINISGL_EDU_TRITON`) | four of the five tiny kernels around attention (q/k norm, RoPE, K/V store); cuBLAS's slow split-K matmul at batch <= 4; at batch 1, the norm and activation kernels (folded into one-row matmuls); for graphs of <= 4 requests, FlashInfer's per-step plan | `minisgl_edu/kernels/` |
-| [in, out] weights, grouped decode heads (CPU) | a transposed operand in every matmul; reading each K/V once per query head | `models/loader.py`, `attention/torch_backend.py` |
+| our Triton kernels (GPU, `MINISGL_EDU_TRITON`) | several tiny kernels per layer at small batches (q/k norm, RoPE and K/V store in one; matmuls for a handful of rows) | `minisgl_edu/kernels/` |
+| grouped decode heads (CPU) | reading each K/V once per query head | `attention/torch_backend.py` |
 
 ## Exercises
 
