@@ -17,7 +17,7 @@ md(r"""
 ## The pipeline
 
 ```
-client ──HTTP──▶ API server            main process (FastAPI)        server/api_server.py
+client ──HTTP──▶ API server            main process (FastAPI)        server/api_server.py, frontend.py
                  │ TokenizeMsg(uid, text | messages, sampling_params)
                  ▼
              tokenizer worker          "minisgl-tokenizer-0"          tokenizer/server.py
@@ -98,17 +98,17 @@ defines each one, and its qualified name. About half of them are mini-sglang's n
 others are this engine's own (the table after the cell says what mini-sglang calls them).
 """),
 code(r'''
-from minisgl_edu.server import api_server, launch
+from minisgl_edu.server import frontend, generate, launch
 from minisgl_edu.tokenizer.server import TokenizeWorker, TokenizeManager, DetokenizeManager, tokenize_worker
 from minisgl_edu.tokenizer import IncrementalDetokenizer, encode_prompt
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.engine import Engine
 from minisgl_edu.engine.sampler import Sampler
 
-for fn in [launch.start_workers, api_server.FrontendState.listen, tokenize_worker, TokenizeManager.tokenize,
+for fn in [launch.start_workers, frontend.FrontendState.listen, tokenize_worker, TokenizeManager.tokenize,
            encode_prompt, Scheduler.normal_loop, Scheduler._schedule_next_batch, Scheduler._forward,
            Engine.forward_batch, Sampler.sample, Scheduler._process_results, DetokenizeManager.detokenize,
-           IncrementalDetokenizer.add, Scheduler.abort, api_server.stream_chunks]:
+           IncrementalDetokenizer.add, Scheduler.abort, generate.stream_chunks]:
     print(where(fn))
 '''),
 md(r"""
