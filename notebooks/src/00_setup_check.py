@@ -30,7 +30,8 @@ print("minisgl_edu imported from the repository:", "minisgl_edu" in minisgl_edu.
 '''),
 md(r"""
 Does this machine have an NVIDIA GPU? The course does not need one: every notebook runs on the
-CPU, and the engine picks plain PyTorch attention there. (The output of this cell depends on your
+CPU, and the engine picks plain PyTorch attention there. (That CPU path is this engine's own:
+mini-sglang, the engine the course is modelled on, runs on NVIDIA GPUs only.) (The output of this cell depends on your
 machine, so the automatic notebook check ignores it.)
 """),
 code(r'''
