@@ -63,8 +63,9 @@ plus evictable tokens), where this engine counts pages. A chunked request there 
 `Req` keeps its place at the head of `waiting` and `reserve` runs per item. A prompt too long for
 the context is dropped with a log line there; here the client gets an error.
 
-The overlap loop (GPU) needs two more lines in the engine's version (a prompt whose last chunk is
-in flight, decode tokens not yet seen); you can leave them out: the grader runs `normal_loop`.
+The engine's version has three more checks for the overlap loop (GPU): a prompt whose last chunk
+is still in flight, decode tokens not yet seen, and page-table rows that finished requests keep
+until their batch lands. Leave them out: the grader runs `normal_loop`, where none of them happens.
 """),
     code("""
 from __future__ import annotations
