@@ -4,86 +4,111 @@ CELLS = [
 md(r"""
 # 02 · The path of a request
 
-**Goal:** start the real server, send one streaming chat request, see the processes, then follow
-that request's uid through `TokenizeMsg → UserMsg → DetokenizeMsg → UserReply → data: [DONE]`,
-naming the file and function that handles each hop.
-**Expected time:** 30 minutes (the cells run in well under a minute).
+**Goal:** start the real server, send one streaming chat request, see the processes, cut a stream
+half-way and watch the server give its memory back, run four tokenizer workers, then follow one
+uid through `TokenizeMsg → UserMsg → DetokenizeMsg → UserReply → data: [DONE]` (and through
+`AbortMsg → AbortBackendMsg`), naming the file and function that handles each hop.
+**Expected time:** 40 minutes (the cells take about a minute and a half on 2 CPU cores, most of
+it two server start-ups).
 
-Chapter 01 listed the components. Here we watch them work, first from the outside (HTTP and the
-process list), then from the inside (the trace of one uid).
+Chapter 01 listed the components. Here we watch them work, first from the outside (HTTP, the
+process list and `/metrics`), then from the inside (the trace of one uid).
 """),
 code(r'''
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import json
-import socket
+import re
+import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 '''),
 md(r"""
 ## 1. Start the server
 
-In a terminal you would type `python -m minisgl_edu.serve` (port 1919). Here we start it as a
-subprocess on a free port, with a small KV cache, and wait for the line `ready in ... s` (the main
-process prints it only after every worker has reported that it loaded what it needs) and for
-`/health` to answer.
+In a terminal you would type `python -m minisgl_edu.serve` (port 1919) and stop it with Ctrl+C.
+A notebook needs more care: re-running a cell, or restarting the kernel, must not leave a server
+behind that holds a port and a model in memory. `start_server` (`minisgl_edu/server/notebook.py`)
+starts the very same command in a subprocess, on a free port, and returns once the server has
+printed `ready in ... s` (it does so only after every worker has reported that it loaded what it
+needs) and `/health` answers. It also:
+
+* stops the server it started before, so re-running this cell leaves one server, not two;
+* stops it when the kernel shuts down or restarts (an `atexit` hook);
+* on Linux, ties the server to the kernel's life (`prctl(PR_SET_PDEATHSIG)`), so that a kernel
+  killed outright takes the server with it. The workers already have the same tie to the
+  server's main process (`server/process.py`), so the whole family goes.
+
+The small KV cache (`--num-pages 256`, 16 tokens a page) keeps start-up quick.
 """),
 code(r'''
-with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
+from minisgl_edu.server.notebook import group_processes, start_server, stop_server
 
-log = open("server.log", "w")
-server = subprocess.Popen(
-    [sys.executable, "-m", "minisgl_edu.serve", "--port", str(port), "--device", "cpu", "--num-pages", "256"],
-    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-url = f"http://127.0.0.1:{port}"
-
-
-
-def healthy() -> bool:
-    try:
-        return httpx.get(url + "/health", timeout=5).status_code == 200
-    except httpx.TransportError:  # not listening yet
-        return False
-
-
-deadline = time.monotonic() + 180
-while not ("ready in" in open("server.log").read() and healthy()):
-    assert server.poll() is None, open("server.log").read()  # it died: show why
-    assert time.monotonic() < deadline, "the server did not start in 3 minutes:\n" + open("server.log").read()
-    time.sleep(0.5)
-print("server ready:", httpx.get(url + "/health", timeout=10).json())
+server = start_server("--device", "cpu", "--num-pages", "256")
+print("server ready:", httpx.get(server.url + "/health", timeout=10).json())
 '''),
 md(r"""
 ## 2. Look at the processes
 
-`server/launch.py` (`start_workers`) starts each worker with `multiprocessing` under a name that
-shows up in `ps` (the worker sets its process title first thing). The main process runs the API
-server; its children are the scheduler, the detokenizer and one tokenizer per `--num-tokenizer`.
+`server/launch.py` (`start_workers`) starts each worker with `multiprocessing` ("spawn": a fresh
+interpreter each) and names it; the worker sets its process title first thing, so `ps` shows
+the name. The main process runs the API server; its children are the scheduler, the detokenizer
+and one tokenizer per `--num-tokenizer`. In a terminal: `ps aux | grep '[m]inisgl'`. Here we ask
+`ps` about every process of the server's process group (`server.processes()`):
 """),
 code(r'''
-ps = subprocess.run(["ps", "-eo", "ppid,args"], capture_output=True, text=True).stdout.splitlines()
-children = [line.split(None, 1)[1] for line in ps[1:] if line.split()[0] == str(server.pid)]
-print(sorted(name for name in children if name.startswith("minisgl")))
+# NBVAL_IGNORE_OUTPUT
+pids = ",".join(str(p.pid) for p in server.processes())
+print(subprocess.run(["ps", "-o", "pid,ppid,args", "-p", pids], capture_output=True, text=True).stdout)
 '''),
 md(r"""
+The same list without pids and ports (which change every run):
+"""),
+code(r'''
+def describe(srv) -> list[str]:
+    """One line per live process of `srv`: its name, and who started it."""
+    lines = []
+    for p in srv.processes():
+        if p.pid == srv.pid:
+            name = "python -m minisgl_edu.serve " + " ".join(srv.args) + "   <- the API server (main process)"
+            parent = "this kernel"
+        elif "resource_tracker" in p.name:
+            name, parent = "python -c 'from multiprocessing.resource_tracker import main ...'", "the API server"
+        else:
+            name, parent = p.name, "the API server"
+        assert p.ppid == (os.getpid() if parent == "this kernel" else srv.pid)
+        lines.append(f"{name:<78} started by {parent}")
+    return lines[:1] + sorted(lines[1:])
+
+
+print("\n".join(describe(server)))
+'''),
+md(r"""
+Besides the three workers there is multiprocessing's resource tracker, which starts with the
+first "spawn" process and cleans up after workers that die without doing so themselves.
+
+mini-sglang gives its processes the same names (`minisgl-TP0-scheduler`, `minisgl-tokenizer-0`,
+`minisgl-detokenizer-0`), as names of its `multiprocessing.Process` objects. It does not set a
+process title, so there `ps` shows each worker as a `python -c "from multiprocessing.spawn ..."`
+line. It also starts no separate tokenizer by default (`--num-tokenizer 0`): then
+`minisgl-detokenizer-0` does both jobs. This engine starts one (`--num-tokenizer 1`).
+
 ## 3. Send a streaming request
 
 The same request as `curl -N http://127.0.0.1:1919/v1/chat/completions -d '{..., "stream": true}'`.
 The answer comes back as Server-Sent Events: one `data: {json}` line per piece of text, and a last
-line `data: [DONE]`. Greedy decoding keeps the text the same on every run. (We print the text
-deltas, not the whole JSON, which carries an id and a timestamp that change every time.)
+line `data: [DONE]`. (We print the text pieces, not the whole JSON, which carries a timestamp.)
 """),
 code(r'''
 body = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "What is KV Cache?"}],
         "max_tokens": 24, "temperature": 0, "stream": True}
 deltas, last_line = [], None
-with httpx.stream("POST", url + "/v1/chat/completions", json=body, timeout=120) as r:
+with httpx.stream("POST", server.url + "/v1/chat/completions", json=body, timeout=120) as r:
     for line in r.iter_lines():
         if not line.startswith("data: "):
             continue
@@ -96,23 +121,169 @@ print(len(deltas), "chunks:", deltas)
 print("last line:", last_line)
 '''),
 md(r"""
-Each chunk is one `UserReply.incremental_output` from the detokenizer, usually one token's worth
-of text. Now stop the server: SIGTERM makes the main process send `ExitMsg` to every worker and
-wait for them to exit.
+Each chunk is one `UserReply.incremental_output` from the detokenizer, here one token's worth of
+text.
+
+**The answer is wrong.** A KV cache has nothing to do with KVM ("Kernel-based Virtual Machine"):
+it holds the keys and values that the attention layers computed for the tokens already seen, so
+that each new token costs one step instead of re-reading the whole text (chapter 06). SmolLM2 with
+135 million parameters is a very small model and confuses the two. That is fine for this course,
+which is about the engine, not the quality of the answer: the engine computed exactly what the
+model says. `temperature: 0` means greedy decoding (always the most likely next token), so the
+answer is the same on every run, which is what lets the notebooks check their outputs.
+
+## 4. Cut a stream half-way: the abort path from the outside
+
+A client that goes away (Ctrl+C in `curl`, a closed browser tab) must not leave the server
+generating for nobody. We start a long answer (`max_tokens` 900, `ignore_eos` so it cannot end
+early), read five chunks, then close the connection, and read the server's `/metrics` before,
+during and after. `/metrics` serves the scheduler's latest statistics (`kv_pages_free`: pages
+free or held only by the prefix cache, so reusable; `running_requests`; `generated_tokens_total`)
+and the API server's own count of requests it waits on (`http_requests_in_flight`). The
+scheduler sends new statistics after its steps and whenever it goes idle, so each reading is
+polled until it shows the state we wait for, with an upper bound instead of a guess of how long
+that takes.
 """),
 code(r'''
-server.terminate()
-print("server exit code:", server.wait(timeout=60))
-log.close()
-os.remove("server.log")
+def metrics(srv) -> dict[str, int]:
+    text = httpx.get(srv.url + "/metrics", timeout=10).text
+    return {k.removeprefix("minisgl_"): int(float(v)) for k, v in re.findall(r"^(minisgl_\w+) (\S+)$", text, re.M)}
+
+
+def wait_for_metrics(srv, condition, what: str, bound_s: float = 120):
+    """Poll /metrics until `condition(m)` holds; `bound_s` only stops a hang, it is no estimate."""
+    deadline = time.monotonic() + bound_s
+    while not condition(m := metrics(srv)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"/metrics did not show {what} within {bound_s} s: {m}")
+        time.sleep(0.1)
+    return m
+
+
+idle = lambda m: m["running_requests"] == m["waiting_requests"] == m["http_requests_in_flight"] == 0
+before = wait_for_metrics(server, idle, "an idle server")
+long_body = {"messages": [{"role": "user", "content": "Tell me a long story about a robot."}],
+             "max_tokens": 900, "ignore_eos": True, "temperature": 0, "stream": True}
+chunks = []
+with httpx.stream("POST", server.url + "/v1/chat/completions", json=long_body, timeout=120) as r:
+    lines = r.iter_lines()  # kept in a variable: dropping the iterator would close the stream at once
+    for line in lines:
+        if line.startswith("data: {") and json.loads(line[6:])["choices"][0]["delta"].get("content"):
+            chunks.append(json.loads(line[6:]))
+            if len(chunks) == 5:
+                break
+    during = wait_for_metrics(server, lambda m: m["running_requests"] == 1
+                              and m["kv_pages_free"] < before["kv_pages_free"], "the request running")
+# Leaving the `with` block closes the connection: the client has hung up, mid-answer.
+after = wait_for_metrics(server, lambda m: idle(m) and m["kv_pages_free"] == before["kv_pages_free"],
+                         "the pages back")
+uid = int(chunks[0]["id"].rsplit("-", 1)[1])  # the API server puts the uid in the response id
+print(f"uid {uid}: the id of its chunks is {chunks[0]['id']!r}")
 '''),
 md(r"""
-## 4. Follow the uid inside
+The three readings. How many pages the request held when we looked, and how many tokens it got
+to generate before the abort reached the scheduler, depend on the machine's speed:
+"""),
+code(r'''
+# NBVAL_IGNORE_OUTPUT
+keys = ["kv_pages_free", "kv_pages_total", "running_requests", "http_requests_in_flight", "generated_tokens_total"]
+print(f"{'':<8}" + "".join(f"{k:>25}" for k in keys))
+for name, m in [("before", before), ("during", during), ("after", after)]:
+    print(f"{name:<8}" + "".join(f"{m[k]:>25}" for k in keys))
+'''),
+md(r"""
+What holds on every machine:
+"""),
+code(r'''
+generated = after["generated_tokens_total"] - before["generated_tokens_total"]
+print("during: running", during["running_requests"], "| pages in use:", during["kv_pages_free"] < before["kv_pages_free"])
+print("after:  running", after["running_requests"], "| waited on by the API server:", after["http_requests_in_flight"],
+      f"| free pages {after['kv_pages_free']} of {after['kv_pages_total']}, as before: {after['kv_pages_free'] == before['kv_pages_free']}")
+print("stopped early: generated", "fewer than" if generated < 900 else "all of", "the 900 tokens asked for")
+'''),
+md(r"""
+What happened in between, hop by hop (section 7 shows the same hops in a trace):
 
-The multi-process server does not let us stop between two steps. The in-process runtime,
-`LocalServer`, runs the very same worker code (the `TokenizeWorker` of `tokenizer/server.py`,
-the `Scheduler` and its `Engine`) connected by in-memory queues, and every component records what
-it does to each uid in a trace (`minisgl_edu/trace.py`).
+1. The API server notices the closed connection. Starlette cancels the response's generator,
+   `stream_chunks` (`server/generate.py`); its `finally` calls `FrontendState.abort_user(uid)`
+   (`server/frontend.py`), which forgets the uid's reply queue and sends `AbortMsg(uid)` to that
+   uid's tokenizer. `http_requests_in_flight` drops.
+2. The tokenizer worker (`TokenizeWorker.handle`, `tokenizer/server.py`) turns it into
+   `AbortBackendMsg(uid)` for the scheduler.
+3. The scheduler (`Scheduler._process_msg` → `Scheduler.abort` → `abort_request` in
+   `scheduler/abort.py`) removes the request from its queues and gives back its pages and its
+   page-table row; `running_requests` drops and `kv_pages_free` is back where it was.
+
+mini-sglang follows the same messages, with two differences. Its stream generator asks
+`request.is_disconnected()` before each chunk (`stream_with_cancellation`) and sends the
+`AbortMsg` from a separate task after a short delay (`abort_user`). And its scheduler frees an
+aborted request through `_free_req_resources`, which also puts the tokens computed so far into
+the prefix cache; this engine frees them without caching (`cache_it=False`), because part of
+the K/V of an aborted request may be from an unfinished prompt chunk. mini-sglang's server has
+no `/metrics` or `/health` endpoints.
+
+## 5. Four tokenizer workers
+
+Tokenizing is plain Python work. With many clients one tokenizer process can become the
+bottleneck, so `--num-tokenizer N` starts N of them. We start a second server with four;
+`start_server` first stops the one we had:
+"""),
+code(r'''
+first = server
+server = start_server("--device", "cpu", "--num-pages", "64", "--num-tokenizer", "4")
+print("processes of the first server still running:", group_processes(first.pid))
+print("\n".join(describe(server)))
+'''),
+md(r"""
+Which worker gets which request? `FrontendState.send_one` sends uid `u` to tokenizer `u % N`,
+so that a uid's `AbortMsg` always takes the same pipe as its `TokenizeMsg` and cannot overtake it.
+The server keeps no trace of its own, so we watch it another way: stop `minisgl-tokenizer-2` with
+SIGSTOP (the process stays, frozen), send eight short requests at once, and see which get an
+answer. We wait until six are answered *and* the scheduler is idle: then the other two are not
+slow, they are stuck before the scheduler, in the frozen worker's inbox.
+"""),
+code(r'''
+def ask(i: int) -> int:
+    """A short chat request; returns its uid (from the response id)."""
+    r = httpx.post(server.url + "/v1/chat/completions", timeout=120, json={
+        "messages": [{"role": "user", "content": f"Say the number {i}."}], "max_tokens": 4, "temperature": 0})
+    return int(r.json()["id"].rsplit("-", 1)[1])
+
+
+frozen = server.workers()["minisgl-tokenizer-2"]
+os.kill(frozen, signal.SIGSTOP)
+try:
+    with ThreadPoolExecutor(8) as pool:
+        requests = [pool.submit(ask, i) for i in range(8)]
+        wait_for_metrics(server, lambda m: sum(f.done() for f in requests) == 6 and m["http_requests_in_flight"] == 2
+                         and m["running_requests"] == m["waiting_requests"] == 0, "six answers and an idle scheduler")
+        answered = sorted(f.result() for f in requests if f.done())
+        print("answered while minisgl-tokenizer-2 was stopped:", answered)
+        os.kill(frozen, signal.SIGCONT)
+        print("answered after it went on:", sorted(f.result() for f in requests if f.result() not in answered))
+finally:
+    os.kill(frozen, signal.SIGCONT)  # never leave it frozen, even if a step above failed
+'''),
+md(r"""
+uids 2 and 6 are the ones with `uid % 4 == 2`: tokenizer 2 handled exactly those. mini-sglang
+does this differently: its tokenizers all pull from one ZeroMQ address and ZeroMQ hands each
+message to the next worker in turn, whatever its uid.
+
+That is all we need from the real server. `stop_server()` stops it (and would run by itself
+when the kernel exits):
+"""),
+code(r'''
+stop_server()
+print("processes left:", group_processes(server.pid))
+'''),
+md(r"""
+## 6. Follow the uid inside
+
+The multi-process server does not let us stop between two steps, and it records no trace. The
+in-process runtime, `LocalServer`, runs the same worker code (the `TokenizeWorker` of
+`tokenizer/server.py` in both roles, the `Scheduler` and its `Engine`) connected by in-memory
+queues, with a small stand-in for the API server's `listen`; every component records what it does
+to each uid in a trace (`minisgl_edu/trace.py`).
 """),
 code(r'''
 from minisgl_edu import SamplingParams
@@ -140,89 +311,146 @@ print(res.finish_reason, repr(res.text))
 print("same text as the HTTP stream:", res.text == "".join(deltas))
 '''),
 md(r"""
-The trace of that uid, in order (times left out; the per-token events are shown for the first
-three tokens only):
+The same (wrong) answer as from the server: same model, same greedy decoding. The trace of that
+uid, in order (times left out; the per-token events are shown for the first three tokens only):
 """),
 code(r'''
 print("\n".join(summarize(srv.trace(uid), max_tokens=3)))
 '''),
 md(r"""
-And as a timeline, one lane per component. Most of the time is spent in the scheduler lane: the
-prefill, then one decode step per token. (Times differ from run to run; the shape does not.)
+And as a timeline, one band per component. Events that happen once per token (a decode step,
+the token, its `DetokenizeMsg` and `UserReply`) are ticks on one row, named once with their
+count. Most of the time is spent in the scheduler: the prefill, then one decode step per token.
+(Times differ from run to run; the shape does not.)
 """),
 code(r'''
 # NBVAL_IGNORE_OUTPUT
 import matplotlib.pyplot as plt
-from minisgl_edu.trace import plot_timeline
+from minisgl_edu.widgets.timeline import plot_timeline
 
 fig = plot_timeline(srv.trace(uid), title=f"request {uid}")
 plt.show()
 '''),
 md(r"""
-The same picture as a widget, with a uid picker and a Refresh button (useful once several
-requests are in flight; submit a few more with `srv.submit` and press Refresh):
+## 7. The abort path from the inside
+
+Now the cut of section 4, in the trace. We start the same long answer, let it run for a prefill
+and five decode steps, then call `srv.abort(uid)`, which is what `abort_user` does when a client
+hangs up: an `AbortMsg` into the tokenizer's queue. `abort` then lets the tokenizer and the
+scheduler's receive run once, so the pages are back when it returns.
+"""),
+code(r'''
+cut = srv.submit(long_body["messages"], SamplingParams(max_tokens=900, ignore_eos=True))
+free_before = srv.snapshot().free_pages
+for _ in range(6):  # a prefill, then five decode steps
+    srv.step()
+free_during = srv.snapshot().free_pages
+srv.abort(cut)
+print(f"free pages: before {free_before}, during {free_during}, after {srv.snapshot().free_pages}")
+print(f"uid {cut}: {srv.result(cut).finish_reason}, {len(srv.result(cut).token_ids)} tokens, text {srv.result(cut).text!r}")
+print()
+print("\n".join(summarize(srv.trace(cut), max_tokens=2)))
+'''),
+md(r"""
+After the tokens: `api_server AbortMsg sent` (the client left), `tokenizer AbortMsg received` and
+`AbortBackendMsg sent`, then the scheduler frees the request (`abort_request` sends the last
+`DetokenizeMsg` with `token=-1 finished=True` on its way out, then `aborted` is recorded), the
+detokenizer drops its decoder for the uid and sends a last, empty `UserReply`, and the frontend
+closes the request without a `[DONE]`: nobody is there to read it.
+
+The same picture as a widget, with a uid picker (both requests are there) and a Refresh button
+(submit more with `srv.submit` and press Refresh):
 """),
 code(r'''
 # NBVAL_IGNORE_OUTPUT
 from minisgl_edu.widgets import RequestTimeline
 
-RequestTimeline(srv, uid)
+RequestTimeline(srv, cut)
 '''),
 md(r"""
-## 5. The same hops in the source
+## 8. The same hops in the source
 
 | hop | message | file | function |
 |---|---|---|---|
-| HTTP → uid | — | `server/api_server.py` | `v1_chat_completions` → `generate` (`state.new_user()`) |
-| API server → tokenizer | `TokenizeMsg` | `server/api_server.py` | `FrontendState.send_one` |
+| HTTP → uid | — | `server/api_server.py`, `server/generate.py` | the `/v1/chat/completions` route → `generate` (`state.new_user()`) |
+| API server → tokenizer | `TokenizeMsg` | `server/frontend.py` | `FrontendState.send_one` (tokenizer `uid % N`) |
 | tokenizer | chat template, ids | `tokenizer/server.py`, `tokenizer/template.py` | `TokenizeWorker.handle`, `TokenizeManager.tokenize`, `encode_prompt` |
 | tokenizer → scheduler | `UserMsg` | `tokenizer/server.py` | `TokenizeWorker._tokenize` |
-| scheduler loop | — | `scheduler/scheduler.py` | `normal_loop` → `step` → `_receive`, `_schedule_next_batch`, `_forward`, `_process_results` |
+| scheduler loop | — | `scheduler/scheduler.py` | `normal_loop` → `step`: `schedule` (`_receive`, `_schedule_next_batch`), `run_batch` (`_forward`, `_process_results`) |
 | engine | — | `engine/engine.py`, `engine/sampler.py` | `Engine.forward_batch`, `Sampler.sample` |
 | scheduler → detokenizer | `DetokenizeMsg` | `scheduler/scheduler.py` | `_process_results` (`self.io.send`) |
 | detokenizer | text | `tokenizer/server.py`, `tokenizer/detokenizer.py` | `DetokenizeManager.detokenize`, `IncrementalDetokenizer.add` |
-| detokenizer → API server | `UserReply` | `server/api_server.py` | `FrontendState.listen` (by uid), `stream_chunks` → `data: [DONE]` |
-| cancel | `AbortMsg` → `AbortBackendMsg` | `server/api_server.py`, `scheduler/scheduler.py` | `abort_user`, `Scheduler.abort` |
+| detokenizer → API server | `UserReply` | `server/frontend.py`, `server/generate.py` | `FrontendState.listen` (by uid), `stream_chunks` → `data: [DONE]` |
+| client gone | `AbortMsg` | `server/generate.py`, `server/frontend.py` | `stream_chunks` (`finally`) → `FrontendState.abort_user` |
+| tokenizer → scheduler | `AbortBackendMsg` | `tokenizer/server.py` | `TokenizeWorker.handle` |
+| scheduler frees | — | `scheduler/scheduler.py`, `scheduler/abort.py` | `_process_msg` → `Scheduler.abort` → `abort_request` |
+
+Where mini-sglang (`python/minisgl/`) names these differently (`docs/minisglang_map.md` has
+every name): the API server's state is `FrontendManager` (`server/api_server.py`) with the same
+`new_user`, `send_one`, `listen` and `abort_user`, and its chat stream is
+`stream_chat_completions` (no `stream_chunks`, no `generate.py`). `TokenizeWorker` and
+`encode_prompt` do not exist there: the loop is written inside `tokenize_worker`, and
+`TokenizeManager.tokenize` (`tokenizer/tokenize.py`) applies the chat template itself. The
+detokenizer is `tokenizer/detokenize.py` (`DetokenizeManager`, no `IncrementalDetokenizer`). Its
+`normal_loop` does one iteration per call (no `step`, `schedule` or `run_batch`), results are
+handled in `_process_last_data` (no `_process_results`), and an `AbortBackendMsg` is handled in
+`_process_one_msg` (no `Scheduler.abort`). One more difference seen above: this engine answers a
+streaming request only once the first token exists, so a prompt that is rejected still gets an
+HTTP 400; mini-sglang starts the stream at once.
 
 In SGLang the same roles are in `python/sglang/srt/`: `entrypoints/http_server.py` and
 `managers/tokenizer_manager.py` (frontend and tokenizer), `managers/scheduler.py`
 (`event_loop_normal`, `event_loop_overlap`), `managers/tp_worker.py` and
 `model_executor/model_runner.py` (engine), `managers/detokenizer_manager.py`.
 
-The cell below checks that those functions exist where the table says (so the table stays true).
+The cell below checks that the functions of the table exist where it says (so the table stays true).
 """),
 code(r'''
 import inspect
 from pathlib import Path
 import minisgl_edu
-from minisgl_edu.server import api_server
-from minisgl_edu.tokenizer.server import TokenizeWorker, TokenizeManager, DetokenizeManager
-from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.engine import Engine
+from minisgl_edu.engine.sampler import Sampler
+from minisgl_edu.scheduler import Scheduler
+from minisgl_edu.scheduler.abort import abort_request
+from minisgl_edu.server.frontend import FrontendState
+from minisgl_edu.server.generate import generate, stream_chunks
+from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer
+from minisgl_edu.tokenizer.server import DetokenizeManager, TokenizeManager, TokenizeWorker
+from minisgl_edu.tokenizer.template import encode_prompt
 
 ROOT = Path(minisgl_edu.__file__).parent.parent
-for fn in [api_server.FrontendState.send_one, api_server.FrontendState.listen, TokenizeWorker.handle,
-           TokenizeManager.tokenize, TokenizeWorker._tokenize, Scheduler.normal_loop, Scheduler._schedule_next_batch,
-           Scheduler._forward, Engine.forward_batch, Scheduler._process_results, DetokenizeManager.detokenize,
-           Scheduler.abort]:
+for fn in [generate, FrontendState.new_user, FrontendState.send_one, TokenizeWorker.handle, TokenizeManager.tokenize,
+           encode_prompt, TokenizeWorker._tokenize, Scheduler.normal_loop, Scheduler.step, Scheduler.schedule,
+           Scheduler._receive, Scheduler._schedule_next_batch, Scheduler.run_batch, Scheduler._forward,
+           Engine.forward_batch, Sampler.sample, Scheduler._process_results, DetokenizeManager.detokenize,
+           IncrementalDetokenizer.add, FrontendState.listen, stream_chunks, FrontendState.abort_user,
+           Scheduler._process_msg, Scheduler.abort, abort_request]:
     print(f"{str(Path(inspect.getsourcefile(inspect.unwrap(fn))).relative_to(ROOT)):<36} {fn.__qualname__}")
 '''),
 md(r"""
 ## Summary
 
-The API server gives the request a uid and sends a `TokenizeMsg`; the tokenizer sends the token
-ids on as a `UserMsg`; the scheduler queues it, batches it, calls the engine once per step, and
-sends a `DetokenizeMsg` per new token; the detokenizer sends text as `UserReply`s; `listen` finds
-the waiting HTTP response by uid and streams it, ending with `data: [DONE]`.
+The API server gives the request a uid and sends a `TokenizeMsg` to tokenizer `uid % N`; the
+tokenizer sends the token ids on as a `UserMsg`; the scheduler queues it, batches it, calls the
+engine once per step, and sends a `DetokenizeMsg` per new token; the detokenizer sends text as
+`UserReply`s; `listen` finds the waiting HTTP response by uid and streams it, ending with
+`data: [DONE]`. A client that leaves turns into `AbortMsg` → `AbortBackendMsg`, and the scheduler
+gives every page back. `start_server` runs the real server from a notebook without leaving one
+behind.
 
 ## Exercises
 
-1. In `server/api_server.py`, find where the uid is created, where the `TokenizeMsg` is sent and
-   where `UserReply`s are received. How does a reply find its HTTP response?
+1. In `server/generate.py` and `server/frontend.py`, find where the uid is created, where the
+   `TokenizeMsg` is sent and where `UserReply`s are received. How does a reply find its HTTP
+   response?
 2. `_schedule_next_batch` and `_forward`: which one decides *which* requests run, and which one
    calls the engine? Check your answer against the `scheduled` events in the trace above.
-3. Start the server again and stop a streaming client half-way (close the `httpx.stream` early).
-   Which messages follow? Then do `exercises/02_abort.ipynb`, where you write the cleanup.
+3. Section 4 cut a stream and section 7 showed the hops. Cut one yourself *before* its first
+   token: freeze `minisgl-TP0-scheduler` with SIGSTOP (as section 5 did with a tokenizer), start a
+   stream, close it, then let the scheduler go on. Which function sends the `AbortMsg` this time
+   (read `generate` in `server/generate.py`), and what does `abort_request` find? Then do
+   `exercises/02_abort.ipynb`, where you write the cleanup.
 4. Find where a request is found to be finished (EOS or `max_tokens`) and where that becomes
    `data: [DONE]`. `exercises/01_finish.ipynb` asks you to write that check.
 """),
