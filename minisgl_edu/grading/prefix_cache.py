@@ -10,15 +10,13 @@ and last inside the real engine, where a request reuses the pages of an earlier 
 
 from __future__ import annotations
 
-import functools
 import random
 
 import torch
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.harness import collect, new_scheduler
-from minisgl_edu.grading.limits import untimed
+from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -230,7 +228,7 @@ def case_leaves_first(cls):
     freed = _evict(cache, 3, AC_NODES)
     assert len(freed) >= 3, f"evict(3) freed {len(freed)} pages, but 6 were evictable"
     assert not set(freed) & {10, 11}, (
-        f"evict(3) freed the shared pages 10, 11 while A's and C's own pages could go first: "
+        "evict(3) freed the shared pages 10, 11 while A's and C's own pages could go first: "
         "evict leaves first")
 
 
@@ -365,10 +363,8 @@ def _play_one(mgr: CacheManager, live: list[Req], prefix_lens: list[int], uid: i
     return uid + 1
 
 
-@functools.lru_cache(maxsize=None)
-def _reference_prefix_lens(seed: int) -> tuple[int, ...]:
-    with untimed():
-        return tuple(_play(reference, _workload(seed), PLENTY))
+def _reference_prefix_lens(seed: int) -> list[int]:
+    return remember(f"prefix_cache/workload {seed}", lambda: _play(reference, _workload(seed), PLENTY))
 
 
 def case_manager(cls):
@@ -415,13 +411,13 @@ def _run(cls):
     return steps, out.tokens, s
 
 
-@functools.lru_cache(maxsize=None)
 def _reference_run():
-    with untimed():
+    def compute():
         steps, tokens, _ = _run(reference)
         assert any(start > 0 for phase, items in steps if phase == "prefill" for _, start, _ in items), (
             "setup: expected a prefix hit")
         return steps, tokens
+    return remember("prefix_cache", compute)
 
 
 def case_real_engine(cls):

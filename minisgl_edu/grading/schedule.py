@@ -10,13 +10,11 @@ the pages with the engine's own scheduler.
 
 from __future__ import annotations
 
-import functools
 from typing import Optional
 
 from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.harness import collect, new_scheduler
-from minisgl_edu.grading.limits import untimed
+from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -240,8 +238,8 @@ def case_prefill_first(fn):
 
 def case_decode(fn):
     s = _sched()
-    a, b = _running(s, 0, 12), _running(s, 1, 5)
-    a.output_ids += [FAKE_TOKEN] * 3
+    _running(s, 0, 12).output_ids += [FAKE_TOKEN] * 3  # 12 + 4 tokens: the newest at position 15
+    _running(s, 1, 5)
     batch = decide(fn, s)
     _expect(batch, ("decode", [(0, 15, 1), (1, 5, 1)]),
             "nobody waits: decode every running request, in scheduler.running order, one token each")
@@ -413,13 +411,13 @@ def _run(fn) -> tuple[list, dict, dict, Scheduler]:
     return steps, out.tokens, out.reasons, s
 
 
-@functools.lru_cache(maxsize=None)
 def _reference_run():
-    with untimed():
+    def compute():
         steps, tokens, reasons, s = _run(reference)
         assert s.reqs == {} and sorted(reasons.values()) == ["length", "stop", "stop"], "setup: the reference run changed"
         assert any(len(items) == 2 for phase, items in steps if phase == "prefill"), "setup: expected a chunk"
         return steps, tokens, reasons
+    return remember("schedule", compute)
 
 
 def case_real_engine(fn):

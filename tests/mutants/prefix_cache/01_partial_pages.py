@@ -86,7 +86,6 @@ class RadixCache:
 
     def match_prefix(self, ids: list[int]) -> tuple[Node, list[int]]:
         """The longest cached prefix of `ids`, in whole pages: (its deepest node, its pages)."""
-        whole = len(ids) // self.page_size * self.page_size
         node, _, pages = self.walk(tuple(ids))
         return node, pages
 
