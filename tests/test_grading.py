@@ -7,6 +7,7 @@ Instructors can run one exercise's grader with `pytest -m exercise_abort` (marke
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -134,6 +135,7 @@ def test_the_solution_notebooks_code_is_its_own(name):
     pytest.skip(f"no solution notebook checks {name!r}")
 
 
+@functools.lru_cache(maxsize=None)
 def _namespace(path):
     from minisgl_edu.grading.__main__ import notebook_namespace
 

@@ -118,8 +118,8 @@ def case_free_never_allocated(cls):
 def case_independent(cls):
     a, b = cls(4), cls(4)
     x = _allocate(a, 2)
-    assert _num_free(b) == 4, (f"allocating from one allocator changed another's num_free to {_num_free(b)}: state "
-                               "kept on the class (e.g. `in_use = set()` in the class body) is shared by every object")
+    assert b.num_free == 4, (f"allocating from one allocator changed another's num_free to {b.num_free!r}: state "
+                             "kept on the class (e.g. `in_use = set()` in the class body) is shared by every object")
     y = _allocate(b, 2)
     b.free(y)
     a.free(x)  # must still be accepted: these pages are a's

@@ -79,7 +79,7 @@ def case_clamped(fn):
 def case_order(fn):
     _expect(fn, _req([PLAIN, PLAIN, 2], max_new=3), "stop",
             "the newest token is EOS and also the last one allowed: the model ended the answer itself, "
-            "so the reason is 'stop' (test EOS before the length)")
+            "so 'stop' wins over 'length' (test EOS before the length)")
     ids = _ids("one two three")
     _expect(fn, _req(ids, max_new=len(ids), stop=["three"]), "stop",
             "the stop string 'three' completes on the last allowed token: 'stop' wins over 'length'")

@@ -5,7 +5,7 @@ pages a second time."""
 from minisgl_edu.core import ReqStatus
 from minisgl_edu.message import DetokenizeMsg
 
-MUST_FAIL = {"abort while waiting", "abort while decoding"}
+MUST_FAIL = {"abort while waiting"}
 MUST_SAY = "still in scheduler.reqs"
 
 
