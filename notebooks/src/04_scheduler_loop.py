@@ -39,7 +39,8 @@ way (its `_schedule_next_batch` takes the prefill manager's batch, or else the d
 SGLang can also *mix* the two, see "What chunking buys" below.
 
 Prefill batches have a **token budget**, `max_prefill_tokens` (2048 on CPU, 8192 on CUDA; 48 here,
-so that short prompts show it): the prompt tokens in one batch may not add up to more. A prompt
+so that short prompts show it; mini-sglang calls it `max_extend_tokens`, `--max-prefill-length`,
+8192): the prompt tokens in one batch may not add up to more. A prompt
 longer than what is left of the budget is cut: its first chunk runs now, the rest in the next
 prefill batches (**chunked prefill**). What that buys, and what it does not, is measured below.
 """),
@@ -66,7 +67,8 @@ print("waiting:", snap.waiting, "running:", snap.running)
 '''),
 md(r"""
 `srv.plan()` ran the first half of a step (`Scheduler.schedule`): the batch is chosen but not
-run. Here it is. Each item says which tokens of a request this step computes: a start position
+run. (The split into `schedule` and `run_batch` is this engine's, so that a notebook can show a
+batch before it runs; mini-sglang's `normal_loop` does both in one go.) Here it is. Each item says which tokens of a request this step computes: a start position
 and a count.
 """),
 code(r'''
