@@ -22,7 +22,9 @@ A request's final length is unknown when it starts. Giving each request one cont
 its maximum length wastes most of it; growing a block means copying. Instead the cache is one big
 pool of **slots** (one per token), grouped into **pages** of `page_size` tokens, as an operating
 system pages memory. A request owns whole pages, in any order; its row in the **page table** lists
-them. Token `i` of a request lives in page `row[i // page_size]`, at offset `i % page_size`.
+them. Token `i` of a request lives in page `row[i // page_size]`, at offset `i % page_size`. This
+engine's default page size is 16 tokens (8 in this chapter, so that short prompts fill several
+pages); mini-sglang's default is 1 token per page.
 """),
 code(r'''
 import os
