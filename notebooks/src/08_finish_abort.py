@@ -157,6 +157,11 @@ code(r'''
 print("\n".join(summarize(srv.trace(u), max_tokens=2)))
 '''),
 md(r"""
+The scheduler answers an abort with one last `DetokenizeMsg(uid, -1, finished=True, "abort")`
+(no token): the detokenizer drops its decoder for the uid and passes a last `UserReply` on, and
+the request ends at the API server too (`closed finish_reason=abort` in the trace). mini-sglang sends nothing back after an abort: its API server has
+already forgotten the uid when it sends `AbortMsg`.
+
 ## Summary
 
 * After every token: EOS (unless `ignore_eos`), a stop string, or `max_tokens` end the request;
