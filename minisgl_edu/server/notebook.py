@@ -21,10 +21,10 @@ Three ways a notebook leaks a server, and what this module does about each:
   the API server stop its workers, and each worker has the same tie to the API server
   (`server/process.py`). Other systems have no such call: there only the first two apply.
 
-The server runs in its own process group (a new session), for two reasons: Jupyter's "interrupt"
-sends SIGINT to the kernel's whole group, which would otherwise stop the server too; and
-stopping means "every process of that group is gone", which catches any helper process
-(multiprocessing's resource tracker, say) that is not one of the named workers.
+The server runs in a process group of its own (`start_new_session=True`), for two reasons:
+Jupyter's "interrupt" sends SIGINT to the kernel's whole group, which would otherwise stop the
+server too; and stopping means "every process of that group is gone", which catches any helper
+process (multiprocessing's resource tracker, say) that is not one of the named workers.
 """
 
 from __future__ import annotations

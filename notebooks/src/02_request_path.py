@@ -8,8 +8,9 @@ md(r"""
 half-way and watch the server give its memory back, run four tokenizer workers, then follow one
 uid through `TokenizeMsg → UserMsg → DetokenizeMsg → UserReply → data: [DONE]` (and through
 `AbortMsg → AbortBackendMsg`), naming the file and function that handles each hop.
-**Expected time:** 40 minutes (the cells take about a minute and a half on 2 CPU cores, most of
-it two server start-ups).
+**Expected time:** 40 minutes. The cells need about 110 s of CPU time (`pytest --nbval` on this
+notebook, 2-core machine), over half of it the start-up of two servers: each of their processes
+imports torch and transformers.
 
 Chapter 01 listed the components. Here we watch them work, first from the outside (HTTP, the
 process list and `/metrics`), then from the inside (the trace of one uid).
@@ -44,7 +45,9 @@ needs) and `/health` answers. It also:
   killed outright takes the server with it. The workers already have the same tie to the
   server's main process (`server/process.py`), so the whole family goes.
 
-The small KV cache (`--num-pages 256`, 16 tokens a page) keeps start-up quick.
+`tests/test_notebook_server.py` checks all three (a second start leaves one server; an exit
+without `stop_server()`, and a parent killed with SIGKILL, leave no process). The small KV cache
+(`--num-pages 256`, 16 tokens a page) keeps start-up quick.
 """),
 code(r'''
 from minisgl_edu.server.notebook import group_processes, start_server, stop_server
@@ -71,26 +74,26 @@ The same list without pids and ports (which change every run):
 """),
 code(r'''
 def describe(srv) -> list[str]:
-    """One line per live process of `srv`: its name, and who started it."""
+    """One line per live process of `srv`: what it is, and which process started it."""
     lines = []
     for p in srv.processes():
         if p.pid == srv.pid:
-            name = "python -m minisgl_edu.serve " + " ".join(srv.args) + "   <- the API server (main process)"
-            parent = "this kernel"
+            name, parent = "python -m minisgl_edu.serve " + " ".join(srv.args), "this kernel"
         elif "resource_tracker" in p.name:
             name, parent = "python -c 'from multiprocessing.resource_tracker import main ...'", "the API server"
         else:
             name, parent = p.name, "the API server"
         assert p.ppid == (os.getpid() if parent == "this kernel" else srv.pid)
-        lines.append(f"{name:<78} started by {parent}")
-    return lines[:1] + sorted(lines[1:])
+        lines.append(f"{name:<76} started by {parent}")
+    return lines[:1] + sorted(lines[1:])  # the API server (main process) first
 
 
 print("\n".join(describe(server)))
 '''),
 md(r"""
-Besides the three workers there is multiprocessing's resource tracker, which starts with the
-first "spawn" process and cleans up after workers that die without doing so themselves.
+The first line is the main process: the API server. Besides the three workers there is
+multiprocessing's resource tracker, which Python starts with the first "spawn" worker; it removes
+named semaphores and shared-memory blocks that a process leaves behind when it dies.
 
 mini-sglang gives its processes the same names (`minisgl-TP0-scheduler`, `minisgl-tokenizer-0`,
 `minisgl-detokenizer-0`), as names of its `multiprocessing.Process` objects. It does not set a
@@ -140,9 +143,9 @@ early), read five chunks, then close the connection, and read the server's `/met
 during and after. `/metrics` serves the scheduler's latest statistics (`kv_pages_free`: pages
 free or held only by the prefix cache, so reusable; `running_requests`; `generated_tokens_total`)
 and the API server's own count of requests it waits on (`http_requests_in_flight`). The
-scheduler sends new statistics after its steps and whenever it goes idle, so each reading is
-polled until it shows the state we wait for, with an upper bound instead of a guess of how long
-that takes.
+scheduler sends new statistics after its steps (at most ten times a second) and when it goes
+idle, so each reading is polled until it shows the state we wait for, with an upper bound
+instead of a guess of how long that takes.
 """),
 code(r'''
 def metrics(srv) -> dict[str, int]:
@@ -204,8 +207,9 @@ print("stopped early: generated", "fewer than" if generated < 900 else "all of",
 md(r"""
 What happened in between, hop by hop (section 7 shows the same hops in a trace):
 
-1. The API server notices the closed connection. Starlette cancels the response's generator,
-   `stream_chunks` (`server/generate.py`); its `finally` calls `FrontendState.abort_user(uid)`
+1. The API server notices the closed connection: uvicorn reports the disconnect and Starlette
+   cancels the task that runs the response's generator, `stream_chunks` (`server/generate.py`);
+   its `finally` calls `FrontendState.abort_user(uid)`
    (`server/frontend.py`), which forgets the uid's reply queue and sends `AbortMsg(uid)` to that
    uid's tokenizer. `http_requests_in_flight` drops.
 2. The tokenizer worker (`TokenizeWorker.handle`, `tokenizer/server.py`) turns it into
@@ -218,14 +222,15 @@ mini-sglang follows the same messages, with two differences. Its stream generato
 `request.is_disconnected()` before each chunk (`stream_with_cancellation`) and sends the
 `AbortMsg` from a separate task after a short delay (`abort_user`). And its scheduler frees an
 aborted request through `_free_req_resources`, which also puts the tokens computed so far into
-the prefix cache; this engine frees them without caching (`cache_it=False`), because part of
+the prefix cache (whole pages of them); this engine frees them without caching (`cache_it=False`), because part of
 the K/V of an aborted request may be from an unfinished prompt chunk. mini-sglang's server has
 no `/metrics` or `/health` endpoints.
 
 ## 5. Four tokenizer workers
 
-Tokenizing is plain Python work. With many clients one tokenizer process can become the
-bottleneck, so `--num-tokenizer N` starts N of them. We start a second server with four;
+Each tokenizer worker applies the chat template and tokenizes one burst of requests after
+another. With many clients one such process can become the bottleneck, so `--num-tokenizer N`
+starts N of them. We start a second server with four;
 `start_server` first stops the one we had:
 """),
 code(r'''
@@ -372,7 +377,7 @@ md(r"""
 
 | hop | message | file | function |
 |---|---|---|---|
-| HTTP → uid | — | `server/api_server.py`, `server/generate.py` | the `/v1/chat/completions` route → `generate` (`state.new_user()`) |
+| HTTP → uid | — | `server/api_server.py`, `server/generate.py` | `v1_chat_completions` (a route of `create_app`) → `generate` (`state.new_user()`) |
 | API server → tokenizer | `TokenizeMsg` | `server/frontend.py` | `FrontendState.send_one` (tokenizer `uid % N`) |
 | tokenizer | chat template, ids | `tokenizer/server.py`, `tokenizer/template.py` | `TokenizeWorker.handle`, `TokenizeManager.tokenize`, `encode_prompt` |
 | tokenizer → scheduler | `UserMsg` | `tokenizer/server.py` | `TokenizeWorker._tokenize` |
