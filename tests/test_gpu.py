@@ -417,7 +417,7 @@ def _torch_flashinfer():
 @pytest.mark.kernel
 @needs_kernels
 @pytest.mark.parametrize("n", [2, 1])  # batch 2: skinny GEMM; batch 1: one-row matmuls with folded norms
-def test_cuda_layers_on_the_hybrid_backend_match_float32(n, monkeypatch):
+def test_cuda_layers_on_the_hybrid_backend_match_float32(n, monkeypatch, request):
     """What the engine builds on CUDA, in one model: every CUDA variant swapped in
     (`use_cuda_layers` with all Triton kernels) on the hybrid backend (prefill: FlashInfer, or the
     torch backend on the CPU; decode: our Triton kernel). Its logits over a prefill and 4 decode
@@ -437,7 +437,12 @@ def test_cuda_layers_on_the_hybrid_backend_match_float32(n, monkeypatch):
     if INTERPRET:
         monkeypatch.setitem(sys.modules, "flashinfer", _torch_flashinfer())
         monkeypatch.setattr(cuda_layers, "_fi", lambda: sys.modules["flashinfer"])
-    cfg = ModelConfig.from_hf(tiny_hf_config("qwen3"))
+    # On CUDA the tiny Qwen3 with the benchmark's head shape (FlashInfer compiles per head size);
+    # under the interpreter a smaller one (head_dim 16), for time.
+    if INTERPRET:
+        cfg = ModelConfig.from_hf(tiny_hf_config("qwen3"))
+    else:
+        cfg = ModelConfig.from_dir(request.getfixturevalue("tiny_qwen3_dir"))
     model = create_model(cfg, dtype=KDT, device=KDEV, seed=n)
     gen = torch.Generator().manual_seed(n)
     with torch.no_grad():
@@ -466,8 +471,9 @@ def test_cuda_layers_on_the_hybrid_backend_match_float32(n, monkeypatch):
     err, err_plain = _rel(got, want), _rel(plain, want)
     print(f"CUDA layers, hybrid backend, batch {n}: relative error vs float32 {err:.2e} (plain: {err_plain:.2e})")
     assert err < max(1e-2, 1.5 * err_plain)
-    cuda_layers.use_plain_layers(model)
-    assert torch.equal(_paged_logits(model, cfg, ps), plain)
+    cuda_layers.use_plain_layers(model)  # back to the plain model: its logits again (bit for bit on the CPU)
+    again = _paged_logits(model, cfg, ps)
+    assert torch.equal(again, plain) if INTERPRET else _rel(again, plain) < 1e-3
 
 
 @gpu
