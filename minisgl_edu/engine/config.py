@@ -22,6 +22,10 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
             "float16": torch.float16, "fp16": torch.float16}[dtype]
 
 
+# Our Triton kernels, by the names `EngineConfig.triton_kernels` takes (all on by default).
+TRITON_KERNELS = ("rope", "gemm", "gemv", "fold", "greedy")
+
+
 @dataclass
 class EngineConfig:
     model: str = "smollm2-135m"  # alias, local HF directory or hub id
@@ -37,8 +41,9 @@ class EngineConfig:
     # "flashinfer,triton", or "auto": "torch" on CPU; on CUDA with FlashInfer "flashinfer,triton"
     # (our Triton decode attention for decode batches of at most 4 requests, FlashInfer for the rest).
     attention_backend: str = "auto"
-    # CUDA + FlashInfer only: decode batches up to this size replay a captured CUDA graph
-    # (padded to the next captured size); 0 disables graphs. Ignored on CPU.
+    # CUDA, with a backend that has the graph hooks (flashinfer, triton; not torch): decode batches
+    # up to this size replay a captured CUDA graph (padded to the next captured size); 0 disables
+    # graphs. Ignored on CPU.
     cuda_graph_max_bs: int = 256
     # The CUDA layer variants swapped in for the plain modules when the model is built on CUDA in
     # half precision (`models/cuda_layers.py`); all ignored on CPU and in float32.
@@ -46,8 +51,9 @@ class EngineConfig:
     # Our Triton kernels (`minisgl_edu/kernels/`), by name: "rope" (q/k norm + RoPE + K/V write),
     # "gemm" (matmuls of <= 16 rows), "gemv" (one-row matmuls), "fold" (at batch 1, the norms and
     # the activation inside those), "greedy" (logits, argmax and token write-back of the small
-    # decode graphs in one kernel). "rope" and "fold" also need `fused_kernels`, "fold" needs "gemv".
-    triton_kernels: tuple[str, ...] = ("rope", "gemm", "gemv", "fold", "greedy")
+    # decode graphs in one kernel). "gemv" needs "gemm"; "fold" needs "gemv"; "rope" and "fold"
+    # also need `fused_kernels`.
+    triton_kernels: tuple[str, ...] = TRITON_KERNELS
     # FlashInfer decode: the tensor-core kernel (its plan splits long contexts; faster on mixed
     # context lengths) instead of the CUDA-core one.
     decode_tensor_cores: bool = True
@@ -64,5 +70,3 @@ class EngineConfig:
         if unknown:
             raise ValueError(f"unknown Triton kernels {sorted(unknown)}: choose from {', '.join(TRITON_KERNELS)}")
 
-
-TRITON_KERNELS = ("rope", "gemm", "gemv", "fold", "greedy")
