@@ -58,7 +58,7 @@ def _check_message(msgs, uid: int) -> None:
     assert len([m for m in mine if m.finished]) == 1, "the detokenizer got more than one finished message for the request"
 
 
-def _check_gone(s: Scheduler, req, uid: int) -> None:
+def _check_gone(s: Scheduler, uid: int) -> None:
     assert uid not in s.reqs, "the request is still in scheduler.reqs"
     assert all(r.uid != uid for r in s.waiting), "the request is still in the waiting queue (scheduler.waiting)"
     assert all(r.uid != uid for r in s.running), "the request is still in the running set (scheduler.running)"
@@ -71,10 +71,10 @@ def _check_marked(req) -> None:
     assert req.finish_reason == "abort", f"req.finish_reason is {req.finish_reason!r}, expected 'abort'"
 
 
-def _check_memory(s: Scheduler, req, free0: int, rows0: int, cached0: set[int]) -> None:
+def _check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None:
     """Alone in the scheduler: pages and rows back where they were before the request came."""
     cache = s.cache
-    _check_row(s, req)
+    _check_row(s, row)
     cached = cache.prefix_cache.cached_pages()
     lost = cached0 - cached
     assert not lost, f"{len(lost)} page(s) of the prefix cache were taken out of it: leave shared pages to release()"
@@ -90,8 +90,9 @@ def _check_memory(s: Scheduler, req, free0: int, rows0: int, cached0: set[int]) 
     _check_consistent(s)
 
 
-def _check_row(s: Scheduler, req) -> None:
-    assert req.table_idx < 0 and req.table_idx not in s.cache.page_table.used_rows(), (
+def _check_row(s: Scheduler, row: int) -> None:
+    """`row` is the request's page-table row before the abort (-1: it had none)."""
+    assert row < 0 or row not in s.cache.page_table.used_rows(), (
         "the request's page-table row was not given back: scheduler.cache.release(req, cache_it=False) frees it")
 
 
@@ -103,9 +104,9 @@ def _check_shared_not_freed(s: Scheduler) -> None:
                               "pages are the request's own")
 
 
-def _check_own_pages(s: Scheduler, req, pages: list[int]) -> None:
+def _check_own_pages(s: Scheduler, row: int, pages: list[int]) -> None:
     """Others still run: the aborted request's own pages are free now, and none went to the cache."""
-    _check_row(s, req)
+    _check_row(s, row)
     cached = s.cache.prefix_cache.cached_pages()
     into_cache = [p for p in pages if p in cached]
     assert not into_cache, (f"{len(into_cache)} of the request's pages went into the prefix cache: this engine does not "
@@ -133,12 +134,12 @@ def _check_consistent(s: Scheduler) -> None:
 
 
 def _snapshot(s: Scheduler):
-    return s.cache.num_free, s.cache.page_table.num_free_rows, set(s.cache.prefix_cache.cached_pages())
+    return s.cache.num_free, set(s.cache.prefix_cache.cached_pages())
 
 
 def _abort_at(fn, stage: str) -> None:
     s = _scheduler(fn, max_prefill_tokens=16)
-    free0, rows0, cached0 = _snapshot(s)
+    free0, cached0 = _snapshot(s)
     prompt = SHORT if stage == "decoding" else LONG
     s.add_request(0, encode(s, prompt), GREEDY)
     req = s.reqs[0]
@@ -150,10 +151,11 @@ def _abort_at(fn, stage: str) -> None:
             s.step()
         s.step()
     s.io.drain()  # its tokens so far
+    row = req.table_idx
     _abort(s, 0)
-    _check_gone(s, req, 0)
+    _check_gone(s, 0)
     _check_message(s.io.drain(), 0)
-    _check_memory(s, req, free0, rows0, cached0)
+    _check_memory(s, row, free0, cached0)
     assert _engine("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"
 
 
@@ -183,9 +185,9 @@ def case_between_schedule_and_run(fn):
     s.io.drain()
     batch = s.schedule()  # what the stepper shows as "about to run"
     assert batch is not None and req in batch.reqs, "setup: the next batch should decode request 0"
-    pages = list(s.cache.page_table.pages[req.table_idx])
+    row, pages = req.table_idx, list(s.cache.page_table.pages[req.table_idx])
     _abort(s, 0)
-    _check_gone(s, req, 0)
+    _check_gone(s, 0)
     try:
         s.run_batch(batch)
     except Exception as e:
@@ -196,7 +198,7 @@ def case_between_schedule_and_run(fn):
                 "with its pages already freed; set req.status = ReqStatus.FINISHED") from None
         raise AssertionError(f"run_batch() crashed after your abort ({type(e).__name__}: {e})") from None
     _check_marked(req)
-    _check_own_pages(s, req, pages)
+    _check_own_pages(s, row, pages)
     msgs = s.io.drain()
     assert not [m for m in msgs if m.uid == 0 and m.next_token >= 0], "the aborted request still got a token"
     _check_message(msgs, 0)
@@ -211,16 +213,16 @@ def case_in_flight(fn):
     req = s.reqs[0]
     while not (s.has_in_flight and req in s._in_flight.batch.reqs and req.output_ids):
         s.overlap_step()
-    pages = list(s.cache.page_table.pages[req.table_idx])
+    row, pages = req.table_idx, list(s.cache.page_table.pages[req.table_idx])
     s.io.drain()
     _abort(s, 0)
-    _check_gone(s, req, 0)
+    _check_gone(s, 0)
     _check_marked(req)
     early = [p for p in pages if s.cache.allocator.is_free(p)]
     assert not early, (f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: "
                        "the GPU may still write them; scheduler.cache.release() waits for the batch to land")
     _engine("the next overlap step", s.overlap_step)  # the batch lands; deferred releases happen
-    _check_own_pages(s, req, pages)
+    _check_own_pages(s, row, pages)
     _engine("the overlap loop", lambda: s.run_until_idle(overlap=True))
     msgs = s.io.drain()
     _check_message(msgs, 0)
@@ -235,17 +237,18 @@ def case_shared_prefix(fn):
     s.add_request(0, ids, SamplingParams(max_tokens=2, ignore_eos=True))
     _engine("the first request", s.run_until_idle)
     s.io.drain()
-    free0, rows0, cached0 = _snapshot(s)
+    free0, cached0 = _snapshot(s)
     assert cached0, "setup: the first request's pages should be in the prefix cache"
     s.add_request(1, ids, GREEDY)  # the same prompt: all but its last page comes from the cache
     req = s.reqs[1]
     while not req.output_ids:
         s.step()
     assert req.prefix_len > 0, "setup: the second request should reuse the cached prefix"
+    row = req.table_idx
     _abort(s, 1)
-    _check_gone(s, req, 1)
+    _check_gone(s, 1)
     _check_message(s.io.drain(), 1)
-    _check_memory(s, req, free0, rows0, cached0)
+    _check_memory(s, row, free0, cached0)
 
 
 def case_unknown_uid(fn):

@@ -126,7 +126,7 @@ def case_independent(cls):
     assert _num_free(a) == 4 and _num_free(b) == 4, "two allocators must not share their pages"
 
 
-ENGINE_PARAMS = [SamplingParams(max_tokens=10, ignore_eos=True)] * 3
+ENGINE_PARAMS = [SamplingParams(max_tokens=8, ignore_eos=True)] * 3
 
 
 def case_real_engine(cls):

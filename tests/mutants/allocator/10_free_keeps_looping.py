@@ -5,7 +5,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"free and reuse"}
 MUST_SAY = "did not finish within"
-TIME_LIMIT = 2.0
+TIME_LIMIT = 1.0
 
 
 class PageAllocator:
