@@ -285,9 +285,11 @@ once per KV head instead of once per query head.
 ## 6. GPU figures
 
 On an NVIDIA GPU, `pip install -e .[gpu]` adds FlashInfer, and the engine turns on the three
-optimisations by itself (`attention_backend="auto"`, CUDA graphs for decode, `overlap_loop`), plus
-Triton kernels of this project for small decode batches (`minisgl_edu/kernels/`: fewer, larger
-kernels around attention, matmuls made for a handful of rows, a split-KV decode attention). Two
+optimisations by itself (`attention_backend="auto"`: FlashInfer, with this project's split-KV
+Triton decode attention for decode batches of at most 4 requests; CUDA graphs for decode;
+`overlap_loop`), plus Triton kernels of this project for small decode batches
+(`EngineConfig.triton_kernels`, `minisgl_edu/kernels/`: fewer, larger kernels around attention,
+matmuls made for a handful of rows). Two
 settings differ from the CPU: the prefill budget is 8192 tokens instead of 2048, and the dtype is
 bfloat16 instead of float32. None of this runs on a laptop; the measured figures, each with its
 machine and command, are in `docs/benchmarks.md`. The headline ones:
@@ -310,7 +312,7 @@ The last line is one you can run: `make bench` (it takes a few minutes on 2 core
 | CUDA graphs | CPU launch overhead of hundreds of small kernels per decode step | `engine/cuda_graph.py` |
 | FlashInfer | gathering and padding K/V pages in every layer; per-layer planning | `attention/flashinfer_backend.py` |
 | prefix cache | recomputing a prompt's shared beginning | `kvcache/radix_cache.py` (chapter 06) |
-| our Triton kernels (GPU, `MINISGL_EDU_TRITON`) | several tiny kernels per layer at small batches (q/k norm, RoPE and K/V store in one; matmuls for a handful of rows) | `minisgl_edu/kernels/` |
+| our Triton kernels (GPU, `EngineConfig.triton_kernels`; the benchmark's `--triton-kernels 0` turns them off) | several tiny kernels per layer at small batches (q/k norm, RoPE and K/V store in one; matmuls for a handful of rows) | `minisgl_edu/kernels/` |
 | grouped decode heads (CPU) | reading each K/V once per query head | `attention/torch_backend.py` |
 
 ## Exercises
