@@ -176,18 +176,24 @@ def test_time_limit_gives_an_armed_timer_back():
 
     from minisgl_edu.grading.limits import time_limit, untimed
 
-    signal.setitimer(signal.ITIMER_REAL, 0)  # pytest-timeout's own timer, if any, is restored below
-    old = signal.signal(signal.SIGALRM, lambda *a: None)
+    def handler(*args):
+        pass
+
+    outer = signal.setitimer(signal.ITIMER_REAL, 0)  # pytest-timeout's timer, if any: put back below
+    old = signal.signal(signal.SIGALRM, handler)
     try:
         signal.setitimer(signal.ITIMER_REAL, 100.0)
         with time_limit(50.0):
             with untimed():
                 assert signal.getitimer(signal.ITIMER_REAL)[0] == 0  # paused
             assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 50.0
-        assert 50.0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100.0
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100.0  # the old timer runs again
+        assert signal.getsignal(signal.SIGALRM) is handler
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        if outer[0]:
+            signal.setitimer(signal.ITIMER_REAL, *outer)
 
 
 def test_feedback_names_the_students_line_not_the_package():
