@@ -103,8 +103,9 @@ The exercises live in `exercises/` and each ends with a `check(...)` cell that g
 * `exercises/02_abort.ipynb`: cancel a request at any stage and give back all of its memory;
 * `exercises/03_detokenizer.ipynb`: turn tokens back into text, one at a time;
 * `exercises/04_page_allocator.ipynb`: hand out and take back KV-cache pages;
-* `exercises/05_schedule.ipynb`: choose the next batch (`_schedule_next_batch`);
-* `exercises/06_prefix_cache.ipynb`: match, insert and evict in the radix prefix cache.
+* `exercises/05_schedule.ipynb`: choose the next batch (`schedule_next_batch`, which the
+  scheduler's `_schedule_next_batch` calls);
+* `exercises/06_prefix_cache.ipynb`: match, insert and evict in the radix prefix cache (`RadixCache`).
 
 For now, one warm-up: change the prompt above, and `max_tokens` to 40. Does the finish reason change?
 Why might it say `stop` for some prompts and `length` for others? (Chapter 08 answers it.)

@@ -284,5 +284,7 @@ md(r"""
    first-come-first-served a reasonable choice here?
 4. In `exercises/01_finish.ipynb` you write the check that `_process_results` calls after every
    token (`Scheduler.finish_fn`).
+5. In `exercises/05_schedule.ipynb` you write the decision this chapter watched:
+   `schedule_next_batch`, which `_schedule_next_batch` calls (`Scheduler.schedule_fn`).
 """),
 ]
