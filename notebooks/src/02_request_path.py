@@ -8,7 +8,7 @@ md(r"""
 half-way and watch the server give its memory back, run four tokenizer workers, then follow one
 uid through `TokenizeMsg → UserMsg → DetokenizeMsg → UserReply → data: [DONE]` (and through
 `AbortMsg → AbortBackendMsg`), naming the file and function that handles each hop.
-**Expected time:** 40 minutes. The cells need about 110 s of CPU time (`pytest --nbval` on this
+**Expected time:** 40 minutes. The cells need about 100 s of CPU time (`pytest --nbval` on this
 notebook, 2-core machine), over half of it the start-up of two servers: each of their processes
 imports torch and transformers.
 
@@ -23,7 +23,6 @@ import json
 import re
 import signal
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -46,8 +45,8 @@ needs) and `/health` answers. It also:
   server's main process (`server/process.py`), so the whole family goes.
 
 `tests/test_notebook_server.py` checks all three (a second start leaves one server; an exit
-without `stop_server()`, and a parent killed with SIGKILL, leave no process). The small KV cache
-(`--num-pages 256`, 16 tokens a page) keeps start-up quick.
+without `stop_server()`, and a parent killed with SIGKILL, leave no process). A small KV cache
+(`--num-pages 256`, 16 tokens a page) is plenty for this chapter and keeps the memory small.
 """),
 code(r'''
 from minisgl_edu.server.notebook import group_processes, start_server, stop_server
@@ -128,9 +127,9 @@ Each chunk is one `UserReply.incremental_output` from the detokenizer, here one 
 text.
 
 **The answer is wrong.** A KV cache has nothing to do with KVM ("Kernel-based Virtual Machine"):
-it holds the keys and values that the attention layers computed for the tokens already seen, so
-that each new token costs one step instead of re-reading the whole text (chapter 06). SmolLM2 with
-135 million parameters is a very small model and confuses the two. That is fine for this course,
+it holds the keys and values that the attention layers computed for the tokens already processed,
+so that each new token computes only its own instead of those of the whole text again (chapter
+06). SmolLM2 with 135 million parameters is a very small model and confuses the two. That is fine for this course,
 which is about the engine, not the quality of the answer: the engine computed exactly what the
 model says. `temperature: 0` means greedy decoding (always the most likely next token), so the
 answer is the same on every run, which is what lets the notebooks check their outputs.
@@ -209,9 +208,9 @@ What happened in between, hop by hop (section 7 shows the same hops in a trace):
 
 1. The API server notices the closed connection: uvicorn reports the disconnect and Starlette
    cancels the task that runs the response's generator, `stream_chunks` (`server/generate.py`);
-   its `finally` calls `FrontendState.abort_user(uid)`
-   (`server/frontend.py`), which forgets the uid's reply queue and sends `AbortMsg(uid)` to that
-   uid's tokenizer. `http_requests_in_flight` drops.
+   its `finally` calls `FrontendState.abort_user(uid)` (`server/frontend.py`), which forgets the
+   uid's reply queue and sends `AbortMsg(uid)` to that uid's tokenizer. `http_requests_in_flight`
+   drops.
 2. The tokenizer worker (`TokenizeWorker.handle`, `tokenizer/server.py`) turns it into
    `AbortBackendMsg(uid)` for the scheduler.
 3. The scheduler (`Scheduler._process_msg` → `Scheduler.abort` → `abort_request` in
@@ -222,16 +221,15 @@ mini-sglang follows the same messages, with two differences. Its stream generato
 `request.is_disconnected()` before each chunk (`stream_with_cancellation`) and sends the
 `AbortMsg` from a separate task after a short delay (`abort_user`). And its scheduler frees an
 aborted request through `_free_req_resources`, which also puts the tokens computed so far into
-the prefix cache (whole pages of them); this engine frees them without caching (`cache_it=False`), because part of
-the K/V of an aborted request may be from an unfinished prompt chunk. mini-sglang's server has
-no `/metrics` or `/health` endpoints.
+the prefix cache (whole pages of them); this engine frees them without caching
+(`cache_it=False`), because part of the K/V of an aborted request may be from an unfinished
+prompt chunk. mini-sglang's server has no `/metrics` or `/health` endpoints.
 
 ## 5. Four tokenizer workers
 
 Each tokenizer worker applies the chat template and tokenizes one burst of requests after
 another. With many clients one such process can become the bottleneck, so `--num-tokenizer N`
-starts N of them. We start a second server with four;
-`start_server` first stops the one we had:
+starts N of them. We start a second server with four; `start_server` first stops the one we had:
 """),
 code(r'''
 first = server
