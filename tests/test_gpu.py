@@ -87,7 +87,7 @@ def assert_all_pages_back(sched) -> None:
     sched.cache.check()
     assert sched.cache.page_table.num_free_rows == sched.cache.page_table.max_reqs
     assert sched.cache.num_available == sched.cache.num_pages
-    assert not sched._deferred and not sched._in_flight_count and not sched._ahead
+    assert sched.cache.num_deferred == 0 and not sched.cache._pins and not sched._ahead
 
 
 # ---------------------------------------------------------------------- FlashInfer vs torch

@@ -27,7 +27,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minisgl_edu import kernels
 from minisgl_edu.distributed.parallel_state import (
     all_gather_last_dim,
     all_reduce,
@@ -45,19 +44,8 @@ def _param(*shape: int, tp_dim: int | None) -> nn.Parameter:
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """F.linear, except for a small CUDA decode batch: then one of our Triton kernels.
-
-    At <= 16 rows a linear layer only reads its weight matrix; `kernels/skinny_gemm.py` reads it
-    at least as fast as cuBLAS at those shapes, and o_proj's ~2x faster; at one row (batch-1
-    decode) `kernels/gemv.py` is faster again (see docs/benchmarks.md).
-    """
-    if x.is_cuda and kernels.enabled("gemm"):  # CPU stops here: Triton is never imported there
-        from minisgl_edu.kernels import gemv, skinny_gemm
-
-        if x.shape[0] == 1 and kernels.enabled("gemv") and gemv.supports(x, weight):
-            return gemv.gemv(x, weight, bias)[0]  # one row (batch-1 decode): kernels/gemv.py
-        if skinny_gemm.supports(x, weight):  # <= MAX_ROWS rows, half precision, a K tile that fits
-            return skinny_gemm.skinny_linear(x, weight, bias)
+    """The plain matmul every parallel layer runs. On CUDA, small decode batches go to our Triton
+    matmuls instead: `models/cuda_layers.py` swaps those layers in when the model is built."""
     return F.linear(x, weight, bias)
 
 

@@ -31,10 +31,3 @@ import importlib.util
 def triton_available() -> bool:
     """Triton comes with torch's CUDA wheels on Linux; without it the engine uses the other kernels."""
     return importlib.util.find_spec("triton") is not None
-
-
-def enabled(name: str) -> bool:
-    """Always False: the kernels are chosen when the model is built (`models/cuda_layers.py`), not
-    per call. Kept only for `distributed.linear.linear`, whose CUDA branch the swapped-in layers
-    no longer reach."""
-    return False

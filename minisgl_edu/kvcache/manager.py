@@ -4,6 +4,11 @@ Where this sits on the request path: the scheduler calls `admit()` when a reques
 waiting queue (it gets a page-table row and any cached prefix), `reserve()` before each forward
 pass (pages for the tokens about to be computed), and `release()` when the request finishes or
 is aborted (its pages go to the prefix cache or back to the free list, its row is freed).
+
+Under the overlap loop a batch can still be running on the GPU when one of its requests finishes
+or is aborted: the loop `pin`s a batch's requests when it launches it and `unpin`s them when it
+lands, and a `release()` of a pinned request waits until then, so that its pages are not handed
+to a new request while the GPU still writes into them.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ class CacheManager:
         else:
             raise ValueError(f"unknown cache {cache!r} (choose 'radix' or 'naive')")
         self.uid_of_row: dict[int, int] = {}
+        self._pins: dict[int, int] = {}  # id(req) -> batches in flight on the GPU that contain it
+        self._deferred: list[tuple[Req, bool]] = []  # release() calls waiting for their batch to land
 
     # --- capacity ---------------------------------------------------------------------------
     @property
@@ -96,7 +103,11 @@ class CacheManager:
 
     def release(self, req: Req, cache_it: bool = True) -> None:
         """Give back everything `req` holds. Finished requests donate their full pages to the
-        prefix cache; aborted ones (cache_it=False) return all their own pages to the free list."""
+        prefix cache; aborted ones (cache_it=False) return all their own pages to the free list.
+        A pinned request (its batch is still on the GPU) is released when it is unpinned."""
+        if self._pins.get(id(req)):
+            self._deferred.append((req, cache_it))
+            return
         if req.table_idx < 0:
             return  # never admitted (aborted while waiting)
         pages = self.page_table.pages[req.table_idx]
@@ -116,6 +127,26 @@ class CacheManager:
         del self.uid_of_row[req.table_idx]
         self.page_table.free_row(req.table_idx)
         req.table_idx = -1
+
+    # --- batches in flight (overlap_loop) ----------------------------------------------------
+    def pin(self, reqs: list[Req]) -> None:
+        """A batch with these requests was launched: the GPU will still write their K/V."""
+        for req in reqs:
+            self._pins[id(req)] = self._pins.get(id(req), 0) + 1
+
+    def unpin(self, reqs: list[Req]) -> None:
+        """That batch landed: carry out the releases that waited for it (and for no other batch)."""
+        for req in reqs:
+            self._pins[id(req)] -= 1
+            if not self._pins[id(req)]:
+                del self._pins[id(req)]
+        waiting, self._deferred = self._deferred, []
+        for req, cache_it in waiting:
+            self.release(req, cache_it)  # still pinned by a later batch: deferred again
+
+    @property
+    def num_deferred(self) -> int:
+        return len(self._deferred)
 
     # --- inspection -------------------------------------------------------------------------
     def snapshot(self) -> PageMapSnapshot:

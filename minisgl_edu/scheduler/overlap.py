@@ -20,10 +20,10 @@ which needs three things the normal loop does not:
    when N is processed; by then it is in N+1 too, which computes one token too many; that token
    is dropped.
 3. **Deferred frees.** Batch N+1 (already queued on the GPU) may still write the K/V of a request
-   that finished or was aborted in batch N. Its pages and page-table row are therefore released
-   only once no in-flight batch contains it (`_release` wraps `cache.release`; `_release_deferred`
-   runs after every batch lands); otherwise they could be handed to a new request while the GPU
-   still writes into them.
+   that finished or was aborted in batch N. So a batch's requests are pinned in the cache manager
+   from its launch until it lands (`cache.pin` / `cache.unpin`); a `cache.release()` of a pinned
+   request (from a finish, an abort, an exercise's abort) takes effect only at that `unpin`,
+   otherwise its pages could be handed to a new request while the GPU still writes into them.
 
 The batches and the model computation are exactly those of the normal loop whenever requests
 finish by length (as in the offline benchmark), so greedy outputs are identical.
@@ -51,31 +51,11 @@ class OverlapMixin:
 
     def _init_overlap(self) -> None:
         self._ahead: dict[int, int] = {}  # id(req) -> its sampled tokens not yet processed
-        self._in_flight_count: dict[int, int] = {}  # id(req) -> in-flight batches that contain it
-        self._deferred: list[tuple[Req, bool]] = []  # (req, cache_it) waiting for their batch
         self._in_flight: Optional[InFlight] = None
-        # Every way out of the scheduler (finish, abort_request, an exercise's abort) ends in
-        # cache.release(); route it through _release so a request in an in-flight batch keeps its
-        # pages until that batch lands. With nothing in flight (normal_loop) it releases at once.
-        self._release_now = self.cache.release
-        self.cache.release = self._release
 
     # ------------------------------------------------------------------ hooks used by Scheduler
     def _tokens_ahead(self, req: Req) -> int:
         return self._ahead.get(id(req), 0)
-
-    def _release(self, req: Req, cache_it: bool = True) -> None:
-        """Release `req`'s pages and row now, or once no in-flight batch can touch them."""
-        if self._in_flight_count.get(id(req), 0):
-            self._deferred.append((req, cache_it))
-        else:
-            self._ahead.pop(id(req), None)
-            self._release_now(req, cache_it=cache_it)
-
-    def _release_deferred(self) -> None:
-        deferred, self._deferred = self._deferred, []
-        for req, cache_it in deferred:
-            self._release(req, cache_it)
 
     # ------------------------------------------------------------------ launch / complete
     def _launch(self, batch: Batch) -> InFlight:
@@ -83,9 +63,9 @@ class OverlapMixin:
 
         t0 = time.perf_counter()
         record = StepRecord(batch.batch_id, batch.phase, [(it.req.uid, it.start, it.num_tokens) for it in batch.items])
+        self.cache.pin(batch.reqs)  # released pages stay put until this batch lands
         for it in batch.items:
             key = id(it.req)
-            self._in_flight_count[key] = self._in_flight_count.get(key, 0) + 1
             if batch.is_prefill:
                 it.req.cached_len = it.end  # not to be scheduled again while in flight
             else:
@@ -100,15 +80,13 @@ class OverlapMixin:
         batch = fl.batch
         for it in batch.items:
             key = id(it.req)
-            self._in_flight_count[key] -= 1
-            if not self._in_flight_count[key]:
-                del self._in_flight_count[key]
             if not batch.is_prefill and key in self._ahead:
                 self._ahead[key] -= 1
                 if not self._ahead[key]:
                     del self._ahead[key]
         # Requests that finished or were aborted meanwhile are skipped by _process_results.
         self._process_results(batch, next_tokens, fl.record)
+        self.cache.unpin(batch.reqs)  # the GPU is done with these pages: deferred releases happen now
         fl.record.seconds = time.perf_counter() - fl.t0
         return fl.record
 
@@ -122,7 +100,6 @@ class OverlapMixin:
         batch = self.schedule(block=block and last is None)
         self._in_flight = self._launch(batch) if batch is not None else None
         record = self._complete(last) if last is not None else None
-        self._release_deferred()
         self._maybe_send_stats()
         return record
 
