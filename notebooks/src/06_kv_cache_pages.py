@@ -198,5 +198,7 @@ md(r"""
    pages into the prefix cache, as it does for a finished one. What does each choice cost, and
    what does it buy? (`exercises/02_abort.ipynb`)
 4. `exercises/04_page_allocator.ipynb`: write the page allocator that `CacheManager` uses.
+5. `exercises/06_prefix_cache.ipynb`: write the radix cache itself (`match_prefix`, `insert`,
+   `evict`) that the engine uses in place of `kvcache/radix_cache.py`.
 """),
 ]
