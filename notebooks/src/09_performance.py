@@ -250,9 +250,9 @@ md(r"""
 Whether that is faster depends on the CPU, the number of rows and what else the machine runs. The
 cell times both layouts for 1, 8 and 16 rows, alternating them seven times and printing the
 median. Run it a few times: where the two figures swap from run to run, the difference is in the
-noise. (`python -m minisgl_edu.bench.cpu_ops` times the 120 matmuls of a whole step;
-`docs/benchmarks.md` has its figures on the course machine, faster with [in, out] at 8 rows and
-not at 1.)
+noise. (`python -m minisgl_edu.bench.cpu_ops` times the layer matmuls of a whole step; on the
+course machine `docs/benchmarks.md` reports a gain with [in, out] at 8-16 rows and a small loss
+at 1.)
 """),
 code(r'''
 # NBVAL_IGNORE_OUTPUT
