@@ -2,7 +2,8 @@
 
 Where this sits on the request path: everywhere. The API server, tokenizer, scheduler and
 detokenizer each call `record(uid, component, event, ...)` as a request passes through them, so
-the course can print (and plot) one request's life from "received" to `[DONE]`.
+the course can print one request's life from "received" to `[DONE]` (`summarize`; the figure is
+`widgets/timeline.py`).
 
 Events are plain data (`to_dict` / `from_dict`, JSON-safe), so the traces of several processes
 can be sent over a socket or an HTTP endpoint and put back together with `merge`. Times come from
@@ -15,7 +16,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable
 
 # The order of the lanes in a timeline: the order a request meets the components.
 COMPONENTS = ("api_server", "tokenizer", "scheduler", "engine", "detokenizer")
@@ -117,43 +118,3 @@ def summarize(events: list[TraceEvent], max_tokens: int = 3) -> list[str]:
             lines.append(f"{'':<12} ... the same per-token events for {n} more token{'s' if n > 1 else ''}")
         lines.append(e.describe())
     return lines
-
-
-def plot_timeline(events: list[TraceEvent], ax: Optional[Any] = None, title: Optional[str] = None) -> Any:
-    """Draw one request's life: a lane per component, a mark per event, time in ms from the first.
-
-    Returns the matplotlib Figure. "token" events are drawn small and unlabelled (there are many);
-    the other events get their name written next to the mark.
-    """
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(10, 3.2))
-    else:
-        fig = ax.figure
-    lanes = [c for c in COMPONENTS if any(e.component == c for e in events)]
-    lanes += sorted({e.component for e in events} - set(lanes))
-    y = {c: len(lanes) - 1 - i for i, c in enumerate(lanes)}
-    t0 = min((e.time for e in events), default=0.0)
-    colours = plt.get_cmap("tab10")
-    for c in lanes:
-        ax.axhline(y[c], color="0.9", zorder=0)
-    labelled = 0
-    for e in events:
-        x = (e.time - t0) * 1000.0
-        col = colours(list(y).index(e.component) % 10)
-        if e.event == "token":
-            ax.plot(x, y[e.component], "|", color=col, markersize=10)
-            continue
-        ax.plot(x, y[e.component], "o", color=col)
-        # Alternate the label height so neighbouring names do not print over each other.
-        offset = 0.18 if labelled % 2 == 0 else -0.3
-        ax.annotate(e.event, (x, y[e.component] + offset), fontsize=7, ha="left")
-        labelled += 1
-    ax.set_yticks([y[c] for c in lanes], lanes)
-    ax.set_ylim(-0.7, len(lanes) - 0.3)
-    ax.set_xlabel("ms since the request was received")
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
-    return fig

@@ -275,6 +275,19 @@ def test_shell_grader_runs_a_check_in_the_same_cell_as_the_solution(tmp_path, ca
     assert capsys.readouterr().out.strip().splitlines()[-1] == f"score: {total}/{total}"
 
 
+def test_shell_grader_runs_a_cell_that_defines_a_dataclass(tmp_path, capsys):
+    """A @dataclass looks its module up in sys.modules: the student's namespace must be a module."""
+    from minisgl_edu.grading.__main__ import main
+
+    imports, solution = _solution_cells("allocator")
+    with_dataclass = "from __future__ import annotations\nfrom dataclasses import dataclass\n\n@dataclass\nclass Note:\n    text: str = ''\n\n" + \
+        "\n".join(solution)
+    path = _notebook(tmp_path, [imports, with_dataclass, 'check("allocator", PageAllocator)'])
+    total = len(exercise("allocator").CASES)
+    assert main([path]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"score: {total}/{total}"
+
+
 @pytest.mark.slow
 @_mark("allocator")
 def test_shell_grader_on_the_exercise_and_solution_notebooks(capsys):

@@ -19,6 +19,7 @@ import io
 import linecache
 import re
 import sys
+import types
 from typing import Any
 
 import minisgl_edu.grading as grading
@@ -40,7 +41,11 @@ def notebook_namespace(path: str) -> tuple[dict, list[str], dict[str, Any]]:
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    ns: dict = {"__name__": "__student__"}
+    # A real module for the student's globals: a @dataclass defined in a cell looks its class's
+    # module up in sys.modules, as it would in a notebook kernel's __main__.
+    module = types.ModuleType("__student__")
+    sys.modules[module.__name__] = module
+    ns: dict = module.__dict__
     names: list[str] = []
     passed: dict[str, Any] = {}
 

@@ -2,7 +2,8 @@
 
 Where this sits in the course: the graders use it to run a few chat requests on the default
 model, once with the package's own code (the reference) and once with the student's function
-plugged into the scheduler's injection point (`finish_fn`, `abort_fn`, the page allocator), and
+plugged into the scheduler's injection point (`finish_fn`, `abort_fn`, `schedule_fn`, the page
+allocator `cache.allocator`, the prefix cache `cache.prefix_cache`), and
 compare token ids, finish reasons and pages. The engine (model weights, KV pool) is loaded once
 and shared; each run gets a fresh scheduler, so a broken attempt can not leak into the next one.
 
