@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # only for the annotations: core.py imports nothing heavy
+    import torch
+
+    from minisgl_edu.kvcache.radix_cache import RadixNode
 
 
 @dataclass
@@ -74,8 +79,8 @@ class Req:
     max_new_tokens: int = 0  # max_tokens after clamping to the context
     finish_reason: Optional[str] = None  # "stop" | "length" | "abort"
     stop_str: Optional[str] = None  # the stop string that ended it, if any
-    cache_handle: object = None  # the prefix-cache node this request has locked
-    generator: object = None  # torch.Generator for seeded sampling
+    cache_handle: Optional[RadixNode] = None  # the prefix-cache node this request has locked (radix cache)
+    generator: Optional[torch.Generator] = None  # for seeded sampling
 
     @property
     def all_ids(self) -> list[int]:

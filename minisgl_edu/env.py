@@ -8,9 +8,8 @@ the machine or to a debugging run rather than to one engine, and are read far fr
 |---|---|---|---|
 | `MINISGL_EDU_PDL` | bool | `1` | launch our Triton kernels with programmatic dependent launch on Hopper or newer (`kernels/pdl.py`); `0` to rule it out when chasing a race |
 | `TRITON_INTERPRET` | bool | `0` | Triton's own: run kernels on the CPU with numpy (`tests/test_kernels_interpreter.py`); PDL is off under it |
-
-(`MINISGL_EDU_CACHE`, where the bundled model is converted to, is read by `models/convert.py` each
-time it looks for the cache, so that a test can point it elsewhere.)
+| `MINISGL_EDU_CACHE` | path | `~/.cache/minisgl_edu` | where the bundled model is converted to, once (`models/convert.py`) |
+| `MINISGL_API_KEY` | str | unset | the default of `--api-key` (the environment keeps the key out of `ps`) |
 
 Nothing is read at import time: `get()` reads the environment the first time it is called, and
 every later call returns the same values (a process that wants other values starts with other
@@ -22,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
+from typing import Optional
 
 
 def _flag(name: str, default: bool) -> bool:
@@ -39,6 +39,8 @@ def _flag(name: str, default: bool) -> bool:
 class Env:
     pdl: bool  # MINISGL_EDU_PDL
     triton_interpret: bool  # TRITON_INTERPRET (Triton reads it itself; we only need to know)
+    cache_dir: str  # MINISGL_EDU_CACHE
+    api_key: Optional[str]  # MINISGL_API_KEY
 
 
 @functools.cache
@@ -47,6 +49,8 @@ def get() -> Env:
     return Env(
         pdl=_flag("MINISGL_EDU_PDL", True),
         triton_interpret=os.environ.get("TRITON_INTERPRET") == "1",
+        cache_dir=os.environ.get("MINISGL_EDU_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "minisgl_edu"),
+        api_key=os.environ.get("MINISGL_API_KEY") or None,
     )
 
 

@@ -1,7 +1,8 @@
 """Draw docs/images/throughput_h200.png from the H200 figures in docs/benchmarks.md.
 
-The figures are copied here by hand from that file's tables (offline preset qwen3-0.6b, one
-H200, 2026-11-29); when they are measured again, update both.
+The figures are copied here by hand from that file's ablation table (offline preset qwen3-0.6b,
+one H200, one call, 2026-12-01) and its transformers figure (2026-11-30); when they are measured
+again, update both.
 
     .venv/bin/python scripts/plot_benchmarks.py
 """
@@ -15,15 +16,16 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-RUNS = [  # (label, output tok/s); one call on one machine unless marked
-    ("all on", 22449),  # mean of the two "all on" runs (22,234 and 22,664)
-    ("tensor-core decode off", 21247),
-    ("prefill budget 2,048", 21835),
-    ("Triton kernels off", 21592),
-    ("no overlap", 13290),
-    ("no CUDA graphs", 10646),
-    ("torch attention*", 1318),
-    ("transformers\ngenerate", 727),  # 726.6, same process as the first "all on" run
+RUNS = [  # (label, output tok/s)
+    ("all on", 22292),
+    ("CUDA-core decode kernel", 20895),
+    ("prefill budget 2,048", 21943),
+    ("no Triton kernels", 21686),
+    ("no fused layers", 15990),
+    ("no overlap", 15108),
+    ("no CUDA graphs", 11504),
+    ("torch attention", 3973),
+    ("transformers\ngenerate*", 750),  # 749.8, measured 2026-11-30 in the benchmark's process
 ]
 
 
@@ -34,7 +36,7 @@ def main() -> None:
     for bar, v in zip(bars, values[::-1]):
         ax.text(v + 200, bar.get_y() + bar.get_height() / 2, f"{v:,}", va="center", fontsize=8)
     ax.set_xlabel("output tokens / s (256 requests, in/out 100..1024, Qwen3-0.6B shape, bf16)")
-    ax.set_title("Offline throughput on one H200, each line one switch off  (* an earlier commit)",
+    ax.set_title("Offline throughput on one H200, each line one switch off  (* the day before)",
                  fontsize=9)
     ax.set_xlim(0, max(values) * 1.15)
     fig.tight_layout()

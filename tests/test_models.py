@@ -338,10 +338,13 @@ def test_find_bundled_gguf():
     assert path.endswith(convert.GGUF_NAME)
 
 
-def test_conversion_is_atomic(tmp_path, monkeypatch):
+def test_conversion_is_atomic(tmp_path, monkeypatch, request):
+    from minisgl_edu import env
     from minisgl_edu.models import convert
 
     monkeypatch.setenv("MINISGL_EDU_CACHE", str(tmp_path))
+    env.reset()  # read the variable again now, and again after the test (monkeypatch restores it)
+    request.addfinalizer(env.reset)
     monkeypatch.setattr(convert, "find_gguf", lambda: "/nowhere/model.gguf")
     calls = []
 

@@ -237,7 +237,7 @@ class PendingForward:
 
     sampled: list[bool]  # per batch item: does it get a token from this batch?
     tokens: Optional[torch.Tensor]  # on the host (pinned on CUDA), filled when `event` completes
-    event: object = None  # torch.cuda.Event recorded after the device-to-host copy
+    event: Optional[torch.cuda.Event] = None  # recorded after the device-to-host copy (CUDA only)
 
     def result(self) -> list[Optional[int]]:
         if self.event is not None:

@@ -15,13 +15,13 @@ class NaiveCache:
     def __init__(self, page_size: int) -> None:
         self.page_size = page_size
 
-    def match_prefix(self, ids: list[int]) -> tuple[object, list[int]]:
+    def match_prefix(self, ids: list[int]) -> tuple[None, list[int]]:
         return None, []
 
-    def lock(self, handle: object) -> None:
+    def lock(self, handle: None) -> None:
         pass
 
-    def unlock(self, handle: object) -> None:
+    def unlock(self, handle: None) -> None:
         pass
 
     def insert(self, ids: list[int], pages: list[int]) -> int:

@@ -37,7 +37,9 @@ MODEL_NAME = "smollm2-135m"
 
 
 def cache_root() -> str:
-    return os.environ.get("MINISGL_EDU_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "minisgl_edu")
+    from minisgl_edu import env
+
+    return env.get().cache_dir
 
 
 def smollm2_dir() -> str:

@@ -189,7 +189,7 @@ class LocalServer:
             self.tokenizer_inbox.put(AbortMsg(uid=uid))
             self._run_tokenizer()
             # The same receive the loop does first in every iteration: AbortBackendMsg -> abort().
-            self.scheduler._receive(block=False)
+            self.scheduler.receive()
             self._run_detokenizer()
             self._listen()
             return True

@@ -33,16 +33,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from minisgl_edu.core import Batch, Req
+
+if TYPE_CHECKING:
+    from minisgl_edu.engine.engine import PendingForward
+    from minisgl_edu.scheduler.scheduler import StepRecord
 
 
 @dataclass
 class InFlight:
     batch: Batch
-    pending: object  # engine.PendingForward
-    record: object  # StepRecord
+    pending: PendingForward
+    record: StepRecord
     t0: float
 
 

@@ -3,7 +3,7 @@
 Where this sits on the request path: a `UserMsg` arrives from a tokenizer worker and becomes a
 `Req` in the waiting queue. Each iteration of `normal_loop` is one `step()`:
 
-    1. receive      new requests and aborts (`_receive`, `_process_msg`)
+    1. receive      new requests and aborts (`receive`, `_process_msg`)
     2. schedule     `_schedule_next_batch`: a prefill batch if anyone waits (under a token
                     budget, chunking a long prompt), otherwise one decode batch of everyone running
     3. forward      `_forward`: `Engine.forward_batch` runs the model and samples
@@ -27,10 +27,10 @@ from minisgl_edu.kvcache import CacheManager, pages_for
 from minisgl_edu.message import (
     AbortBackendMsg,
     BaseBackendMsg,
-    BatchBackendMsg,
     DetokenizeMsg,
     ExitMsg,
     UserMsg,
+    unwrap,
 )
 from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.scheduler.config import SchedulerConfig
@@ -116,15 +116,14 @@ class Scheduler(OverlapMixin):
         self._init_overlap()  # bookkeeping of overlap_loop (see overlap.py); idle under normal_loop
 
     # ------------------------------------------------------------------ 1. receive
-    def _receive(self, block: bool) -> None:
+    def receive(self, block: bool = False) -> None:
+        """Handle every message that arrived (`block`: wait a little if none has)."""
         for msg in self.io.recv(block):
-            self._process_msg(msg)
+            for m in unwrap(msg):  # a tokenizer may send several in one BatchBackendMsg
+                self._process_msg(m)
 
     def _process_msg(self, msg: BaseBackendMsg) -> None:
-        if isinstance(msg, BatchBackendMsg):
-            for m in msg.data:
-                self._process_msg(m)
-        elif isinstance(msg, UserMsg):
+        if isinstance(msg, UserMsg):
             self.add_request(msg.uid, msg.input_ids, msg.sampling_params)
         elif isinstance(msg, AbortBackendMsg):
             self.abort(msg.uid)
@@ -309,7 +308,7 @@ class Scheduler(OverlapMixin):
         Split out so the course's stepper can show the batch *about* to run; pass it to
         `run_batch` (abort in between is fine: an aborted request's result is dropped).
         """
-        self._receive(block=block and self.is_idle)
+        self.receive(block=block and self.is_idle)
         batch = self._schedule_next_batch()
         if batch is None:
             self._maybe_send_stats()

@@ -11,9 +11,10 @@ apply (one place to change them).
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass, fields
 from typing import Optional
+
+from minisgl_edu import env
 
 DEFAULT_PORT = 1919
 
@@ -107,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "CPU, flashinfer,triton on CUDA)")
     p.add_argument("--cuda-graph-max-bs", type=_non_negative,
                    help="CUDA: decode batches up to this size replay a captured graph (0: no graphs)")
-    p.add_argument("--api-key", default=os.environ.get("MINISGL_API_KEY") or None,
+    p.add_argument("--api-key", default=env.get().api_key,
                    help="require 'Authorization: Bearer KEY' on /v1/* (default: $MINISGL_API_KEY; the "
                         "environment keeps the key out of `ps`)")
     p.add_argument("--max-queue", type=_non_negative, default=ServerArgs.max_queue,

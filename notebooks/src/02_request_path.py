@@ -379,7 +379,7 @@ md(r"""
 | API server → tokenizer | `TokenizeMsg` | `server/frontend.py` | `FrontendState.send_one` (tokenizer `uid % N`) |
 | tokenizer | chat template, ids | `tokenizer/server.py`, `tokenizer/template.py` | `TokenizeWorker.handle`, `TokenizeManager.tokenize`, `encode_prompt` |
 | tokenizer → scheduler | `UserMsg` | `tokenizer/server.py` | `TokenizeWorker._tokenize` |
-| scheduler loop | — | `scheduler/scheduler.py` | `normal_loop` → `step`: `schedule` (`_receive`, `_schedule_next_batch`), `run_batch` (`_forward`, `_process_results`) |
+| scheduler loop | — | `scheduler/scheduler.py` | `normal_loop` → `step`: `schedule` (`receive`, `_schedule_next_batch`), `run_batch` (`_forward`, `_process_results`) |
 | engine | — | `engine/engine.py`, `engine/sampler.py` | `Engine.forward_batch`, `Sampler.sample` |
 | scheduler → detokenizer | `DetokenizeMsg` | `scheduler/scheduler.py` | `_process_results` (`self.io.send`) |
 | detokenizer | text | `tokenizer/server.py`, `tokenizer/detokenizer.py` | `DetokenizeManager.detokenize`, `IncrementalDetokenizer.add` |
@@ -425,7 +425,7 @@ from minisgl_edu.tokenizer.template import encode_prompt
 ROOT = Path(minisgl_edu.__file__).parent.parent
 for fn in [generate, FrontendState.new_user, FrontendState.send_one, TokenizeWorker.handle, TokenizeManager.tokenize,
            encode_prompt, TokenizeWorker._tokenize, Scheduler.normal_loop, Scheduler.step, Scheduler.schedule,
-           Scheduler._receive, Scheduler._schedule_next_batch, Scheduler.run_batch, Scheduler._forward,
+           Scheduler.receive, Scheduler._schedule_next_batch, Scheduler.run_batch, Scheduler._forward,
            Engine.forward_batch, Sampler.sample, Scheduler._process_results, DetokenizeManager.detokenize,
            IncrementalDetokenizer.add, FrontendState.listen, stream_chunks, FrontendState.abort_user,
            Scheduler._process_msg, Scheduler.abort, abort_request]:

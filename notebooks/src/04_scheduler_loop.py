@@ -23,7 +23,7 @@ def normal_loop(self):
         self.step(block=True)
 
 def step(self, block=False):
-    batch = self.schedule(block)     # 1. _receive: UserMsg -> waiting queue, AbortBackendMsg -> abort
+    batch = self.schedule(block)     # 1. receive: UserMsg -> waiting queue, AbortBackendMsg -> abort
                                      # 2. _schedule_next_batch: prefill if anyone waits, else decode
     if batch is None:
         return None

@@ -24,7 +24,7 @@ import random
 from typing import Any
 
 from minisgl_edu.distributed.parallel_state import get_tp_group, get_tp_size
-from minisgl_edu.message import BaseBackendMsg, BatchBackendMsg, DetokenizeMsg, UserMsg
+from minisgl_edu.message import BaseBackendMsg, DetokenizeMsg, UserMsg, unwrap
 from minisgl_edu.scheduler.io.base import SchedulerIO
 
 
@@ -40,13 +40,11 @@ def _broadcast(msgs: list[BaseBackendMsg] | None) -> list[BaseBackendMsg]:
 
 def _fix_seed(msg: BaseBackendMsg) -> None:
     """Give an unseeded sampling request a seed now, so that all ranks use the same one."""
-    if isinstance(msg, BatchBackendMsg):
-        for m in msg.data:
-            _fix_seed(m)
-    elif isinstance(msg, UserMsg):
-        sp = msg.sampling_params
-        if not sp.is_greedy and sp.seed is None:
-            msg.sampling_params = dataclasses.replace(sp, seed=random.getrandbits(63))
+    for m in unwrap(msg):
+        if isinstance(m, UserMsg):
+            sp = m.sampling_params
+            if not sp.is_greedy and sp.seed is None:
+                m.sampling_params = dataclasses.replace(sp, seed=random.getrandbits(63))
 
 
 class TPLeaderIO(SchedulerIO):
