@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup serve test test-fast lab bench clean model
+.PHONY: setup serve test test-fast lint lab bench clean model
 
 setup: $(STAMP)
 
@@ -27,14 +27,19 @@ model: $(STAMP)
 serve: $(STAMP) model
 	$(PY) -m minisgl_edu.serve
 
-# Unit and end-to-end tests, then every notebook top to bottom: the course chapters and the
-# solutions must reproduce their stored outputs (--nbval); the untouched exercises must run (--nbval-lax).
-test: $(STAMP) model
+# Lint and format (ruff, configured in pyproject.toml), then unit and end-to-end tests, then every
+# notebook top to bottom: the course chapters and the solutions must reproduce their stored outputs
+# (--nbval); the untouched exercises must run (--nbval-lax).
+test: $(STAMP) model lint
 	$(PY) -m minisgl_edu.course build-exercises --check
 	@bash scripts/install_browser.sh  # Chromium for tests/test_browser.py; never fails (the test skips without it)
 	$(PY) -m pytest -q -ra tests
 	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval notebooks solutions
 	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval-lax exercises
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -ra -m "not slow" tests

@@ -1,8 +1,8 @@
 """minisgl_edu: a small, real LLM serving engine to learn how SGLang-style engines work.
 
-    from minisgl_edu import LLM, SamplingParams
-    llm = LLM("smollm2-135m", device="cpu")
-    out = llm.generate([{"role": "user", "content": "What is KV cache?"}], SamplingParams(max_tokens=32))[0]
+from minisgl_edu import LLM, SamplingParams
+llm = LLM("smollm2-135m", device="cpu")
+out = llm.generate([{"role": "user", "content": "What is KV cache?"}], SamplingParams(max_tokens=32))[0]
 """
 
 from __future__ import annotations

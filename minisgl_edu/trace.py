@@ -31,8 +31,13 @@ class TraceEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"uid": self.uid, "component": self.component, "event": self.event, "time": self.time,
-                "data": dict(self.data)}
+        return {
+            "uid": self.uid,
+            "component": self.component,
+            "event": self.event,
+            "time": self.time,
+            "data": dict(self.data),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TraceEvent:

@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
     if "--dir" in argv:
         i = argv.index("--dir")
         out_dir = Path(argv[i + 1]).resolve()
-        argv = argv[:i] + argv[i + 2:]
+        argv = argv[:i] + argv[i + 2 :]
         sys.path.insert(0, str(out_dir / "src"))
     prefixes = [a for a in argv if not a.startswith("--")]
     for src in sorted((out_dir / "src").glob("[0-9][0-9]_*.py")):

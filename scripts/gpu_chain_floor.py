@@ -64,13 +64,16 @@ for name, n, k in (("qkv", 4096, 1024), ("o", 1024, 2048), ("gate_up", 6144, 102
         for warps in (4, 8):
             err = float((gemv(xk, ws[0], config=(block_n, warps))[0].float() - ref).norm() / ref.norm())
             assert err < 1e-2, (name, block_n, warps, err)
-            us = graph_us([lambda i=i: gemv(xk, ws[i % copies], config=(block_n, warps))
-                           for i in range(CHAIN)], REPLAYS)
+            us = graph_us(
+                [lambda i=i: gemv(xk, ws[i % copies], config=(block_n, warps)) for i in range(CHAIN)], REPLAYS
+            )
             rows.append((f"gemv {name}, cold, BLOCK_N {block_n}, {warps} warps", f"{mb / us:.2f} TB/s", us))
-    del ws
+    ws = None  # free this shape's copies before the next
 
-print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; "
-      f"{CHAIN} launches per graph")
+print(
+    f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; "
+    f"{CHAIN} launches per graph"
+)
 print("| kernel | note | µs per kernel |\n|---|---|---|")
 for what, note, us in rows:
     print(f"| {what} | {note} | {us:.2f} |")

@@ -40,8 +40,12 @@ def rel(got: torch.Tensor, want: torch.Tensor) -> float:
 
 def prompts(n: int, lo: int, hi: int, seed: int) -> list[list[int]]:
     g = torch.Generator().manual_seed(seed)
-    return [torch.randint(100, hf32.config.vocab_size - 100, (int(torch.randint(lo, hi, (1,), generator=g)),), generator=g).tolist()
-            for _ in range(n)]
+    return [
+        torch.randint(
+            100, hf32.config.vocab_size - 100, (int(torch.randint(lo, hi, (1,), generator=g)),), generator=g
+        ).tolist()
+        for _ in range(n)
+    ]
 
 
 def hf_model(dtype):
@@ -121,9 +125,9 @@ if part == "model":
         # decode logits vs fp32 on the same (our own) prefix; the last step's logits are unused
         dec_rel, hf16_dec_rel, match, margins = [], [], 0, []
         for p, g, d in zip(ps, gen, dec):
-            full = hf_logits(hf32, p + g)[len(p):]  # row j: after g[j], as our decode step j
+            full = hf_logits(hf32, p + g)[len(p) :]  # row j: after g[j], as our decode step j
             dec_rel.append(rel(torch.stack(d), full))
-            hf16_dec_rel.append(rel(hf_logits(hf16, p + g)[len(p):], full))
+            hf16_dec_rel.append(rel(hf_logits(hf16, p + g)[len(p) :], full))
             m_, mg = argmax_check(hf32, p, g)
             match += m_
             margins += mg
@@ -144,10 +148,20 @@ else:  # engine
     n = 24
 
     def engine_tokens(fused: bool) -> list[list[int]]:
-        sched = Scheduler(SchedulerConfig(model=PERTURBED, device=DEV, num_pages=4096, page_size=16,
-                                          max_running_requests=8, cuda_graph_max_bs=8, fused_kernels=fused,
-                                          attention_backend="flashinfer,triton" if DEV == "cuda" else "torch"),
-                          QueueIO(), tokenizer=_IdTokenizer())
+        sched = Scheduler(
+            SchedulerConfig(
+                model=PERTURBED,
+                device=DEV,
+                num_pages=4096,
+                page_size=16,
+                max_running_requests=8,
+                cuda_graph_max_bs=8,
+                fused_kernels=fused,
+                attention_backend="flashinfer,triton" if DEV == "cuda" else "torch",
+            ),
+            QueueIO(),
+            tokenizer=_IdTokenizer(),
+        )
         assert DEV == "cpu" or sched.engine.graph_runner is not None
         for i, p in enumerate(ps):
             sched.add_request(i, p, SamplingParams(max_tokens=n, ignore_eos=True))

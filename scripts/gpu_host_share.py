@@ -47,8 +47,13 @@ args = ap.parse_args()
 _, n, lo, hi, _ = PRESETS["qwen3-0.6b"]
 model = random_qwen3_dir()
 wl = make_workload(n, lo, hi, vocab=151936)
-sched = Scheduler(SchedulerConfig(model=model, device="cuda", page_size=16, max_running_requests=n,
-                                  max_prefill_tokens=args.max_prefill_tokens), QueueIO(), tokenizer=_IdTokenizer())
+sched = Scheduler(
+    SchedulerConfig(
+        model=model, device="cuda", page_size=16, max_running_requests=n, max_prefill_tokens=args.max_prefill_tokens
+    ),
+    QueueIO(),
+    tokenizer=_IdTokenizer(),
+)
 for i, p in enumerate(wl.prompts[:4]):  # warm-up
     sched.add_request(10_000 + i, p[:64], SamplingParams(max_tokens=16, ignore_eos=True))
 sched.run_until_idle(overlap=True)
@@ -63,8 +68,9 @@ prev = time.perf_counter()
 while True:
     k = len(waits)
     if args.profile_at and len(steps) == args.profile_at:
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                                  torch.profiler.ProfilerActivity.CUDA])
+        prof = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        )
         prof.__enter__()
         prof_t0, prof_step0 = time.perf_counter(), len(steps)
     if prof is not None and len(steps) == args.profile_at + 10:
@@ -87,19 +93,24 @@ while True:
     prev = now
 torch.cuda.synchronize()
 wall = time.perf_counter() - t0
-print(f"{len(steps)} steps, {wall:.2f} s, {wl.output_tokens / wall:.0f} tok/s; waiting for the GPU "
-      f"{sum(s[3] for s in steps):.2f} s")
+print(
+    f"{len(steps)} steps, {wall:.2f} s, {wl.output_tokens / wall:.0f} tok/s; waiting for the GPU "
+    f"{sum(s[3] for s in steps):.2f} s"
+)
 print("| steps | batch size | step ms (mean) | of which waiting for GPU ms | host ms |")
 print("|---|---|---|---|---|")
 buckets = [("prefill", lambda s: s[0] == "prefill")] + [
     (f"decode {a}-{b}", lambda s, a=a, b=b: s[0] == "decode" and a <= s[1] <= b)
-    for a, b in [(193, 256), (129, 192), (65, 128), (17, 64), (1, 16)]]
+    for a, b in [(193, 256), (129, 192), (65, 128), (17, 64), (1, 16)]
+]
 for name, f in buckets:
     sel = [s for s in steps if f(s)]
     if sel:
         step = sum(s[2] for s in sel) / len(sel) * 1e3
         wait = sum(s[3] for s in sel) / len(sel) * 1e3
-        print(f"| {len(sel)} | {name} | {step:.2f} | {wait:.2f} | {step - wait:.2f} | total {sum(s[2] for s in sel):.2f} s")
+        print(
+            f"| {len(sel)} | {name} | {step:.2f} | {wait:.2f} | {step - wait:.2f} | total {sum(s[2] for s in sel):.2f} s"
+        )
 
 if args.profile_at:
     kernels = [e for e in prof_done.events() if e.device_type == torch.autograd.DeviceType.CUDA]
@@ -113,9 +124,11 @@ if args.profile_at:
             busy += b - max(a, end)
             end = b
     nsteps = len(prof_batches)
-    print(f"\nprofiled steps {args.profile_at}..{args.profile_at + nsteps - 1}, batch sizes {prof_batches}: "
-          f"wall {prof_wall * 1e3 / nsteps:.2f} ms per step, GPU busy {busy / 1e3 / nsteps:.2f} ms per step "
-          f"(kernel time summed {sum(by_kind.values()) / 1e3 / nsteps:.2f})")
+    print(
+        f"\nprofiled steps {args.profile_at}..{args.profile_at + nsteps - 1}, batch sizes {prof_batches}: "
+        f"wall {prof_wall * 1e3 / nsteps:.2f} ms per step, GPU busy {busy / 1e3 / nsteps:.2f} ms per step "
+        f"(kernel time summed {sum(by_kind.values()) / 1e3 / nsteps:.2f})"
+    )
     print("| kernel | GPU ms per step |")
     print("|---|---|")
     for name, us in sorted(by_kind.items(), key=lambda kv: -kv[1])[:14]:

@@ -28,20 +28,34 @@ def fi_graph_decode(bs, pages, tensor_cores, indptr, indices, hq, hkv, d, page):
     import flashinfer
 
     w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
-        torch.zeros(128 * 1024 * 1024, dtype=torch.uint8, device=dev), "NHD", use_cuda_graph=True,
+        torch.zeros(128 * 1024 * 1024, dtype=torch.uint8, device=dev),
+        "NHD",
+        use_cuda_graph=True,
         use_tensor_cores=tensor_cores,
         paged_kv_indptr_buffer=torch.zeros(bs + 1, dtype=torch.int32, device=dev),
         paged_kv_indices_buffer=torch.zeros(pages, dtype=torch.int32, device=dev),
-        paged_kv_last_page_len_buffer=torch.zeros(bs, dtype=torch.int32, device=dev))
-    w.plan(indptr, indices, torch.full((bs,), page, dtype=torch.int32), hq, hkv, d, page,
-           q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16)
+        paged_kv_last_page_len_buffer=torch.zeros(bs, dtype=torch.int32, device=dev),
+    )
+    w.plan(
+        indptr,
+        indices,
+        torch.full((bs,), page, dtype=torch.int32),
+        hq,
+        hkv,
+        d,
+        page,
+        q_data_type=torch.bfloat16,
+        kv_data_type=torch.bfloat16,
+    )
     return w
 
 
 if "gemm" in parts:
     from minisgl_edu.kernels.skinny_gemm import skinny_linear
 
-    print("| matmul (N x K) | M | cuBLAS us | skinny us, pick_config | skinny us, best | best (BLOCK_N, BLOCK_K, warps, stages) | TB/s best |")
+    print(
+        "| matmul (N x K) | M | cuBLAS us | skinny us, pick_config | skinny us, best | best (BLOCK_N, BLOCK_K, warps, stages) | TB/s best |"
+    )
     print("|---|---|---|---|---|---|---|")
     configs = [(bn, bk, 4, st) for bn in (16, 32) for bk in (128, 256, 512) for st in (3, 4)]
     configs += [(64, 128, 8, 3), (32, 256, 8, 3), (16, 256, 2, 4)]
@@ -69,8 +83,10 @@ if "gemm" in parts:
                 ranked = [c for _, c in res]
             t, c = res[0]
             err = rel(skinny_linear(x, ws[0], config=c), want)
-            print(f"| {name} ({n} x {k}) | {m} | {base:.2f} | {default:.2f} | {t:.2f} | {c} | {n * k * 2 / t / 1e6:.2f} "
-                  f"| err {err:.1e}")
+            print(
+                f"| {name} ({n} x {k}) | {m} | {base:.2f} | {default:.2f} | {t:.2f} | {c} | {n * k * 2 / t / 1e6:.2f} "
+                f"| err {err:.1e}"
+            )
         del ws
 
 if "rope" in parts:
@@ -112,7 +128,9 @@ if "rope" in parts:
 
 if "attn" in parts:
     print()
-    print("| decode attention (28 layers, page 16) | bs | context | CUDA-core kernel us/layer | tensor-core kernel us/layer | GB/s (best) |")
+    print(
+        "| decode attention (28 layers, page 16) | bs | context | CUDA-core kernel us/layer | tensor-core kernel us/layer | GB/s (best) |"
+    )
     print("|---|---|---|---|---|---|")
     HQ, HKV, D, P, L = 16, 8, 128, 16, 28
     for bs, ctx in [(1, 512), (1, 1024), (8, 512), (64, 512), (256, 512), (256, 1024)]:
@@ -127,7 +145,9 @@ if "attn" in parts:
             out = w.run(q, kv[0])
             res[tc] = (graph_us([lambda i=i: w.run(q, kv[i]) for i in range(L)]), out)
         gb = bs * ctx * HKV * D * 2 * 2 / min(res[False][0], res[True][0]) / 1e3
-        print(f"| | {bs} | {ctx} | {res[False][0]:.2f} | {res[True][0]:.2f} | {gb:.0f} | rel diff {rel(res[True][1], res[False][1]):.1e}")
+        print(
+            f"| | {bs} | {ctx} | {res[False][0]:.2f} | {res[True][0]:.2f} | {gb:.0f} | rel diff {rel(res[True][1], res[False][1]):.1e}"
+        )
         del kv
 
 if "small_attn" in parts:
@@ -136,7 +156,9 @@ if "small_attn" in parts:
     from minisgl_edu.kernels.decode_attention import BLOCK, SplitKVDecode, num_splits
 
     print()
-    print("| small-batch decode attention (28 layers, page 16) | bs | context | FlashInfer TC us/layer | ours: splits, keys per step -> us/layer |")
+    print(
+        "| small-batch decode attention (28 layers, page 16) | bs | context | FlashInfer TC us/layer | ours: splits, keys per step -> us/layer |"
+    )
     print("|---|---|---|---|---|")
     HQ, HKV, D, P, L = 16, 8, 128, 16, 28
     for bs, ctx in [(1, 512), (1, 1024), (2, 512), (4, 512)]:
@@ -151,8 +173,17 @@ if "small_attn" in parts:
         ours = []
         for splits in (4, 8, 16, 32):
             for block in sorted({16, 32, 64, BLOCK}):
-                o = SplitKVDecode(bs, HQ, HKV, D, P, D**-0.5, torch.zeros(pages, dtype=torch.int32, device=dev),
-                                  splits=splits, block=block)
+                o = SplitKVDecode(
+                    bs,
+                    HQ,
+                    HKV,
+                    D,
+                    P,
+                    D**-0.5,
+                    torch.zeros(pages, dtype=torch.int32, device=dev),
+                    splits=splits,
+                    block=block,
+                )
                 o.plan(indptr.pin_memory(), indices, torch.full((bs,), ctx, dtype=torch.int32).pin_memory())
                 assert rel(o.run(q, (k_pages[0], v_pages[0])), want) < 1e-2
                 us = graph_us([lambda i=i, o=o: o.run(q, (k_pages[i], v_pages[i])) for i in range(L)])

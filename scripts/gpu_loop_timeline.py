@@ -38,8 +38,13 @@ from minisgl_edu.core import SamplingParams
 from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
 
 out_dir = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
-sched = Scheduler(SchedulerConfig(model=random_qwen3_dir(), device="cuda", num_pages=8192, max_running_requests=4,
-                                  cuda_graph_max_bs=4), QueueIO(), tokenizer=_IdTokenizer())
+sched = Scheduler(
+    SchedulerConfig(
+        model=random_qwen3_dir(), device="cuda", num_pages=8192, max_running_requests=4, cuda_graph_max_bs=4
+    ),
+    QueueIO(),
+    tokenizer=_IdTokenizer(),
+)
 eng, gr = sched.engine, sched.engine.graph_runner
 assert 1 in gr.greedy_heads, "needs the bs-1 graph with the greedy kernel (defaults)"
 CTX, STEPS = 512, 120
@@ -67,7 +72,7 @@ def per_step(ops: list[dict]) -> list[dict]:
     for a, b in zip(ends, ends[1:]):
         t0 = ops[a]["ts"] + ops[a]["dur"]
         t1 = ops[b]["ts"] + ops[b]["dur"]
-        body = ops[a + 1: b + 1]
+        body = ops[a + 1 : b + 1]
         first_gemv = next(e["ts"] for e in body if "gemv" in e["name"])
         busy, cursor = 0.0, t0
         for e in body:  # union of the intervals in (t0, t1]
@@ -75,8 +80,14 @@ def per_step(ops: list[dict]) -> list[dict]:
             if f > s:
                 busy += f - s
                 cursor = f
-        steps.append({"period": t1 - t0, "pre": first_gemv - t0, "idle": (t1 - t0) - busy,
-                      "pre_ops": [(e["name"][:60], e["ts"] - t0, e["dur"]) for e in body if e["ts"] < first_gemv]})
+        steps.append(
+            {
+                "period": t1 - t0,
+                "pre": first_gemv - t0,
+                "idle": (t1 - t0) - busy,
+                "pre_ops": [(e["name"][:60], e["ts"] - t0, e["dur"]) for e in body if e["ts"] < first_gemv],
+            }
+        )
     return steps
 
 
@@ -134,7 +145,11 @@ def launch_with_events(batch, *a, **k):
 eng.launch_batch = launch_with_events
 for uid in (2, 3, 4):  # the probe's batch-1: a 128-token prompt, 512 tokens (4: another prompt)
     marks.clear()
-    sched.add_request(uid, list(range(100 + 1000 * (uid == 4), 228 + 1000 * (uid == 4))), SamplingParams(max_tokens=512, ignore_eos=True))
+    sched.add_request(
+        uid,
+        list(range(100 + 1000 * (uid == 4), 228 + 1000 * (uid == 4))),
+        SamplingParams(max_tokens=512, ignore_eos=True),
+    )
     torch.cuda.synchronize()
     start = torch.cuda.Event(enable_timing=True)
     t = time.perf_counter()
@@ -147,24 +162,30 @@ for uid in (2, 3, 4):  # the probe's batch-1: a 128-token prompt, 512 tokens (4:
     dec = [(b, a) for p, b, a in marks if not p]
     pre = [(b, a) for p, b, a in marks if p]
     if pre and dec:  # the start of a request: until its prefill is launched, the prefill, until decode starts
-        print(f"   request {uid} start (ms): to the prefill's launch {start.elapsed_time(pre[0][0]):.2f}, prefill "
-              f"{pre[0][0].elapsed_time(pre[-1][1]):.2f} ({len(pre)} batches), to the first decode step "
-              f"{pre[-1][1].elapsed_time(dec[0][0]):.2f}, decode steps {dec[0][0].elapsed_time(dec[-1][1]):.2f}, "
-              f"after them {dec[-1][1].elapsed_time(end):.2f}; wall {wall * 1e3:.2f}")
+        print(
+            f"   request {uid} start (ms): to the prefill's launch {start.elapsed_time(pre[0][0]):.2f}, prefill "
+            f"{pre[0][0].elapsed_time(pre[-1][1]):.2f} ({len(pre)} batches), to the first decode step "
+            f"{pre[-1][1].elapsed_time(dec[0][0]):.2f}, decode steps {dec[0][0].elapsed_time(dec[-1][1]):.2f}, "
+            f"after them {dec[-1][1].elapsed_time(end):.2f}; wall {wall * 1e3:.2f}"
+        )
     busy = [b.elapsed_time(a) * 1e3 for b, a in dec]
     gaps = [a0.elapsed_time(b1) * 1e3 for (_, a0), (b1, _) in zip(dec, dec[1:])]
-    print(f"loop (events), request {uid}: {512 / wall:.1f} tok/s, {wall / 512 * 1e3:.3f} ms per token; "
-          f"{len(dec)} decode steps: busy median {med(busy):.1f} µs (sum {sum(busy) / 1e3:.1f} ms), "
-          f"gap median {med(gaps):.1f} µs (sum {sum(gaps) / 1e3:.1f} ms, {sum(g > 20 for g in gaps)} over 20 µs, "
-          f"largest {[round(g) for g in sorted(gaps)[-5:]]}); busy largest {[round(x) for x in sorted(busy)[-5:]]}")
+    print(
+        f"loop (events), request {uid}: {512 / wall:.1f} tok/s, {wall / 512 * 1e3:.3f} ms per token; "
+        f"{len(dec)} decode steps: busy median {med(busy):.1f} µs (sum {sum(busy) / 1e3:.1f} ms), "
+        f"gap median {med(gaps):.1f} µs (sum {sum(gaps) / 1e3:.1f} ms, {sum(g > 20 for g in gaps)} over 20 µs, "
+        f"largest {[round(g) for g in sorted(gaps)[-5:]]}); busy largest {[round(x) for x in sorted(busy)[-5:]]}"
+    )
 eng.launch_batch = _launch
 
 
 print("| way | steps | period µs | pre µs | idle µs |")
 print("|---|---|---|---|---|")
 for name, steps in results.items():
-    print(f"| {name} | {len(steps)} | {med([s['period'] for s in steps]):.1f} | {med([s['pre'] for s in steps]):.1f}"
-          f" | {med([s['idle'] for s in steps]):.1f} |")
+    print(
+        f"| {name} | {len(steps)} | {med([s['period'] for s in steps]):.1f} | {med([s['pre'] for s in steps]):.1f}"
+        f" | {med([s['idle'] for s in steps]):.1f} |"
+    )
 for name in ("copies", "loop"):
     steps = results[name]
     if not steps:
@@ -184,7 +205,9 @@ import pstats
 
 pr = cProfile.Profile()
 for i in range(3):
-    sched.add_request(10 + i, list(range(5000 + 200 * i, 5128 + 200 * i)), SamplingParams(max_tokens=1, ignore_eos=True))
+    sched.add_request(
+        10 + i, list(range(5000 + 200 * i, 5128 + 200 * i)), SamplingParams(max_tokens=1, ignore_eos=True)
+    )
     torch.cuda.synchronize()
     t = time.perf_counter()
     pr.enable()

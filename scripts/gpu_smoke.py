@@ -26,8 +26,16 @@ class NoTokenizer:
 
 
 def run(model_dir: str, device: str) -> dict[int, list[int]]:
-    cfg = SchedulerConfig(model=model_dir, device=device, dtype="float32", page_size=4, num_pages=256,
-                          attention_backend="torch", cuda_graph_max_bs=0, overlap=False)
+    cfg = SchedulerConfig(
+        model=model_dir,
+        device=device,
+        dtype="float32",
+        page_size=4,
+        num_pages=256,
+        attention_backend="torch",
+        cuda_graph_max_bs=0,
+        overlap=False,
+    )
     s = Scheduler(cfg, tokenizer=NoTokenizer())
     for uid, n in enumerate([5, 17, 33]):
         s.add_request(uid, [(7 * i + uid) % 120 + 3 for i in range(n)], SamplingParams(max_tokens=12, ignore_eos=True))

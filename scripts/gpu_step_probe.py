@@ -28,8 +28,13 @@ from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
 out_dir = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
 quick = "--quick" in sys.argv  # parts 1 and 2 only
 MAX_BS = 64
-sched = Scheduler(SchedulerConfig(model=random_qwen3_dir(), device="cuda", num_pages=8192, max_running_requests=MAX_BS,
-                                  cuda_graph_max_bs=MAX_BS), QueueIO(), tokenizer=_IdTokenizer())
+sched = Scheduler(
+    SchedulerConfig(
+        model=random_qwen3_dir(), device="cuda", num_pages=8192, max_running_requests=MAX_BS, cuda_graph_max_bs=MAX_BS
+    ),
+    QueueIO(),
+    tokenizer=_IdTokenizer(),
+)
 eng = sched.engine
 prompt = list(range(100, 228))
 sched.add_request(0, prompt, SamplingParams(max_tokens=64, ignore_eos=True))
@@ -78,8 +83,10 @@ engine_mod.PendingForward.result = timed_result
 dt = run_one(True)
 engine_mod.PendingForward.result = _result
 step_ms, wait_ms = dt / len(waits) * 1e3, sum(waits[1:]) / max(len(waits) - 1, 1) * 1e3
-print(f"   overlap, per step: {step_ms:.3f} ms, of which waiting for the GPU {wait_ms:.3f} ms "
-      f"-> host {step_ms - wait_ms:.3f} ms ({len(waits)} steps)")
+print(
+    f"   overlap, per step: {step_ms:.3f} ms, of which waiting for the GPU {wait_ms:.3f} ms "
+    f"-> host {step_ms - wait_ms:.3f} ms ({len(waits)} steps)"
+)
 
 # Where the host part goes: wall time inside each piece of an overlap step (perf_counter around
 # the calls, no profiler), in microseconds per step. Nested rows are included in their parent.
@@ -99,10 +106,16 @@ def clock(obj, name: str, label: str) -> None:
     setattr(obj, name, timed)
 
 
-pieces = [(sched, "schedule", "schedule"), (eng, "launch_batch", "launch_batch"),
-          (eng.graph_runner, "run", "  graph_runner.run"), (eng.attn, "prepare_for_replay", "    prepare_for_replay"),
-          (eng.graph_runner.inputs, "send", "    inputs.send"), (eng.sampler, "sample_device", "  sample_device"),
-          (eng, "_pending", "  _pending (copy out)"), (sched, "_process_results", "process_results")]
+pieces = [
+    (sched, "schedule", "schedule"),
+    (eng, "launch_batch", "launch_batch"),
+    (eng.graph_runner, "run", "  graph_runner.run"),
+    (eng.attn, "prepare_for_replay", "    prepare_for_replay"),
+    (eng.graph_runner.inputs, "send", "    inputs.send"),
+    (eng.sampler, "sample_device", "  sample_device"),
+    (eng, "_pending", "  _pending (copy out)"),
+    (sched, "_process_results", "process_results"),
+]
 for obj, name, label in pieces + [(engine_mod.PendingForward, "result", "result (wait)")]:
     clock(obj, name, label)
 for g in eng.graph_runner.graphs.values():
@@ -135,6 +148,7 @@ def replay_once(bs: int) -> None:
     """Fill the graph of `bs` with `bs` requests of `ctx` tokens (K/V written to the dummy slot
     only, so the pages of cached prefixes stay intact) and replay it once."""
     gr.run(None, [ctx - 1] * bs, [gr.dummy_slot] * bs, rows[:bs], [ctx] * bs)
+
 
 for bs in gr.bs_list:
     if bs not in (1, 2, 4, 8, 16, 32, 64):

@@ -71,8 +71,11 @@ elif what == "sampling":
 
     logits = torch.randn(2, 1000, device=dev)
     fs.top_k_top_p_sampling_from_logits(
-        logits, torch.tensor([5, 5], dtype=torch.int32, device=dev), torch.tensor([0.9, 0.9], device=dev),
-        seed=torch.tensor([1, 2], device=dev), offset=torch.tensor([0, 0], device=dev),
+        logits,
+        torch.tensor([5, 5], dtype=torch.int32, device=dev),
+        torch.tensor([0.9, 0.9], device=dev),
+        seed=torch.tensor([1, 2], device=dev),
+        offset=torch.tensor([0, 0], device=dev),
     )
 else:
     from minisgl_edu.attention.base import AttentionMetadata
@@ -86,11 +89,16 @@ else:
     table.append(row, [0, 1])
     fi = FlashInferBackend(pool, table, num_qo_heads=16)
     q_len = 20 if what == "prefill" else 1
-    meta = AttentionMetadata(what == "prefill", [q_len], [20], torch.tensor([row], device=dev),
-                             torch.arange(20 - q_len, 20, device=dev))
+    meta = AttentionMetadata(
+        what == "prefill", [q_len], [20], torch.tensor([row], device=dev), torch.arange(20 - q_len, 20, device=dev)
+    )
     fi.prepare(meta)
-    fi.forward(0, torch.randn(q_len, 16, 128, device=dev, dtype=dt), torch.randn(q_len, 8, 128, device=dev, dtype=dt),
-               torch.randn(q_len, 8, 128, device=dev, dtype=dt))
+    fi.forward(
+        0,
+        torch.randn(q_len, 16, 128, device=dev, dtype=dt),
+        torch.randn(q_len, 8, 128, device=dev, dtype=dt),
+        torch.randn(q_len, 8, 128, device=dev, dtype=dt),
+    )
 torch.cuda.synchronize()
 for name, e in errs.items():
     print(f"  {name}: relative error vs float32 {e:.2e}" + ("" if e < 1e-2 else "  <-- TOO LARGE"))

@@ -36,8 +36,7 @@ def main() -> None:
     for bar, v in zip(bars, values[::-1]):
         ax.text(v + 200, bar.get_y() + bar.get_height() / 2, f"{v:,}", va="center", fontsize=8)
     ax.set_xlabel("output tokens / s (256 requests, in/out 100..1024, Qwen3-0.6B shape, bf16)")
-    ax.set_title("Offline throughput on one H200, each line one switch off  (* the day before)",
-                 fontsize=9)
+    ax.set_title("Offline throughput on one H200, each line one switch off  (* the day before)", fontsize=9)
     ax.set_xlim(0, max(values) * 1.15)
     fig.tight_layout()
     out = Path(__file__).resolve().parents[1] / "docs" / "images" / "throughput_h200.png"

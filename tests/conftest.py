@@ -29,9 +29,17 @@ def tiny_model_dir(tmp_path_factory, default_model_dir) -> str:
 
     out = tmp_path_factory.mktemp("tiny-llama")
     cfg = LlamaConfig(
-        vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-        tie_word_embeddings=True, bos_token_id=1, eos_token_id=2, rope_theta=10000.0,
+        vocab_size=49152,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        bos_token_id=1,
+        eos_token_id=2,
+        rope_theta=10000.0,
     )
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg)

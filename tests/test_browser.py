@@ -38,8 +38,16 @@ CHAPTER = "04_scheduler_loop.ipynb"
 
 # Chromium flags for a shared, offline, root container: no sandbox (root), no GPU, nothing that
 # phones home or waits for the network.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-quic", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-sync",
+]
 
 # Every wait is bounded; these are generous for 2 shared CPU cores.
 SERVER_START_S = 90
@@ -53,8 +61,16 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 def find_chromium() -> str | None:
     """MINISGL_CHROMIUM if set (and only it), else the distribution's Chromium."""
     chosen = os.environ.get("MINISGL_CHROMIUM")
-    candidates = [chosen] if chosen else ["/usr/bin/chromium", "/usr/bin/chromium-browser",
-                                          shutil.which("chromium"), shutil.which("chromium-browser")]
+    candidates = (
+        [chosen]
+        if chosen
+        else [
+            "/usr/bin/chromium",
+            "/usr/bin/chromium-browser",
+            shutil.which("chromium"),
+            shutil.which("chromium-browser"),
+        ]
+    )
     for candidate in candidates:
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
@@ -97,18 +113,31 @@ class Lab:
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.log_path = tmp / "jupyterlab.log"
-        env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(tmp / "lab-settings"),
-                   JUPYTERLAB_WORKSPACES_DIR=str(tmp / "lab-workspaces"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-                   TOKENIZERS_PARALLELISM="false")
-        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-               f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
-               f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
-               "--LabApp.expose_app_in_browser=True"]  # window.jupyterapp: read the notebook's state
+        env = dict(
+            os.environ,
+            JUPYTERLAB_SETTINGS_DIR=str(tmp / "lab-settings"),
+            JUPYTERLAB_WORKSPACES_DIR=str(tmp / "lab-workspaces"),
+            JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+            TOKENIZERS_PARALLELISM="false",
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--LabApp.expose_app_in_browser=True",
+        ]  # window.jupyterapp: read the notebook's state
         if os.geteuid() == 0:
             cmd.append("--allow-root")  # CI containers run as root
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
-                                     cwd=self.root, start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.root, start_new_session=True
+        )
         self._wait_ready()
 
     @property
@@ -116,8 +145,9 @@ class Lab:
         return f"http://127.0.0.1:{self.port}"
 
     def api(self, path: str, method: str = "GET") -> object:
-        req = urllib.request.Request(f"{self.url}{path}", method=method,
-                                     headers={"Authorization": f"token {self.token}"})
+        req = urllib.request.Request(
+            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             body = resp.read()
         return json.loads(body) if body else None
@@ -168,8 +198,10 @@ def chromium() -> str:
     if path is None:
         if os.environ.get("MINISGL_CHROMIUM"):
             pytest.skip(f"MINISGL_CHROMIUM={os.environ['MINISGL_CHROMIUM']} is not an executable file")
-        pytest.skip("no Chromium binary: `bash scripts/install_browser.sh` installs Debian's chromium with apt "
-                    "(it could not here), or set MINISGL_CHROMIUM to a Chromium executable")
+        pytest.skip(
+            "no Chromium binary: `bash scripts/install_browser.sh` installs Debian's chromium with apt "
+            "(it could not here), or set MINISGL_CHROMIUM to a Chromium executable"
+        )
     return path
 
 
@@ -269,8 +301,13 @@ def test_chapter_04_widgets_work_in_jupyterlab(lab, chromium, shots, tmp_path):
     t0 = time.monotonic()
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 1000}, timeout=60_000)
+            str(tmp_path / "chromium-profile"),
+            executable_path=chromium,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 1000},
+            timeout=60_000,
+        )
         try:
             page = context.new_page()
             page.set_default_timeout(60_000)
@@ -283,8 +320,10 @@ def test_chapter_04_widgets_work_in_jupyterlab(lab, chromium, shots, tmp_path):
                     page.screenshot(path=str(shots.folder / "failure.png"), full_page=True)
                 except Exception:
                     pass
-                print(f"screenshots: {shots.folder}\nbrowser console errors: {console_errors[-10:]}\n"
-                      f"JupyterLab log:\n{lab.log_tail()}")
+                print(
+                    f"screenshots: {shots.folder}\nbrowser console errors: {console_errors[-10:]}\n"
+                    f"JupyterLab log:\n{lab.log_tail()}"
+                )
                 raise
         finally:
             context.close()
@@ -293,10 +332,12 @@ def test_chapter_04_widgets_work_in_jupyterlab(lab, chromium, shots, tmp_path):
 
 def _drive_chapter_04(page, lab, shots) -> None:
     page.goto(f"{lab.url}/lab/tree/{CHAPTER}?reset&token={lab.token}")
-    page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget"
-                           " && jupyterapp.shell.currentWidget.sessionContext"
-                           " && jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'",
-                           timeout=SERVER_START_S * 1000)
+    page.wait_for_function(
+        "() => window.jupyterapp && jupyterapp.shell.currentWidget"
+        " && jupyterapp.shell.currentWidget.sessionContext"
+        " && jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'",
+        timeout=SERVER_START_S * 1000,
+    )
     title = page.evaluate("() => jupyterapp.shell.currentWidget.title.label")
     assert title == CHAPTER
 
@@ -313,8 +354,10 @@ def _drive_chapter_04(page, lab, shots) -> None:
     try:  # the frontend half of ipywidgets: without it the cell shows only a text repr
         outputs.nth(1).locator(".jupyter-widgets").first.wait_for(timeout=30_000)
     except Exception:
-        raise AssertionError("the widgets did not render in JupyterLab (is @jupyter-widgets/jupyterlab-manager "
-                             f"installed and matching ipywidgets?); the cell shows:\n{live_cell.inner_text()}")
+        raise AssertionError(
+            "the widgets did not render in JupyterLab (is @jupyter-widgets/jupyterlab-manager "
+            f"installed and matching ipywidgets?); the cell shows:\n{live_cell.inner_text()}"
+        )
     stepper, pages = outputs.nth(0), outputs.nth(1)
     stepper_view = stepper.locator(".widget-html-content").first
     pages_view = pages.locator(".widget-html-content").first
@@ -329,8 +372,9 @@ def _drive_chapter_04(page, lab, shots) -> None:
     for k in (1, 2, 3):
         button(stepper, "Step").click()
         # (on_step draws the step's result first, then the stepper draws the batch planned next)
-        views.append(wait_text(page, stepper_view, rf"steps run: {k}\b[\s\S]*next batch #\d+", STEP_S,
-                               f"stepper after step {k}"))
+        views.append(
+            wait_text(page, stepper_view, rf"steps run: {k}\b[\s\S]*next batch #\d+", STEP_S, f"stepper after step {k}")
+        )
     after = views[-1]
     assert len(set(views)) == 4, "the batch table did not change between steps"
     next_ids = [int(re.search(r"next batch #(\d+)", v).group(1)) for v in views]
@@ -339,9 +383,12 @@ def _drive_chapter_04(page, lab, shots) -> None:
     slider = pages.locator(".widget-readout").first
     wait_text(page, slider, r"^3$", STEP_S, "page map slider (one picture per step)")
     # After three steps all three prompts are in the cache: three page-table rows, more pages in use.
-    map_steps = wait_page_map(page, pages_view, lambda m: len(m["rows"]) == 3
-                              and m["counts"]["in use"] > map_before["counts"]["in use"],
-                              "the KV page map after three steps")
+    map_steps = wait_page_map(
+        page,
+        pages_view,
+        lambda m: len(m["rows"]) == 3 and m["counts"]["in use"] > map_before["counts"]["in use"],
+        "the KV page map after three steps",
+    )
     shots(live_cell.locator(".jp-Cell-outputArea"), "stepper_pagemap.png")
 
     # The abort cell: cancels the request with the most pages; the map must show them free again.
@@ -354,10 +401,12 @@ def _drive_chapter_04(page, lab, shots) -> None:
     freed = json.loads(re.search(r"its pages (\[[\d, ]*\])", printed).group(1))
     # (The row may have grown by a page since the map's last picture: planning the next batch reserves.)
     assert set(json.loads(map_steps["rows"][victim])) <= set(freed), (map_steps["rows"], freed)
-    map_abort = wait_page_map(page, pages_view, lambda m: victim not in m["rows"],
-                              f"the KV page map after aborting uid {victim}")
+    map_abort = wait_page_map(
+        page, pages_view, lambda m: victim not in m["rows"], f"the KV page map after aborting uid {victim}"
+    )
     for p in freed:
         assert map_abort["users"][p] == [], f"page {p} still shows users {map_abort['users'][p]}"
+
     # The others keep their pages (plus any page reserved for their next token); the free count
     # grows by the victim's pages, less those new pages.
     def others(m):
@@ -366,8 +415,9 @@ def _drive_chapter_04(page, lab, shots) -> None:
     assert others(map_steps) <= others(map_abort), (map_steps["rows"], map_abort["rows"])
     grown = len(others(map_abort) - others(map_steps))
     assert map_abort["counts"]["in use"] == len(others(map_abort)), map_abort["text"]
-    assert map_abort["counts"]["free"] == (map_steps["counts"]["free"] + len(json.loads(map_steps["rows"][victim]))
-                                           - grown), (map_steps["counts"], map_abort["counts"], grown)
+    assert map_abort["counts"]["free"] == (
+        map_steps["counts"]["free"] + len(json.loads(map_steps["rows"][victim])) - grown
+    ), (map_steps["counts"], map_abort["counts"], grown)
     wait_text(page, stepper_view, rf"\b{victim}\s+finished\b.*\babort\b", STEP_S, "stepper after the abort")
     live_cell.scroll_into_view_if_needed()
     shots(live_cell.locator(".jp-Cell-outputArea"), "stepper_pagemap_after_abort.png")
@@ -383,24 +433,29 @@ def _drive_chapter_04(page, lab, shots) -> None:
     wait_text(page, pages_view, r"\(no request holds a row\)", STEP_S, "page map after Run")
 
     # A request timeline in a new cell at the end (an image widget: drawn by matplotlib in the kernel).
-    page.evaluate("""async (code) => {
+    page.evaluate(
+        """async (code) => {
         const nb = jupyterapp.shell.currentWidget;
         nb.content.activeCellIndex = nb.content.widgets.length - 1;
         await jupyterapp.commands.execute('notebook:insert-cell-below');
         nb.content.activeCell.model.sharedModel.setSource(code);
         await jupyterapp.commands.execute('notebook:run-cell');
-    }""", "from minisgl_edu.widgets import RequestTimeline\n"
-          "uid = live.submit(prompts[0], SamplingParams(max_tokens=8))\n"
-          "live.run_until_idle()  # the loop is paused: this steps here\n"
-          "RequestTimeline(live, uid)")
+    }""",
+        "from minisgl_edu.widgets import RequestTimeline\n"
+        "uid = live.submit(prompts[0], SamplingParams(max_tokens=8))\n"
+        "live.run_until_idle()  # the loop is paused: this steps here\n"
+        "RequestTimeline(live, uid)",
+    )
     timeline_cell = cells.last
     timeline_cell.scroll_into_view_if_needed()
     img = timeline_cell.locator(".jp-OutputArea-output img").first
     img.wait_for(timeout=STEP_S * 1000)
-    page.wait_for_function("(img) => img.complete && img.naturalWidth > 100", arg=img.element_handle(),
-                           polling=250, timeout=STEP_S * 1000)
+    page.wait_for_function(
+        "(img) => img.complete && img.naturalWidth > 100", arg=img.element_handle(), polling=250, timeout=STEP_S * 1000
+    )
     events = wait_text(page, timeline_cell.locator(".jp-OutputArea"), r"\[DONE\]", STEP_S, "timeline events")
     # One event a line, from the API server's "received" to its "[DONE]".
-    assert re.search(r"^api_server\s+received\b", events, re.M) and re.search(r"^api_server\s+\[DONE\]", events, re.M), \
-        events
+    assert re.search(r"^api_server\s+received\b", events, re.M) and re.search(
+        r"^api_server\s+\[DONE\]", events, re.M
+    ), events
     shots(timeline_cell.locator(".jp-Cell-outputArea"), "request_timeline.png")

@@ -47,9 +47,18 @@ def tiny_qwen3_dir(tmp_path_factory) -> str:
 
     out = tmp_path_factory.mktemp("tiny-qwen3")
     cfg = Qwen3Config(
-        vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
-        num_attention_heads=HQ, num_key_value_heads=HKV, head_dim=D, max_position_embeddings=2048,
-        tie_word_embeddings=True, bos_token_id=1, eos_token_id=2, rope_theta=10000.0,
+        vocab_size=512,
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=2,
+        num_attention_heads=HQ,
+        num_key_value_heads=HKV,
+        head_dim=D,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        bos_token_id=1,
+        eos_token_id=2,
+        rope_theta=10000.0,
     )
     torch.manual_seed(0)
     Qwen3ForCausalLM(cfg).save_pretrained(out)
@@ -59,8 +68,9 @@ def tiny_qwen3_dir(tmp_path_factory) -> str:
 def make_scheduler(model_dir: str, device: str, **kw):
     from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
 
-    cfg = dict(model=model_dir, device=device, num_pages=2048, page_size=16, max_running_requests=16,
-               cuda_graph_max_bs=16)
+    cfg = dict(
+        model=model_dir, device=device, num_pages=2048, page_size=16, max_running_requests=16, cuda_graph_max_bs=16
+    )
     cfg.update(kw)
     return Scheduler(SchedulerConfig(**cfg), QueueIO(), tokenizer=IdTokenizer())
 
@@ -93,8 +103,8 @@ def assert_all_pages_back(sched) -> None:
 # ---------------------------------------------------------------------- FlashInfer vs torch
 def _attention_case(page_size: int, q_lens: list[int], kv_lens: list[int], seed: int = 0):
     """Both backends on one pool: random cached K/V, random new q/k/v; -> (torch out, flashinfer out)."""
-    from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
     from minisgl_edu.attention.base import AttentionMetadata
+    from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
     from minisgl_edu.attention.torch_backend import TorchBackend
     from minisgl_edu.kvcache.allocator import PageAllocator
     from minisgl_edu.kvcache.page_table import PageTable
@@ -118,15 +128,21 @@ def _attention_case(page_size: int, q_lens: list[int], kv_lens: list[int], seed:
         slots = table.slots(row, 0, k, page_size)
         cached = torch.tensor(slots[: k - q], dtype=torch.int64, device=dev)
         if len(cached):  # the prefix: K/V computed by an earlier batch
-            pool.store(0, cached, torch.randn(len(cached), HKV, D, device=dev, dtype=dt),
-                       torch.randn(len(cached), HKV, D, device=dev, dtype=dt))
+            pool.store(
+                0,
+                cached,
+                torch.randn(len(cached), HKV, D, device=dev, dtype=dt),
+                torch.randn(len(cached), HKV, D, device=dev, dtype=dt),
+            )
         out_loc += slots[k - q :]
     T = sum(q_lens)
     q = torch.randn(T, HQ, D, device=dev, dtype=dt)
     k = torch.randn(T, HKV, D, device=dev, dtype=dt)
     v = torch.randn(T, HKV, D, device=dev, dtype=dt)
     meta = AttentionMetadata(
-        is_prefill=any(x > 1 for x in q_lens), q_lens=q_lens, kv_lens=kv_lens,
+        is_prefill=any(x > 1 for x in q_lens),
+        q_lens=q_lens,
+        kv_lens=kv_lens,
         rows=torch.tensor(rows, dtype=torch.int64, device=dev),
         out_loc=torch.tensor(out_loc, dtype=torch.int64, device=dev),
     )
@@ -324,8 +340,9 @@ def test_qk_rope_store_matches_torch(norm):
     loc = torch.tensor([3, 9, 10, 40, 41, 62, 0], device=KDEV)
     k_pool = torch.zeros(slots, HKV, D, device=KDEV, dtype=KDT)
     v_pool = torch.zeros_like(k_pool)
-    q = qk_rope_store(qkv, pos, rot.cos_sin_table(), qw if norm else None, kw if norm else None, eps, loc,
-                      k_pool, v_pool, HQ, HKV, D)
+    q = qk_rope_store(
+        qkv, pos, rot.cos_sin_table(), qw if norm else None, kw if norm else None, eps, loc, k_pool, v_pool, HQ, HKV, D
+    )
     rq, rk, rv = _rope_reference(qkv, pos, rot, qw if norm else None, kw if norm else None, eps)
     print(f"qk_rope_store: q {_rel(q, rq):.1e}, k {_rel(k_pool[loc], rk):.1e}, v {_rel(v_pool[loc], rv):.1e}")
     assert _rel(q, rq) < 5e-3 and _rel(k_pool[loc], rk) < 5e-3
@@ -366,7 +383,9 @@ def test_batch1_folded_layer_matches_float32(tiny_qwen3_dir, monkeypatch):
     want = _paged_logits(ref_model, cfg, ps)
     prologues = []
     real_gemv = gemv_module.gemv
-    monkeypatch.setattr(gemv_module, "gemv", lambda *a, **kw: prologues.append(kw.get("prologue")) or real_gemv(*a, **kw))
+    monkeypatch.setattr(
+        gemv_module, "gemv", lambda *a, **kw: prologues.append(kw.get("prologue")) or real_gemv(*a, **kw)
+    )
     errors = {}
     for name in ("rope,gemm,gemv,fold", "rope,gemm"):
         use_cuda_layers(use_plain_layers(model), fused=True, triton=name.split(","))
@@ -456,10 +475,14 @@ def test_cuda_layers_on_the_hybrid_backend_match_float32(n, monkeypatch, request
     plain = _paged_logits(model, cfg, ps)
     calls = {"decode": 0, "rope": 0}
     real_run, real_rope = TritonDecodeBackend.forward, rope_module.qk_rope_store
-    monkeypatch.setattr(TritonDecodeBackend, "forward",
-                        lambda self, *a: calls.__setitem__("decode", calls["decode"] + 1) or real_run(self, *a))
-    monkeypatch.setattr(rope_module, "qk_rope_store",
-                        lambda *a: calls.__setitem__("rope", calls["rope"] + 1) or real_rope(*a))
+    monkeypatch.setattr(
+        TritonDecodeBackend,
+        "forward",
+        lambda self, *a: calls.__setitem__("decode", calls["decode"] + 1) or real_run(self, *a),
+    )
+    monkeypatch.setattr(
+        rope_module, "qk_rope_store", lambda *a: calls.__setitem__("rope", calls["rope"] + 1) or real_rope(*a)
+    )
     cuda_layers.use_cuda_layers(model, fused=True, triton=TRITON_KERNELS)
     layer = model.model.layers[0]
     assert type(layer) is cuda_layers.CudaDecoderLayer and layer.fold
@@ -526,23 +549,25 @@ def test_split_kv_decode_matches_float32(page_size, lens):
 
     g = torch.Generator(device=KDEV).manual_seed(page_size + sum(lens))
     num_pages = sum((n + page_size - 1) // page_size for n in lens) + 8
-    k_pages, v_pages = (torch.randn(num_pages, page_size, HKV, D, device=KDEV, generator=g).to(KDT)
-                        for _ in range(2))
+    k_pages, v_pages = (torch.randn(num_pages, page_size, HKV, D, device=KDEV, generator=g).to(KDT) for _ in range(2))
     q = torch.randn(len(lens), HQ, D, device=KDEV, generator=g).to(KDT)
     perm = torch.randperm(num_pages, device=KDEV, generator=g).to(torch.int32)
     indptr = [0]
     for n in lens:
         indptr.append(indptr[-1] + (n + page_size - 1) // page_size)
-    wrapper = SplitKVDecode(len(lens), HQ, HKV, D, page_size, D**-0.5,
-                            torch.zeros(num_pages, dtype=torch.int32, device=KDEV))
+    wrapper = SplitKVDecode(
+        len(lens), HQ, HKV, D, page_size, D**-0.5, torch.zeros(num_pages, dtype=torch.int32, device=KDEV)
+    )
     host = (lambda t: t.pin_memory()) if HAS_CUDA else (lambda t: t)  # as plan_graph passes them
-    wrapper.plan(host(torch.tensor(indptr, dtype=torch.int32)), perm[: indptr[-1]],
-                 host(torch.tensor(lens, dtype=torch.int32)))
+    wrapper.plan(
+        host(torch.tensor(indptr, dtype=torch.int32)), perm[: indptr[-1]], host(torch.tensor(lens, dtype=torch.int32))
+    )
     got = wrapper.run(q, (k_pages, v_pages))
     for b, n in enumerate(lens):
-        pages = perm[indptr[b]: indptr[b + 1]].long()
-        k, v = (x[pages].reshape(-1, HKV, D)[:n].float().repeat_interleave(HQ // HKV, dim=1)
-                for x in (k_pages, v_pages))
+        pages = perm[indptr[b] : indptr[b + 1]].long()
+        k, v = (
+            x[pages].reshape(-1, HKV, D)[:n].float().repeat_interleave(HQ // HKV, dim=1) for x in (k_pages, v_pages)
+        )
         probs = (torch.einsum("hd,thd->ht", q[b].float(), k) * D**-0.5).softmax(-1)
         want = torch.einsum("ht,thd->hd", probs, v)
         assert _rel(got[b], want) < 1e-2, (n, _rel(got[b], want))
@@ -587,8 +612,12 @@ def test_split_kv_graphs_greedy_match_eager(tiny_qwen3_dir, n, overlap):
     from minisgl_edu.attention.triton_backend import TritonDecodeBackend
 
     ps = prompts(n, 200, 400, seed=20 + n)
-    eager = generate(make_scheduler(tiny_qwen3_dir, "cuda", cuda_graph_max_bs=0, attention_backend="flashinfer"),
-                     ps, 30, overlap=False)
+    eager = generate(
+        make_scheduler(tiny_qwen3_dir, "cuda", cuda_graph_max_bs=0, attention_backend="flashinfer"),
+        ps,
+        30,
+        overlap=False,
+    )
     graph = make_scheduler(tiny_qwen3_dir, "cuda")  # "auto": flashinfer,triton
     attn = graph.engine.attn
     assert graph.engine.attention_backend == "flashinfer,triton" and isinstance(attn, HybridBackend)
@@ -639,9 +668,14 @@ def test_abort_storm_under_overlap(tiny_qwen3_dir, device):
         if step < 250 and rng.random() < 0.5:
             for _ in range(rng.randint(1, 4)):
                 p = [rng.randrange(3, 500) for _ in range(rng.randint(1, 200))]
-                sp = SamplingParams(max_tokens=rng.randint(1, 40), ignore_eos=rng.random() < 0.5,
-                                    temperature=rng.choice([0.0, 0.0, 0.8]), top_k=rng.choice([-1, 20]),
-                                    top_p=rng.choice([1.0, 0.9]), seed=rng.choice([None, 5]))
+                sp = SamplingParams(
+                    max_tokens=rng.randint(1, 40),
+                    ignore_eos=rng.random() < 0.5,
+                    temperature=rng.choice([0.0, 0.0, 0.8]),
+                    top_k=rng.choice([-1, 20]),
+                    top_p=rng.choice([1.0, 0.9]),
+                    seed=rng.choice([None, 5]),
+                )
                 sched.add_request(uid, p, sp)
                 submitted.add(uid)
                 uid += 1

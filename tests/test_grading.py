@@ -29,13 +29,16 @@ def _per_exercise():
 def _stub_for(name):
     """What an untouched exercise defines: a function or a class whose body raises."""
     if isinstance(exercise(name).SOLUTION, type):
+
         class Stub:
             def __init__(self, *args, **kwargs):
                 raise NotImplementedError("write your solution here")
+
         return Stub
 
     def stub(*args, **kwargs):
         raise NotImplementedError("write your solution here")
+
     return stub
 
 
@@ -69,6 +72,7 @@ def test_garbage_gets_a_score_not_a_crash(name):
 
 # --- the own-code rule ---------------------------------------------------------------------------
 
+
 def test_own_code_sees_every_way_to_borrow_the_reference():
     import minisgl_edu
     from minisgl_edu.grading.own_code import borrowed
@@ -97,12 +101,14 @@ def test_own_code_sees_every_way_to_borrow_the_reference():
         class ViaDefault:
             def __init__(self, n):
                 self._a = ref(n)
+
         return ViaDefault
 
     class ViaNested:
         def __init__(self, n):
             def build():
                 return [PageAllocator(n)]
+
             self._a = build()[0]
 
     class ViaMethod:
@@ -143,6 +149,7 @@ def _namespace(path):
 
 
 # --- time limits and feedback ---------------------------------------------------------------------
+
 
 def test_a_looping_answer_fails_its_case_on_the_time_limit():
     from minisgl_edu.kvcache import OutOfPages
@@ -243,6 +250,7 @@ def test_a_crash_inside_the_engine_is_not_blamed_on_a_student_line():
 
 # --- the shell grader -------------------------------------------------------------------------------
 
+
 def _notebook(tmp_path, cells: list[str]) -> str:
     import nbformat
 
@@ -280,8 +288,10 @@ def test_shell_grader_runs_a_cell_that_defines_a_dataclass(tmp_path, capsys):
     from minisgl_edu.grading.__main__ import main
 
     imports, solution = _solution_cells("allocator")
-    with_dataclass = "from __future__ import annotations\nfrom dataclasses import dataclass\n\n@dataclass\nclass Note:\n    text: str = ''\n\n" + \
-        "\n".join(solution)
+    with_dataclass = (
+        "from __future__ import annotations\nfrom dataclasses import dataclass\n\n@dataclass\nclass Note:\n    text: str = ''\n\n"
+        + "\n".join(solution)
+    )
     path = _notebook(tmp_path, [imports, with_dataclass, 'check("allocator", PageAllocator)'])
     total = len(exercise("allocator").CASES)
     assert main([path]) == 0, capsys.readouterr().out

@@ -31,8 +31,7 @@ EXERCISE_DIRS = sorted(p for p in MUTANTS.iterdir() if p.is_dir() and not p.name
 def _files():
     for d in EXERCISE_DIRS:
         for f in sorted(d.glob("[0-9]*.py")):
-            yield pytest.param(d.name, f, id=f"{d.name}/{f.stem}",
-                               marks=getattr(pytest.mark, f"exercise_{d.name}"))
+            yield pytest.param(d.name, f, id=f"{d.name}/{f.stem}", marks=getattr(pytest.mark, f"exercise_{d.name}"))
 
 
 def _load(path: Path):
@@ -68,8 +67,9 @@ def test_wrong_answer_is_caught(name, path):
     assert res.score < res.total, report
     assert must_fail <= set(failed), f"expected to fail: {sorted(must_fail - set(failed))}\n{report}"
     said = mod.MUST_SAY.lower()
-    assert any(said in (r.message + " " + r.hint).lower() for r in failed.values()), \
+    assert any(said in (r.message + " " + r.hint).lower() for r in failed.values()), (
         f"no failed case says {mod.MUST_SAY!r}\n{report}"
+    )
     for r in failed.values():
         assert "Traceback" not in r.message and "minisgl_edu/" not in r.message, report
         # a message that points at code points at the student's file, never at a package frame

@@ -27,8 +27,14 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
 def test_kernel_tests_pass_under_the_interpreter():
     env = dict(os.environ, TRITON_INTERPRET="1")
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "kernel",
-                          "tests/test_gpu.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "kernel", "tests/test_gpu.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     tail = out.stdout[-3000:] + out.stderr[-2000:]
     assert out.returncode == 0, tail
     # All of them ran: a skip (say, the variable not reaching the child) would otherwise pass

@@ -16,8 +16,16 @@ from minisgl_edu import env
 from minisgl_edu.engine.config import TRITON_KERNELS, EngineConfig
 
 
-@pytest.mark.parametrize("value,want", [("rope,gemm,gemv,fold,greedy", TRITON_KERNELS), ("0", ()), ("", ()),
-                                        ("rope", ("rope",)), ("gemm, rope", ("gemm", "rope"))])
+@pytest.mark.parametrize(
+    "value,want",
+    [
+        ("rope,gemm,gemv,fold,greedy", TRITON_KERNELS),
+        ("0", ()),
+        ("", ()),
+        ("rope", ("rope",)),
+        ("gemm, rope", ("gemm", "rope")),
+    ],
+)
 def test_config_names_the_triton_kernels(value, want):
     assert EngineConfig().triton_kernels == TRITON_KERNELS
     assert EngineConfig(triton_kernels=value).triton_kernels == want

@@ -33,7 +33,7 @@ def test_greedy_equals_transformers_generate(llm, default_model_dir):
         ids = torch.tensor([out.prompt_token_ids])
         with torch.inference_mode():
             gen = hf.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=24, do_sample=False)
-        expected = gen[0, ids.shape[1]:].tolist()
+        expected = gen[0, ids.shape[1] :].tolist()
         assert out.token_ids == expected, chat
         assert out.finish_reason == ("stop" if len(expected) < 24 else "length")
         assert out.text == llm.tokenizer.decode(expected, skip_special_tokens=True)

@@ -20,12 +20,15 @@ from minisgl_edu.message import (
     TokenizeMsg,
     UserMsg,
     UserReply,
+    backend,
+    frontend,
+    tokenizer,
 )
-from minisgl_edu.message import backend, frontend, tokenizer
 from minisgl_edu.message.codec import decode, encode, register
 
-PARAMS = SamplingParams(max_tokens=7, temperature=0.5, top_k=20, top_p=0.9, ignore_eos=True,
-                        stop=["\n\n", "END"], seed=1234)
+PARAMS = SamplingParams(
+    max_tokens=7, temperature=0.5, top_k=20, top_p=0.9, ignore_eos=True, stop=["\n\n", "END"], seed=1234
+)
 
 EXAMPLES = [
     TokenizeMsg(uid=1, text="hello", sampling_params=PARAMS),
@@ -34,13 +37,21 @@ EXAMPLES = [
     AbortMsg(uid=4),
     DetokenizeMsg(uid=5, next_token=42, finished=False, stop=["x"]),
     DetokenizeMsg(uid=6, next_token=-1, finished=True, finish_reason="abort", error="too long"),
-    BatchTokenizerMsg(data=[AbortMsg(uid=7), DetokenizeMsg(uid=8, next_token=1, finished=True, finish_reason="length")]),
+    BatchTokenizerMsg(
+        data=[AbortMsg(uid=7), DetokenizeMsg(uid=8, next_token=1, finished=True, finish_reason="length")]
+    ),
     UserMsg(uid=9, input_ids=list(range(1000)), sampling_params=PARAMS),
     AbortBackendMsg(uid=10),
     BatchBackendMsg(data=[UserMsg(uid=11, input_ids=[5], sampling_params=SamplingParams()), AbortBackendMsg(uid=12)]),
     ExitMsg(),
-    UserReply(uid=13, incremental_output="日本語 ✓", finished=True, finish_reason="stop",
-              num_prompt_tokens=3, num_output_tokens=4),
+    UserReply(
+        uid=13,
+        incremental_output="日本語 ✓",
+        finished=True,
+        finish_reason="stop",
+        num_prompt_tokens=3,
+        num_output_tokens=4,
+    ),
     UserReply(uid=14, incremental_output="", finished=True, error="prompt too long"),
     BatchFrontendMsg(data=[UserReply(uid=15, incremental_output="a", finished=False)]),
     SchedulerStatsMsg(stats={"kv_pages_total": 64, "kv_pages_free": 60}),
@@ -60,7 +71,9 @@ def test_round_trip(msg):
 def test_every_message_class_has_an_example():
     """A new message class must get a round-trip example above."""
     classes = {
-        v for m in (backend, frontend, tokenizer) for v in vars(m).values()
+        v
+        for m in (backend, frontend, tokenizer)
+        for v in vars(m).values()
         if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == m.__name__
     }
     covered = {type(m) for m in EXAMPLES}

@@ -318,7 +318,9 @@ def test_resolve_model_errors(tmp_path):
 
 
 def test_saved_config_round_trip(tmp_path):
-    hf_cfg = tiny_hf_config("qwen3", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64})
+    hf_cfg = tiny_hf_config(
+        "qwen3", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
+    )
     hf_cfg.save_pretrained(tmp_path)
     json.loads((tmp_path / "config.json").read_text())
     cfg = ModelConfig.from_dir(str(tmp_path))
@@ -382,8 +384,13 @@ def test_cuda_layers_swap_in_and_out_keeping_the_weights():
     params = dict(model.named_parameters())
     cuda_layers.use_cuda_layers(model, fused=True, triton=())  # no Triton: nothing imports it
     kinds = {type(m) for m in model.modules()}
-    assert {cuda_layers.CudaDecoderModel, cuda_layers.CudaDecoderLayer, cuda_layers.FusedAttention,
-            cuda_layers.FusedMLP, cuda_layers.FusedRMSNorm} <= kinds
+    assert {
+        cuda_layers.CudaDecoderModel,
+        cuda_layers.CudaDecoderLayer,
+        cuda_layers.FusedAttention,
+        cuda_layers.FusedMLP,
+        cuda_layers.FusedRMSNorm,
+    } <= kinds
     assert not any(layer.fold for layer in model.model.layers)
     assert {n: p for n, p in model.named_parameters()}.keys() == params.keys()
     assert all(p is params[n] for n, p in model.named_parameters())
@@ -401,8 +408,12 @@ def test_backend_names():
     runner = PagedRunner(create_model(cfg), cfg)
     make = lambda name: create_backend(name, runner.pool, runner.page_table, num_qo_heads=cfg.num_heads)  # noqa: E731
     assert type(make("torch")) is TorchBackend and type(make("torch,torch")) is TorchBackend
-    for bad, says in [("nope", "unknown"), ("torch,nope", "unknown"), ("triton", "only decodes"),
-                      ("torch,torch,torch", "unknown")]:
+    for bad, says in [
+        ("nope", "unknown"),
+        ("torch,nope", "unknown"),
+        ("triton", "only decodes"),
+        ("torch,torch,torch", "unknown"),
+    ]:
         with pytest.raises(ValueError, match=says):
             make(bad)
 

@@ -38,8 +38,9 @@ def test_notebook_matches_its_source_and_the_chapter_shape(src):
     nb = nbformat.read(NOTEBOOKS / f"{src.stem}.ipynb", as_version=4)
     assert nb.metadata.kernelspec.name == "python3"
     cells = cells_of(src)
-    assert [(c.cell_type, c.source) for c in nb.cells] == [("markdown" if k == "md" else "code", t) for k, t in cells], \
-        f"{src.stem}.ipynb is out of date: run `.venv/bin/python notebooks/build.py {src.stem[:2]}`"
+    assert [(c.cell_type, c.source) for c in nb.cells] == [
+        ("markdown" if k == "md" else "code", t) for k, t in cells
+    ], f"{src.stem}.ipynb is out of date: run `.venv/bin/python notebooks/build.py {src.stem[:2]}`"
     first, last = nb.cells[0].source, nb.cells[-1].source
     assert "**Goal:**" in first and "**Expected time:**" in first
     assert "Exercises" in last and "exercises/" in last

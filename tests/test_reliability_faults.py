@@ -33,8 +33,7 @@ LONG = {"prompt": "Once upon a time", "max_tokens": 3000, "temperature": 0, "ign
 
 
 def tiny_server(tmp_path, model_dir: str, *extra: str) -> ServerProcess:
-    return ServerProcess(tmp_path, "--model", model_dir, "--num-pages", "512", "--max-running-requests", "1",
-                         *extra)
+    return ServerProcess(tmp_path, "--model", model_dir, "--num-pages", "512", "--max-running-requests", "1", *extra)
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +157,7 @@ def kill_worker_during_requests(srv: ServerProcess, worker: str) -> None:
 
     rest, plain, after = asyncio.run(main())
     # The stream ends with an error event that names the dead worker.
-    events = [json.loads(x[len("data: "):]) for x in rest if x.startswith("data: {")]
+    events = [json.loads(x[len("data: ") :]) for x in rest if x.startswith("data: {")]
     assert "error" in events[-1], rest[-3:]
     assert worker in events[-1]["error"]["message"]
     # The request that was waiting gets a 503 JSON error naming it.

@@ -34,8 +34,15 @@ def server(tmp_path_factory, tiny_model_dir):
     old = os.environ.get("MINISGL_API_KEY")
     os.environ["MINISGL_API_KEY"] = API_KEY
     try:
-        srv = ServerProcess(tmp_path_factory.mktemp("input"), "--model", tiny_model_dir, "--num-pages", "512",
-                            "--max-request-bytes", str(MAX_BYTES))
+        srv = ServerProcess(
+            tmp_path_factory.mktemp("input"),
+            "--model",
+            tiny_model_dir,
+            "--num-pages",
+            "512",
+            "--max-request-bytes",
+            str(MAX_BYTES),
+        )
     finally:
         if old is None:
             del os.environ["MINISGL_API_KEY"]
@@ -107,10 +114,13 @@ HOSTILE: dict[str, tuple] = {
     "messages not a list": (C, {"messages": "hi", "max_tokens": 2}, 400, "messages"),
     "message without role": (C, {"messages": [{"content": "hi"}], "max_tokens": 2}, 400, "role"),
     "message not an object": (C, {"messages": ["hi"], "max_tokens": 2}, 400, "messages"),
-    "image content part": (C, {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": "x"}]}],
-                                "max_tokens": 2}, 400, "messages"),
-    "too many messages": (C, {"messages": [{"role": "user"}] * 5000, "max_tokens": 2}, 400,
-                          "messages"),
+    "image content part": (
+        C,
+        {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": "x"}]}], "max_tokens": 2},
+        400,
+        "messages",
+    ),
+    "too many messages": (C, {"messages": [{"role": "user"}] * 5000, "max_tokens": 2}, 400, "messages"),
     "prompt a number": (T, comp(prompt=5), 400, "prompt"),
     "prompt an object": (T, comp(prompt={"a": 1}), 400, "prompt"),
     "prompt mixed list": (T, comp(prompt=[1, "a"]), 400, "prompt"),
@@ -119,12 +129,20 @@ HOSTILE: dict[str, tuple] = {
     # text that cannot travel
     "NUL in prompt": (T, comp(prompt="abc\u0000def"), 400, "NUL"),
     "NUL in chat content": (C, chat("abc\u0000"), 400, "NUL"),
-    "NUL in content part": (C, {"messages": [{"role": "user", "content": [{"type": "text", "text": "a\u0000"}]}],
-                                 "max_tokens": 2}, 400, "NUL"),
+    "NUL in content part": (
+        C,
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "a\u0000"}]}], "max_tokens": 2},
+        400,
+        "NUL",
+    ),
     "NUL in stop": (T, comp(stop=["a\u0000"]), 400, "NUL"),
     "lone surrogate in prompt": (T, b'{"prompt": "abc\\ud800def", "max_tokens": 2}', 400, "surrogate"),
-    "lone low surrogate in chat": (C, b'{"messages": [{"role": "user", "content": "\\udfff"}], "max_tokens": 2}',
-                                   400, "surrogate"),
+    "lone low surrogate in chat": (
+        C,
+        b'{"messages": [{"role": "user", "content": "\\udfff"}], "max_tokens": 2}',
+        400,
+        "surrogate",
+    ),
     "lone surrogate in stop": (T, b'{"prompt": "hi", "stop": "\\ud83d", "max_tokens": 2}', 400, "surrogate"),
     "invalid UTF-8 bytes": (T, b'{"prompt": "caf\xe9 \xff\xfe", "max_tokens": 2}', 400, "UTF-8"),
     "overlong UTF-8 encoding": (T, b'{"prompt": "\xc0\xaf", "max_tokens": 2}', 400, "UTF-8"),
@@ -168,6 +186,7 @@ def test_hostile_input_gets_a_4xx_json_error(client, case):
 @pytest.mark.timeout(60, func_only=True)
 def test_body_limit_also_holds_without_content_length(client):
     """A chunked body has no Content-Length to check first: the limit counts what arrives."""
+
     def chunks():
         yield b'{"prompt": "'
         for _ in range(MAX_BYTES // 1024 + 1):
@@ -209,11 +228,18 @@ def test_tiny_top_p_keeps_the_top_token(client):
 @pytest.mark.timeout(60, func_only=True)
 def test_edge_values_that_are_valid_are_served(client):
     """The limits are not too tight: extreme but legal values run."""
-    for body in (comp(seed=-(2**63)), comp(seed=2**63 - 1), comp(top_k=2**31 - 1), comp(temperature=100.0),
-                 comp(top_p=1e-9), comp(stop=[f"stop{i}" for i in range(16)]), comp(prompt=[0, 49151]),
-                 chat("\u00e9\u4e2d\U0001F600 emoji and accents"), chat([{"type": "text", "text": "parts"}]),
-                 {"messages": [{"role": "system", "content": None}, {"role": "user", "content": "x"}],
-                  "max_tokens": 2}):
+    for body in (
+        comp(seed=-(2**63)),
+        comp(seed=2**63 - 1),
+        comp(top_k=2**31 - 1),
+        comp(temperature=100.0),
+        comp(top_p=1e-9),
+        comp(stop=[f"stop{i}" for i in range(16)]),
+        comp(prompt=[0, 49151]),
+        chat("\u00e9\u4e2d\U0001f600 emoji and accents"),
+        chat([{"type": "text", "text": "parts"}]),
+        {"messages": [{"role": "system", "content": None}, {"role": "user", "content": "x"}], "max_tokens": 2},
+    ):
         path = C if "messages" in body else T
         r = client.post(path, json=body)
         assert r.status_code == 200, (body, r.text[:300])
@@ -227,8 +253,19 @@ V1_ROUTES = [("GET", "/v1/models"), ("POST", C), ("POST", T), ("GET", "/v1/unkno
 
 
 @pytest.mark.timeout(60, func_only=True)
-@pytest.mark.parametrize("given", [None, "Bearer wrong", f"Bearer {API_KEY}x", f"Bearer {API_KEY[:-1]}",
-                                   f"bearer {API_KEY}", API_KEY, f"Bearer  {API_KEY}", "Basic Zm9vOmJhcg=="])
+@pytest.mark.parametrize(
+    "given",
+    [
+        None,
+        "Bearer wrong",
+        f"Bearer {API_KEY}x",
+        f"Bearer {API_KEY[:-1]}",
+        f"bearer {API_KEY}",
+        API_KEY,
+        f"Bearer  {API_KEY}",
+        "Basic Zm9vOmJhcg==",
+    ],
+)
 def test_every_v1_route_needs_the_exact_key(server, given):
     headers = {"Authorization": given} if given else {}
     for method, path in V1_ROUTES:
@@ -320,7 +357,7 @@ def _check_fuzz_response(case, r) -> None:
         if (ctype[0] if isinstance(ctype, list) else ctype).startswith("text/event-stream"):
             assert r.text.endswith("data: [DONE]\n\n") or '"error"' in r.text.rsplit("data: ", 1)[-1], where
             for event in r.text.strip().split("\n\n")[:-1]:
-                assert "choices" in json.loads(event[len("data: "):]), where
+                assert "choices" in json.loads(event[len("data: ") :]), where
         else:
             body = r.json()
             assert body["object"] in ("chat.completion", "text_completion"), where
@@ -340,8 +377,14 @@ def test_fuzz_the_api_from_its_openapi_schema(server, client, mode):
     @given(case=strategy)
     # derandomize: the same cases on every run, so CI is repeatable; wider random exploration is a
     # manual job (see docs/reliability.md).
-    @settings(max_examples=FUZZ_EXAMPLES[mode], deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), derandomize=True)
+    @settings(
+        max_examples=FUZZ_EXAMPLES[mode],
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
     def run(case):
         if isinstance(case.body, dict) and "max_tokens" not in case.body and "max_completion_tokens" not in case.body:
             case.body["max_tokens"] = 4  # (a negative case may drop it; the default, 128, is slow)
@@ -351,8 +394,10 @@ def test_fuzz_the_api_from_its_openapi_schema(server, client, mode):
 
     t0 = time.monotonic()
     run()
-    print(f"{mode}: {len(seen)} cases in {time.monotonic() - t0:.1f} s, status codes "
-          f"{ {s: seen.count(s) for s in sorted(set(seen))} }")
+    print(
+        f"{mode}: {len(seen)} cases in {time.monotonic() - t0:.1f} s, status codes "
+        f"{ {s: seen.count(s) for s in sorted(set(seen))} }"
+    )
     assert_still_serving(client)
 
 

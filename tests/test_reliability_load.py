@@ -31,9 +31,21 @@ PAGE_SIZE = 16
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = ServerProcess(tmp_path_factory.mktemp("load"), "--num-pages", str(NUM_PAGES), "--page-size", str(PAGE_SIZE),
-                        "--max-running-requests", str(MAX_RUNNING), "--max-queue", str(MAX_QUEUE),
-                        "--max-prefill-tokens", "128", "--request-timeout", "240")
+    srv = ServerProcess(
+        tmp_path_factory.mktemp("load"),
+        "--num-pages",
+        str(NUM_PAGES),
+        "--page-size",
+        str(PAGE_SIZE),
+        "--max-running-requests",
+        str(MAX_RUNNING),
+        "--max-queue",
+        str(MAX_QUEUE),
+        "--max-prefill-tokens",
+        "128",
+        "--request-timeout",
+        "240",
+    )
     try:
         srv.wait_ready()
         yield srv
@@ -42,8 +54,9 @@ def server(tmp_path_factory):
 
 
 def assert_next_request_is_served(server) -> None:
-    r = httpx.post(server.url + "/v1/chat/completions", json=chat_body("Say hi.", max_tokens=3, temperature=0),
-                   timeout=60)
+    r = httpx.post(
+        server.url + "/v1/chat/completions", json=chat_body("Say hi.", max_tokens=3, temperature=0), timeout=60
+    )
     assert r.status_code == 200, r.text
     assert r.json()["usage"]["completion_tokens"] <= 3
 
@@ -105,14 +118,18 @@ def test_a_full_queue_gets_503_with_retry_after_and_waiting_requests_abort(serve
     async def main():
         async with _client(server) as c:
             body = chat_body("Write a long story about a dragon.", max_tokens=400, temperature=0, ignore_eos=True)
-            tasks = [asyncio.create_task(c.post("/v1/chat/completions", json={**body, "seed": i}))
-                     for i in range(capacity)]
+            tasks = [
+                asyncio.create_task(c.post("/v1/chat/completions", json={**body, "seed": i})) for i in range(capacity)
+            ]
             try:
                 deadline = time.monotonic() + 60
                 while True:  # every request has reached the scheduler: 8 decoding, 64 waiting
                     m = metrics(server)
-                    if (m["minisgl_http_requests_in_flight"] == capacity and m["minisgl_waiting_requests"] == MAX_QUEUE
-                            and m["minisgl_running_requests"] == MAX_RUNNING):
+                    if (
+                        m["minisgl_http_requests_in_flight"] == capacity
+                        and m["minisgl_waiting_requests"] == MAX_QUEUE
+                        and m["minisgl_running_requests"] == MAX_RUNNING
+                    ):
                         break
                     assert time.monotonic() < deadline, m
                     assert not any(t.done() for t in tasks), [t.result().text for t in tasks if t.done()][:2]
@@ -148,8 +165,13 @@ def test_32_streams_cut_at_random_points_free_everything(server):
 
     async def one(c: httpx.AsyncClient, i: int) -> str:
         max_tokens, cut = plans[i]
-        body = chat_body(f"Tell me fact number {i} about the moon.", max_tokens=max_tokens,
-                         temperature=0, ignore_eos=True, stream=True)
+        body = chat_body(
+            f"Tell me fact number {i} about the moon.",
+            max_tokens=max_tokens,
+            temperature=0,
+            ignore_eos=True,
+            stream=True,
+        )
         if isinstance(cut, int):  # hang up after reading a few lines of the stream
             keep = cut
             async with c.stream("POST", "/v1/chat/completions", json=body) as r:
@@ -205,19 +227,28 @@ def test_abort_mid_chunked_prefill_and_mid_decode_frees_everything(server):
     # ~2400 tokens prefilled 128 at a time: ~19 prefill steps. Cut while some pages hold part of it.
     long_prompt = " ".join(f"word{i}" for i in range(800))
     body = {"prompt": long_prompt, "max_tokens": 300, "temperature": 0, "ignore_eos": True}
-    seen = asyncio.run(_cut_when(
-        server, body, lambda m: m["minisgl_waiting_requests"] == 1 and m["minisgl_kv_pages_free"] < total - 2,
-        "mid prefill"))
+    seen = asyncio.run(
+        _cut_when(
+            server,
+            body,
+            lambda m: m["minisgl_waiting_requests"] == 1 and m["minisgl_kv_pages_free"] < total - 2,
+            "mid prefill",
+        )
+    )
     assert seen["minisgl_running_requests"] == 0  # still prefilling, not decoding yet
     wait_idle(server)
     assert_next_request_is_served(server)
 
     start = metrics(server)["minisgl_generated_tokens_total"]
     body = {"prompt": "Once upon a time", "max_tokens": 300, "temperature": 0, "ignore_eos": True}
-    asyncio.run(_cut_when(
-        server, body,
-        lambda m: m["minisgl_running_requests"] == 1 and m["minisgl_generated_tokens_total"] > start + 5,
-        "decoding"))
+    asyncio.run(
+        _cut_when(
+            server,
+            body,
+            lambda m: m["minisgl_running_requests"] == 1 and m["minisgl_generated_tokens_total"] > start + 5,
+            "decoding",
+        )
+    )
     after = wait_idle(server)
     assert after["minisgl_generated_tokens_total"] - start < 300
     assert_next_request_is_served(server)

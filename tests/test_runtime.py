@@ -101,10 +101,19 @@ def test_trace_follows_the_server_path_in_order(srv):
     uid = srv.submit(prompt(5), SamplingParams(max_tokens=3, ignore_eos=True))
     srv.run_until_idle()
     names = [(e.component, e.event) for e in srv.trace(uid)]
-    path = [("api_server", "received"), ("api_server", "TokenizeMsg sent"), ("tokenizer", "TokenizeMsg received"),
-            ("tokenizer", "UserMsg sent"), ("scheduler", "queued"), ("scheduler", "scheduled"),
-            ("scheduler", "token"), ("scheduler", "DetokenizeMsg sent"), ("detokenizer", "UserReply sent"),
-            ("scheduler", "finished"), ("api_server", "[DONE]")]
+    path = [
+        ("api_server", "received"),
+        ("api_server", "TokenizeMsg sent"),
+        ("tokenizer", "TokenizeMsg received"),
+        ("tokenizer", "UserMsg sent"),
+        ("scheduler", "queued"),
+        ("scheduler", "scheduled"),
+        ("scheduler", "token"),
+        ("scheduler", "DetokenizeMsg sent"),
+        ("detokenizer", "UserReply sent"),
+        ("scheduler", "finished"),
+        ("api_server", "[DONE]"),
+    ]
     positions = [names.index(p) for p in path]
     assert positions == sorted(positions)
     assert names[-1] == ("api_server", "[DONE]")
@@ -118,14 +127,26 @@ def test_trace_of_an_abort(srv):
     srv.step()
     srv.abort(uid)
     names = [(e.component, e.event) for e in srv.trace(uid)]
-    tail = names[names.index(("api_server", "AbortMsg sent")):]
-    assert sorted(tail) == sorted([("api_server", "AbortMsg sent"), ("tokenizer", "AbortMsg received"),
-                                   ("tokenizer", "AbortBackendMsg sent"), ("scheduler", "aborted"),
-                                   ("scheduler", "DetokenizeMsg sent"), ("detokenizer", "UserReply sent"),
-                                   ("api_server", "closed")])
+    tail = names[names.index(("api_server", "AbortMsg sent")) :]
+    assert sorted(tail) == sorted(
+        [
+            ("api_server", "AbortMsg sent"),
+            ("tokenizer", "AbortMsg received"),
+            ("tokenizer", "AbortBackendMsg sent"),
+            ("scheduler", "aborted"),
+            ("scheduler", "DetokenizeMsg sent"),
+            ("detokenizer", "UserReply sent"),
+            ("api_server", "closed"),
+        ]
+    )
     # The message order; inside the scheduler "aborted" and its DetokenizeMsg may come either way.
-    order = [("api_server", "AbortMsg sent"), ("tokenizer", "AbortBackendMsg sent"), ("scheduler", "DetokenizeMsg sent"),
-             ("detokenizer", "UserReply sent"), ("api_server", "closed")]
+    order = [
+        ("api_server", "AbortMsg sent"),
+        ("tokenizer", "AbortBackendMsg sent"),
+        ("scheduler", "DetokenizeMsg sent"),
+        ("detokenizer", "UserReply sent"),
+        ("api_server", "closed"),
+    ]
     assert [tail.index(x) for x in order] == sorted(tail.index(x) for x in order)
 
 

@@ -44,6 +44,7 @@ def test_top_k_keeps_only_k_tokens():
 def test_same_seed_same_tokens_regardless_of_batch_mates():
     torch.manual_seed(0)
     logits = torch.randn(20, 3, 100)
+
     def run(with_mates: bool):
         a = _req(0, temperature=1.0, seed=1234)
         mates = [_req(i, temperature=0.8, top_p=0.5, seed=i) for i in (1, 2)] if with_mates else []
@@ -52,6 +53,7 @@ def test_same_seed_same_tokens_regardless_of_batch_mates():
             rows = logits[step][: 1 + len(mates)]
             out.append(int(Sampler().sample(rows, [a] + mates)[0]))
         return out
+
     assert run(False) == run(True)
     other = _req(0, temperature=1.0, seed=99)
     assert [int(Sampler().sample(logits[s][:1], [other])[0]) for s in range(20)] != run(False)

@@ -99,13 +99,30 @@ class ServerProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp_path / f"server-{self.port}.log"
-        args = [sys.executable, "-m", "minisgl_edu.serve", "--port", str(self.port), "--num-pages", str(NUM_PAGES),
-                "--page-size", str(PAGE_SIZE), "--max-running-requests", "4", *extra]
+        args = [
+            sys.executable,
+            "-m",
+            "minisgl_edu.serve",
+            "--port",
+            str(self.port),
+            "--num-pages",
+            str(NUM_PAGES),
+            "--page-size",
+            str(PAGE_SIZE),
+            "--max-running-requests",
+            "4",
+            *extra,
+        ]
         self.log = open(self.log_path, "w")
         # new_session: the server leads its own process group, as under a terminal or `timeout`.
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.PIPE if shell else subprocess.DEVNULL, text=True,
-                                     start_new_session=new_session)
+        self.proc = subprocess.Popen(
+            args,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.PIPE if shell else subprocess.DEVNULL,
+            text=True,
+            start_new_session=new_session,
+        )
         self.startup_seconds: float | None = None
         self.workers: dict[int, str] = {}
 
@@ -190,7 +207,7 @@ def parse_sse(raw: str) -> list[str]:
     payloads = []
     for ev in events:
         assert ev.startswith("data: ") and "\n" not in ev, repr(ev)
-        payloads.append(ev[len("data: "):])
+        payloads.append(ev[len("data: ") :])
     return payloads
 
 
@@ -219,8 +236,13 @@ def test_models_health_metrics(server, client):
     assert models["data"][0]["max_model_len"] == NUM_PAGES * PAGE_SIZE
     assert httpx.get(server.url + "/health").json() == {"status": "ok"}  # no key needed
     m = metrics(server)
-    for name in ("minisgl_kv_pages_total", "minisgl_kv_pages_free", "minisgl_running_requests",
-                 "minisgl_waiting_requests", "minisgl_generated_tokens_total"):
+    for name in (
+        "minisgl_kv_pages_total",
+        "minisgl_kv_pages_free",
+        "minisgl_running_requests",
+        "minisgl_waiting_requests",
+        "minisgl_generated_tokens_total",
+    ):
         assert name in m
     assert m["minisgl_kv_pages_total"] == NUM_PAGES
     text = httpx.get(server.url + "/metrics").text
@@ -233,8 +255,7 @@ def test_models_health_metrics(server, client):
 
 @pytest.mark.timeout(60, func_only=True)
 def test_chat_stream_exact_sse_framing(client):
-    body = chat_body(max_tokens=6, temperature=0, ignore_eos=True, stream=True,
-                     stream_options={"include_usage": True})
+    body = chat_body(max_tokens=6, temperature=0, ignore_eos=True, stream=True, stream_options={"include_usage": True})
     with client.stream("POST", "/v1/chat/completions", json=body) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
@@ -273,23 +294,31 @@ def test_stream_and_non_stream_give_the_same_greedy_text(client):
 
 @pytest.mark.timeout(60, func_only=True)
 def test_openai_client_chat_and_completions(oai):
-    r = oai.chat.completions.create(model="smollm2-135m", messages=[{"role": "user", "content": "Hi!"}],
-                                    max_tokens=8, temperature=0)
+    r = oai.chat.completions.create(
+        model="smollm2-135m", messages=[{"role": "user", "content": "Hi!"}], max_tokens=8, temperature=0
+    )
     assert r.choices[0].message.content and r.usage.completion_tokens <= 8
-    stream = oai.chat.completions.create(model="smollm2-135m", messages=[{"role": "user", "content": "Hi!"}],
-                                         max_tokens=8, temperature=0, stream=True,
-                                         stream_options={"include_usage": True})
+    stream = oai.chat.completions.create(
+        model="smollm2-135m",
+        messages=[{"role": "user", "content": "Hi!"}],
+        max_tokens=8,
+        temperature=0,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == r.choices[0].message.content
     assert chunks[-1].usage.completion_tokens == r.usage.completion_tokens
 
-    c = oai.completions.create(model="smollm2-135m", prompt="The capital of France is", max_tokens=6,
-                               temperature=0)
+    c = oai.completions.create(model="smollm2-135m", prompt="The capital of France is", max_tokens=6, temperature=0)
     assert c.object == "text_completion" and c.choices[0].text and c.choices[0].finish_reason == "length"
     assert c.usage.prompt_tokens == 5
-    parts = list(oai.completions.create(model="smollm2-135m", prompt="The capital of France is", max_tokens=6,
-                                        temperature=0, stream=True))
+    parts = list(
+        oai.completions.create(
+            model="smollm2-135m", prompt="The capital of France is", max_tokens=6, temperature=0, stream=True
+        )
+    )
     assert "".join(p.choices[0].text for p in parts) == c.choices[0].text
     assert parts[-1].choices[0].finish_reason == "length"
 
@@ -345,8 +374,11 @@ BAD_REQUESTS = {
     "top_p above one": ("/v1/chat/completions", chat_body(top_p=1.5), "top_p"),
     "stream not bool": ("/v1/chat/completions", chat_body(stream="yes"), "stream"),
     "prompt too long": ("/v1/completions", {"prompt": "hello " * 9000, "max_tokens": 5}, "maximum context length"),
-    "prompt longer than the kv cache": ("/v1/completions", {"prompt": "hello " * (NUM_PAGES * PAGE_SIZE + 10)},
-                                        "tokens"),
+    "prompt longer than the kv cache": (
+        "/v1/completions",
+        {"prompt": "hello " * (NUM_PAGES * PAGE_SIZE + 10)},
+        "tokens",
+    ),
     "token id outside vocab": ("/v1/completions", {"prompt": [1, 2, 49152]}, "vocabulary"),
     "negative token id": ("/v1/completions", {"prompt": [5, -1]}, "vocabulary"),
     "empty prompt": ("/v1/completions", {"prompt": ""}, "prompt"),
@@ -401,8 +433,12 @@ def wait_idle(server, free_pages: float | None = None, timeout: float = 20.0) ->
     while time.monotonic() < deadline:
         m = metrics(server)
         want = m["minisgl_kv_pages_total"] if free_pages is None else free_pages
-        if (m["minisgl_kv_pages_free"] == want and m["minisgl_running_requests"] == 0
-                and m["minisgl_waiting_requests"] == 0 and m["minisgl_http_requests_in_flight"] == 0):
+        if (
+            m["minisgl_kv_pages_free"] == want
+            and m["minisgl_running_requests"] == 0
+            and m["minisgl_waiting_requests"] == 0
+            and m["minisgl_http_requests_in_flight"] == 0
+        ):
             return m
         time.sleep(0.2)
     raise AssertionError(f"not idle after {timeout} s: {m}")
@@ -411,8 +447,9 @@ def wait_idle(server, free_pages: float | None = None, timeout: float = 20.0) ->
 @pytest.mark.timeout(90, func_only=True)
 def test_cut_streams_are_aborted_and_free_their_pages(server):
     start = wait_idle(server, metrics(server)["minisgl_kv_pages_total"])
-    body = chat_body("Write a very long essay about the sea.", max_tokens=600, temperature=0, ignore_eos=True,
-                     stream=True)
+    body = chat_body(
+        "Write a very long essay about the sea.", max_tokens=600, temperature=0, ignore_eos=True, stream=True
+    )
     for _ in range(3):
         with httpx.Client(base_url=server.url, headers=AUTH, timeout=60) as c:
             with c.stream("POST", "/v1/chat/completions", json=body) as r:

@@ -25,10 +25,34 @@ def test_defaults_match_the_course():
 
 
 def test_engine_options_are_passed_on():
-    a = parse_args(["--num-pages", "64", "--page-size", "8", "--max-running-requests", "4", "--cache", "naive",
-                    "--max-prefill-tokens", "256", "--device", "cpu", "--num-tokenizer", "3", "--api-key", "k"])
-    assert a.scheduler_overrides() == {"device": "cpu", "num_pages": 64, "page_size": 8, "max_running_requests": 4,
-                                       "cache": "naive", "max_prefill_tokens": 256}
+    a = parse_args(
+        [
+            "--num-pages",
+            "64",
+            "--page-size",
+            "8",
+            "--max-running-requests",
+            "4",
+            "--cache",
+            "naive",
+            "--max-prefill-tokens",
+            "256",
+            "--device",
+            "cpu",
+            "--num-tokenizer",
+            "3",
+            "--api-key",
+            "k",
+        ]
+    )
+    assert a.scheduler_overrides() == {
+        "device": "cpu",
+        "num_pages": 64,
+        "page_size": 8,
+        "max_running_requests": 4,
+        "cache": "naive",
+        "max_prefill_tokens": 256,
+    }
     assert a.num_tokenizer == 3 and a.api_key == "k"
 
 
@@ -39,14 +63,30 @@ def test_bad_arguments_exit(argv):
 
 
 def test_openai_fields_map_to_sampling_params():
-    body = ChatCompletionRequest.model_validate({
-        "messages": [{"role": "user", "content": "hi"}], "max_tokens": 50, "max_completion_tokens": 7,
-        "temperature": 0, "top_p": 0.5, "top_k": 0, "stop": "END", "seed": 3, "ignore_eos": True,
-        "unknown_field": "ignored",
-    })
+    body = ChatCompletionRequest.model_validate(
+        {
+            "messages": [{"role": "user", "content": "hi"}],
+            "max_tokens": 50,
+            "max_completion_tokens": 7,
+            "temperature": 0,
+            "top_p": 0.5,
+            "top_k": 0,
+            "stop": "END",
+            "seed": 3,
+            "ignore_eos": True,
+            "unknown_field": "ignored",
+        }
+    )
     p = body.sampling_params()
     assert (p.max_tokens, p.temperature, p.top_p, p.top_k, p.stop, p.seed, p.ignore_eos) == (
-        7, 0.0, 0.5, -1, ["END"], 3, True)
+        7,
+        0.0,
+        0.5,
+        -1,
+        ["END"],
+        3,
+        True,
+    )
     assert p.is_greedy
 
 
@@ -55,10 +95,16 @@ def test_defaults_are_openai_defaults():
     assert (p.max_tokens, p.temperature, p.top_p, p.top_k, p.stop) == (128, 1.0, 1.0, -1, [])
 
 
-@pytest.mark.parametrize("fields,needle", [
-    ({"max_tokens": 0}, "max_tokens"), ({"temperature": -1}, "temperature"), ({"top_p": 0}, "top_p"),
-    ({"top_k": -5}, "top_k"), ({"n": 2}, "n=1"),
-])
+@pytest.mark.parametrize(
+    "fields,needle",
+    [
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"temperature": -1}, "temperature"),
+        ({"top_p": 0}, "top_p"),
+        ({"top_k": -5}, "top_k"),
+        ({"n": 2}, "n=1"),
+    ],
+)
 def test_invalid_sampling_is_a_400(fields, needle):
     body = CompletionRequest.model_validate({"prompt": "x", **fields})
     with pytest.raises(APIError) as e:
@@ -79,8 +125,9 @@ def test_chunk_shapes():
 
 
 def test_metrics_text_is_prometheus():
-    out = render_metrics({"kv_pages_total": 64, "kv_pages_free": 60, "generated_tokens_total": 5,
-                          "flag": True, "name": "x"}, in_flight=2)
+    out = render_metrics(
+        {"kv_pages_total": 64, "kv_pages_free": 60, "generated_tokens_total": 5, "flag": True, "name": "x"}, in_flight=2
+    )
     lines = out.splitlines()
     assert "minisgl_kv_pages_total 64" in lines and "minisgl_kv_pages_free 60" in lines
     assert "# TYPE minisgl_generated_tokens_total counter" in lines

@@ -71,7 +71,9 @@ def test_encode_prompt_applies_chat_template_with_generation_prompt(tok):
 
 
 def test_encode_prompt_accepts_openai_content_parts(tok):
-    a = encode_prompt(tok, [{"role": "user", "content": [{"type": "text", "text": "hel"}, {"type": "text", "text": "lo"}]}])
+    a = encode_prompt(
+        tok, [{"role": "user", "content": [{"type": "text", "text": "hel"}, {"type": "text", "text": "lo"}]}]
+    )
     b = encode_prompt(tok, [{"role": "user", "content": "hello"}])
     assert a == b
 
@@ -223,9 +225,18 @@ def test_detokenizer_map_is_empty_after_finish_and_abort(tok):
 def test_detokenizer_applies_the_stop_strings_of_the_message(tok):
     m = DetokenizeManager(tok)
     ids = tok.encode("one two three")
-    out = [m.detokenize(DetokenizeMsg(uid=7, next_token=t, finished=i == len(ids) - 1,
-                                      finish_reason="stop" if i == len(ids) - 1 else None, stop=["two"]))
-           for i, t in enumerate(ids)]
+    out = [
+        m.detokenize(
+            DetokenizeMsg(
+                uid=7,
+                next_token=t,
+                finished=i == len(ids) - 1,
+                finish_reason="stop" if i == len(ids) - 1 else None,
+                stop=["two"],
+            )
+        )
+        for i, t in enumerate(ids)
+    ]
     assert "".join(r.incremental_output for r in out if r) == "one "
     assert m.decode_map == {}
 
@@ -233,21 +244,30 @@ def test_detokenizer_applies_the_stop_strings_of_the_message(tok):
 def test_tokenize_worker_sends_user_msg_and_prompt_length(tok):
     worker, front, back = make_worker(tok)
     params = SamplingParams(max_tokens=3)
-    assert worker.handle([TokenizeMsg(uid=1, text="hello", sampling_params=params),
-                          TokenizeMsg(uid=2, text=[{"role": "user", "content": "hi"}], sampling_params=params)])
+    assert worker.handle(
+        [
+            TokenizeMsg(uid=1, text="hello", sampling_params=params),
+            TokenizeMsg(uid=2, text=[{"role": "user", "content": "hi"}], sampling_params=params),
+        ]
+    )
     (batch,) = back.items
     assert isinstance(batch, BatchBackendMsg) and [type(m) for m in batch.data] == [UserMsg, UserMsg]
     assert batch.data[0].input_ids == tok.encode("hello")
     infos = front.items[0].data
     assert [(r.uid, r.finished, r.num_prompt_tokens) for r in infos] == [
-        (1, False, len(tok.encode("hello"))), (2, False, len(batch.data[1].input_ids))]
+        (1, False, len(tok.encode("hello"))),
+        (2, False, len(batch.data[1].input_ids)),
+    ]
 
 
-@pytest.mark.parametrize("prompt,error", [
-    ("hello " * 100, "maximum context length"),
-    ([1, 2, 10_000], "outside the vocabulary"),
-    ([{"role": "user", "content": 5}], "content"),
-])
+@pytest.mark.parametrize(
+    "prompt,error",
+    [
+        ("hello " * 100, "maximum context length"),
+        ([1, 2, 10_000], "outside the vocabulary"),
+        ([{"role": "user", "content": 5}], "content"),
+    ],
+)
 def test_tokenize_worker_rejects_without_the_scheduler(tok, prompt, error):
     worker, front, back = make_worker(tok)
     worker.handle([TokenizeMsg(uid=9, text=prompt, sampling_params=SamplingParams())])

@@ -36,11 +36,19 @@ def test_tp_size_must_divide_the_heads():
     from minisgl_edu.distributed import check_tp_size
     from minisgl_edu.models import ModelConfig
 
-    smollm2 = ModelConfig.from_hf({
-        "model_type": "llama", "vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536,
-        "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3,
-        "max_position_embeddings": 2048, "rms_norm_eps": 1e-5,
-    })
+    smollm2 = ModelConfig.from_hf(
+        {
+            "model_type": "llama",
+            "vocab_size": 49152,
+            "hidden_size": 576,
+            "intermediate_size": 1536,
+            "num_hidden_layers": 30,
+            "num_attention_heads": 9,
+            "num_key_value_heads": 3,
+            "max_position_embeddings": 2048,
+            "rms_norm_eps": 1e-5,
+        }
+    )
     check_tp_size(smollm2, 1)
     check_tp_size(smollm2, 3)
     with pytest.raises(ValueError, match=r"--tp 2 does not divide .*query heads \(9\), KV heads \(3\).*: 1, 3"):
@@ -50,9 +58,24 @@ def test_tp_size_must_divide_the_heads():
 @pytest.mark.timeout(90)
 def test_server_refuses_tp_2_on_the_default_model(default_model_dir):
     """Refused before any worker starts: the error names the heads."""
-    proc = subprocess.run([sys.executable, "-m", "minisgl_edu.serve", "--model", default_model_dir, "--tp", "2",
-                           "--port", str(free_port()), "--device", "cpu"],
-                          capture_output=True, text=True, timeout=80)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "minisgl_edu.serve",
+            "--model",
+            default_model_dir,
+            "--tp",
+            "2",
+            "--port",
+            str(free_port()),
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=80,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "--tp 2 does not divide the model's query heads (9), KV heads (3)" in proc.stderr
     assert "minisgl-TP" not in proc.stdout + proc.stderr  # no scheduler was started
@@ -86,6 +109,7 @@ def test_tp3_matches_tp1_on_the_default_model(default_model_dir):
 
 # ---------------------------------------------------------------------------- the real server
 
+
 @pytest.mark.timeout(240)
 def test_server_tp2_serves_the_same_greedy_text(tiny_model_dir, tmp_path):
     import httpx
@@ -94,9 +118,28 @@ def test_server_tp2_serves_the_same_greedy_text(tiny_model_dir, tmp_path):
 
     port = free_port()
     log = open(tmp_path / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "minisgl_edu.serve", "--model", tiny_model_dir, "--tp", "2",
-                             "--port", str(port), "--device", "cpu", "--num-pages", "64", "--page-size", "4"],
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "minisgl_edu.serve",
+            "--model",
+            tiny_model_dir,
+            "--tp",
+            "2",
+            "--port",
+            str(port),
+            "--device",
+            "cpu",
+            "--num-pages",
+            "64",
+            "--page-size",
+            "4",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
     workers: dict[int, str] = {}
     try:
         deadline = time.monotonic() + 180

@@ -10,8 +10,8 @@ import pytest  # noqa: E402
 
 from minisgl_edu.core import SamplingParams  # noqa: E402
 from minisgl_edu.runtime import LocalServer  # noqa: E402
-from minisgl_edu.widgets.common import esc  # noqa: E402
 from minisgl_edu.widgets import KVPageMap, RequestTimeline, SchedulerStepper  # noqa: E402
+from minisgl_edu.widgets.common import esc  # noqa: E402
 from minisgl_edu.widgets.pagemap import page_counts, page_users  # noqa: E402
 
 PROMPTS = [[100 + i for i in range(n)] for n in (9, 5, 14)]
@@ -146,14 +146,16 @@ def text_boxes(fig):
 def assert_readable(fig):
     boxes, axes_box = text_boxes(fig)
     for i, (a, box_a) in enumerate(boxes):
-        for b, box_b in boxes[i + 1:]:
+        for b, box_b in boxes[i + 1 :]:
             width = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
             height = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
             assert width <= 0 or height <= 0, f"{a!r} and {b!r} overlap: {box_a} {box_b}"
     names = {t.get_text() for t in fig.axes[0].texts}
     for name, box in boxes:
         if name in names:  # inside the plot: none is cut off at an edge
-            assert axes_box.x0 <= box.x0 and box.x1 <= axes_box.x1 and axes_box.y0 <= box.y0 and box.y1 <= axes_box.y1, name
+            assert (
+                axes_box.x0 <= box.x0 and box.x1 <= axes_box.x1 and axes_box.y0 <= box.y0 and box.y1 <= axes_box.y1
+            ), name
 
 
 def test_timeline_names_never_overlap_on_a_real_trace(srv):
@@ -184,8 +186,11 @@ def test_timeline_names_never_overlap_when_everything_happens_at_once():
     # across the whole time axis, and names at both ends of it.
     events = [TraceEvent(0, "tokenizer", f"a rather long event name number {i}", 100.0) for i in range(12)]
     events += [TraceEvent(0, "scheduler", "token", 100.0 + 0.01 * i, {"token": i}) for i in range(80)]
-    events += [TraceEvent(0, "scheduler", "finished", 100.8, {"reason": "length"}),
-               TraceEvent(0, "api_server", "received", 100.0), TraceEvent(0, "api_server", "[DONE]", 100.8)]
+    events += [
+        TraceEvent(0, "scheduler", "finished", 100.8, {"reason": "length"}),
+        TraceEvent(0, "api_server", "received", 100.0),
+        TraceEvent(0, "api_server", "[DONE]", 100.8),
+    ]
     fig = plot_timeline(events, title="everything at once")
     assert_readable(fig)
     assert len({round(t.get_position()[1], 3) for t in fig.axes[0].texts}) >= 12  # they stack in rows

@@ -24,7 +24,9 @@ def _flashinfer(pool, page_table, num_qo_heads: int, scale: Optional[float], dec
     # Imported only here: FlashInfer exists only on CUDA machines.
     from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
 
-    return FlashInferBackend(pool, page_table, scale, num_qo_heads=num_qo_heads, decode_tensor_cores=decode_tensor_cores)
+    return FlashInferBackend(
+        pool, page_table, scale, num_qo_heads=num_qo_heads, decode_tensor_cores=decode_tensor_cores
+    )
 
 
 def _triton(pool, page_table, num_qo_heads: int, scale: Optional[float], decode_tensor_cores: bool):
@@ -48,11 +50,14 @@ def create_backend(
     parts = [p.strip() for p in name.split(",")]
     unknown = [p for p in parts if p not in BACKENDS]
     if unknown or len(parts) > 2:
-        raise ValueError(f"unknown attention backend {name!r}: choose from {', '.join(BACKENDS)}, "
-                         f"or 'prefill,decode' such as 'flashinfer,triton'")
+        raise ValueError(
+            f"unknown attention backend {name!r}: choose from {', '.join(BACKENDS)}, "
+            f"or 'prefill,decode' such as 'flashinfer,triton'"
+        )
     if parts[0] in DECODE_ONLY:
-        raise ValueError(f"{parts[0]!r} only decodes: use it as the second half of a hybrid, "
-                         f"e.g. 'flashinfer,{parts[0]}'")
+        raise ValueError(
+            f"{parts[0]!r} only decodes: use it as the second half of a hybrid, e.g. 'flashinfer,{parts[0]}'"
+        )
     backends = [BACKENDS[p](pool, page_table, num_qo_heads, scale, decode_tensor_cores) for p in dict.fromkeys(parts)]
     return backends[0] if len(backends) == 1 else HybridBackend(*backends)
 

@@ -72,8 +72,9 @@ class AttentionBackend(ABC):
         """Build the per-batch index tensors (once per forward pass)."""
 
     @abstractmethod
-    def forward(self, layer_id: int, q: torch.Tensor, k: Optional[torch.Tensor], v: Optional[torch.Tensor]
-                ) -> torch.Tensor:
+    def forward(
+        self, layer_id: int, q: torch.Tensor, k: Optional[torch.Tensor], v: Optional[torch.Tensor]
+    ) -> torch.Tensor:
         """q: [T, Hq, D]; k, v: [T, Hkv, D] for the new tokens. Returns [T, Hq, D].
 
         k = v = None: the caller has already written them into `pool` at `out_loc` (the CUDA

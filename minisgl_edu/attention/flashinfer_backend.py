@@ -165,17 +165,34 @@ class FlashInferBackend(AttentionBackend):
         kv_last = pinned(last, torch.int32)
         if is_decode:
             wrapper.plan(
-                kv_indptr, indices, kv_last, self.num_qo_heads, self.num_kv_heads, self.head_dim,
-                self.page_size, q_data_type=self.dtype, kv_data_type=self.dtype, sm_scale=self.scale,
+                kv_indptr,
+                indices,
+                kv_last,
+                self.num_qo_heads,
+                self.num_kv_heads,
+                self.head_dim,
+                self.page_size,
+                q_data_type=self.dtype,
+                kv_data_type=self.dtype,
+                sm_scale=self.scale,
             )
         else:
             qo = [0]
             for q in meta.q_lens:
                 qo.append(qo[-1] + q)
             wrapper.plan(
-                pinned(qo, torch.int32), kv_indptr, indices, kv_last, self.num_qo_heads,
-                self.num_kv_heads, self.head_dim, self.page_size, causal=True,
-                q_data_type=self.dtype, kv_data_type=self.dtype, sm_scale=self.scale,
+                pinned(qo, torch.int32),
+                kv_indptr,
+                indices,
+                kv_last,
+                self.num_qo_heads,
+                self.num_kv_heads,
+                self.head_dim,
+                self.page_size,
+                causal=True,
+                q_data_type=self.dtype,
+                kv_data_type=self.dtype,
+                sm_scale=self.scale,
             )
         self._record_plan(wrapper)
         self._wrapper = wrapper
@@ -199,11 +216,13 @@ class FlashInferBackend(AttentionBackend):
         self._graph_last = torch.zeros(max_bs, dtype=torch.int32, device=dev)
         # Every request of the batch may use its whole page-table row (shared prefix pages appear
         # once per request, so the pool size is not a bound).
-        self._graph_indices = torch.zeros(max_bs * self.page_table.max_pages_per_req, dtype=torch.int32,
-                                          device=dev)
+        self._graph_indices = torch.zeros(max_bs * self.page_table.max_pages_per_req, dtype=torch.int32, device=dev)
         for bs in bs_list:
             self._graph_wrappers[bs] = self.flashinfer.BatchDecodeWithPagedKVCacheWrapper(
-                self.workspace, "NHD", use_cuda_graph=True, use_tensor_cores=self.use_tensor_cores,
+                self.workspace,
+                "NHD",
+                use_cuda_graph=True,
+                use_tensor_cores=self.use_tensor_cores,
                 paged_kv_indptr_buffer=self._graph_indptr[: bs + 1],
                 paged_kv_indices_buffer=self._graph_indices,
                 paged_kv_last_page_len_buffer=self._graph_last[:bs],
@@ -224,8 +243,15 @@ class FlashInferBackend(AttentionBackend):
         self.out_loc = inputs.out_loc[:bs]
         self._wait_previous_plan(wrapper)
         wrapper.plan(
-            pinned(indptr, torch.int32), indices, pinned(last, torch.int32), self.num_qo_heads,
-            self.num_kv_heads, self.head_dim, self.page_size, q_data_type=self.dtype,
-            kv_data_type=self.dtype, sm_scale=self.scale,
+            pinned(indptr, torch.int32),
+            indices,
+            pinned(last, torch.int32),
+            self.num_qo_heads,
+            self.num_kv_heads,
+            self.head_dim,
+            self.page_size,
+            q_data_type=self.dtype,
+            kv_data_type=self.dtype,
+            sm_scale=self.scale,
         )
         self._record_plan(wrapper)

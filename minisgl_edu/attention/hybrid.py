@@ -42,8 +42,9 @@ class HybridBackend(AttentionBackend):
         self._active = self.decode_backend if decode else self.prefill_backend
         self._active.prepare(meta)
 
-    def forward(self, layer_id: int, q: torch.Tensor, k: Optional[torch.Tensor], v: Optional[torch.Tensor]
-                ) -> torch.Tensor:
+    def forward(
+        self, layer_id: int, q: torch.Tensor, k: Optional[torch.Tensor], v: Optional[torch.Tensor]
+    ) -> torch.Tensor:
         return self._active.forward(layer_id, q, k, v)
 
     # ------------------------------------------------------------------ CUDA graphs
@@ -53,8 +54,10 @@ class HybridBackend(AttentionBackend):
 
     def graph_page_rows(self, bs_list: list[int]) -> int:
         mine, other = self._split(bs_list)
-        return max(self.decode_backend.graph_page_rows(mine) if mine else 0,
-                   self.prefill_backend.graph_page_rows(other) if other else 0)
+        return max(
+            self.decode_backend.graph_page_rows(mine) if mine else 0,
+            self.prefill_backend.graph_page_rows(other) if other else 0,
+        )
 
     def init_graphs(self, bs_list: list[int], inputs) -> None:
         mine, other = self._split(bs_list)

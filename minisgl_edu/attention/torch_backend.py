@@ -67,8 +67,7 @@ class TorchBackend(AttentionBackend):
         paged = cache.view(-1, p, h, d)  # [num_pages + 1, page_size, H, D]
         return paged.index_select(0, self.kv_pages.reshape(-1)).view(b, n * p, h, d)
 
-    def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor | None, v: torch.Tensor | None
-                ) -> torch.Tensor:
+    def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor | None, v: torch.Tensor | None) -> torch.Tensor:
         meta = self._meta
         assert meta is not None, "prepare() must run before forward()"
         if k is not None:  # None: the caller has written them already (the CUDA layers' RoPE kernel)

@@ -43,15 +43,17 @@ class TritonDecodeBackend(AttentionBackend):
         # Per-layer views of the pool, one row per token slot: [slots, Hkv, D].
         self.kv_views = [(pool.k[i], pool.v[i]) for i in range(pool.num_layers)]
         # Eager batches: page ids of all requests back to back, shared by every size.
-        self._indices = torch.zeros(self.max_decode_batch * page_table.max_pages_per_req, dtype=torch.int32,
-                                    device=self.device)
+        self._indices = torch.zeros(
+            self.max_decode_batch * page_table.max_pages_per_req, dtype=torch.int32, device=self.device
+        )
         self._eager: dict[int, object] = {}
         self._graphs: dict[int, object] = {}
         self._active = None
 
     def _kernel(self, bs: int, indices: torch.Tensor):
-        return self._kernels.SplitKVDecode(bs, self.num_qo_heads, self.pool.num_kv_heads, self.pool.head_dim,
-                                           self.pool.page_size, self.scale, indices)
+        return self._kernels.SplitKVDecode(
+            bs, self.num_qo_heads, self.pool.num_kv_heads, self.pool.head_dim, self.pool.page_size, self.scale, indices
+        )
 
     def _host(self, values: list[int]) -> torch.Tensor:
         """An int32 host tensor, page-locked on CUDA (so the copy to the GPU does not wait)."""
@@ -74,8 +76,9 @@ class TritonDecodeBackend(AttentionBackend):
         self._active = kernel
         self.out_loc = meta.out_loc
 
-    def forward(self, layer_id: int, q: torch.Tensor, k: Optional[torch.Tensor], v: Optional[torch.Tensor]
-                ) -> torch.Tensor:
+    def forward(
+        self, layer_id: int, q: torch.Tensor, k: Optional[torch.Tensor], v: Optional[torch.Tensor]
+    ) -> torch.Tensor:
         if k is not None:  # None: the caller wrote them already
             self.pool.store(layer_id, self.out_loc, k, v)
         return self._active.run(q.contiguous(), self.kv_views[layer_id])

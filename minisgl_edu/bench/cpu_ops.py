@@ -64,8 +64,10 @@ def attention_rows(dtype: torch.dtype) -> list[str]:
         per_head = lambda: F.scaled_dot_product_attention(q[:, :, None, :], k, v, attn_mask=mask, enable_gqa=True)  # noqa: E731
         grouped = lambda: F.scaled_dot_product_attention(q.view(batch, hkv, g, d), k, v, attn_mask=mask)  # noqa: E731
         err = (per_head().reshape(batch, -1, d) - grouped().reshape(batch, -1, d)).abs().max().item()
-        rows.append(f"| {str(dtype)[6:]} | {batch} x {keys} | {1e3 * mean_ms(per_head, 50):.0f} | "
-                    f"{1e3 * mean_ms(grouped, 50):.0f} | {err:.1e} |")
+        rows.append(
+            f"| {str(dtype)[6:]} | {batch} x {keys} | {1e3 * mean_ms(per_head, 50):.0f} | "
+            f"{1e3 * mean_ms(grouped, 50):.0f} | {err:.1e} |"
+        )
     return rows
 
 
@@ -79,8 +81,9 @@ def packed_rows() -> list[str]:
         packed = [[(torch.ops.mkl._mkl_reorder_linear_weight(w, batch), w) for w in ws] for ws in out_in]
         xs = [torch.randn(batch, i) for _, i in LAYER_SHAPES]
         a = mean_ms(lambda: [F.linear(x, w) for x, ws in zip(xs, in_out) for w in ws])
-        b = mean_ms(lambda: [torch.ops.mkl._mkl_linear(x, p, w, None, batch)
-                             for x, ps in zip(xs, packed) for p, w in ps])
+        b = mean_ms(
+            lambda: [torch.ops.mkl._mkl_linear(x, p, w, None, batch) for x, ps in zip(xs, packed) for p, w in ps]
+        )
         x, (p, w) = xs[0], packed[0][0]
         err = (torch.ops.mkl._mkl_linear(x, p, w, None, batch) - F.linear(x, w)).abs().max().item()
         rows.append(f"| {batch} | {a:.1f} | {b:.1f} | {err:.1e} |")
@@ -90,7 +93,9 @@ def packed_rows() -> list[str]:
 def main() -> None:
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print("\n| dtype | batch | 120 layer matmuls, W [out, in] ms | W [in, out] ms | logits, [out, in] ms | [in, out] ms |")
+    print(
+        "\n| dtype | batch | 120 layer matmuls, W [out, in] ms | W [in, out] ms | logits, [out, in] ms | [in, out] ms |"
+    )
     print("|---|---|---|---|---|---|")
     for dt in (torch.float32, torch.bfloat16):
         print("\n".join(matmul_rows(dt)))

@@ -39,12 +39,24 @@ PRESETS = {
 # Qwen3-0.6B's public config.json (architecture only): weights are random, since no weights
 # can be downloaded on the benchmark machine, and throughput does not depend on their values.
 QWEN3_06B_CONFIG = {
-    "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "vocab_size": 151936,
-    "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28,
-    "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
-    "max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "rope_theta": 1000000,
-    "tie_word_embeddings": True, "hidden_act": "silu", "attention_bias": False,
-    "bos_token_id": 151643, "eos_token_id": 151645, "torch_dtype": "bfloat16",
+    "architectures": ["Qwen3ForCausalLM"],
+    "model_type": "qwen3",
+    "vocab_size": 151936,
+    "hidden_size": 1024,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "max_position_embeddings": 40960,
+    "rms_norm_eps": 1e-6,
+    "rope_theta": 1000000,
+    "tie_word_embeddings": True,
+    "hidden_act": "silu",
+    "attention_bias": False,
+    "bos_token_id": 151643,
+    "eos_token_id": 151645,
+    "torch_dtype": "bfloat16",
 }
 
 
@@ -87,8 +99,9 @@ class _IdTokenizer:
         return ""
 
 
-def run_engine(model: str, wl: Workload, device: str, overlap: bool = False, batch1_tokens: int = 0,
-               **engine_kw) -> dict:
+def run_engine(
+    model: str, wl: Workload, device: str, overlap: bool = False, batch1_tokens: int = 0, **engine_kw
+) -> dict:
     """Throughput of our engine on `wl`, driving the Scheduler directly (as the server does).
 
     `overlap` picks overlap_loop's step over normal_loop's. With `batch1_tokens`, also one request
@@ -101,9 +114,13 @@ def run_engine(model: str, wl: Workload, device: str, overlap: bool = False, bat
 
     t_load = time.perf_counter()
     sched = Scheduler(SchedulerConfig(model=model, device=device, **engine_kw), QueueIO(), tokenizer=_IdTokenizer())
-    out = {"startup_s": round(time.perf_counter() - t_load, 1), "attention": sched.engine.attention_backend,
-           "cuda_graph": sched.engine.graph_runner is not None, "overlap": overlap,
-           "kv_pages": sched.engine.pool.num_pages}
+    out = {
+        "startup_s": round(time.perf_counter() - t_load, 1),
+        "attention": sched.engine.attention_backend,
+        "cuda_graph": sched.engine.graph_runner is not None,
+        "overlap": overlap,
+        "kv_pages": sched.engine.pool.num_pages,
+    }
 
     def run(prompts, params) -> tuple[float, list[list[int]]]:
         base = 10_000_000 * (sched.batch_count + 1)
@@ -130,7 +147,7 @@ def run_engine(model: str, wl: Workload, device: str, overlap: bool = False, bat
         out["batch1_tok_s"] = round(len(t1[0]) / s1, 1)
     out["_tokens"] = tokens
     # Give the GPU memory back (the KV pool takes most of it) before transformers runs.
-    del sched
+    sched = None
     gc.collect()
     if device.startswith("cuda"):
         torch.cuda.empty_cache()
@@ -146,13 +163,18 @@ def run_transformers(model_dir: str, wl: Workload, device: str, dtype: torch.dty
     ids = torch.full((len(wl.prompts), width), pad, dtype=torch.long)
     mask = torch.zeros_like(ids)
     for i, p in enumerate(wl.prompts):  # left padding, as generation needs
-        ids[i, width - len(p):] = torch.tensor(p)
-        mask[i, width - len(p):] = 1
+        ids[i, width - len(p) :] = torch.tensor(p)
+        mask[i, width - len(p) :] = 1
     steps = max(wl.output_lens)
     kw = dict(max_new_tokens=steps, min_new_tokens=steps, do_sample=False, pad_token_id=pad)
     with torch.inference_mode():
-        model.generate(ids[:2, -8:].to(device), attention_mask=mask[:2, -8:].to(device), max_new_tokens=4,
-                       do_sample=False, pad_token_id=pad)  # warm-up
+        model.generate(
+            ids[:2, -8:].to(device),
+            attention_mask=mask[:2, -8:].to(device),
+            max_new_tokens=4,
+            do_sample=False,
+            pad_token_id=pad,
+        )  # warm-up
         _sync(device)
         t0 = time.perf_counter()
         model.generate(ids.to(device), attention_mask=mask.to(device), **kw)
@@ -176,30 +198,55 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
     ap.add_argument("--num-requests", type=int)
     ap.add_argument("--skip-transformers", action="store_true")
-    ap.add_argument("--hf-num-requests", type=int, default=None,
-                    help="run transformers on the first N requests only (it is slow); its tok/s is then "
-                         "compared with ours on the full set")
+    ap.add_argument(
+        "--hf-num-requests",
+        type=int,
+        default=None,
+        help="run transformers on the first N requests only (it is slow); its tok/s is then "
+        "compared with ours on the full set",
+    )
     ap.add_argument("--page-size", type=int, default=16)
-    ap.add_argument("--max-prefill-tokens", type=int, default=None,
-                    help="token budget of one prefill batch (default: SchedulerConfig's: 2048 on CPU, 8192 on CUDA)")
+    ap.add_argument(
+        "--max-prefill-tokens",
+        type=int,
+        default=None,
+        help="token budget of one prefill batch (default: SchedulerConfig's: 2048 on CPU, 8192 on CUDA)",
+    )
     ap.add_argument("--max-running-requests", type=int, default=None)
-    ap.add_argument("--attention-backend", default="auto",
-                    help="auto, torch, flashinfer, or prefill,decode such as flashinfer,triton (EngineConfig)")
-    ap.add_argument("--triton-kernels", default=None,
-                    help="our Triton layer kernels, e.g. rope,gemm; 0 for none (default: EngineConfig's)")
+    ap.add_argument(
+        "--attention-backend",
+        default="auto",
+        help="auto, torch, flashinfer, or prefill,decode such as flashinfer,triton (EngineConfig)",
+    )
+    ap.add_argument(
+        "--triton-kernels",
+        default=None,
+        help="our Triton layer kernels, e.g. rope,gemm; 0 for none (default: EngineConfig's)",
+    )
     ap.add_argument("--no-fused-kernels", action="store_true", help="plain torch norms, RoPE and activation on CUDA")
     ap.add_argument("--no-decode-tensor-cores", action="store_true", help="FlashInfer's CUDA-core decode kernel")
     ap.add_argument("--cuda-graph-max-bs", type=int, default=256, help="0 disables CUDA graphs")
     ap.add_argument("--no-cuda-graph", action="store_true", help="same as --cuda-graph-max-bs 0")
     ap.add_argument("--no-overlap", action="store_true", help="normal_loop instead of overlap_loop")
     ap.add_argument("--overlap", action="store_true", help="overlap_loop on CPU too")
-    ap.add_argument("--batch1-tokens", type=int, default=None,
-                    help="also time one request alone, for this many tokens (default: 1024 on CUDA, 0 on CPU)")
-    ap.add_argument("--dtype", choices=["float32", "bfloat16"],
-                    help="for both the engine and transformers (default: float32 on CPU, bfloat16 on CUDA)")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="run engine and transformers alternately this many times and report the medians "
-                         "(a shared machine drifts by tens of percent between minutes)")
+    ap.add_argument(
+        "--batch1-tokens",
+        type=int,
+        default=None,
+        help="also time one request alone, for this many tokens (default: 1024 on CUDA, 0 on CPU)",
+    )
+    ap.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16"],
+        help="for both the engine and transformers (default: float32 on CPU, bfloat16 on CUDA)",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run engine and transformers alternately this many times and report the medians "
+        "(a shared machine drifts by tens of percent between minutes)",
+    )
     ap.add_argument("--json", help="write the results here too")
     args = ap.parse_args(argv)
 
@@ -213,10 +260,14 @@ def main(argv: list[str] | None = None) -> dict:
 
     vocab = AutoConfig.from_pretrained(model_dir).vocab_size
     wl = make_workload(n, lo, hi, vocab)
-    engine_kw = dict(page_size=args.page_size, max_running_requests=args.max_running_requests or max(n, 1),
-                     attention_backend=args.attention_backend,
-                     cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs,
-                     fused_kernels=not args.no_fused_kernels, decode_tensor_cores=not args.no_decode_tensor_cores)
+    engine_kw = dict(
+        page_size=args.page_size,
+        max_running_requests=args.max_running_requests or max(n, 1),
+        attention_backend=args.attention_backend,
+        cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs,
+        fused_kernels=not args.no_fused_kernels,
+        decode_tensor_cores=not args.no_decode_tensor_cores,
+    )
     if args.triton_kernels is not None:
         engine_kw["triton_kernels"] = args.triton_kernels
     if args.max_prefill_tokens:
@@ -240,8 +291,15 @@ def main(argv: list[str] | None = None) -> dict:
             eng.update(hf_requests=m, hf_s=round(hf_s, 2), hf_tok_s=round(sub.output_tokens / hf_s, 1))
             eng["speedup"] = round(eng["engine_tok_s"] / eng["hf_tok_s"], 2)
         runs.append(eng)
-    res = {"preset": args.preset, "machine": machine(), "requests": n, "dtype": dtype,
-           "input_tokens": sum(len(p) for p in wl.prompts), "output_tokens": wl.output_tokens, **runs[0]}
+    res = {
+        "preset": args.preset,
+        "machine": machine(),
+        "requests": n,
+        "dtype": dtype,
+        "input_tokens": sum(len(p) for p in wl.prompts),
+        "output_tokens": wl.output_tokens,
+        **runs[0],
+    }
     if len(runs) > 1:
         # Medians of each side; the ratio of the medians is the headline, each pair's ratio beside it.
         for key in ("engine_s", "engine_tok_s", "batch1_tok_s", "hf_s", "hf_tok_s"):
@@ -251,15 +309,21 @@ def main(argv: list[str] | None = None) -> dict:
             res["speedup"] = round(res["engine_tok_s"] / res["hf_tok_s"], 2)
         res["runs"] = [{k: r[k] for k in ("engine_tok_s", "hf_tok_s", "speedup") if k in r} for r in runs]
         for i, r in enumerate(res["runs"]):
-            print(f"run {i + 1}: engine {r['engine_tok_s']} tok/s, transformers {r.get('hf_tok_s', '-')} tok/s, "
-                  f"ratio {r.get('speedup', '-')}")
-    print("| preset | machine | dtype | requests | output tokens | attention | graphs | overlap | engine tok/s "
-          "| batch-1 tok/s | transformers tok/s | ratio |")
+            print(
+                f"run {i + 1}: engine {r['engine_tok_s']} tok/s, transformers {r.get('hf_tok_s', '-')} tok/s, "
+                f"ratio {r.get('speedup', '-')}"
+            )
+    print(
+        "| preset | machine | dtype | requests | output tokens | attention | graphs | overlap | engine tok/s "
+        "| batch-1 tok/s | transformers tok/s | ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    print(f"| {res['preset']} | {res['machine']} | {dtype} | {n} | {wl.output_tokens} | {res['attention']} | "
-          f"{res['cuda_graph']} | {res['overlap']} | {res['engine_tok_s']} | {res.get('batch1_tok_s', '-')} | "
-          f"{res.get('hf_tok_s', '-')}{'' if res.get('hf_requests', n) == n else ' (' + str(res['hf_requests']) + ' req)'} "
-          f"| {res.get('speedup', '-')} |")
+    print(
+        f"| {res['preset']} | {res['machine']} | {dtype} | {n} | {wl.output_tokens} | {res['attention']} | "
+        f"{res['cuda_graph']} | {res['overlap']} | {res['engine_tok_s']} | {res.get('batch1_tok_s', '-')} | "
+        f"{res.get('hf_tok_s', '-')}{'' if res.get('hf_requests', n) == n else ' (' + str(res['hf_requests']) + ' req)'} "
+        f"| {res.get('speedup', '-')} |"
+    )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

@@ -41,7 +41,7 @@ def strip_solutions(source: str) -> str:
             out.append(f"{indent}raise NotImplementedError({hint!r})")
         elif inside:
             if stripped.startswith(HINT):
-                hint = stripped[len(HINT):].strip()
+                hint = stripped[len(HINT) :].strip()
         else:
             out.append(line)
     if inside:

@@ -29,8 +29,7 @@ _DEVICE_GROUP: Any = None
 _CPU_GROUP: Any = None
 
 
-def init_tp(rank: int, size: int, init_method: str, backend: Optional[str] = None,
-            timeout_s: float = 600.0) -> None:
+def init_tp(rank: int, size: int, init_method: str, backend: Optional[str] = None, timeout_s: float = 600.0) -> None:
     """Join the tensor-parallel group (blocks until all `size` ranks have called it).
 
     `init_method` is where the ranks meet, e.g. "tcp://127.0.0.1:29500" (rank 0 listens there).
@@ -45,8 +44,9 @@ def init_tp(rank: int, size: int, init_method: str, backend: Optional[str] = Non
         backend = "nccl" if torch.cuda.is_available() else "gloo"
     if backend == "nccl":
         torch.cuda.set_device(rank)  # rank i drives GPU i
-    dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=size,
-                            timeout=datetime.timedelta(seconds=timeout_s))
+    dist.init_process_group(
+        backend, init_method=init_method, rank=rank, world_size=size, timeout=datetime.timedelta(seconds=timeout_s)
+    )
     _RANK, _SIZE = rank, size
     _DEVICE_GROUP = dist.group.WORLD
     # Objects travel through pickle on the CPU; NCCL only moves GPU tensors.
@@ -140,13 +140,23 @@ def check_tp_size(cfg: Any, tp_size: int) -> None:
         raise ValueError(f"tensor parallel size must be at least 1, got {tp_size}")
     if tp_size == 1:
         return
-    bad = [f"{name} ({value})" for name, value in (
-        ("query heads", cfg.num_heads), ("KV heads", cfg.num_kv_heads),
-        ("MLP intermediate size", cfg.intermediate_size)) if value % tp_size]
+    bad = [
+        f"{name} ({value})"
+        for name, value in (
+            ("query heads", cfg.num_heads),
+            ("KV heads", cfg.num_kv_heads),
+            ("MLP intermediate size", cfg.intermediate_size),
+        )
+        if value % tp_size
+    ]
     if bad:
-        ok = [n for n in range(1, cfg.num_kv_heads + 1)
-              if cfg.num_heads % n == 0 and cfg.num_kv_heads % n == 0 and cfg.intermediate_size % n == 0]
+        ok = [
+            n
+            for n in range(1, cfg.num_kv_heads + 1)
+            if cfg.num_heads % n == 0 and cfg.num_kv_heads % n == 0 and cfg.intermediate_size % n == 0
+        ]
         raise ValueError(
             f"--tp {tp_size} does not divide the model's {', '.join(bad)}: each rank must hold whole "
             f"attention heads and an equal share of the MLP. Sizes that work for this model: "
-            f"{', '.join(map(str, ok))}")
+            f"{', '.join(map(str, ok))}"
+        )

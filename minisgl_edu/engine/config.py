@@ -18,8 +18,14 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     if dtype == "auto":
         # fp32 on CPU keeps outputs equal to the transformers reference; bf16 on GPU for speed.
         return torch.bfloat16 if device.type == "cuda" else torch.float32
-    return {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-            "float16": torch.float16, "fp16": torch.float16}[dtype]
+    return {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+    }[dtype]
 
 
 # Our Triton kernels, by the names `EngineConfig.triton_kernels` takes (all on by default).
@@ -69,4 +75,3 @@ class EngineConfig:
         unknown = set(self.triton_kernels) - set(TRITON_KERNELS)
         if unknown:
             raise ValueError(f"unknown Triton kernels {sorted(unknown)}: choose from {', '.join(TRITON_KERNELS)}")
-

@@ -56,8 +56,9 @@ class CudaGraphRunner:
         self.dummy_slot = engine.pool.dummy_page * engine.pool.page_size
         self.dummy_row = engine.page_table.max_reqs  # Engine.last_tokens has one spare entry for padding
         self.dummy_page = engine.pool.dummy_page
-        self.inputs = PackedGraphInputs(self.max_bs, self.attn.graph_page_rows(self.bs_list),
-                                        engine.page_table.max_pages_per_req, dev)
+        self.inputs = PackedGraphInputs(
+            self.max_bs, self.attn.graph_page_rows(self.bs_list), engine.page_table.max_pages_per_req, dev
+        )
         self.attn.init_graphs(self.bs_list, self.inputs)
         self.greedy_heads = {}  # small sizes: logits, argmax and last_tokens in one kernel
         if greedy_kernel:
@@ -114,8 +115,9 @@ class CudaGraphRunner:
     def _size_for(self, b: int) -> int:
         return self.bs_list[bisect.bisect_left(self.bs_list, b)]
 
-    def run(self, ids: list[int] | None, positions: list[int], out_loc: list[int], rows: list[int],
-            kv_lens: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def run(
+        self, ids: list[int] | None, positions: list[int], out_loc: list[int], rows: list[int], kv_lens: list[int]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Replay the graph for len(rows) decode tokens; -> (logits [b, vocab], greedy tokens [b],
         the rows on the GPU). The greedy tokens are already in `Engine.last_tokens`.
 
@@ -126,7 +128,8 @@ class CudaGraphRunner:
         bs = self._size_for(b)
         self._prepare(bs, rows, positions, out_loc, kv_lens)
         if ids is not None:
-            self.engine.last_tokens.index_copy_(0, self.inputs.rows[:b], pinned(ids, torch.int64).to(
-                self.engine.device, non_blocking=True))
+            self.engine.last_tokens.index_copy_(
+                0, self.inputs.rows[:b], pinned(ids, torch.int64).to(self.engine.device, non_blocking=True)
+            )
         self.graphs[bs].replay()
         return self.logits[bs][:b], self.tokens[bs][:b], self.inputs.rows[:b]

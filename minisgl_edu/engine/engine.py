@@ -35,10 +35,8 @@ class ForwardOutput:
 
 class Engine:
     def __init__(self, config: EngineConfig) -> None:
-        from minisgl_edu.models import load_model, resolve_model
-
         from minisgl_edu.distributed import check_tp_size, get_tp_rank, get_tp_size
-        from minisgl_edu.models import ModelConfig
+        from minisgl_edu.models import ModelConfig, load_model, resolve_model
 
         self.config = config
         self.tp_rank, self.tp_size = get_tp_rank(), config.tp_size
@@ -46,7 +44,8 @@ class Engine:
             raise RuntimeError(
                 f"tp_size={self.tp_size}, but this process is one of {get_tp_size()} tensor-parallel "
                 f"ranks: each rank runs in its own process and calls minisgl_edu.distributed.init_tp "
-                f"first (the server does it: python -m minisgl_edu.serve --tp {self.tp_size})")
+                f"first (the server does it: python -m minisgl_edu.serve --tp {self.tp_size})"
+            )
         self.device = resolve_device(config.device)
         if self.device.type == "cuda" and self.tp_size > 1:
             self.device = torch.device("cuda", self.tp_rank)  # rank i drives GPU i
@@ -70,17 +69,25 @@ class Engine:
             mc.num_layers, num_pages, self.page_size, self.num_kv_heads, mc.head_dim, self.dtype, self.device
         )
         # Never beyond the model's context (its RoPE table ends there), nor beyond the whole cache.
-        self.max_seq_len = min(config.max_seq_len or mc.max_position_embeddings, mc.max_position_embeddings,
-                               num_pages * self.page_size)
+        self.max_seq_len = min(
+            config.max_seq_len or mc.max_position_embeddings, mc.max_position_embeddings, num_pages * self.page_size
+        )
         self.page_table = PageTable(
-            config.max_running_requests, pages_for(self.max_seq_len, self.page_size), self.device,
+            config.max_running_requests,
+            pages_for(self.max_seq_len, self.page_size),
+            self.device,
             fill=self.pool.dummy_page,
         )
         backend = config.attention_backend
         if backend == "auto":
             backend = self._auto_backend()
-        self.attn = create_backend(backend, self.pool, self.page_table, num_qo_heads=self.num_qo_heads,
-                                   decode_tensor_cores=config.decode_tensor_cores)
+        self.attn = create_backend(
+            backend,
+            self.pool,
+            self.page_table,
+            num_qo_heads=self.num_qo_heads,
+            decode_tensor_cores=config.decode_tensor_cores,
+        )
         self.attention_backend = backend
         # The model's modules were built plain; on CUDA in half precision the faster variants
         # (models/cuda_layers.py) are swapped in now, once, as the settings say.
@@ -105,8 +112,10 @@ class Engine:
                 from minisgl_edu.kernels import triton_available
 
                 self.graph_runner = CudaGraphRunner(
-                    self, min(config.cuda_graph_max_bs, config.max_running_requests),
-                    greedy_kernel="greedy" in config.triton_kernels and triton_available())
+                    self,
+                    min(config.cuda_graph_max_bs, config.max_running_requests),
+                    greedy_kernel="greedy" in config.triton_kernels and triton_available(),
+                )
 
     def _auto_backend(self) -> str:
         """torch on CPU; on CUDA with FlashInfer, FlashInfer plus our Triton decode kernel for small
@@ -174,8 +183,9 @@ class Engine:
         if graph is not None and not batch.is_prefill and graph.can_run(batch.size) and all(flags):
             # A decode batch through a captured CUDA graph: one copy in, one launch, the input
             # tokens read and the greedy tokens written back inside the graph.
-            logits, tokens, rows = graph.run(None if decode_ids else ids, positions, out_loc, row_list,
-                                             [it.end for it in batch.items])
+            logits, tokens, rows = graph.run(
+                None if decode_ids else ids, positions, out_loc, row_list, [it.end for it in batch.items]
+            )
             reqs = [it.req for it in batch.items]
             if not all(r.sampling_params.is_greedy for r in reqs):
                 tokens = self.sampler.sample_device(logits, reqs)
@@ -206,13 +216,13 @@ class Engine:
             return PendingForward(flags, None, None)
         if self.stream is None:
             tokens = self.sampler.sample(logits, sampling)
-            sampled_rows = rows if len(sampling) == batch.size else self._tensor(
-                [r for r, f in zip(row_list, flags) if f])
+            sampled_rows = (
+                rows if len(sampling) == batch.size else self._tensor([r for r, f in zip(row_list, flags) if f])
+            )
             self.last_tokens[sampled_rows] = tokens
             return PendingForward(flags, tokens, None)
         tokens = self.sampler.sample_device(logits, sampling)
-        sampled_rows = rows if len(sampling) == batch.size else self._tensor(
-            [r for r, f in zip(row_list, flags) if f])
+        sampled_rows = rows if len(sampling) == batch.size else self._tensor([r for r, f in zip(row_list, flags) if f])
         self.last_tokens.index_copy_(0, sampled_rows, tokens)
         return self._pending(flags, tokens)
 

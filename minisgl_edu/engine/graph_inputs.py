@@ -36,10 +36,10 @@ class PackedGraphInputs:
         size = self.pages_at + pb * max_pages_per_req
         self.device_buf = torch.zeros(size, dtype=torch.int64, device=device)
         # Fixed views: the captured kernels read these addresses.
-        self.rows, self.positions, self.out_loc = (self.device_buf[i * mb: (i + 1) * mb] for i in range(3))
-        self.lens = self.device_buf[self.lens_at: self.indptr_at]
-        self.indptr = self.device_buf[self.indptr_at: self.pages_at]
-        self.indices = self.device_buf[self.pages_at:]
+        self.rows, self.positions, self.out_loc = (self.device_buf[i * mb : (i + 1) * mb] for i in range(3))
+        self.lens = self.device_buf[self.lens_at : self.indptr_at]
+        self.indptr = self.device_buf[self.indptr_at : self.pages_at]
+        self.indices = self.device_buf[self.pages_at :]
         self._host = [torch.zeros(size, dtype=torch.int64).pin_memory() for _ in range(2)]
         self._np = [h.numpy() for h in self._host]
         self._copied: list[torch.cuda.Event | None] = [None, None]
@@ -53,19 +53,19 @@ class PackedGraphInputs:
             self._copied[i].synchronize()
         a, mb, bs = self._np[i], self.max_bs, len(rows)
         a[0:bs] = rows
-        a[mb: mb + bs] = positions
-        a[2 * mb: 2 * mb + bs] = out_loc
+        a[mb : mb + bs] = positions
+        a[2 * mb : 2 * mb + bs] = out_loc
         self._end = 3 * mb
 
     def write_pages(self, lens: list[int], pages: list[list[int]]) -> None:
         """Each request's KV length and page ids (pages[b], in order), padding included."""
         a, bs = self._np[self._turn], len(lens)
         assert bs <= self.page_rows, "this batch's page lists do not travel in the packed copy"
-        a[self.lens_at: self.lens_at + bs] = lens
+        a[self.lens_at : self.lens_at + bs] = lens
         end = self.pages_at
         a[self.indptr_at] = 0
         for b, p in enumerate(pages):
-            a[end: end + len(p)] = p
+            a[end : end + len(p)] = p
             end += len(p)
             a[self.indptr_at + b + 1] = end - self.pages_at
         self._end = end

@@ -42,8 +42,7 @@ def grade(
     """Run exercise `name`'s cases on `impl` (only those named in `only`, if given)."""
     mod = exercise(name)
     cases = mod.CASES if only is None else [c for c in mod.CASES if c.name in set(only)]
-    return run_cases(name, cases, impl, reference=mod.SOLUTION, allow_reference=allow_reference,
-                     time_limit=time_limit)
+    return run_cases(name, cases, impl, reference=mod.SOLUTION, allow_reference=allow_reference, time_limit=time_limit)
 
 
 def check(name: str, impl: Any) -> GradeResult:

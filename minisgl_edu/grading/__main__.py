@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.notebooks:
         ns, names, passed = notebook_namespace(path)
         if not names:
-            rows.append((path, "-", 0, 0, "no check(\"<exercise>\", ...) call found"))
+            rows.append((path, "-", 0, 0, 'no check("<exercise>", ...) call found'))
         for name in names:
             mod = exercise(name)
             impl = ns.get(mod.SYMBOL, passed.get(name))

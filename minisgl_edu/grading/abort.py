@@ -48,14 +48,20 @@ def _abort(s: Scheduler, uid: int) -> None:
 
 def _check_message(msgs, uid: int) -> None:
     mine = [m for m in msgs if m.uid == uid]
-    assert mine, ("the detokenizer got no message for the aborted request: send "
-                  "DetokenizeMsg(uid, -1, True, 'abort', stop) with scheduler.io.send([...])")
+    assert mine, (
+        "the detokenizer got no message for the aborted request: send "
+        "DetokenizeMsg(uid, -1, True, 'abort', stop) with scheduler.io.send([...])"
+    )
     last = mine[-1]
     assert last.finished, "the message to the detokenizer must have finished=True, or it waits for more tokens forever"
     assert last.finish_reason == "abort", f"the message's finish_reason is {last.finish_reason!r}, expected 'abort'"
-    assert last.next_token < 0, (f"the abort message carries next_token={last.next_token}: use -1, a real id would "
-                                 "be detokenized and shown to the client")
-    assert len([m for m in mine if m.finished]) == 1, "the detokenizer got more than one finished message for the request"
+    assert last.next_token < 0, (
+        f"the abort message carries next_token={last.next_token}: use -1, a real id would "
+        "be detokenized and shown to the client"
+    )
+    assert len([m for m in mine if m.finished]) == 1, (
+        "the detokenizer got more than one finished message for the request"
+    )
 
 
 def _check_gone(s: Scheduler, uid: int) -> None:
@@ -67,7 +73,8 @@ def _check_gone(s: Scheduler, uid: int) -> None:
 def _check_marked(req) -> None:
     assert req.status == ReqStatus.FINISHED, (
         f"the request is not marked finished (req.status is {req.status}): a batch scheduled before the "
-        "abort still holds it, and the engine runs it with its pages gone; set req.status = ReqStatus.FINISHED")
+        "abort still holds it, and the engine runs it with its pages gone; set req.status = ReqStatus.FINISHED"
+    )
     assert req.finish_reason == "abort", f"req.finish_reason is {req.finish_reason!r}, expected 'abort'"
 
 
@@ -79,29 +86,35 @@ def _check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None
     lost = cached0 - cached
     assert not lost, f"{len(lost)} page(s) of the prefix cache were taken out of it: leave shared pages to release()"
     new_cached = cached - cached0
-    assert not new_cached, (f"{len(new_cached)} of the request's pages went into the prefix cache: this engine does not "
-                            "cache an aborted request, use release(req, cache_it=False)")
+    assert not new_cached, (
+        f"{len(new_cached)} of the request's pages went into the prefix cache: this engine does not "
+        "cache an aborted request, use release(req, cache_it=False)"
+    )
     _check_shared_not_freed(s)
     assert cache.num_free <= free0, f"{cache.num_free - free0} page(s) too many are free: was a page freed twice?"
     assert cache.num_free == free0, f"{free0 - cache.num_free} page(s) were not given back to the free list"
     assert cache.prefix_cache.num_evictable == len(cached), (
         "the cached prefix the request was using is still locked, so it can never be evicted: "
-        "release() unlocks it (prefix_cache.unlock(req.cache_handle))")
+        "release() unlocks it (prefix_cache.unlock(req.cache_handle))"
+    )
     _check_consistent(s)
 
 
 def _check_row(s: Scheduler, row: int) -> None:
     """`row` is the request's page-table row before the abort (-1: it had none)."""
     assert row < 0 or row not in s.cache.page_table.used_rows(), (
-        "the request's page-table row was not given back: scheduler.cache.release(req, cache_it=False) frees it")
+        "the request's page-table row was not given back: scheduler.cache.release(req, cache_it=False) frees it"
+    )
 
 
 def _check_shared_not_freed(s: Scheduler) -> None:
     cache = s.cache
     freed_shared = {p for p in cache.prefix_cache.cached_pages() if cache.allocator.is_free(p)}
-    assert not freed_shared, (f"{len(freed_shared)} page(s) that belong to the prefix cache (shared with every request "
-                              "with the same prompt start) were put on the free list: only release() knows which "
-                              "pages are the request's own")
+    assert not freed_shared, (
+        f"{len(freed_shared)} page(s) that belong to the prefix cache (shared with every request "
+        "with the same prompt start) were put on the free list: only release() knows which "
+        "pages are the request's own"
+    )
 
 
 def _check_own_pages(s: Scheduler, row: int, pages: list[int]) -> None:
@@ -109,8 +122,10 @@ def _check_own_pages(s: Scheduler, row: int, pages: list[int]) -> None:
     _check_row(s, row)
     cached = s.cache.prefix_cache.cached_pages()
     into_cache = [p for p in pages if p in cached]
-    assert not into_cache, (f"{len(into_cache)} of the request's pages went into the prefix cache: this engine does not "
-                            "cache an aborted request, use release(req, cache_it=False)")
+    assert not into_cache, (
+        f"{len(into_cache)} of the request's pages went into the prefix cache: this engine does not "
+        "cache an aborted request, use release(req, cache_it=False)"
+    )
     kept = [p for p in pages if not s.cache.allocator.is_free(p)]
     assert not kept, f"{len(kept)} of the request's {len(pages)} page(s) were not given back to the free list"
     _check_shared_not_freed(s)
@@ -195,7 +210,8 @@ def case_between_schedule_and_run(fn):
             raise AssertionError(
                 f"run_batch() crashed ({type(e).__name__}: {e}) on the batch scheduled before your abort: it still "
                 f"holds the request, which is not marked finished (req.status is {req.status}), so the engine ran it "
-                "with its pages already freed; set req.status = ReqStatus.FINISHED") from None
+                "with its pages already freed; set req.status = ReqStatus.FINISHED"
+            ) from None
         raise AssertionError(f"run_batch() crashed after your abort ({type(e).__name__}: {e})") from None
     _check_marked(req)
     _check_own_pages(s, row, pages)
@@ -219,8 +235,10 @@ def case_in_flight(fn):
     _check_gone(s, 0)
     _check_marked(req)
     early = [p for p in pages if s.cache.allocator.is_free(p)]
-    assert not early, (f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: "
-                       "the GPU may still write them; scheduler.cache.release() waits for the batch to land")
+    assert not early, (
+        f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: "
+        "the GPU may still write them; scheduler.cache.release() waits for the batch to land"
+    )
     _engine("the next overlap step", s.overlap_step)  # the batch lands; deferred releases happen
     _check_own_pages(s, row, pages)
     _engine("the overlap loop", lambda: s.run_until_idle(overlap=True))
@@ -260,8 +278,10 @@ def case_unknown_uid(fn):
     _engine("a one-token request", s.run_until_idle)
     s.io.drain()
     got = s.abort(0)
-    assert got is False, (f"request 0 already finished (a client often hangs up just then): abort must return False, "
-                          f"your function returned {got!r}")
+    assert got is False, (
+        f"request 0 already finished (a client often hangs up just then): abort must return False, "
+        f"your function returned {got!r}"
+    )
     assert not s.io.drain(), "no message may be sent for a request that already finished (the client has its answer)"
     s.add_request(1, encode(s, SHORT), GREEDY)
     _abort(s, 1)
@@ -298,15 +318,37 @@ def case_others_unharmed(fn):
 
 CASES = [
     Case("abort while waiting", case_waiting, "a waiting request may hold nothing yet", engine=True),
-    Case("abort mid chunked prefill", case_mid_chunk, "it is still in scheduler.waiting, but holds a row and pages", engine=True),
+    Case(
+        "abort mid chunked prefill",
+        case_mid_chunk,
+        "it is still in scheduler.waiting, but holds a row and pages",
+        engine=True,
+    ),
     Case("abort while decoding", case_decoding, "it is in scheduler.running", engine=True),
-    Case("abort between schedule() and run_batch()", case_between_schedule_and_run,
-         "run_batch skips requests that are marked finished", engine=True),
-    Case("abort while its batch is in flight", case_in_flight,
-         "the overlap loop defers cache.release() until the batch lands", engine=True),
-    Case("abort with a cached prefix", case_shared_prefix,
-         "some of its pages are shared with the prefix cache: release() sorts them out", engine=True),
-    Case("unknown or finished uid", case_unknown_uid, "scheduler.reqs.pop(uid, None) tells you whether it is live", engine=True),
+    Case(
+        "abort between schedule() and run_batch()",
+        case_between_schedule_and_run,
+        "run_batch skips requests that are marked finished",
+        engine=True,
+    ),
+    Case(
+        "abort while its batch is in flight",
+        case_in_flight,
+        "the overlap loop defers cache.release() until the batch lands",
+        engine=True,
+    ),
+    Case(
+        "abort with a cached prefix",
+        case_shared_prefix,
+        "some of its pages are shared with the prefix cache: release() sorts them out",
+        engine=True,
+    ),
+    Case(
+        "unknown or finished uid",
+        case_unknown_uid,
+        "scheduler.reqs.pop(uid, None) tells you whether it is live",
+        engine=True,
+    ),
     Case("other requests unharmed", case_others_unharmed, "only touch the aborted request", engine=True),
 ]
 SYMBOL = "abort_request"

@@ -26,7 +26,9 @@ def _num_free(a) -> int:
 
 def _allocate(a, n: int) -> list[int]:
     pages = a.allocate(n)
-    assert isinstance(pages, list), f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
+    assert isinstance(pages, list), (
+        f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
+    )
     assert all(isinstance(p, int) for p in pages), f"allocate({n}) returned {pages!r}: page ids are ints"
     assert len(pages) == n, f"allocate({n}) returned {len(pages)} pages: {pages!r}"
     return pages
@@ -39,23 +41,27 @@ def _must_refuse(a, pages: list[int], why: str) -> None:
         return
     except Exception as e:
         raise AssertionError(f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError") from e
-    raise AssertionError(f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)")
+    raise AssertionError(
+        f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)"
+    )
 
 
 def case_allocate_distinct(cls):
     a = cls(10)
     assert _num_free(a) == 10, f"a new allocator of 10 pages has num_free == {_num_free(a)}, expected 10"
     x, y = _allocate(a, 4), _allocate(a, 6)
-    assert sorted(x + y) == list(range(10)), (f"allocate(4) and allocate(6) gave {x!r} and {y!r}: 10 distinct ids "
-                                              "from range(num_pages) expected")
+    assert sorted(x + y) == list(range(10)), (
+        f"allocate(4) and allocate(6) gave {x!r} and {y!r}: 10 distinct ids from range(num_pages) expected"
+    )
     assert _num_free(a) == 0, f"every page is handed out, but num_free is {_num_free(a)}"
 
 
 def case_allocate_zero(cls):
     a = cls(5)
     x = a.allocate(0)
-    assert x == [] and _num_free(a) == 5, (f"allocate(0) returned {x!r} and num_free went from 5 to {_num_free(a)}: "
-                                           "allocate(0) must take nothing")
+    assert x == [] and _num_free(a) == 5, (
+        f"allocate(0) returned {x!r} and num_free went from 5 to {_num_free(a)}: allocate(0) must take nothing"
+    )
     assert len(set(_allocate(a, 5))) == 5, "after allocate(0), all 5 pages must still be there"
 
 
@@ -65,8 +71,9 @@ def case_free_and_reuse(cls):
     a.free(x[:2])
     assert _num_free(a) == 3, f"after freeing 2 of 3 allocated pages (of 4), num_free is {_num_free(a)}, expected 3"
     y = _allocate(a, 3)
-    assert len(set(y)) == 3 and x[2] not in y, (f"allocate(3) gave {y!r} while page {x[2]} is still in use: a page in "
-                                                "use is never handed out twice")
+    assert len(set(y)) == 3 and x[2] not in y, (
+        f"allocate(3) gave {y!r} while page {x[2]} is still in use: a page in use is never handed out twice"
+    )
     assert set(y) | {x[2]} == set(range(4)), f"allocate(3) gave {y!r}: ids must come from range(4)"
 
 
@@ -78,8 +85,10 @@ def case_out_of_pages(cls):
     except OutOfPages:
         pass
     except Exception as e:
-        raise AssertionError(f"asking for 2 pages with 1 free raised {type(e).__name__}: raise OutOfPages "
-                             "(the scheduler catches that one)") from e
+        raise AssertionError(
+            f"asking for 2 pages with 1 free raised {type(e).__name__}: raise OutOfPages "
+            "(the scheduler catches that one)"
+        ) from e
     else:
         raise AssertionError("asking for 2 pages with 1 free must raise OutOfPages")
     assert _num_free(a) == 1, f"a failed allocate must not take any page; num_free went from 1 to {_num_free(a)}"
@@ -118,8 +127,10 @@ def case_free_never_allocated(cls):
 def case_independent(cls):
     a, b = cls(4), cls(4)
     x = _allocate(a, 2)
-    assert b.num_free == 4, (f"allocating from one allocator changed another's num_free to {b.num_free!r}: state "
-                             "kept on the class (e.g. `in_use = set()` in the class body) is shared by every object")
+    assert b.num_free == 4, (
+        f"allocating from one allocator changed another's num_free to {b.num_free!r}: state "
+        "kept on the class (e.g. `in_use = set()` in the class body) is shared by every object"
+    )
     y = _allocate(b, 2)
     b.free(y)
     a.free(x)  # must still be accepted: these pages are a's
@@ -131,12 +142,14 @@ ENGINE_PARAMS = [SamplingParams(max_tokens=8, ignore_eos=True)] * 3
 
 def case_real_engine(cls):
     cls(4)  # an unfinished class fails here, before the engine runs
-    got = run_requests(ENGINE_PARAMS, cache="naive",
-                       setup=lambda s: setattr(s.cache, "allocator", cls(s.cache.num_pages)))
+    got = run_requests(
+        ENGINE_PARAMS, cache="naive", setup=lambda s: setattr(s.cache, "allocator", cls(s.cache.num_pages))
+    )
     ref = reference_run("allocator", ENGINE_PARAMS, cache="naive")
     for uid in ref.tokens:
         assert got.tokens.get(uid) == ref.tokens[uid], (
-            f"request {uid}: the engine produced different tokens with your allocator (two requests wrote the same page?)")
+            f"request {uid}: the engine produced different tokens with your allocator (two requests wrote the same page?)"
+        )
     missing = got.scheduler.cache.num_pages - _num_free(got.scheduler.cache.allocator)
     assert missing == 0, f"{missing} page(s) are missing after all requests ended"
 

@@ -25,7 +25,9 @@ def _full(ids: list[int]) -> str:
 
 
 def _piece(got, what: str) -> str:
-    assert isinstance(got, str), f"{what} returned {got!r} ({type(got).__name__}); it must return a str ('' for nothing yet)"
+    assert isinstance(got, str), (
+        f"{what} returned {got!r} ({type(got).__name__}); it must return a str ('' for nothing yet)"
+    )
     return got
 
 
@@ -43,7 +45,7 @@ def _tokens_of(text: str, part: str) -> list[str]:
     for i in range(len(ids)):
         end = len(_full(ids[: i + 1]))
         if end > start and pos < start + len(part):
-            out.append(_full(ids[i:i + 1]))
+            out.append(_full(ids[i : i + 1]))
         pos = end
     return out
 
@@ -52,8 +54,10 @@ def _check_text(cls, text: str) -> None:
     ids = tokenizer().encode(text)
     pieces = _stream(cls, ids)
     bad = [p for p in pieces if REPLACEMENT in p]
-    assert not bad, (f"a piece contains a broken character: {bad[0]!r} (part of a character that spans tokens was "
-                     "decoded on its own; hold text back while the decoded window ends in '\\ufffd')")
+    assert not bad, (
+        f"a piece contains a broken character: {bad[0]!r} (part of a character that spans tokens was "
+        "decoded on its own; hold text back while the decoded window ends in '\\ufffd')"
+    )
     assert "".join(pieces) == _full(ids), f"the pieces join to {''.join(pieces)!r}, expected {_full(ids)!r}"
 
 
@@ -64,11 +68,13 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str) -> No
         if len(shown) > len(expected) and stop in shown:
             raise AssertionError(
                 f"after token {n + 1} your add() had returned {shown!r}, the stop string {stop!r} included: look "
-                "for stop strings in all the text not yet returned, not only in the newest piece")
+                "for stop strings in all the text not yet returned, not only in the newest piece"
+            )
         if len(shown) > len(expected):
             raise AssertionError(
                 f"after token {n + 1} your add() had returned {shown!r}: the end of it could still be the start of "
-                f"the stop string {stop!r}, so hold it back until the next tokens show whether the stop string follows")
+                f"the stop string {stop!r}, so hold it back until the next tokens show whether the stop string follows"
+            )
 
 
 def case_ascii(cls):
@@ -77,7 +83,9 @@ def case_ascii(cls):
 
 def case_multibyte(cls):
     text = "Café déjà vu — naïve façade. 北京欢迎你！ 🙂🚀👩‍💻 ok"
-    assert REPLACEMENT in "".join(_full([t]) for t in tokenizer().encode(text)), "setup: some characters must span tokens"
+    assert REPLACEMENT in "".join(_full([t]) for t in tokenizer().encode(text)), (
+        "setup: some characters must span tokens"
+    )
     _check_text(cls, text)
 
 
@@ -85,8 +93,9 @@ def case_special_tokens(cls):
     tok = tokenizer()
     ids = tok.encode("Hello there") + [tok.convert_tokens_to_ids("<|im_end|>")]
     joined = "".join(_stream(cls, ids))
-    assert "<|im_end|>" not in joined, ("<|im_end|> was shown: special tokens are not text, decode with "
-                                        "skip_special_tokens=True")
+    assert "<|im_end|>" not in joined, (
+        "<|im_end|> was shown: special tokens are not text, decode with skip_special_tokens=True"
+    )
     assert joined == "Hello there", f"the pieces join to {joined!r}, expected 'Hello there'"
 
 
@@ -102,14 +111,18 @@ def case_stop_across_tokens(cls):
 def _check_joined(pieces: list[str], stop: list[str], expected: str) -> None:
     joined = "".join(pieces)
     for s in stop:
-        assert s not in joined, (f"the stop string {s!r} was shown to the client ({pieces!r}): look for stop strings "
-                                 "in all the text not yet returned, not only in the newest piece")
+        assert s not in joined, (
+            f"the stop string {s!r} was shown to the client ({pieces!r}): look for stop strings "
+            "in all the text not yet returned, not only in the newest piece"
+        )
     assert joined == expected, f"the pieces {pieces!r} join to {joined!r}, expected {expected!r}"
 
 
 def case_stop_inside_token(cls):
     text, stop = "one two three four", "wo thr"
-    assert len(_tokens_of(text, stop)) == 2 and not text.endswith(stop), "setup: the stop string must end inside a token"
+    assert len(_tokens_of(text, stop)) == 2 and not text.endswith(stop), (
+        "setup: the stop string must end inside a token"
+    )
     pieces = _stream(cls, tokenizer().encode(text), [stop])
     _check_never_partly_shown(pieces, "one t", stop)
     _check_joined(pieces, [stop], "one t")
@@ -119,8 +132,10 @@ def case_held_back_at_finish(cls):
     text, stop = "one two three", "three four"
     pieces = _stream(cls, tokenizer().encode(text), [stop])
     joined = "".join(pieces)
-    assert joined == text, (f"the pieces {pieces!r} join to {joined!r}, expected {text!r}: the request ended while "
-                            f"'three' was held back as a possible start of {stop!r}, and finish() must return it")
+    assert joined == text, (
+        f"the pieces {pieces!r} join to {joined!r}, expected {text!r}: the request ended while "
+        f"'three' was held back as a possible start of {stop!r}, and finish() must return it"
+    )
 
 
 def case_earliest_stop(cls):
@@ -128,8 +143,10 @@ def case_earliest_stop(cls):
     assert len(_tokens_of(text, "two")) == 1, "setup: ' two' must be one token holding both stop strings"
     pieces = _stream(cls, tokenizer().encode(text), stops)
     joined = "".join(pieces)
-    assert joined == "one", (f"the pieces join to {joined!r}, expected 'one': the token ' two' completes both stop "
-                             "strings; cut at the earliest one in the text, whatever their order in the list")
+    assert joined == "one", (
+        f"the pieces join to {joined!r}, expected 'one': the token ' two' completes both stop "
+        "strings; cut at the earliest one in the text, whatever their order in the list"
+    )
 
 
 def case_stop_cjk(cls):
@@ -156,7 +173,8 @@ def case_two_at_once(cls):
     got["b"] += _piece(b.finish(), "finish()")
     assert (got["a"], got["b"]) == (a_text, b_text), (
         f"two requests at once came out as {got['a']!r} and {got['b']!r}: one object's text leaked into the other "
-        "request (state kept on the class, e.g. `ids = []` in the class body, is shared by every object)")
+        "request (state kept on the class, e.g. `ids = []` in the class body, is shared by every object)"
+    )
 
 
 def case_real_engine(cls):
@@ -179,8 +197,12 @@ CASES = [
     Case("the earliest stop string wins", case_earliest_stop, "the smallest position among all stop strings"),
     Case("stop string of CJK characters", case_stop_cjk, "both traps at once"),
     Case("two requests at once", case_two_at_once, "keep all state on self, set in __init__"),
-    Case("tokens from the real engine", case_real_engine, "three real generations, compared with the package's detokenizer",
-         engine=True),
+    Case(
+        "tokens from the real engine",
+        case_real_engine,
+        "three real generations, compared with the package's detokenizer",
+        engine=True,
+    ),
 ]
 SYMBOL = "IncrementalDetokenizer"
 SOLUTION = reference

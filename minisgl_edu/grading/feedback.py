@@ -25,7 +25,11 @@ from minisgl_edu.grading.limits import CaseTimeout
 PACKAGE_DIR = os.path.dirname(os.path.abspath(minisgl_edu.__file__))
 GRADING_DIR = os.path.join(PACKAGE_DIR, "grading")
 _LIBRARY_DIRS = tuple(
-    {os.path.abspath(p) for k, p in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    {
+        os.path.abspath(p)
+        for k, p in sysconfig.get_paths().items()
+        if k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
 )
 
 

@@ -30,8 +30,7 @@ def _ids(text: str) -> list[int]:
 
 
 def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **kw) -> Req:
-    req = Req(0, _ids(prompt), SamplingParams(max_tokens=kw.pop("max_tokens", max_new), **kw),
-              output_ids=list(output))
+    req = Req(0, _ids(prompt), SamplingParams(max_tokens=kw.pop("max_tokens", max_new), **kw), output_ids=list(output))
     req.max_new_tokens = max_new
     return req
 
@@ -41,8 +40,10 @@ def _expect(fn, req: Req, want: Optional[str], why: str) -> None:
     if got == want and type(got) is type(want):
         return
     shown = _decode(req.output_ids)
-    raise AssertionError(f"{why}: your check_finish returned {got!r}, expected {want!r} "
-                         f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens)")
+    raise AssertionError(
+        f"{why}: your check_finish returned {got!r}, expected {want!r} "
+        f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens)"
+    )
 
 
 def _spans(text: str, stop: str) -> int:
@@ -71,36 +72,58 @@ def case_length(fn):
 
 
 def case_clamped(fn):
-    _expect(fn, _req([PLAIN] * 3, max_new=3, max_tokens=100), "length",
-            "sampling_params.max_tokens is 100, but the scheduler clamped this request to "
-            "req.max_new_tokens = 3 (what fits in the context): compare with req.max_new_tokens")
+    _expect(
+        fn,
+        _req([PLAIN] * 3, max_new=3, max_tokens=100),
+        "length",
+        "sampling_params.max_tokens is 100, but the scheduler clamped this request to "
+        "req.max_new_tokens = 3 (what fits in the context): compare with req.max_new_tokens",
+    )
 
 
 def case_order(fn):
-    _expect(fn, _req([PLAIN, PLAIN, 2], max_new=3), "stop",
-            "the newest token is EOS and also the last one allowed: the model ended the answer itself, "
-            "so 'stop' wins over 'length' (test EOS before the length)")
+    _expect(
+        fn,
+        _req([PLAIN, PLAIN, 2], max_new=3),
+        "stop",
+        "the newest token is EOS and also the last one allowed: the model ended the answer itself, "
+        "so 'stop' wins over 'length' (test EOS before the length)",
+    )
     ids = _ids("one two three")
-    _expect(fn, _req(ids, max_new=len(ids), stop=["three"]), "stop",
-            "the stop string 'three' completes on the last allowed token: 'stop' wins over 'length'")
+    _expect(
+        fn,
+        _req(ids, max_new=len(ids), stop=["three"]),
+        "stop",
+        "the stop string 'three' completes on the last allowed token: 'stop' wins over 'length'",
+    )
 
 
 def case_ignore_eos(fn):
     _expect(fn, _req([PLAIN, 2], ignore_eos=True), None, "ignore_eos is set: an EOS token must not stop it")
     _expect(fn, _req([PLAIN, 2], max_new=2, ignore_eos=True), "length", "ignore_eos still ends at max_new_tokens")
     ids = _ids("one two three")
-    _expect(fn, _req(ids, ignore_eos=True, stop=["two three"]), "stop",
-            "ignore_eos turns off only the EOS test: stop strings still stop")
+    _expect(
+        fn,
+        _req(ids, ignore_eos=True, stop=["two three"]),
+        "stop",
+        "ignore_eos turns off only the EOS test: stop strings still stop",
+    )
 
 
 def case_stop_across_tokens(fn):
     text, stop = "one two three", "two three"
     assert _spans(text, stop) >= 2, "setup: the stop string must span two tokens"
     ids = _ids(text)
-    _expect(fn, _req(ids, stop=[stop]), "stop",
-            f"the output now ends with the stop string {stop!r}, which spans the last {_spans(text, stop)} tokens: "
-            "decode a window of recent tokens, not only the newest one")
-    _expect(fn, _req(ids, stop=["xyz", stop]), "stop", "every string in sampling_params.stop counts, not only the first")
+    _expect(
+        fn,
+        _req(ids, stop=[stop]),
+        "stop",
+        f"the output now ends with the stop string {stop!r}, which spans the last {_spans(text, stop)} tokens: "
+        "decode a window of recent tokens, not only the newest one",
+    )
+    _expect(
+        fn, _req(ids, stop=["xyz", stop]), "stop", "every string in sampling_params.stop counts, not only the first"
+    )
     _expect(fn, _req(ids[:-1], stop=[stop]), None, "'one two' does not contain 'two three' yet")
 
 
@@ -108,9 +131,13 @@ def case_stop_inside_token(fn):
     text, stop = "one two three", "two th"
     ids = _ids(text)
     assert not _decode(ids).endswith(stop) and stop in _decode(ids), "setup: the stop string must end inside a token"
-    _expect(fn, _req(ids, stop=[stop]), "stop",
-            f"the newest token ' three' completes the stop string {stop!r} and goes on past it: look for the "
-            "stop string anywhere in the decoded tail, not only at its end")
+    _expect(
+        fn,
+        _req(ids, stop=[stop]),
+        "stop",
+        f"the newest token ' three' completes the stop string {stop!r} and goes on past it: look for the "
+        "stop string anywhere in the decoded tail, not only at its end",
+    )
 
 
 def case_stop_multibyte(fn):
@@ -118,14 +145,22 @@ def case_stop_multibyte(fn):
     ids = _ids(text)
     n = _spans(text, stop)
     assert n > len(stop), "setup: the stop string must take more tokens than it has characters"
-    _expect(fn, _req(ids, stop=[stop]), "stop",
-            f"the stop string {stop!r} has {len(stop)} characters but takes {n} tokens (each CJK character is "
-            "two or three byte tokens): the decode window needs a margin beyond len(stop) tokens")
+    _expect(
+        fn,
+        _req(ids, stop=[stop]),
+        "stop",
+        f"the stop string {stop!r} has {len(stop)} characters but takes {n} tokens (each CJK character is "
+        "two or three byte tokens): the decode window needs a margin beyond len(stop) tokens",
+    )
 
 
 def case_stop_in_prompt(fn):
-    _expect(fn, _req(_ids(" Sure"), prompt="Say STOP when done.", stop=["STOP"]), None,
-            "'STOP' is only in the prompt: a stop string ends the *generated* text, decode req.output_ids only")
+    _expect(
+        fn,
+        _req(_ids(" Sure"), prompt="Say STOP when done.", stop=["STOP"]),
+        None,
+        "'STOP' is only in the prompt: a stop string ends the *generated* text, decode req.output_ids only",
+    )
 
 
 ENGINE_PROMPTS = [
@@ -133,8 +168,11 @@ ENGINE_PROMPTS = [
     [{"role": "user", "content": "What is the capital of France?"}],  # cut by max_tokens
     [{"role": "user", "content": "What is 2+2? Reply with just the number."}],  # "2 + 2 = 4": stop string
 ]
-ENGINE_PARAMS = [SamplingParams(max_tokens=10), SamplingParams(max_tokens=4),
-                 SamplingParams(max_tokens=10, stop=["2 ="])]
+ENGINE_PARAMS = [
+    SamplingParams(max_tokens=10),
+    SamplingParams(max_tokens=4),
+    SamplingParams(max_tokens=10, stop=["2 ="]),
+]
 
 
 def case_real_engine(fn):
@@ -145,7 +183,8 @@ def case_real_engine(fn):
     for uid in range(len(ENGINE_PROMPTS)):
         assert got.reasons.get(uid) == ref.reasons[uid], (
             f"request {uid}: finish_reason {got.reasons.get(uid)!r}, expected {ref.reasons[uid]!r} "
-            f"(after {len(got.tokens.get(uid, []))} tokens; the reference stopped after {len(ref.tokens[uid])})")
+            f"(after {len(got.tokens.get(uid, []))} tokens; the reference stopped after {len(ref.tokens[uid])})"
+        )
         assert got.tokens[uid] == ref.tokens[uid], f"request {uid}: different tokens from the reference"
 
 
@@ -155,7 +194,11 @@ CASES = [
     Case("the clamped limit", case_clamped, "req.max_new_tokens, not sampling_params.max_tokens"),
     Case("stop beats length", case_order, "EOS first, then stop strings, then the length"),
     Case("ignore_eos", case_ignore_eos, "req.sampling_params.ignore_eos turns off the EOS test only"),
-    Case("stop string across tokens", case_stop_across_tokens, "decode(req.output_ids[-window:]) and look for each stop string"),
+    Case(
+        "stop string across tokens",
+        case_stop_across_tokens,
+        "decode(req.output_ids[-window:]) and look for each stop string",
+    ),
     Case("stop string inside a token", case_stop_inside_token, "`s in tail`, not tail.endswith(s)"),
     Case("stop string of CJK characters", case_stop_multibyte, "a window of len(stop) tokens is too short"),
     Case("stop string in the prompt only", case_stop_in_prompt, "decode the output tokens, not the prompt"),

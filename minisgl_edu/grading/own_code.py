@@ -57,7 +57,9 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _through_modules(module: types.ModuleType, names: set[str], forbidden: dict[int, str], depth: int = 4) -> Optional[str]:
+def _through_modules(
+    module: types.ModuleType, names: set[str], forbidden: dict[int, str], depth: int = 4
+) -> Optional[str]:
     """`import minisgl_edu` then `minisgl_edu.scheduler.abort.abort_request(...)`: follow the
     attribute names the code uses from a module, as far as they lead to modules or forbidden objects."""
     frontier = [module]

@@ -35,10 +35,12 @@ def _new(cls, page_size: int = PS):
 def _match(cache, ids: list[int]) -> tuple[object, list[int]]:
     got = cache.match_prefix(list(ids))
     assert isinstance(got, tuple) and len(got) == 2, (
-        f"match_prefix must return a pair (node, pages), not {type(got).__name__}")
+        f"match_prefix must return a pair (node, pages), not {type(got).__name__}"
+    )
     node, pages = got
     assert isinstance(pages, list) and all(isinstance(p, int) for p in pages), (
-        f"match_prefix's pages must be a list of page ids (ints), not {pages!r}")
+        f"match_prefix's pages must be a list of page ids (ints), not {pages!r}"
+    )
     return node, pages
 
 
@@ -51,7 +53,8 @@ def _insert(cache, ids: list[int], pages: list[int], expect: int, why: str) -> N
     assert got == expect, (
         f"insert({ids}, {pages}) returned {got!r}, expected {expect}: {why}. The count tells the "
         "cache manager which of its own pages are duplicates to free; a wrong count leaks pages or "
-        "frees pages the tree still holds")
+        "frees pages the tree still holds"
+    )
 
 
 def _expect_pages(cache, ids: list[int], want: list[int], why: str) -> None:
@@ -62,11 +65,14 @@ def _expect_pages(cache, ids: list[int], want: list[int], why: str) -> None:
 def _expect_cached(cache, want: set[int], after: str) -> None:
     got = set(cache.cached_pages())
     lost, extra = sorted(want - got), sorted(got - want)
-    assert not lost, f"after {after}, page(s) {lost} vanished from the tree: they are neither cached nor given back (leaked)"
+    assert not lost, (
+        f"after {after}, page(s) {lost} vanished from the tree: they are neither cached nor given back (leaked)"
+    )
     assert not extra, f"after {after}, the tree holds page(s) {extra} that it should not have"
     assert cache.num_cached == len(want), (
         f"after {after}, num_cached is {cache.num_cached} but the tree holds {len(want)} distinct pages "
-        "(a page stored twice?)")
+        "(a page stored twice?)"
+    )
 
 
 def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
@@ -86,20 +92,26 @@ def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
                 raise AssertionError(
                     f"evict({n}) removed the node holding pages {pages} but returned only {got}: the "
                     "others are now in neither the tree nor the free list (leaked). A node goes whole: "
-                    "return all its pages")
+                    "return all its pages"
+                )
         gone = [any(p in freed for p in pages) for pages in nodes]
-        if any(gone) and not all(gone[gone.index(True):]):
+        if any(gone) and not all(gone[gone.index(True) :]):
             first = nodes[gone.index(True)][0]
             raise AssertionError(
                 f"evict({n}) freed page {first} of {list(seq)} but not the pages after it: it removed a "
                 "node that still has children. Evict leaves only; a parent becomes a leaf once its last "
-                "child is gone")
+                "child is gone"
+            )
     both = sorted(set(freed) & after)
-    assert not both, (f"evict({n}) returned page(s) {both} but the tree still holds them: the allocator "
-                      "would hand them out while the tree still serves them")
+    assert not both, (
+        f"evict({n}) returned page(s) {both} but the tree still holds them: the allocator "
+        "would hand them out while the tree still serves them"
+    )
     lost = sorted(before - after - set(freed))
-    assert not lost, (f"evict({n}) removed page(s) {lost} from the tree without returning them (leaked): "
-                      "return every page of every node you remove")
+    assert not lost, (
+        f"evict({n}) removed page(s) {lost} from the tree without returning them (leaked): "
+        "return every page of every node you remove"
+    )
     return freed
 
 
@@ -132,11 +144,16 @@ def case_whole_pages(cls):
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
     _expect_pages(cache, A, A_PAGES, "all of A is cached")
     _expect_pages(cache, A + [9, 9], A_PAGES, "A is a prefix of these tokens")
-    _expect_pages(cache, A[:7], [10, 11, 12],
-                  "7 tokens cover 3 whole pages and one half page; a page is shared only if all its "
-                  f"{PS} tokens match (the K/V of the rest is not there)")
-    _expect_pages(cache, [1, 2, 3, 9, 5, 6], [10],
-                  "the tokens differ inside the second page, so only the first page is shared")
+    _expect_pages(
+        cache,
+        A[:7],
+        [10, 11, 12],
+        "7 tokens cover 3 whole pages and one half page; a page is shared only if all its "
+        f"{PS} tokens match (the K/V of the rest is not there)",
+    )
+    _expect_pages(
+        cache, [1, 2, 3, 9, 5, 6], [10], "the tokens differ inside the second page, so only the first page is shared"
+    )
     _expect_pages(cache, [1], [], "one token is less than a page")
     _expect_pages(cache, [2, 1, 3, 4], [], "the first page differs")
 
@@ -152,7 +169,13 @@ def case_insert_existing(cls):
     _expect_cached(cache, {10, 11, 12, 13, 43}, "inserting B, which shares three pages with A")
     _expect_pages(cache, b, [10, 11, 12, 43], "B shares A's first three pages, then has its own")
     _expect_pages(cache, A, A_PAGES, "A must still be there after B")
-    _insert(cache, A[:5], [60, 61], 2, "5 tokens are 2 whole pages (a partial page is never cached), both in the tree already")
+    _insert(
+        cache,
+        A[:5],
+        [60, 61],
+        2,
+        "5 tokens are 2 whole pages (a partial page is never cached), both in the tree already",
+    )
 
 
 def case_split(cls):
@@ -164,7 +187,8 @@ def case_split(cls):
     assert cache.num_evictable == 2, (
         f"the match ended inside A's edge (2 of its 4 pages), and lock() pinned that match: pages 12, 13 "
         f"must still be evictable, but num_evictable is {cache.num_evictable}. Split the edge where the "
-        "match ends, so that the node returned covers exactly the matched pages")
+        "match ends, so that the node returned covers exactly the matched pages"
+    )
     freed = _evict(cache, 10, {tuple(A): [[10, 11], [12, 13]]})
     assert sorted(freed) == [12, 13], f"with [1, 2, 3, 4] locked, evict(10) must free pages 12, 13, not {sorted(freed)}"
     _expect_pages(cache, A, [10, 11], "the locked part stays")
@@ -177,7 +201,8 @@ def case_split(cls):
     assert cache.num_evictable == 0, (
         f"a running request locked all of A, then a match split A's edge: both parts are still in use, "
         f"but num_evictable is {cache.num_evictable}. The upper part of a split keeps the lock count "
-        "(lock_ref) of the edge it was cut from")
+        "(lock_ref) of the edge it was cut from"
+    )
     cache.unlock(node)
     assert cache.num_evictable == 4, "after the unlock all four pages of A are evictable"
     cache, c = _tree_a_c(cls)
@@ -197,16 +222,19 @@ def case_lock_ancestors(cls):
     assert cache.num_evictable == 1, (
         f"a request locked D's prefix (pages 10, 11, 12, 73): only page 13 is evictable, but num_evictable "
         f"is {cache.num_evictable}. lock() must add one to lock_ref of the node and of every node above "
-        "it, up to the root: a running request needs its whole prefix")
+        "it, up to the root: a running request needs its whole prefix"
+    )
     cache.lock(node)
     cache.unlock(node)
     assert cache.num_evictable == 1, (
         "a second request locked the same prefix and one of the two unlocked it: it is still in use. "
-        "lock_ref counts the requests, it is not a flag")
+        "lock_ref counts the requests, it is not a flag"
+    )
     freed = _evict(cache, 10, {tuple(A): [[10, 11, 12], [13]], tuple(d): [[10, 11, 12], [73]]})
     assert freed == [13], (
         f"with D locked, evict(10) may free only page 13, not {sorted(freed)}: the others belong to a "
-        "prefix a running request still reads")
+        "prefix a running request still reads"
+    )
     cache.unlock(node)
     assert cache.num_evictable == cache.num_cached == 4, "after the last unlock every page is evictable again"
 
@@ -219,7 +247,8 @@ def case_evict_locked(cls):
     locked = sorted(set(freed) & {10, 11, 52, 53})
     assert not locked, (
         f"evict freed page(s) {locked} of a prefix that a running request has locked: its K/V would be "
-        "overwritten while it still reads them. Evict only nodes with lock_ref == 0")
+        "overwritten while it still reads them. Evict only nodes with lock_ref == 0"
+    )
     assert sorted(freed) == [12, 13], f"evict(10) must free A's own pages 12, 13, freed {sorted(freed)}"
 
 
@@ -228,8 +257,8 @@ def case_leaves_first(cls):
     freed = _evict(cache, 3, AC_NODES)
     assert len(freed) >= 3, f"evict(3) freed {len(freed)} pages, but 6 were evictable"
     assert not set(freed) & {10, 11}, (
-        "evict(3) freed the shared pages 10, 11 while A's and C's own pages could go first: "
-        "evict leaves first")
+        "evict(3) freed the shared pages 10, 11 while A's and C's own pages could go first: evict leaves first"
+    )
 
 
 def case_enough_pages(cls):
@@ -243,7 +272,8 @@ def case_enough_pages(cls):
     freed = _evict(cache, 3, seqs)
     assert len(freed) == 4, (
         f"evict(3) with leaves of 2 pages each must free two whole leaves (4 pages), it freed {len(freed)}: "
-        "keep evicting until at least num_pages are freed, and a node goes whole")
+        "keep evicting until at least num_pages are freed, and a node goes whole"
+    )
     assert cache.num_evictable == cache.num_cached == 2, "after evicting 4 of 6 pages, 2 stay cached and evictable"
     freed = _evict(cache, 100, seqs)
     assert len(freed) == 2, f"evict(100) frees what is left (2 pages), it freed {len(freed)}"
@@ -251,7 +281,8 @@ def case_enough_pages(cls):
     freed = _evict(cache, 6, AC_NODES)
     assert sorted(freed) == [10, 11, 12, 13, 52, 53], (
         f"evict(6) on A and C (6 pages, none locked) freed {sorted(freed)}: once both leaves are gone, their "
-        "parent (pages 10, 11) is a leaf and must be evicted in the same call")
+        "parent (pages 10, 11) is a leaf and must be evicted in the same call"
+    )
     assert cache.num_cached == 0 and cache.num_evictable == 0, "everything was evicted"
 
 
@@ -265,7 +296,8 @@ def case_lru(cls):
     assert sorted(freed) == [30, 31], (
         f"evict(1) freed {sorted(freed)}: X was matched after Y was inserted, so Y (pages 30, 31) is the "
         "least recently used leaf and goes first. match_prefix and insert must mark the nodes they pass "
-        "as used")
+        "as used"
+    )
 
 
 # ---------------------------------------------------------------------------- with the cache manager
@@ -297,8 +329,12 @@ def _workload(seed: int, n: int = 120) -> list[tuple]:
     return ops
 
 
-DONE = {"admit": "a request was admitted", "finish": "a request finished", "abort": "a request was aborted",
-        "end": "the last requests finished and everything was evicted"}
+DONE = {
+    "admit": "a request was admitted",
+    "finish": "a request finished",
+    "abort": "a request was aborted",
+    "end": "the last requests finished and everything was evicted",
+}
 
 
 def _play(cls, ops: list[tuple], num_pages: int) -> list[int]:
@@ -313,8 +349,8 @@ def _play(cls, ops: list[tuple], num_pages: int) -> list[int]:
                 for req in live:
                     mgr.release(req, cache_it=True)
                 assert mgr.prefix_cache.num_evictable == mgr.prefix_cache.num_cached, (
-                    "every request has finished, yet some cached pages are still locked: unlock must "
-                    "undo lock exactly")
+                    "every request has finished, yet some cached pages are still locked: unlock must undo lock exactly"
+                )
                 mgr.allocator.free(mgr.prefix_cache.evict(num_pages))
             else:
                 uid = _play_one(mgr, live, prefix_lens, uid, op, a, b)
@@ -323,14 +359,16 @@ def _play(cls, ops: list[tuple], num_pages: int) -> list[int]:
                 raise
             raise AssertionError(
                 f"when {DONE[op]}, the cache manager freed a page twice ({e}): insert's count or evict's "
-                "pages do not match what the tree really holds") from None
+                "pages do not match what the tree really holds"
+            ) from None
         try:
             mgr.check()
         except AssertionError as e:
             raise AssertionError(f"after {DONE[op]}, the KV pages do not add up: {e}") from None
     assert mgr.allocator.num_free == num_pages, (
         f"every request has finished and everything was evicted, but only {mgr.allocator.num_free} of "
-        f"{num_pages} pages are free: pages leaked")
+        f"{num_pages} pages are free: pages leaked"
+    )
     return prefix_lens
 
 
@@ -356,7 +394,8 @@ def _play_one(mgr: CacheManager, live: list[Req], prefix_lens: list[int], uid: i
         raise AssertionError(
             f"num_evictable said {mgr.prefix_cache.num_evictable} cached pages could be evicted, but "
             f"evict() did not give back enough for {need} pages: num_evictable must count exactly the "
-            "pages of unlocked nodes, and evict must free them") from None
+            "pages of unlocked nodes, and evict must free them"
+        ) from None
     req.output_ids = [0] * b  # "computed": the prompt and all but the last output token
     req.cached_len = len(a) + b - 1
     live.append(req)
@@ -375,7 +414,8 @@ def case_manager(cls):
         for i, (g, w) in enumerate(zip(got, want)):
             assert g == w, (
                 f"workload {seed}, admission {i}: the cache matched {g} prompt tokens, the longest cached "
-                f"prefix in whole pages is {w}")
+                f"prefix in whole pages is {w}"
+            )
     for seed in range(3, 6):
         _play(cls, _workload(seed), POOL_PAGES)  # few pages: evictions all the time
 
@@ -415,8 +455,10 @@ def _reference_run():
     def compute():
         steps, tokens, _ = _run(reference)
         assert any(start > 0 for phase, items in steps if phase == "prefill" for _, start, _ in items), (
-            "setup: expected a prefix hit")
+            "setup: expected a prefix hit"
+        )
         return steps, tokens
+
     return remember("prefix_cache", compute)
 
 
@@ -428,8 +470,9 @@ def case_real_engine(cls):
         except NotImplementedError:
             raise
         except Exception:
-            raise AssertionError(f"first make the case '{case.name}' pass: the real engine would only "
-                                 "repeat that mistake, more slowly") from None
+            raise AssertionError(
+                f"first make the case '{case.name}' pass: the real engine would only repeat that mistake, more slowly"
+            ) from None
     try:
         steps, tokens, s = _run(cls)
     except AssertionError as e:
@@ -441,24 +484,32 @@ def case_real_engine(cls):
             want = ", ".join(f"uid {u} from {st}" for u, st, _ in ref_items)
             raise AssertionError(
                 f"a prefill started at other positions than with the package's cache ({got}; expected "
-                f"{want}): the start is the prefix the cache matched")
+                f"{want}): the start is the prefix the cache matched"
+            )
     assert steps == ref_steps, "the engine ran other batches than with the package's cache"
     assert tokens == ref_tokens, "the requests got different tokens than with the package's cache"
     assert s.cache.num_available == s.cache.num_pages, (
-        "KV pages are missing after every request finished (cached pages must all be evictable)")
+        "KV pages are missing after every request finished (cached pages must all be evictable)"
+    )
 
 
 CASES = [
     Case("empty cache", case_empty, "match on an empty tree returns (root, [])"),
     Case("match whole pages", case_whole_pages, "compare page by page; a partly matching page is not shared"),
-    Case("insert over a cached prefix", case_insert_existing,
-         "walk first; only the part that did not match becomes a new leaf; return the matched pages"),
+    Case(
+        "insert over a cached prefix",
+        case_insert_existing,
+        "walk first; only the part that did not match becomes a new leaf; return the matched pages",
+    ),
     Case("split on a partial match", case_split, "cut the edge where the match ends (key, pages, lock_ref)"),
     Case("locks reach the root", case_lock_ancestors, "lock/unlock walk node.parent up to the root, counting"),
     Case("locked nodes are not evicted", case_evict_locked, "only leaves with lock_ref == 0"),
     Case("leaves first", case_leaves_first, "start from the leaves; a node with children stays"),
-    Case("evict frees enough pages", case_enough_pages,
-         "loop until len(freed) >= num_pages; push a parent that just became a leaf"),
+    Case(
+        "evict frees enough pages",
+        case_enough_pages,
+        "loop until len(freed) >= num_pages; push a parent that just became a leaf",
+    ),
     Case("least recently used first", case_lru, "touch nodes in match and insert; a heap on last_access"),
     Case("inside the cache manager", case_manager, "the unit cases must pass first"),
     Case("in the real engine", case_real_engine, "a request reuses an earlier request's pages", engine=True),

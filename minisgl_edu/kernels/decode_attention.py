@@ -45,8 +45,20 @@ EARLY_KV_MIN_BS = 4  # from this batch size on, cached keys are read before gdc_
 
 
 @triton.jit
-def _load_block(k_ptr, v_ptr, indices_ptr, first_page, t0, end, h, stride_kslot, stride_kh, PAGE: tl.constexpr,
-                BLOCK: tl.constexpr, HALF: tl.constexpr):
+def _load_block(
+    k_ptr,
+    v_ptr,
+    indices_ptr,
+    first_page,
+    t0,
+    end,
+    h,
+    stride_kslot,
+    stride_kh,
+    PAGE: tl.constexpr,
+    BLOCK: tl.constexpr,
+    HALF: tl.constexpr,
+):
     """Keys t0 .. t0 + BLOCK - 1 of one request (those < end), KV head h, through its page list:
     -> (valid [BLOCK], K's two halves [BLOCK, HALF] each, V [BLOCK, 2 HALF]), in the pool's dtype."""
     t = t0 + tl.arange(0, BLOCK)
@@ -72,10 +84,33 @@ def _online_update(m, l, acc, scores, v):
 
 
 @triton.jit
-def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, acc_ptr, ml_ptr, count_ptr, out_ptr,
-                   sm_scale, stride_qb, stride_qh, stride_kslot, stride_kh, stride_ob, stride_oh,
-                   NUM_KV: tl.constexpr, PAGE: tl.constexpr, G: tl.constexpr, D: tl.constexpr, S: tl.constexpr,
-                   BLOCK: tl.constexpr, EARLY_KV: tl.constexpr, USE_PDL: tl.constexpr):
+def _decode_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    indices_ptr,
+    indptr_ptr,
+    lens_ptr,
+    acc_ptr,
+    ml_ptr,
+    count_ptr,
+    out_ptr,
+    sm_scale,
+    stride_qb,
+    stride_qh,
+    stride_kslot,
+    stride_kh,
+    stride_ob,
+    stride_oh,
+    NUM_KV: tl.constexpr,
+    PAGE: tl.constexpr,
+    G: tl.constexpr,
+    D: tl.constexpr,
+    S: tl.constexpr,
+    BLOCK: tl.constexpr,
+    EARLY_KV: tl.constexpr,
+    USE_PDL: tl.constexpr,
+):
     b = tl.program_id(0)
     h = tl.program_id(1)
     s = tl.program_id(2)
@@ -98,8 +133,9 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, acc_p
     chunk = tl.cdiv(n_pool, S)
     start = s * chunk
     end = tl.minimum(start + chunk, n_pool)
-    valid, k1, k2, v = _load_block(k_ptr, v_ptr, indices_ptr, first_page, start, end, h, stride_kslot, stride_kh,
-                                   PAGE, BLOCK, HALF)
+    valid, k1, k2, v = _load_block(
+        k_ptr, v_ptr, indices_ptr, first_page, start, end, h, stride_kslot, stride_kh, PAGE, BLOCK, HALF
+    )
     if EARLY_KV:  # where the newest key is (its page is known before the wait)
         newest = kv_len - 1
         newest_page = tl.load(indices_ptr + first_page + newest // PAGE).to(tl.int64)
@@ -119,10 +155,12 @@ def _decode_kernel(q_ptr, k_ptr, v_ptr, indices_ptr, indptr_ptr, lens_ptr, acc_p
     t0 = start
     while t0 < end:  # a while, not a range: Triton's interpreter cannot take runtime range bounds
         # The next block's loads are issued before this block's arithmetic (software pipelining).
-        valid_n, k1_n, k2_n, v_n = _load_block(k_ptr, v_ptr, indices_ptr, first_page, t0 + BLOCK, end, h,
-                                               stride_kslot, stride_kh, PAGE, BLOCK, HALF)
-        scores = (tl.sum(q1[:, None, :] * k1.to(tl.float32)[None, :, :], axis=2)
-                  + tl.sum(q2[:, None, :] * k2.to(tl.float32)[None, :, :], axis=2))  # [G, BLOCK]
+        valid_n, k1_n, k2_n, v_n = _load_block(
+            k_ptr, v_ptr, indices_ptr, first_page, t0 + BLOCK, end, h, stride_kslot, stride_kh, PAGE, BLOCK, HALF
+        )
+        scores = tl.sum(q1[:, None, :] * k1.to(tl.float32)[None, :, :], axis=2) + tl.sum(
+            q2[:, None, :] * k2.to(tl.float32)[None, :, :], axis=2
+        )  # [G, BLOCK]
         scores = tl.where(valid[None, :], scores, float("-inf"))
         m, l, acc = _online_update(m, l, acc, scores, v.to(tl.float32))
         valid, k1, k2, v = valid_n, k1_n, k2_n, v_n
@@ -166,19 +204,39 @@ def num_splits(bs: int, num_kv_heads: int) -> int:
 
 def supports(num_qo_heads: int, num_kv_heads: int, head_dim: int) -> bool:
     group = num_qo_heads // num_kv_heads
-    return (num_qo_heads % num_kv_heads == 0 and group & (group - 1) == 0
-            and head_dim & (head_dim - 1) == 0 and head_dim <= 256)
+    return (
+        num_qo_heads % num_kv_heads == 0
+        and group & (group - 1) == 0
+        and head_dim & (head_dim - 1) == 0
+        and head_dim <= 256
+    )
 
 
 class SplitKVDecode:
     """The kernel for one batch size: fixed buffers, which `plan()` fills or `use_buffers` replaces."""
 
-    def __init__(self, bs: int, num_qo_heads: int, num_kv_heads: int, head_dim: int, page_size: int,
-                 scale: float, indices: torch.Tensor, splits: int = 0, block: int = BLOCK) -> None:
+    def __init__(
+        self,
+        bs: int,
+        num_qo_heads: int,
+        num_kv_heads: int,
+        head_dim: int,
+        page_size: int,
+        scale: float,
+        indices: torch.Tensor,
+        splits: int = 0,
+        block: int = BLOCK,
+    ) -> None:
         """`splits` 0: `num_splits(bs, num_kv_heads)`; `splits` and `block` are there to time others."""
         dev = indices.device
         self.bs, self.hq, self.hkv, self.d, self.page_size, self.scale = (
-            bs, num_qo_heads, num_kv_heads, head_dim, page_size, scale)
+            bs,
+            num_qo_heads,
+            num_kv_heads,
+            head_dim,
+            page_size,
+            scale,
+        )
         self.splits = splits or num_splits(bs, num_kv_heads)
         self.block = block
         self.early_kv = bs >= EARLY_KV_MIN_BS
@@ -212,9 +270,31 @@ class SplitKVDecode:
     def _launch(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         out = torch.empty((self.bs, self.hq, self.d), dtype=q.dtype, device=q.device)
         _decode_kernel[(self.bs, self.hkv, self.splits)](
-            q, k, v, self.indices, self.indptr, self.lens, self.acc, self.ml, self.count, out, self.scale,
-            q.stride(0), q.stride(1), k.stride(0), k.stride(1), out.stride(0), out.stride(1),
-            NUM_KV=self.hkv, PAGE=self.page_size, G=self.hq // self.hkv, D=self.d, S=self.splits, BLOCK=self.block,
-            EARLY_KV=self.early_kv, num_warps=NUM_WARPS, **pdl.launch_options(q.device),
+            q,
+            k,
+            v,
+            self.indices,
+            self.indptr,
+            self.lens,
+            self.acc,
+            self.ml,
+            self.count,
+            out,
+            self.scale,
+            q.stride(0),
+            q.stride(1),
+            k.stride(0),
+            k.stride(1),
+            out.stride(0),
+            out.stride(1),
+            NUM_KV=self.hkv,
+            PAGE=self.page_size,
+            G=self.hq // self.hkv,
+            D=self.d,
+            S=self.splits,
+            BLOCK=self.block,
+            EARLY_KV=self.early_kv,
+            num_warps=NUM_WARPS,
+            **pdl.launch_options(q.device),
         )
         return out

@@ -38,15 +38,31 @@ PROLOGUES = {"none": 0, "silu_mul": 1, "add_norm": 2, "norm": 3}
 
 
 @triton.jit
-def _gemv_kernel(x_ptr, r_ptr, nw_ptr, r_out_ptr, w_ptr, b_ptr, y_ptr, N, stride_wn, eps,
-                 K: tl.constexpr, K_PAD: tl.constexpr, PROLOGUE: tl.constexpr, HAS_BIAS: tl.constexpr,
-                 BLOCK_N: tl.constexpr, USE_PDL: tl.constexpr):
+def _gemv_kernel(
+    x_ptr,
+    r_ptr,
+    nw_ptr,
+    r_out_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    N,
+    stride_wn,
+    eps,
+    K: tl.constexpr,
+    K_PAD: tl.constexpr,
+    PROLOGUE: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    USE_PDL: tl.constexpr,
+):
     pid = tl.program_id(0)
     offs_n = pid * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, K_PAD)  # K padded to a power of two, the padding masked off
     k_mask = offs_k < K
-    w = tl.load(w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :],
-                mask=(offs_n[:, None] < N) & k_mask[None, :], other=0.0)
+    w = tl.load(
+        w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :], mask=(offs_n[:, None] < N) & k_mask[None, :], other=0.0
+    )
     if USE_PDL:
         tl.extra.cuda.gdc_wait()  # from here on, the previous kernel's output is visible
         tl.extra.cuda.gdc_launch_dependents()
@@ -89,14 +105,28 @@ def pick_config(N: int, K: int) -> tuple[int, int]:
 def supports(x: torch.Tensor, weight: torch.Tensor) -> bool:
     """One half-precision row, W contiguous along K with K <= MAX_K. (The device is chosen when the
     model is built: CUDA, or the CPU under Triton's interpreter in the tests.)"""
-    return (x.dim() == 2 and x.shape[0] == 1 and x.dtype == weight.dtype
-            and x.dtype in (torch.bfloat16, torch.float16) and x.is_contiguous() and weight.stride(1) == 1
-            and weight.shape[1] <= MAX_K)
+    return (
+        x.dim() == 2
+        and x.shape[0] == 1
+        and x.dtype == weight.dtype
+        and x.dtype in (torch.bfloat16, torch.float16)
+        and x.is_contiguous()
+        and weight.stride(1) == 1
+        and weight.shape[1] <= MAX_K
+    )
 
 
-def gemv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *, prologue: str = "none",
-         residual: torch.Tensor | None = None, norm_weight: torch.Tensor | None = None, eps: float = 0.0,
-         config: tuple[int, int] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+def gemv(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    *,
+    prologue: str = "none",
+    residual: torch.Tensor | None = None,
+    norm_weight: torch.Tensor | None = None,
+    eps: float = 0.0,
+    config: tuple[int, int] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(y, new_residual) for one row; y = prologue(x) @ W^T (+ bias), W [N, K].
 
     prologue "none": x [1, K]; "silu_mul": x = [gate | up] [1, 2K]; "norm": rmsnorm(x) with
@@ -108,9 +138,22 @@ def gemv(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None
     y = torch.empty((1, N), dtype=x.dtype, device=x.device)
     r_out = torch.empty((1, K), dtype=x.dtype, device=x.device) if prologue == "add_norm" else None
     _gemv_kernel[(triton.cdiv(N, block_n),)](
-        x, residual if residual is not None else x, norm_weight if norm_weight is not None else x,
-        r_out if r_out is not None else y, weight, bias if bias is not None else weight, y, N,
-        weight.stride(0), eps, K=K, K_PAD=triton.next_power_of_2(K), PROLOGUE=PROLOGUES[prologue],
-        HAS_BIAS=bias is not None, BLOCK_N=block_n, num_warps=num_warps, **pdl.launch_options(x.device),
+        x,
+        residual if residual is not None else x,
+        norm_weight if norm_weight is not None else x,
+        r_out if r_out is not None else y,
+        weight,
+        bias if bias is not None else weight,
+        y,
+        N,
+        weight.stride(0),
+        eps,
+        K=K,
+        K_PAD=triton.next_power_of_2(K),
+        PROLOGUE=PROLOGUES[prologue],
+        HAS_BIAS=bias is not None,
+        BLOCK_N=block_n,
+        num_warps=num_warps,
+        **pdl.launch_options(x.device),
     )
     return y, r_out

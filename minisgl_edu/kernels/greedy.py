@@ -32,8 +32,21 @@ EMPTY = -(2**63)  # a row's key before any program has folded into it
 
 
 @triton.jit
-def _greedy_kernel(logits_ptr, out_ptr, rows_ptr, last_ptr, tokens_ptr, key_ptr, count_ptr, V, stride_l, stride_o,
-                   empty, BLOCK: tl.constexpr, USE_PDL: tl.constexpr):
+def _greedy_kernel(
+    logits_ptr,
+    out_ptr,
+    rows_ptr,
+    last_ptr,
+    tokens_ptr,
+    key_ptr,
+    count_ptr,
+    V,
+    stride_l,
+    stride_o,
+    empty,
+    BLOCK: tl.constexpr,
+    USE_PDL: tl.constexpr,
+):
     b = tl.program_id(0)
     p = tl.program_id(1)
     if USE_PDL:
@@ -65,15 +78,28 @@ class GreedyHead:
         self.key = torch.full((bs,), EMPTY, dtype=torch.int64, device=device)
         self.count = torch.zeros(bs, dtype=torch.int32, device=device)
 
-    def __call__(self, logits: torch.Tensor, rows: torch.Tensor, last_tokens: torch.Tensor
-                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    def __call__(
+        self, logits: torch.Tensor, rows: torch.Tensor, last_tokens: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """logits [bs, V] (half precision), rows [bs] (int64): -> (float32 logits [bs, V], greedy
         tokens [bs] int64); also last_tokens[rows[i]] = tokens[i]."""
         bs, V = logits.shape
         out = torch.empty((bs, V), dtype=torch.float32, device=logits.device)
         tokens = torch.empty(bs, dtype=torch.int64, device=logits.device)
         _greedy_kernel[(bs, triton.cdiv(V, BLOCK))](
-            logits, out, rows, last_tokens, tokens, self.key, self.count, V, logits.stride(0), out.stride(0),
-            EMPTY, BLOCK=BLOCK, num_warps=8, **pdl.launch_options(logits.device),
+            logits,
+            out,
+            rows,
+            last_tokens,
+            tokens,
+            self.key,
+            self.count,
+            V,
+            logits.stride(0),
+            out.stride(0),
+            EMPTY,
+            BLOCK=BLOCK,
+            num_warps=8,
+            **pdl.launch_options(logits.device),
         )
         return out, tokens

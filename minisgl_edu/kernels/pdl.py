@@ -45,8 +45,9 @@ def _enabled_on(device_index: int) -> bool:
 
 def enabled(device: torch.device) -> bool:
     """Launch our kernels with PDL on this device? (CUDA, compute capability >= 9.0)"""
-    return device.type == "cuda" and _enabled_on(device.index if device.index is not None
-                                                  else torch.cuda.current_device())
+    return device.type == "cuda" and _enabled_on(
+        device.index if device.index is not None else torch.cuda.current_device()
+    )
 
 
 def launch_options(device: torch.device) -> dict:

@@ -27,10 +27,27 @@ from minisgl_edu.kernels import pdl
 
 
 @triton.jit
-def _qk_rope_store_kernel(qkv_ptr, pos_ptr, cos_sin_ptr, qw_ptr, kw_ptr, loc_ptr, q_out_ptr, k_pool_ptr,
-                          v_pool_ptr, stride_qkv, stride_cs, stride_qo, stride_pool, eps,
-                          NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, HEAD_DIM: tl.constexpr,
-                          HAS_NORM: tl.constexpr, USE_PDL: tl.constexpr):
+def _qk_rope_store_kernel(
+    qkv_ptr,
+    pos_ptr,
+    cos_sin_ptr,
+    qw_ptr,
+    kw_ptr,
+    loc_ptr,
+    q_out_ptr,
+    k_pool_ptr,
+    v_pool_ptr,
+    stride_qkv,
+    stride_cs,
+    stride_qo,
+    stride_pool,
+    eps,
+    NUM_Q: tl.constexpr,
+    NUM_KV: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    HAS_NORM: tl.constexpr,
+    USE_PDL: tl.constexpr,
+):
     t = tl.program_id(0)
     h = tl.program_id(1)  # q heads 0..NUM_Q-1, then k heads
     HALF: tl.constexpr = HEAD_DIM // 2
@@ -82,9 +99,20 @@ def supports(head_dim: int) -> bool:
     return head_dim >= 2 and head_dim & (head_dim - 1) == 0
 
 
-def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor, q_weight: torch.Tensor | None,
-                  k_weight: torch.Tensor | None, eps: float, out_loc: torch.Tensor, k_pool: torch.Tensor,
-                  v_pool: torch.Tensor, num_q: int, num_kv: int, head_dim: int) -> torch.Tensor:
+def qk_rope_store(
+    qkv: torch.Tensor,
+    positions: torch.Tensor,
+    cos_sin: torch.Tensor,
+    q_weight: torch.Tensor | None,
+    k_weight: torch.Tensor | None,
+    eps: float,
+    out_loc: torch.Tensor,
+    k_pool: torch.Tensor,
+    v_pool: torch.Tensor,
+    num_q: int,
+    num_kv: int,
+    head_dim: int,
+) -> torch.Tensor:
     """-> q [T, num_q, head_dim] (normed, rotated); k and v are written into the pools at `out_loc`.
 
     qkv: [T, (num_q + 2 num_kv) * head_dim], rows contiguous; k_pool, v_pool: one layer of the
@@ -96,9 +124,25 @@ def qk_rope_store(qkv: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Ten
         return q
     has_norm = q_weight is not None
     _qk_rope_store_kernel[(T, num_q + num_kv)](
-        qkv, positions, cos_sin, q_weight if has_norm else cos_sin, k_weight if has_norm else cos_sin, out_loc,
-        q, k_pool, v_pool, qkv.stride(0), cos_sin.stride(0), q.stride(0), k_pool.stride(0), eps,
-        NUM_Q=num_q, NUM_KV=num_kv, HEAD_DIM=head_dim, HAS_NORM=has_norm, num_warps=1,
+        qkv,
+        positions,
+        cos_sin,
+        q_weight if has_norm else cos_sin,
+        k_weight if has_norm else cos_sin,
+        out_loc,
+        q,
+        k_pool,
+        v_pool,
+        qkv.stride(0),
+        cos_sin.stride(0),
+        q.stride(0),
+        k_pool.stride(0),
+        eps,
+        NUM_Q=num_q,
+        NUM_KV=num_kv,
+        HEAD_DIM=head_dim,
+        HAS_NORM=has_norm,
+        num_warps=1,
         **pdl.launch_options(qkv.device),
     )
     return q

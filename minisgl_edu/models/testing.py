@@ -133,5 +133,7 @@ def tiny_hf_config(arch: str = "llama", **overrides: Any) -> Any:
         kwargs["head_dim"] = 16
     kwargs.update(overrides)
     config = classes[arch](**kwargs)
-    config.architectures = [{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[arch]]
+    config.architectures = [
+        {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[arch]
+    ]
     return config

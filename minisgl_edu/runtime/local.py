@@ -89,8 +89,9 @@ class _TracedSender:
     message is "sent", so this is where the trace records it.
     """
 
-    def __init__(self, put: Callable[[Any], None], tracer: Tracer, component: str,
-                 on_msg: Callable[[Any], None] = lambda m: None) -> None:
+    def __init__(
+        self, put: Callable[[Any], None], tracer: Tracer, component: str, on_msg: Callable[[Any], None] = lambda m: None
+    ) -> None:
         self._put, self.tracer, self.component, self.on_msg = put, tracer, component, on_msg
 
     def put(self, msg: Any) -> None:
@@ -141,11 +142,19 @@ class LocalServer:
         self.frontend_inbox = _Inbox()  # UserReply from the tokenizer (errors) and the detokenizer
         tokenize = TokenizeManager(self.tokenizer, self.scheduler.max_seq_len, self.scheduler.vocab_size)
         self._tokenizer_worker = TokenizeWorker(
-            self.tokenizer_inbox, _TracedSender(self.frontend_inbox.put, self.tracer, "tokenizer"),
-            _TracedSender(self.io.put, self.tracer, "tokenizer", self._saw_backend_msg), tokenize, None)
+            self.tokenizer_inbox,
+            _TracedSender(self.frontend_inbox.put, self.tracer, "tokenizer"),
+            _TracedSender(self.io.put, self.tracer, "tokenizer", self._saw_backend_msg),
+            tokenize,
+            None,
+        )
         self._detokenizer_worker = TokenizeWorker(
-            None, _TracedSender(self.frontend_inbox.put, self.tracer, "detokenizer"), None, None,
-            DetokenizeManager(self.tokenizer))
+            None,
+            _TracedSender(self.frontend_inbox.put, self.tracer, "detokenizer"),
+            None,
+            None,
+            DetokenizeManager(self.tokenizer),
+        )
         self.results: dict[int, RequestResult] = {}
         self.on_step: list[Callable[[Snapshot], None]] = []  # called after every step (widgets)
         self.steps = 0
@@ -236,8 +245,14 @@ class LocalServer:
 
     def is_idle(self) -> bool:
         with self._lock:
-            return (self.scheduler.is_idle and self._planned is None and not self.tokenizer_inbox.qsize()
-                    and self.io.inbox.empty() and self.io.outbox.empty() and not self.frontend_inbox.qsize())
+            return (
+                self.scheduler.is_idle
+                and self._planned is None
+                and not self.tokenizer_inbox.qsize()
+                and self.io.inbox.empty()
+                and self.io.outbox.empty()
+                and not self.frontend_inbox.qsize()
+            )
 
     def run_until_idle(self, max_steps: int = 100_000, timeout: float = 600.0) -> Snapshot:
         """Step until every submitted request is done. With the background loop running, wait for it."""
@@ -288,8 +303,9 @@ class LocalServer:
                 if not res.finished:
                     self.abort(uid)
             self._planned = None
-            self.scheduler = Scheduler(self.config, self.io, engine=self.engine, tokenizer=self.tokenizer,
-                                       tracer=self.tracer)
+            self.scheduler = Scheduler(
+                self.config, self.io, engine=self.engine, tokenizer=self.tokenizer, tracer=self.tracer
+            )
             self.io.drain()
             self.frontend_inbox.get_all_nowait()
             self.results.clear()
@@ -404,10 +420,13 @@ class LocalServer:
             else:
                 status = req.status.value
             requests[uid] = RequestView(
-                uid=uid, status=status,
+                uid=uid,
+                status=status,
                 prompt_tokens=len(req.input_ids) if req else len(res.prompt_token_ids),
                 cached_tokens=req.cached_len if req else 0,
-                output_tokens=len(res.token_ids), text=res.text, finish_reason=res.finish_reason,
+                output_tokens=len(res.token_ids),
+                text=res.text,
+                finish_reason=res.finish_reason,
                 pages=pages.rows.get(uid, []),
             )
         return Snapshot(
@@ -417,8 +436,12 @@ class LocalServer:
             waiting=[r.uid for r in s.waiting],
             running=[r.uid for r in s.running],
             requests=requests,
-            queues={"tokenizer": self.tokenizer_inbox.qsize(), "scheduler": self.io.inbox.qsize(),
-                    "detokenizer": self.io.outbox.qsize(), "api_server": self.frontend_inbox.qsize()},
+            queues={
+                "tokenizer": self.tokenizer_inbox.qsize(),
+                "scheduler": self.io.inbox.qsize(),
+                "detokenizer": self.io.outbox.qsize(),
+                "api_server": self.frontend_inbox.qsize(),
+            },
             pages=pages,
             free_pages=s.cache.num_available,
         )
@@ -433,5 +456,10 @@ class LocalServer:
 def _view(record: Optional[StepRecord]) -> Optional[BatchView]:
     if record is None:
         return None
-    return BatchView(record.batch_id, record.phase, [BatchItemView(u, s, n) for u, s, n in record.items],
-                     dict(record.next_tokens), dict(record.finished))
+    return BatchView(
+        record.batch_id,
+        record.phase,
+        [BatchItemView(u, s, n) for u, s, n in record.items],
+        dict(record.next_tokens),
+        dict(record.finished),
+    )

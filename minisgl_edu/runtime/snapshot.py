@@ -42,7 +42,9 @@ class BatchView:
     @classmethod
     def planned(cls, batch: Batch) -> BatchView:
         """A batch chosen by `Scheduler.schedule()` that has not run yet."""
-        return cls(batch.batch_id, batch.phase, [BatchItemView(it.req.uid, it.start, it.num_tokens) for it in batch.items])
+        return cls(
+            batch.batch_id, batch.phase, [BatchItemView(it.req.uid, it.start, it.num_tokens) for it in batch.items]
+        )
 
 
 @dataclass

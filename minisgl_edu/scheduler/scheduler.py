@@ -154,8 +154,10 @@ class Scheduler(OverlapMixin):
         if not input_ids:
             return "the prompt is empty"
         if len(input_ids) >= self.max_seq_len:
-            return (f"the prompt has {len(input_ids)} tokens, but at most {self.max_seq_len - 1} fit "
-                    f"(context and KV cache size), leaving room for one output token")
+            return (
+                f"the prompt has {len(input_ids)} tokens, but at most {self.max_seq_len - 1} fit "
+                f"(context and KV cache size), leaving room for one output token"
+            )
         bad = [t for t in input_ids if not 0 <= t < self.vocab_size]
         if bad:
             return f"token id {bad[0]} is outside the vocabulary (size {self.vocab_size})"
@@ -238,8 +240,15 @@ class Scheduler(OverlapMixin):
     # ------------------------------------------------------------------ 3. forward
     def _forward(self, batch: Batch) -> list[Optional[int]]:
         for it in batch.items:
-            self.tracer.record(it.req.uid, "scheduler", "scheduled", phase=batch.phase,
-                               batch=batch.batch_id, start=it.start, tokens=it.num_tokens)
+            self.tracer.record(
+                it.req.uid,
+                "scheduler",
+                "scheduled",
+                phase=batch.phase,
+                batch=batch.batch_id,
+                start=it.start,
+                tokens=it.num_tokens,
+            )
         return self.engine.forward_batch(batch).next_tokens
 
     # ------------------------------------------------------------------ 4. results
@@ -265,8 +274,9 @@ class Scheduler(OverlapMixin):
             if reason is not None:
                 self._finish(req, reason)
                 record.finished[req.uid] = reason
-            replies.append(DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason,
-                                         list(req.sampling_params.stop)))
+            replies.append(
+                DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason, list(req.sampling_params.stop))
+            )
         if replies:
             self.io.send(replies)
 

@@ -44,8 +44,13 @@ from minisgl_edu.server.protocol import (
 )
 
 
-def create_app(state: FrontendState, model_name: str, max_seq_len: Optional[int] = None,
-               api_key: Optional[str] = None, max_request_bytes: int = 4 << 20):
+def create_app(
+    state: FrontendState,
+    model_name: str,
+    max_seq_len: Optional[int] = None,
+    api_key: Optional[str] = None,
+    max_request_bytes: int = 4 << 20,
+):
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse, PlainTextResponse
 
@@ -96,14 +101,19 @@ def create_app(state: FrontendState, model_name: str, max_seq_len: Optional[int]
 
     @app.get("/metrics")
     async def metrics():
-        return PlainTextResponse(render_metrics(state.stats, len(state.ack_map)),
-                                 media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(
+            render_metrics(state.stats, len(state.ack_map)), media_type="text/plain; version=0.0.4"
+        )
 
     @app.get("/")
     async def root():
-        return JSONResponse({"name": "minisgl_edu", "model": model_name,
-                             "endpoints": ["/v1/chat/completions", "/v1/completions", "/v1/models",
-                                           "/health", "/metrics"]})
+        return JSONResponse(
+            {
+                "name": "minisgl_edu",
+                "model": model_name,
+                "endpoints": ["/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"],
+            }
+        )
 
     return app
 
@@ -147,11 +157,13 @@ def run_api_server(args: Any, addrs: Any, workers: list, sock: Any) -> int:
         max_in_flight = None
         if args.max_queue is not None:
             max_in_flight = info.get("max_running_requests", 0) + args.max_queue
-        state = FrontendState(addrs, workers, info.get("stats"), max_in_flight=max_in_flight,
-                              request_timeout=args.request_timeout or None)
+        state = FrontendState(
+            addrs, workers, info.get("stats"), max_in_flight=max_in_flight, request_timeout=args.request_timeout or None
+        )
         app = create_app(state, args.model_name, info.get("max_seq_len"), args.api_key, args.max_request_bytes)
-        config = uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=2,
-                                access_log=args.log_level in ("debug", "info"))
+        config = uvicorn.Config(
+            app, log_level=args.log_level, timeout_graceful_shutdown=2, access_log=args.log_level in ("debug", "info")
+        )
         server = _make_server(config, state)
         exit_code = 0
 

@@ -54,8 +54,19 @@ class ServerArgs:
         return self.served_model_name or self.model
 
     def scheduler_overrides(self) -> dict:
-        names = ("device", "max_running_requests", "page_size", "num_pages", "max_prefill_tokens",
-                 "max_seq_len", "cache", "dtype", "overlap", "attention_backend", "cuda_graph_max_bs")
+        names = (
+            "device",
+            "max_running_requests",
+            "page_size",
+            "num_pages",
+            "max_prefill_tokens",
+            "max_seq_len",
+            "cache",
+            "dtype",
+            "overlap",
+            "attention_backend",
+            "cuda_graph_max_bs",
+        )
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
 
@@ -85,15 +96,22 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m minisgl_edu.serve",
         description="OpenAI-compatible LLM server: API server, tokenizer, scheduler and detokenizer processes.",
     )
-    p.add_argument("--model", default=ServerArgs.model,
-                   help="model alias (smollm2-135m, bundled), local HF directory, or hub id")
+    p.add_argument(
+        "--model", default=ServerArgs.model, help="model alias (smollm2-135m, bundled), local HF directory, or hub id"
+    )
     p.add_argument("--host", default=ServerArgs.host, help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=ServerArgs.port)
     p.add_argument("--device", default=ServerArgs.device, help="cpu, cuda, or auto")
     p.add_argument("--num-tokenizer", type=_positive, default=1, help="number of tokenizer worker processes")
-    p.add_argument("--tp", "--tp-size", dest="tp_size", type=_positive, default=1,
-                   help="tensor parallel ranks: N scheduler processes, each with 1/N of the model "
-                        "(N must divide the query and KV heads)")
+    p.add_argument(
+        "--tp",
+        "--tp-size",
+        dest="tp_size",
+        type=_positive,
+        default=1,
+        help="tensor parallel ranks: N scheduler processes, each with 1/N of the model "
+        "(N must divide the query and KV heads)",
+    )
     p.add_argument("--max-running-requests", type=_positive, help="requests decoded together at most")
     p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")
     p.add_argument("--num-pages", type=_positive, help="pages in the KV cache")
@@ -101,27 +119,56 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-seq-len", type=_positive, help="cap on prompt + output tokens of one request")
     p.add_argument("--cache", choices=["radix", "naive"], help="prefix cache (default radix)")
     p.add_argument("--dtype", help="auto, float32, bfloat16, float16")
-    p.add_argument("--disable-overlap-schedule", dest="overlap", action="store_false", default=None,
-                   help="use normal_loop even on CUDA (overlap_loop prepares the next batch while one runs)")
-    p.add_argument("--attention-backend",
-                   help="torch, flashinfer, or prefill,decode such as flashinfer,triton (default auto: torch on "
-                        "CPU, flashinfer,triton on CUDA)")
-    p.add_argument("--cuda-graph-max-bs", type=_non_negative,
-                   help="CUDA: decode batches up to this size replay a captured graph (0: no graphs)")
-    p.add_argument("--api-key", default=env.get().api_key,
-                   help="require 'Authorization: Bearer KEY' on /v1/* (default: $MINISGL_API_KEY; the "
-                        "environment keeps the key out of `ps`)")
-    p.add_argument("--max-queue", type=_non_negative, default=ServerArgs.max_queue,
-                   help="generation requests that may wait beyond --max-running-requests; more get 503 "
-                        "with Retry-After (default %(default)s)")
-    p.add_argument("--request-timeout", type=_seconds, default=ServerArgs.request_timeout,
-                   help="abort a request that has not finished after this many seconds, waiting included "
-                        "(default %(default)s; 0: no limit)")
-    p.add_argument("--max-request-bytes", type=_positive, default=ServerArgs.max_request_bytes,
-                   help="largest request body; larger ones get 413 (default %(default)s)")
+    p.add_argument(
+        "--disable-overlap-schedule",
+        dest="overlap",
+        action="store_false",
+        default=None,
+        help="use normal_loop even on CUDA (overlap_loop prepares the next batch while one runs)",
+    )
+    p.add_argument(
+        "--attention-backend",
+        help="torch, flashinfer, or prefill,decode such as flashinfer,triton (default auto: torch on "
+        "CPU, flashinfer,triton on CUDA)",
+    )
+    p.add_argument(
+        "--cuda-graph-max-bs",
+        type=_non_negative,
+        help="CUDA: decode batches up to this size replay a captured graph (0: no graphs)",
+    )
+    p.add_argument(
+        "--api-key",
+        default=env.get().api_key,
+        help="require 'Authorization: Bearer KEY' on /v1/* (default: $MINISGL_API_KEY; the "
+        "environment keeps the key out of `ps`)",
+    )
+    p.add_argument(
+        "--max-queue",
+        type=_non_negative,
+        default=ServerArgs.max_queue,
+        help="generation requests that may wait beyond --max-running-requests; more get 503 "
+        "with Retry-After (default %(default)s)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=_seconds,
+        default=ServerArgs.request_timeout,
+        help="abort a request that has not finished after this many seconds, waiting included "
+        "(default %(default)s; 0: no limit)",
+    )
+    p.add_argument(
+        "--max-request-bytes",
+        type=_positive,
+        default=ServerArgs.max_request_bytes,
+        help="largest request body; larger ones get 413 (default %(default)s)",
+    )
     p.add_argument("--served-model-name", help="model name reported by the API (default: --model)")
-    p.add_argument("--startup-timeout", type=float, default=ServerArgs.startup_timeout,
-                   help="seconds to wait for the workers to load")
+    p.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=ServerArgs.startup_timeout,
+        help="seconds to wait for the workers to load",
+    )
     p.add_argument("--shell", action="store_true", help="chat in this terminal instead of serving HTTP")
     p.add_argument("--log-level", default=ServerArgs.log_level, choices=["debug", "info", "warning", "error"])
     return p

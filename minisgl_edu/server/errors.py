@@ -19,13 +19,22 @@ from minisgl_edu.server.protocol import APIError, service_unavailable
 
 
 def timeout_error(state: FrontendState) -> APIError:
-    return APIError(504, f"the request did not finish within {state.request_timeout:g} s (--request-timeout); "
-                    "it was aborted", type="timeout_error", code="request_timeout")
+    return APIError(
+        504,
+        f"the request did not finish within {state.request_timeout:g} s (--request-timeout); it was aborted",
+        type="timeout_error",
+        code="request_timeout",
+    )
 
 
 def busy_error(state: FrontendState) -> APIError:
-    return APIError(503, f"the server is busy: {state.max_in_flight} requests are running or queued; "
-                    "retry later", type="service_unavailable", code="queue_full", headers={"Retry-After": "1"})
+    return APIError(
+        503,
+        f"the server is busy: {state.max_in_flight} requests are running or queued; retry later",
+        type="service_unavailable",
+        code="queue_full",
+        headers={"Retry-After": "1"},
+    )
 
 
 def reply_error(state: FrontendState, reply: UserReply) -> APIError:
@@ -54,11 +63,13 @@ def install_error_handlers(app: Any) -> None:
         specific = [e for e in errors if not str(e.get("type", "")).endswith("_type")]
         first = (specific or errors or [{}])[0]
         if first.get("type") == "json_invalid":
-            return APIError(400, f"request body is not valid JSON: {first.get('ctx', {}).get('error', '')}",
-                            code="invalid_json").response()
+            return APIError(
+                400, f"request body is not valid JSON: {first.get('ctx', {}).get('error', '')}", code="invalid_json"
+            ).response()
         if tuple(first.get("loc", ())) == ("body",):
-            return APIError(400, "the request body must be a JSON object (send Content-Type: application/json)",
-                            code="invalid_json").response()
+            return APIError(
+                400, "the request body must be a JSON object (send Content-Type: application/json)", code="invalid_json"
+            ).response()
         # Keep field names and list indexes; drop pydantic's names of union alternatives.
         loc = [str(x) for x in first.get("loc", ()) if x != "body" and re.fullmatch(r"\w+", str(x))]
         param = ".".join(loc) or None

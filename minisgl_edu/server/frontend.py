@@ -27,8 +27,14 @@ logger = logging.getLogger("minisgl.api")
 class FrontendState:
     """The API server's side of the sockets, and who is waiting for which uid."""
 
-    def __init__(self, addrs: Any, workers: list, initial_stats: Optional[dict] = None,
-                 max_in_flight: Optional[int] = None, request_timeout: Optional[float] = None) -> None:
+    def __init__(
+        self,
+        addrs: Any,
+        workers: list,
+        initial_stats: Optional[dict] = None,
+        max_in_flight: Optional[int] = None,
+        request_timeout: Optional[float] = None,
+    ) -> None:
         import zmq.asyncio
 
         from minisgl_edu.server.ipc import ZmqAsyncPullQueue, ZmqAsyncPushQueue
@@ -116,8 +122,9 @@ class FrontendState:
     def fail_all(self, message: str) -> None:
         """Wake every waiting request with an error (its client gets a 503 or an error event)."""
         for uid, queue in list(self.ack_map.items()):
-            queue.put_nowait(UserReply(uid=uid, incremental_output="", finished=True, finish_reason="abort",
-                                       error=message))
+            queue.put_nowait(
+                UserReply(uid=uid, incremental_output="", finished=True, finish_reason="abort", error=message)
+            )
 
     def begin_shutdown(self) -> None:
         """Ctrl+C / SIGTERM: end open streams now instead of letting uvicorn cancel them later."""

@@ -46,8 +46,11 @@ class Generation:
     next_client_check: float = 0.0  # time.monotonic() when to ask again whether the client left
 
     def usage(self) -> dict:
-        return {"prompt_tokens": self.num_prompt_tokens, "completion_tokens": self.num_output_tokens,
-                "total_tokens": self.num_prompt_tokens + self.num_output_tokens}
+        return {
+            "prompt_tokens": self.num_prompt_tokens,
+            "completion_tokens": self.num_output_tokens,
+            "total_tokens": self.num_prompt_tokens + self.num_output_tokens,
+        }
 
 
 async def next_reply(state: FrontendState, gen: Generation, request: Any = None) -> UserReply:
@@ -142,8 +145,9 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
         # runs; this still aborts the request when the generator object is dropped (a no-op if
         # the request already finished).
         weakref.finalize(chunks, state.abort_user, uid)
-        return StreamingResponse(chunks, media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return StreamingResponse(
+            chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        )
     pieces = [first.incremental_output]
     reply = first
     try:
@@ -164,8 +168,9 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
     return JSONResponse(shape.full("".join(pieces), finish_reason_of(gen.finish_reason), gen.usage()))
 
 
-async def stream_chunks(state: FrontendState, gen: Generation, first: UserReply, shape: ResponseShape,
-                        include_usage: bool) -> AsyncIterator[str]:
+async def stream_chunks(
+    state: FrontendState, gen: Generation, first: UserReply, shape: ResponseShape, include_usage: bool
+) -> AsyncIterator[str]:
     """SSE: a role chunk, content chunks, a chunk with finish_reason, [usage], then [DONE]."""
     try:
         if shape.chat:

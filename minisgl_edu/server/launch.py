@@ -61,8 +61,17 @@ class Worker:
         return f"worker {self.name} (pid {self.process.pid}) died ({how})"
 
 
-def _run_scheduler(*, name: str, rank: int, model_dir: str, overrides: dict, addrs: IpcAddresses,
-                   ready_conn: Any, tp_size: int = 1, dist_init_method: str = "") -> None:
+def _run_scheduler(
+    *,
+    name: str,
+    rank: int,
+    model_dir: str,
+    overrides: dict,
+    addrs: IpcAddresses,
+    ready_conn: Any,
+    tp_size: int = 1,
+    dist_init_method: str = "",
+) -> None:
     """Process entry of `minisgl-TP{rank}-scheduler`: build the Scheduler, then run its loop."""
     from minisgl_edu.server.process import init_worker, parent_alive
 
@@ -88,8 +97,12 @@ def _run_scheduler(*, name: str, rank: int, model_dir: str, overrides: dict, add
             zmq_io.stats_fn = scheduler.stats
         import dataclasses
 
-        info = {"max_seq_len": scheduler.max_seq_len, "vocab_size": scheduler.vocab_size,
-                "max_running_requests": scheduler.max_running, "stats": dataclasses.asdict(scheduler.stats())}
+        info = {
+            "max_seq_len": scheduler.max_seq_len,
+            "vocab_size": scheduler.vocab_size,
+            "max_running_requests": scheduler.max_running,
+            "stats": dataclasses.asdict(scheduler.stats()),
+        }
     except BaseException:
         ready_conn.send({"name": name, "ok": False, "error": traceback.format_exc()})
         raise
@@ -119,8 +132,7 @@ def start_workers(args: ServerArgs, model_dir: str, addrs: IpcAddresses) -> list
     def start(name: str, target: Any, inbox: str, **kwargs: Any) -> None:
         reader, writer = ctx.Pipe(duplex=False)
         # daemon: if the main process exits without shutdown_workers, multiprocessing still ends them.
-        proc = ctx.Process(target=target, name=name, kwargs={**kwargs, "name": name, "ready_conn": writer},
-                           daemon=True)
+        proc = ctx.Process(target=target, name=name, kwargs={**kwargs, "name": name, "ready_conn": writer}, daemon=True)
         proc.start()
         writer.close()  # the child has its copy; ours closed means EOF when the child dies
         workers.append(Worker(name, proc, reader, inbox))
@@ -129,14 +141,36 @@ def start_workers(args: ServerArgs, model_dir: str, addrs: IpcAddresses) -> list
     dist_init_method = f"tcp://127.0.0.1:{_free_port()}" if args.tp_size > 1 else ""
     for rank in range(args.tp_size):
         # Every rank's inbox for ExitMsg is rank 0's socket: rank 0 passes ExitMsg on to the others.
-        start(f"minisgl-TP{rank}-scheduler", _run_scheduler, addrs.scheduler, rank=rank, model_dir=model_dir,
-              overrides=args.scheduler_overrides(), addrs=addrs, tp_size=args.tp_size,
-              dist_init_method=dist_init_method)
-    start("minisgl-detokenizer-0", tokenize_worker, addrs.detokenizer, model_dir=model_dir,
-          recv_addr=addrs.detokenizer, frontend_addr=addrs.frontend, backend_addr=None)
+        start(
+            f"minisgl-TP{rank}-scheduler",
+            _run_scheduler,
+            addrs.scheduler,
+            rank=rank,
+            model_dir=model_dir,
+            overrides=args.scheduler_overrides(),
+            addrs=addrs,
+            tp_size=args.tp_size,
+            dist_init_method=dist_init_method,
+        )
+    start(
+        "minisgl-detokenizer-0",
+        tokenize_worker,
+        addrs.detokenizer,
+        model_dir=model_dir,
+        recv_addr=addrs.detokenizer,
+        frontend_addr=addrs.frontend,
+        backend_addr=None,
+    )
     for i in range(args.num_tokenizer):
-        start(f"minisgl-tokenizer-{i}", tokenize_worker, addrs.tokenizers[i], model_dir=model_dir,
-              recv_addr=addrs.tokenizers[i], frontend_addr=addrs.frontend, backend_addr=addrs.scheduler)
+        start(
+            f"minisgl-tokenizer-{i}",
+            tokenize_worker,
+            addrs.tokenizers[i],
+            model_dir=model_dir,
+            recv_addr=addrs.tokenizers[i],
+            frontend_addr=addrs.frontend,
+            backend_addr=addrs.scheduler,
+        )
     return workers
 
 
@@ -272,8 +306,12 @@ def launch_server(args: ServerArgs) -> int:
         if not args.shell:
             sock = _bind_socket(args.host, args.port)
             if not args.api_key and not _is_loopback(args.host):
-                print(f"[minisgl] warning: listening on {args.host} without --api-key: anyone who can reach "
-                      "this port can use the model", file=sys.stderr, flush=True)
+                print(
+                    f"[minisgl] warning: listening on {args.host} without --api-key: anyone who can reach "
+                    "this port can use the model",
+                    file=sys.stderr,
+                    flush=True,
+                )
         from minisgl_edu.models import resolve_model
 
         # Resolved once here, so that no worker converts or downloads the model by itself.
@@ -299,8 +337,11 @@ def launch_server(args: ServerArgs) -> int:
         info = workers[0].info
         names = ", ".join(f"{w.name}[{w.process.pid}]" for w in workers)
         where = "interactive shell" if args.shell else f"http://{args.host}:{args.port}"
-        print(f"[minisgl] ready in {time.perf_counter() - start:.1f} s: {args.model_name} "
-              f"(context {info.get('max_seq_len')} tokens) on {where}; processes: {names}", flush=True)
+        print(
+            f"[minisgl] ready in {time.perf_counter() - start:.1f} s: {args.model_name} "
+            f"(context {info.get('max_seq_len')} tokens) on {where}; processes: {names}",
+            flush=True,
+        )
         if args.shell:
             from minisgl_edu.server.shell import run_shell
 

@@ -44,8 +44,12 @@ class ApiKeyMiddleware:
             # both sides first also hides the key's length (compare_digest returns early on a
             # length mismatch).
             if not hmac.compare_digest(_digest(given), self.expected):
-                err = APIError(401, "invalid or missing API key (send 'Authorization: Bearer <key>')",
-                               type="authentication_error", code="invalid_api_key")
+                err = APIError(
+                    401,
+                    "invalid or missing API key (send 'Authorization: Bearer <key>')",
+                    type="authentication_error",
+                    code="invalid_api_key",
+                )
                 await err.response()(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -96,8 +100,7 @@ class BodyLimitMiddleware:
         if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
             return
-        too_large = APIError(413, f"the request body is larger than {self.max_bytes} bytes",
-                             code="request_too_large")
+        too_large = APIError(413, f"the request body is larger than {self.max_bytes} bytes", code="request_too_large")
         length = dict(scope.get("headers") or []).get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
             # Answer without reading it; the server closes the connection afterwards.
@@ -123,8 +126,9 @@ class BodyLimitMiddleware:
         except UnicodeDecodeError as e:
             error = APIError(400, f"the request body is not valid UTF-8 (byte {e.start})", code="invalid_json")
         if error is None and json_too_deep(body):
-            error = APIError(400, f"the request body nests JSON deeper than {MAX_JSON_DEPTH} levels",
-                             code="invalid_json")
+            error = APIError(
+                400, f"the request body nests JSON deeper than {MAX_JSON_DEPTH} levels", code="invalid_json"
+            )
         if error is not None:
             await error.response()(scope, receive, send)
             return

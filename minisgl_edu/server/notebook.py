@@ -59,8 +59,9 @@ def group_processes(pgid: int) -> list[ProcessInfo]:
 
     Read from `ps`, the command a student would type, which works on Linux and macOS alike.
     """
-    out = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,pgid=,stat=,args="],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["ps", "-A", "-o", "pid=,ppid=,pgid=,stat=,args="], capture_output=True, text=True, check=True
+    ).stdout
     procs = []
     for line in out.splitlines():
         fields = line.split(None, 4)
@@ -192,8 +193,9 @@ def _spawn(port: int, args: list[str]) -> NotebookServer:
     with os.fdopen(fd, "w") as log:
         # The trampoline gets our pid, so it can tell whether we died before it asked to be told.
         cmd = [sys.executable, "-m", "minisgl_edu.server.notebook", str(os.getpid()), "--port", str(port), *args]
-        process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     return NotebookServer(process, port, args, log_path)
 
 

@@ -100,8 +100,9 @@ class GenerateRequest(_Strict):
         params = SamplingParams(
             max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
             # OpenAI's defaults: temperature 1, top_p 1. temperature 0 means greedy.
-            temperature=1.0 if self.temperature is None else (
-                0.0 if 0 < self.temperature < GREEDY_TEMPERATURE_BELOW else self.temperature),
+            temperature=1.0
+            if self.temperature is None
+            else (0.0 if 0 < self.temperature < GREEDY_TEMPERATURE_BELOW else self.temperature),
             top_p=1.0 if self.top_p is None else (MIN_TOP_P if 0 < self.top_p < MIN_TOP_P else self.top_p),
             top_k=-1 if self.top_k is None else self.top_k,
             ignore_eos=self.ignore_eos,
@@ -146,9 +147,15 @@ class CompletionRequest(GenerateRequest):
 
 
 class APIError(Exception):
-    def __init__(self, status: int, message: str, type: str = "invalid_request_error",
-                 param: Optional[str] = None, code: Optional[str] = None,
-                 headers: Optional[dict[str, str]] = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type: str = "invalid_request_error",
+        param: Optional[str] = None,
+        code: Optional[str] = None,
+        headers: Optional[dict[str, str]] = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.type, self.param, self.code = status, message, type, param, code
         self.headers = headers
@@ -213,8 +220,13 @@ class ResponseShape:
         obj = ("chat.completion.chunk" if stream else "chat.completion") if self.chat else "text_completion"
         return {"id": self.rid, "object": obj, "created": self.created, "model": self.model}
 
-    def chunk(self, text: Optional[str] = None, role: bool = False, finish_reason: Optional[str] = None,
-              usage_field: bool = False) -> dict:
+    def chunk(
+        self,
+        text: Optional[str] = None,
+        role: bool = False,
+        finish_reason: Optional[str] = None,
+        usage_field: bool = False,
+    ) -> dict:
         if self.chat:
             delta: dict = {}
             if role:
@@ -235,8 +247,12 @@ class ResponseShape:
 
     def full(self, text: str, finish_reason: Optional[str], usage: dict) -> dict:
         if self.chat:
-            choice = {"index": 0, "message": {"role": "assistant", "content": text},
-                      "logprobs": None, "finish_reason": finish_reason}
+            choice = {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
         else:
             choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
         return {**self._base(stream=False), "choices": [choice], "usage": usage}
@@ -263,6 +279,9 @@ def render_metrics(stats: dict, in_flight: int) -> str:
         kind, help_text = METRICS_HELP.get(key, ("gauge", f"Scheduler statistic {key}."))
         name = f"minisgl_{key}"
         lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f"{name} {value}"]
-    lines += ["# HELP minisgl_http_requests_in_flight Generation requests the API server is waiting on.",
-              "# TYPE minisgl_http_requests_in_flight gauge", f"minisgl_http_requests_in_flight {in_flight}"]
+    lines += [
+        "# HELP minisgl_http_requests_in_flight Generation requests the API server is waiting on.",
+        "# TYPE minisgl_http_requests_in_flight gauge",
+        f"minisgl_http_requests_in_flight {in_flight}",
+    ]
     return "\n".join(lines) + "\n"

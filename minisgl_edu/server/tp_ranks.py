@@ -21,16 +21,24 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _rank_main(rank: int, tp_size: int, init_method: str, model: str, prompts: list[list[int]],
-               params: list[SamplingParams], overrides: dict, results: Any) -> None:
+def _rank_main(
+    rank: int,
+    tp_size: int,
+    init_method: str,
+    model: str,
+    prompts: list[list[int]],
+    params: list[SamplingParams],
+    overrides: dict,
+    results: Any,
+) -> None:
     import torch
 
     torch.set_num_threads(1)  # N ranks on a small machine: one thread each, no oversubscription
     from minisgl_edu.distributed import destroy, init_tp
-    from minisgl_edu.scheduler.io.tp_io import TPFollowerIO, TPLeaderIO
     from minisgl_edu.message import UserMsg
     from minisgl_edu.scheduler import Scheduler, SchedulerConfig
     from minisgl_edu.scheduler.io import QueueIO
+    from minisgl_edu.scheduler.io.tp_io import TPFollowerIO, TPLeaderIO
 
     try:
         init_tp(rank, tp_size, init_method, backend="gloo", timeout_s=120)
@@ -54,15 +62,19 @@ def _rank_main(rank: int, tp_size: int, init_method: str, model: str, prompts: l
     destroy(wait_for_others_s=30.0)  # all ranks finished: leave together (see `destroy`)
 
 
-def generate_tp(model: str, prompts: list[list[int]], params: list[SamplingParams], tp_size: int,
-                **overrides: Any) -> list[dict[int, list[int]]]:
+def generate_tp(
+    model: str, prompts: list[list[int]], params: list[SamplingParams], tp_size: int, **overrides: Any
+) -> list[dict[int, list[int]]]:
     """Tokens sampled by each rank (index = rank) for each request (uid = index in `prompts`)."""
     import torch.multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     results = ctx.SimpleQueue()
-    mp.start_processes(_rank_main, nprocs=tp_size, start_method="spawn",
-                       args=(tp_size, f"tcp://127.0.0.1:{_free_port()}", model, prompts, params, overrides,
-                             results))
+    mp.start_processes(
+        _rank_main,
+        nprocs=tp_size,
+        start_method="spawn",
+        args=(tp_size, f"tcp://127.0.0.1:{_free_port()}", model, prompts, params, overrides, results),
+    )
     by_rank = dict(results.get() for _ in range(tp_size))
     return [by_rank[r] for r in range(tp_size)]

@@ -38,18 +38,19 @@ class IncrementalDetokenizer:
         self._released = 0  # how much of `_decoded` has been returned
 
     def _decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=self.skip_special_tokens,
-                                     clean_up_tokenization_spaces=False)
+        return self.tokenizer.decode(
+            ids, skip_special_tokens=self.skip_special_tokens, clean_up_tokenization_spaces=False
+        )
 
     def add(self, token_id: int) -> str:
         """Feed one generated token; return the new text that is safe to show (maybe '')."""
         if self.stopped:
             return ""
         self.ids.append(token_id)
-        prefix = self._decode(self.ids[self._prefix_offset:self._read_offset])
-        window = self._decode(self.ids[self._prefix_offset:])
+        prefix = self._decode(self.ids[self._prefix_offset : self._read_offset])
+        window = self._decode(self.ids[self._prefix_offset :])
         if len(window) > len(prefix) and not window.endswith(REPLACEMENT_CHAR):
-            self._decoded += window[len(prefix):]
+            self._decoded += window[len(prefix) :]
             self._prefix_offset = self._read_offset
             self._read_offset = len(self.ids)
         return self._release(final=False)
@@ -58,9 +59,9 @@ class IncrementalDetokenizer:
         """The request ended: return whatever is still held back (minus any stop string)."""
         if not self.stopped and self._read_offset < len(self.ids):
             # Tokens that never completed a character (cut by max_tokens): decode them as they are.
-            prefix = self._decode(self.ids[self._prefix_offset:self._read_offset])
-            window = self._decode(self.ids[self._prefix_offset:])
-            self._decoded += window[len(prefix):]
+            prefix = self._decode(self.ids[self._prefix_offset : self._read_offset])
+            window = self._decode(self.ids[self._prefix_offset :])
+            self._decoded += window[len(prefix) :]
             self._prefix_offset = self._read_offset = len(self.ids)
         return self._release(final=True)
 
@@ -76,7 +77,7 @@ class IncrementalDetokenizer:
             end = len(self._decoded)
         else:
             end = len(self._decoded) - self._could_start_stop()
-        out = self._decoded[self._released:end]
+        out = self._decoded[self._released : end]
         self._released = end
         self.text += out
         return out

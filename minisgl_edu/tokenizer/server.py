@@ -115,8 +115,14 @@ class DetokenizeManager:
 class TokenizeWorker:
     """The loop of one tokenizer or detokenizer process: receive, dispatch by type, send."""
 
-    def __init__(self, recv, send_frontend, send_backend, tokenize: Optional[TokenizeManager],
-                 detokenize: Optional[DetokenizeManager]) -> None:
+    def __init__(
+        self,
+        recv,
+        send_frontend,
+        send_backend,
+        tokenize: Optional[TokenizeManager],
+        detokenize: Optional[DetokenizeManager],
+    ) -> None:
         self.recv = recv
         self.send_frontend = send_frontend
         self.send_backend = send_backend  # None in the detokenizer
@@ -163,13 +169,27 @@ class TokenizeWorker:
                 logger.error("tokenize_worker: %s failed on a %s", type(e).__name__, type(msg).__name__)
                 uid = getattr(msg, "uid", None)
                 if isinstance(msg, TokenizeMsg):
-                    to_frontend.append(UserReply(uid=msg.uid, incremental_output="", finished=True,
-                                                 finish_reason="abort", error="the prompt could not be tokenized"))
+                    to_frontend.append(
+                        UserReply(
+                            uid=msg.uid,
+                            incremental_output="",
+                            finished=True,
+                            finish_reason="abort",
+                            error="the prompt could not be tokenized",
+                        )
+                    )
                 elif isinstance(msg, DetokenizeMsg) and uid is not None:
                     self.detokenize_manager.decode_map.pop(uid, None)
                     if msg.finished:  # end the request for the client; else later tokens start afresh
-                        to_frontend.append(UserReply(uid=uid, incremental_output="", finished=True,
-                                                     finish_reason=msg.finish_reason, error=msg.error))
+                        to_frontend.append(
+                            UserReply(
+                                uid=uid,
+                                incremental_output="",
+                                finished=True,
+                                finish_reason=msg.finish_reason,
+                                error=msg.error,
+                            )
+                        )
         # Frontend first: the prompt-length reply should reach the API server before the tokens.
         if to_frontend:
             self.send_frontend.put(to_frontend[0] if len(to_frontend) == 1 else BatchFrontendMsg(data=to_frontend))
@@ -181,8 +201,9 @@ class TokenizeWorker:
         try:
             ids = self.tokenize_manager.tokenize(msg)
         except ValueError as e:
-            to_frontend.append(UserReply(uid=msg.uid, incremental_output="", finished=True,
-                                         finish_reason="abort", error=str(e)))
+            to_frontend.append(
+                UserReply(uid=msg.uid, incremental_output="", finished=True, finish_reason="abort", error=str(e))
+            )
             return
         to_frontend.append(UserReply(uid=msg.uid, incremental_output="", finished=False, num_prompt_tokens=len(ids)))
         to_backend.append(UserMsg(uid=msg.uid, input_ids=ids, sampling_params=msg.sampling_params))
@@ -218,8 +239,13 @@ def tokenize_worker(
             config = ModelConfig.from_dir(model_dir)
             send_backend = ZmqPushQueue(ctx, backend_addr)
             sockets.append(send_backend)
-            worker = TokenizeWorker(recv, send_frontend, send_backend,
-                                    TokenizeManager(tokenizer, config.max_position_embeddings, config.vocab_size), None)
+            worker = TokenizeWorker(
+                recv,
+                send_frontend,
+                send_backend,
+                TokenizeManager(tokenizer, config.max_position_embeddings, config.vocab_size),
+                None,
+            )
         else:
             worker = TokenizeWorker(recv, send_frontend, None, None, DetokenizeManager(tokenizer))
     except BaseException:

@@ -56,7 +56,8 @@ def encode_prompt(tokenizer: Any, prompt: Prompt) -> list[int]:
             raise ValueError("this model has no chat template: send a plain prompt to /v1/completions")
         # Render to text first, then encode without adding special tokens: the template already
         # wrote the ones the model expects (a second BOS would change the model's answer).
-        text = tokenizer.apply_chat_template(normalize_messages(list(prompt)), tokenize=False,
-                                             add_generation_prompt=True)
+        text = tokenizer.apply_chat_template(
+            normalize_messages(list(prompt)), tokenize=False, add_generation_prompt=True
+        )
         return list(tokenizer.encode(text, add_special_tokens=False))
     raise ValueError("the prompt must be a string, a list of chat messages or a list of token ids, not a mix")

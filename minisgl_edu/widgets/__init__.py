@@ -11,5 +11,12 @@ from minisgl_edu.widgets.pagemap import KVPageMap, plot_page_map
 from minisgl_edu.widgets.stepper import SchedulerStepper, StepperModel, plot_schedule
 from minisgl_edu.widgets.timeline import RequestTimeline, plot_timeline
 
-__all__ = ["KVPageMap", "RequestTimeline", "SchedulerStepper", "StepperModel", "plot_page_map", "plot_schedule",
-           "plot_timeline"]
+__all__ = [
+    "KVPageMap",
+    "RequestTimeline",
+    "SchedulerStepper",
+    "StepperModel",
+    "plot_page_map",
+    "plot_schedule",
+    "plot_timeline",
+]

@@ -46,16 +46,22 @@ def render_html(pages: PageMapSnapshot, max_pages: Optional[int] = None) -> str:
         mark = "C" if pages.cached[p] else ""
         if len(users[p]) > 1:
             mark += str(len(users[p]))  # shared by this many requests
-        cells.append(f"<div title='page {p}: users {users[p]}{' cached' if pages.cached[p] else ''}' "
-                     f"style='width:22px;height:22px;background:{bg};border:1px solid #999;font-size:10px;"
-                     f"text-align:center;line-height:22px'>{mark}</div>")
-    grid = (f"<div style='display:grid;grid-template-columns:repeat({COLUMNS},24px);gap:1px'>"
-            + "".join(cells) + "</div>")
-    rows = "".join(f"<div><span style='color:{uid_colour(uid)}'>&#9632;</span> uid {uid}: pages {esc(row)}</div>"
-                   for uid, row in sorted(pages.rows.items()))
+        cells.append(
+            f"<div title='page {p}: users {users[p]}{' cached' if pages.cached[p] else ''}' "
+            f"style='width:22px;height:22px;background:{bg};border:1px solid #999;font-size:10px;"
+            f"text-align:center;line-height:22px'>{mark}</div>"
+        )
+    grid = (
+        f"<div style='display:grid;grid-template-columns:repeat({COLUMNS},24px);gap:1px'>" + "".join(cells) + "</div>"
+    )
+    rows = "".join(
+        f"<div><span style='color:{uid_colour(uid)}'>&#9632;</span> uid {uid}: pages {esc(row)}</div>"
+        for uid, row in sorted(pages.rows.items())
+    )
     counts = page_counts(pages)
-    head = (f"<b>{pages.num_pages} pages x {pages.page_size} tokens</b> &nbsp; "
-            + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+    head = f"<b>{pages.num_pages} pages x {pages.page_size} tokens</b> &nbsp; " + ", ".join(
+        f"{k}: {v}" for k, v in counts.items()
+    )
     more = f"<div>(first {n} pages shown)</div>" if n < pages.num_pages else ""
     return head + grid + more + "<h4>page table rows</h4>" + (rows or "<div>(no request holds a row)</div>")
 
@@ -76,8 +82,9 @@ def plot_page_map(pages: PageMapSnapshot, ax: Any = None, max_pages: Optional[in
         x, y = p % COLUMNS, nrows - 1 - p // COLUMNS
         owner = users[p][0] if users[p] else None
         colour = uid_colour(owner) if owner is not None else ("#dddddd" if pages.cached[p] else "white")
-        ax.add_patch(Rectangle((x, y), 0.92, 0.92, facecolor=colour, edgecolor="0.6",
-                               hatch="//" if pages.cached[p] else None))
+        ax.add_patch(
+            Rectangle((x, y), 0.92, 0.92, facecolor=colour, edgecolor="0.6", hatch="//" if pages.cached[p] else None)
+        )
         if len(users[p]) > 1:
             ax.text(x + 0.46, y + 0.46, str(len(users[p])), ha="center", va="center", fontsize=7)
     ax.set_xlim(0, COLUMNS)
@@ -87,8 +94,9 @@ def plot_page_map(pages: PageMapSnapshot, ax: Any = None, max_pages: Optional[in
     handles = [Patch(color=uid_colour(u), label=f"uid {u}") for u in sorted(pages.rows)]
     handles.append(Patch(facecolor="white", edgecolor="0.6", hatch="//", label="in prefix cache"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
-    ax.set_title(title or f"KV pages (page size {pages.page_size}); a number = shared by that many requests",
-                 fontsize=9)
+    ax.set_title(
+        title or f"KV pages (page size {pages.page_size}); a number = shared by that many requests", fontsize=9
+    )
     fig.tight_layout()
     return fig
 

@@ -66,7 +66,11 @@ class StepperModel:
 def _batch_rows(batch: BatchView) -> list[list[Any]]:
     rows = []
     for it in batch.items:
-        what = f"prompt tokens {it.start}..{it.start + it.num_tokens - 1}" if batch.phase == "prefill" else f"position {it.start}"
+        what = (
+            f"prompt tokens {it.start}..{it.start + it.num_tokens - 1}"
+            if batch.phase == "prefill"
+            else f"position {it.start}"
+        )
         rows.append([it.uid, batch.phase, it.num_tokens, what])
     return rows
 
@@ -81,19 +85,32 @@ def render_html(snap: Snapshot) -> str:
         # A snapshot from the running background loop: the next batch is not chosen yet (the loop
         # chooses it at its next step), so show the batch that just ran instead of "none".
         b = snap.batch
-        parts.append(f"<h4>running: just ran batch #{b.batch_id} ({b.phase}, {b.num_tokens} tokens); "
-                     f"the next one is chosen at the next step</h4>")
+        parts.append(
+            f"<h4>running: just ran batch #{b.batch_id} ({b.phase}, {b.num_tokens} tokens); "
+            f"the next one is chosen at the next step</h4>"
+        )
     else:
         parts.append("<h4>next batch: none (nothing to run)</h4>")
     if b is not None:
         parts.append(table(["uid", "phase", "tokens this step", "computes"], _batch_rows(b)))
-    parts.append(f"<p>waiting queue (head first): {snap.waiting or '[]'} &nbsp; running: {snap.running or '[]'}"
-                 f" &nbsp; messages in flight: {snap.queues}</p>")
+    parts.append(
+        f"<p>waiting queue (head first): {snap.waiting or '[]'} &nbsp; running: {snap.running or '[]'}"
+        f" &nbsp; messages in flight: {snap.queues}</p>"
+    )
     rows = []
     for uid, r in sorted(snap.requests.items()):
         dot = f"<span style='color:{uid_colour(uid)}'>&#9632;</span> {uid}"
-        rows.append([dot, esc(r.status), r.prompt_tokens, r.cached_tokens, r.output_tokens,
-                     esc(r.finish_reason or ""), esc(r.text)])
+        rows.append(
+            [
+                dot,
+                esc(r.status),
+                r.prompt_tokens,
+                r.cached_tokens,
+                r.output_tokens,
+                esc(r.finish_reason or ""),
+                esc(r.text),
+            ]
+        )
     parts.append(table(["uid", "status", "prompt", "cached", "output", "finish", "text so far"], rows, raw=True))
     return "\n".join(parts)
 
@@ -116,8 +133,11 @@ def plot_schedule(history: list[BatchView], ax: Any = None) -> Any:
     for step, b in enumerate(history, start=1):
         for it in b.items:
             prefill = b.phase == "prefill"
-            ax.add_patch(Rectangle((step - 0.45, y[it.uid] - 0.4), 0.9, 0.8, color=uid_colour(it.uid),
-                                   alpha=1.0 if prefill else 0.35))
+            ax.add_patch(
+                Rectangle(
+                    (step - 0.45, y[it.uid] - 0.4), 0.9, 0.8, color=uid_colour(it.uid), alpha=1.0 if prefill else 0.35
+                )
+            )
             if prefill:
                 ax.text(step, y[it.uid], str(it.num_tokens), ha="center", va="center", fontsize=7, color="white")
     ax.set_xlim(0.3, len(history) + 0.7)
@@ -150,8 +170,9 @@ class SchedulerStepper:
         self.pause_button.on_click(lambda _: self._pause())
         self.reset_button.on_click(lambda _: self._do(self.model.reset))
         srv.on_step.append(lambda snap: self.refresh())  # live updates, from the background loop too
-        self.widget = W.VBox([W.HBox([self.step_button, self.run_button, self.pause_button, self.reset_button]),
-                              self.view])
+        self.widget = W.VBox(
+            [W.HBox([self.step_button, self.run_button, self.pause_button, self.reset_button]), self.view]
+        )
         self.refresh()
 
     def _do(self, action: Any) -> None:

@@ -155,9 +155,14 @@ def plot_timeline(events: list[TraceEvent], title: Optional[str] = None) -> Any:
     total_rows = y
     height_in = total_rows * ROW_PT / 72 + MARGINS_IN["top"] + MARGINS_IN["bottom"]
     fig = plt.figure(figsize=(WIDTH_IN, height_in))
-    ax = fig.add_axes([MARGINS_IN["left"] / WIDTH_IN, MARGINS_IN["bottom"] / height_in,
-                       1 - (MARGINS_IN["left"] + MARGINS_IN["right"]) / WIDTH_IN,
-                       total_rows * ROW_PT / 72 / height_in])
+    ax = fig.add_axes(
+        [
+            MARGINS_IN["left"] / WIDTH_IN,
+            MARGINS_IN["bottom"] / height_in,
+            1 - (MARGINS_IN["left"] + MARGINS_IN["right"]) / WIDTH_IN,
+            total_rows * ROW_PT / 72 / height_in,
+        ]
+    )
     ax.set_xlim(x_min, x_max)
     ax.set_ylim(-total_rows, 0)
     colours = plt.get_cmap("tab10")
@@ -190,8 +195,9 @@ class RequestTimeline:
         self.srv = srv
         self.max_tokens = max_tokens
         uids = sorted(srv.results)
-        self.uid_dropdown = W.Dropdown(options=uids, value=uid if uid is not None else (uids[0] if uids else None),
-                                       description="uid")
+        self.uid_dropdown = W.Dropdown(
+            options=uids, value=uid if uid is not None else (uids[0] if uids else None), description="uid"
+        )
         self.refresh_button = W.Button(description="Refresh", icon="refresh")
         self.image = W.Image(format="png")
         self.events_view = W.HTML()
@@ -225,8 +231,9 @@ class RequestTimeline:
             return
         self.image.value = figure_png(self.figure())
         # One event a line; a newline inside a token's text is shown as \n (esc would show it as ⏎).
-        self.events_view.value = "<pre>" + "\n".join(esc(line).replace("&#9166;", "\\n")
-                                                       for line in self.lines()) + "</pre>"
+        self.events_view.value = (
+            "<pre>" + "\n".join(esc(line).replace("&#9166;", "\\n") for line in self.lines()) + "</pre>"
+        )
 
     def figure(self) -> Any:
         return plot_timeline(self.srv.trace(self.uid), title=f"request {self.uid}")

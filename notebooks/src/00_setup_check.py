@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 00 · Set-up check
 
 **Goal:** make sure everything the course needs works on your machine, before chapter 01.
@@ -16,7 +16,7 @@ the same way.
 
 Run each cell from top to bottom (Shift+Enter). If a cell fails, the message says what to fix.
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # quiet warning from the tokenizers library
 
@@ -27,19 +27,19 @@ import minisgl_edu
 print("Python 3.10 or newer:", sys.version_info >= (3, 10))
 print("torch imported:", torch.__version__ is not None)
 print("minisgl_edu imported from the repository:", "minisgl_edu" in minisgl_edu.__file__)
-'''),
-md(r"""
+"""),
+    md(r"""
 Does this machine have an NVIDIA GPU? The course does not need one: every notebook runs on the
 CPU, and the engine picks plain PyTorch attention there. (That CPU path is this engine's own:
 mini-sglang, the engine the course is modelled on, runs on NVIDIA GPUs only.) (The output of this cell depends on your
 machine, so the automatic notebook check ignores it.)
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 print("CUDA available:", torch.cuda.is_available())
 print("CPU threads torch uses:", torch.get_num_threads())
-'''),
-md(r"""
+"""),
+    md(r"""
 ## The model
 
 The default model is **SmolLM2-135M-Instruct**: a Llama-architecture chat model small enough for a
@@ -48,21 +48,21 @@ vocabulary). It ships inside a Python package as a quantized GGUF file; the firs
 once to an ordinary Hugging Face directory under `~/.cache/minisgl_edu`, so later loads take a
 second or two. `resolve_model` returns that directory (and converts if needed).
 """),
-code(r'''
+    code(r"""
 from pathlib import Path
 from minisgl_edu.models import resolve_model
 
 model_dir = Path(resolve_model("smollm2-135m"))
 print(sorted(p.name for p in model_dir.iterdir() if p.suffix in (".json", ".safetensors")))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## A first answer
 
 `LLM` is the offline API: no server, no processes, the same scheduler and engine inside. Greedy
 decoding (temperature 0) always picks the most likely token, so the answer below is the same on
 every run and every machine.
 """),
-code(r'''
+    code(r"""
 from minisgl_edu import LLM, SamplingParams
 
 llm = LLM("smollm2-135m", device="cpu")
@@ -71,8 +71,8 @@ out = llm.generate([{"role": "user", "content": "What is the capital of France?"
 print("token ids:", out.token_ids)
 print("text:", repr(out.text))
 print("finish reason:", out.finish_reason)
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Widgets
 
 Later chapters pause the scheduler with buttons and draw the KV cache. They use `ipywidgets` and
@@ -80,7 +80,7 @@ Later chapters pause the scheduler with buttons and draw the KV cache. They use 
 extension (`jupyterlab_widgets`, which `make lab` installs with the rest) and reload the page.
 Each widget also has a static figure, so a notebook read on the web still shows something.
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 import ipywidgets as widgets
 import matplotlib
@@ -89,12 +89,12 @@ from minisgl_edu.widgets import SchedulerStepper, KVPageMap, RequestTimeline  # 
 button = widgets.Button(description="Click me")
 button.on_click(lambda b: setattr(b, "description", "It works"))
 button
-'''),
-code(r'''
+"""),
+    code(r"""
 del llm  # give the memory back before the next chapter
 print("Set-up looks good. Next: 01_modules.ipynb")
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Exercises
 
 The exercises live in `exercises/` and each ends with a `check(...)` cell that grades your code:

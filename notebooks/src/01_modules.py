@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 01 · The modules and their roles
 
 **Goal:** know which part of the engine does what, and which file to open for each, before we
@@ -13,7 +13,7 @@ each with one job, that pass **messages** to each other. Every request gets a nu
 when it arrives, and that uid travels in every message about it. Following one uid is how we will
 read the code.
 """),
-md(r"""
+    md(r"""
 ## The pipeline
 
 ```
@@ -45,7 +45,7 @@ them, the GPU would sit idle while it does. In separate processes they overlap w
 pass. The scheduler and the engine share a process: the scheduler calls `engine.forward_batch`
 directly, every iteration.
 """),
-code(r'''
+    code(r'''
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -63,41 +63,41 @@ def where(obj) -> str:
     path = Path(inspect.getsourcefile(inspect.unwrap(obj))).relative_to(ROOT.parent)
     return f"{str(path):<38} {obj.__qualname__}"
 '''),
-md(r"""
+    md(r"""
 ## The package, one responsibility per folder
 
 Each module starts with a docstring that says where it sits on the request path. The cell below
 lists the folders and files; open any of them next to this notebook.
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 # (ignored by the automatic check: files are added as the engine grows)
 for sub in ["message", "tokenizer", "scheduler", "engine", "kvcache", "attention", "models", "runtime", "widgets"]:
     files = sorted(p.name for p in (ROOT / sub).glob("*.py") if p.name != "__init__.py")
     print(f"{sub + '/':<11}", ", ".join(files))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## The messages
 
 Messages are plain dataclasses (`minisgl_edu/message/`). Between processes, `message/codec.py`
 turns them into bytes (msgpack) for ZeroMQ sockets. Look at their fields: from the `UserMsg` on,
 the text is gone and only token ids travel. `uid` is in every one of them.
 """),
-code(r'''
+    code(r"""
 import dataclasses
 from minisgl_edu.message import TokenizeMsg, UserMsg, DetokenizeMsg, UserReply, AbortMsg, AbortBackendMsg
 
 for cls in [TokenizeMsg, UserMsg, DetokenizeMsg, UserReply, AbortMsg, AbortBackendMsg]:
     print(f"{cls.__name__:<16}", [f.name for f in dataclasses.fields(cls)])
-'''),
-md(r"""
+"""),
+    md(r"""
 ## The functions to know by name
 
 These are the names the rest of the course uses. `where` prints the file of this package that
 defines each one, and its qualified name. About half of them are mini-sglang's names too; the
 others are this engine's own (the table after the cell says what mini-sglang calls them).
 """),
-code(r'''
+    code(r"""
 from minisgl_edu.server import frontend, generate, launch
 from minisgl_edu.tokenizer.server import TokenizeWorker, TokenizeManager, DetokenizeManager, tokenize_worker
 from minisgl_edu.tokenizer import IncrementalDetokenizer, encode_prompt
@@ -110,8 +110,8 @@ for fn in [launch.start_workers, frontend.FrontendState.listen, tokenize_worker,
            Engine.forward_batch, Sampler.sample, Scheduler._process_results, DetokenizeManager.detokenize,
            IncrementalDetokenizer.add, Scheduler.abort, generate.stream_chunks]:
     print(where(fn))
-'''),
-md(r"""
+"""),
+    md(r"""
 ### The same names in mini-sglang
 
 mini-sglang (`python/minisgl/` in its repository) is the engine this course is modelled on. Where a
@@ -140,7 +140,7 @@ default mini-sglang starts no separate tokenizer (`--num-tokenizer 0`), and
 `docs/minisglang_map.md` has the whole map, with SGLang's names, and every place this engine
 deliberately behaves differently from mini-sglang.
 """),
-md(r"""
+    md(r"""
 ## The same components in one process
 
 For the notebooks we also run all of this **in one process**: `minisgl_edu.runtime.LocalServer`
@@ -149,7 +149,7 @@ the `Scheduler` with its `Engine`) connected by in-memory queues instead of sock
 by itself: each `srv.step()` is one iteration of the scheduler loop, so we can stop and look
 inside between two iterations. There is one copy of the scheduling logic, used by both.
 """),
-code(r'''
+    code(r"""
 from minisgl_edu.runtime import LocalServer
 
 srv = LocalServer("smollm2-135m", device="cpu")
@@ -159,8 +159,8 @@ print("tokenizer worker:", type(srv._tokenizer_worker).__name__,
 print("detokenizer worker:", type(srv._detokenizer_worker).__name__,
       "with", type(srv._detokenizer_worker.detokenize_manager).__name__)
 print("in-memory queues:", list(srv.snapshot().queues))
-'''),
-code(r'''
+"""),
+    code(r"""
 from minisgl_edu import SamplingParams
 
 uid = srv.submit([{"role": "user", "content": "Name a colour."}], SamplingParams(max_tokens=8))
@@ -168,8 +168,8 @@ srv.run_until_idle()
 res = srv.result(uid)
 print("uid", uid, "->", res.token_ids, repr(res.text), res.finish_reason)
 print("components that touched it:", list(dict.fromkeys(e.component for e in srv.trace(uid))))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Summary
 
 * Four components in three kinds of process: API server (main), tokenizer/detokenizer workers,

@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 02 · The path of a request
 
 **Goal:** start the real server, send one streaming chat request, see the processes, cut a stream
@@ -15,7 +15,7 @@ imports torch and transformers.
 Chapter 01 listed the components. Here we watch them work, first from the outside (HTTP, the
 process list and `/metrics`), then from the inside (the trace of one uid).
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -27,8 +27,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-'''),
-md(r"""
+"""),
+    md(r"""
 ## 1. Start the server
 
 In a terminal you would type `python -m minisgl_edu.serve` (port 1919) and stop it with Ctrl+C.
@@ -48,13 +48,13 @@ needs) and `/health` answers. It also:
 without `stop_server()`, and a parent killed with SIGKILL, leave no process). A small KV cache
 (`--num-pages 256`, 16 tokens a page) is plenty for this chapter and keeps the memory small.
 """),
-code(r'''
+    code(r"""
 from minisgl_edu.server.notebook import group_processes, start_server, stop_server
 
 server = start_server("--device", "cpu", "--num-pages", "256")
 print("server ready:", httpx.get(server.url + "/health", timeout=10).json())
-'''),
-md(r"""
+"""),
+    md(r"""
 ## 2. Look at the processes
 
 `server/launch.py` (`start_workers`) starts each worker with `multiprocessing` ("spawn": a fresh
@@ -63,15 +63,15 @@ the name. The main process runs the API server; its children are the scheduler, 
 and one tokenizer per `--num-tokenizer`. In a terminal: `ps aux | grep '[m]inisgl'`. Here we ask
 `ps` about every process of the server's process group (`server.processes()`):
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 pids = ",".join(str(p.pid) for p in server.processes())
 print(subprocess.run(["ps", "-o", "pid,ppid,args", "-p", pids], capture_output=True, text=True).stdout)
-'''),
-md(r"""
+"""),
+    md(r"""
 The same list without pids and ports (which change every run):
 """),
-code(r'''
+    code(r'''
 def describe(srv) -> list[str]:
     """One line per live process of `srv`: what it is, and which process started it."""
     lines = []
@@ -89,7 +89,7 @@ def describe(srv) -> list[str]:
 
 print("\n".join(describe(server)))
 '''),
-md(r"""
+    md(r"""
 The first line is the main process: the API server. Besides the three workers there is
 multiprocessing's resource tracker, which Python starts with the first "spawn" worker; it removes
 named semaphores and shared-memory blocks that a process leaves behind when it dies.
@@ -106,7 +106,7 @@ The same request as `curl -N http://127.0.0.1:1919/v1/chat/completions -d '{...,
 The answer comes back as Server-Sent Events: one `data: {json}` line per piece of text, and a last
 line `data: [DONE]`. (We print the text pieces, not the whole JSON, which carries a timestamp.)
 """),
-code(r'''
+    code(r"""
 body = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "What is KV Cache?"}],
         "max_tokens": 24, "temperature": 0, "stream": True}
 deltas, last_line = [], None
@@ -121,8 +121,8 @@ with httpx.stream("POST", server.url + "/v1/chat/completions", json=body, timeou
                 deltas.append(delta["content"])
 print(len(deltas), "chunks:", deltas)
 print("last line:", last_line)
-'''),
-md(r"""
+"""),
+    md(r"""
 Each chunk is one `UserReply.incremental_output` from the detokenizer, here one token's worth of
 text.
 
@@ -146,7 +146,7 @@ scheduler sends new statistics after its steps (at most ten times a second) and 
 idle, so each reading is polled until it shows the state we wait for, with an upper bound
 instead of a guess of how long that takes.
 """),
-code(r'''
+    code(r'''
 def metrics(srv) -> dict[str, int]:
     text = httpx.get(srv.url + "/metrics", timeout=10).text
     return {k.removeprefix("minisgl_"): int(float(v)) for k, v in re.findall(r"^(minisgl_\w+) (\S+)$", text, re.M)}
@@ -182,28 +182,28 @@ after = wait_for_metrics(server, lambda m: idle(m) and m["kv_pages_free"] == bef
 uid = int(chunks[0]["id"].rsplit("-", 1)[1])  # the API server puts the uid in the response id
 print(f"uid {uid}: the id of its chunks is {chunks[0]['id']!r}")
 '''),
-md(r"""
+    md(r"""
 The three readings. How many pages the request held when we looked, and how many tokens it got
 to generate before the abort reached the scheduler, depend on the machine's speed:
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 keys = ["kv_pages_free", "kv_pages_total", "running_requests", "http_requests_in_flight", "generated_tokens_total"]
 print(f"{'':<8}" + "".join(f"{k:>25}" for k in keys))
 for name, m in [("before", before), ("during", during), ("after", after)]:
     print(f"{name:<8}" + "".join(f"{m[k]:>25}" for k in keys))
-'''),
-md(r"""
+"""),
+    md(r"""
 What holds on every machine:
 """),
-code(r'''
+    code(r"""
 generated = after["generated_tokens_total"] - before["generated_tokens_total"]
 print("during: running", during["running_requests"], "| pages in use:", during["kv_pages_free"] < before["kv_pages_free"])
 print("after:  running", after["running_requests"], "| waited on by the API server:", after["http_requests_in_flight"],
       f"| free pages {after['kv_pages_free']} of {after['kv_pages_total']}, as before: {after['kv_pages_free'] == before['kv_pages_free']}")
 print("stopped early: generated", "fewer than" if generated < 900 else "all of", "the 900 tokens asked for")
-'''),
-md(r"""
+"""),
+    md(r"""
 What happened in between, hop by hop (section 7 shows the same hops in a trace):
 
 1. The API server notices the closed connection: uvicorn reports the disconnect and Starlette
@@ -231,13 +231,13 @@ Each tokenizer worker applies the chat template and tokenizes one burst of reque
 another. With many clients one such process can become the bottleneck, so `--num-tokenizer N`
 starts N of them. We start a second server with four; `start_server` first stops the one we had:
 """),
-code(r'''
+    code(r"""
 first = server
 server = start_server("--device", "cpu", "--num-pages", "64", "--num-tokenizer", "4")
 print("processes of the first server still running:", group_processes(first.pid))
 print("\n".join(describe(server)))
-'''),
-md(r"""
+"""),
+    md(r"""
 Which worker gets which request? `FrontendState.send_one` sends uid `u` to tokenizer `u % N`,
 so that a uid's `AbortMsg` always takes the same pipe as its `TokenizeMsg` and cannot overtake it.
 The server keeps no trace of its own, so we watch it another way: stop `minisgl-tokenizer-2` with
@@ -245,7 +245,7 @@ SIGSTOP (the process stays, frozen), send eight short requests at once, and see 
 answer. We wait until six are answered *and* the scheduler is idle: then the other two are not
 slow, they are stuck before the scheduler, in the frozen worker's inbox.
 """),
-code(r'''
+    code(r'''
 def ask(i: int) -> int:
     """A short chat request; returns its uid (from the response id)."""
     r = httpx.post(server.url + "/v1/chat/completions", timeout=120, json={
@@ -267,7 +267,7 @@ try:
 finally:
     os.kill(frozen, signal.SIGCONT)  # never leave it frozen, even if a step above failed
 '''),
-md(r"""
+    md(r"""
 uids 2 and 6 are the ones with `uid % 4 == 2`: tokenizer 2 handled exactly those. mini-sglang
 does this differently: its tokenizers all pull from one ZeroMQ address and ZeroMQ hands each
 message to the next worker in turn, whatever its uid.
@@ -275,11 +275,11 @@ message to the next worker in turn, whatever its uid.
 That is all we need from the real server. `stop_server()` stops it (and would run by itself
 when the kernel exits):
 """),
-code(r'''
+    code(r"""
 stop_server()
 print("processes left:", group_processes(server.pid))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## 6. Follow the uid inside
 
 The multi-process server does not let us stop between two steps, and it records no trace. The
@@ -288,7 +288,7 @@ in-process runtime, `LocalServer`, runs the same worker code (the `TokenizeWorke
 queues, with a small stand-in for the API server's `listen`; every component records what it does
 to each uid in a trace (`minisgl_edu/trace.py`).
 """),
-code(r'''
+    code(r"""
 from minisgl_edu import SamplingParams
 from minisgl_edu.runtime import LocalServer
 from minisgl_edu.trace import summarize
@@ -296,15 +296,15 @@ from minisgl_edu.trace import summarize
 srv = LocalServer("smollm2-135m", device="cpu")
 uid = srv.submit([{"role": "user", "content": "What is KV Cache?"}], SamplingParams(max_tokens=24))
 print("uid:", uid, "| queues:", srv.snapshot().queues)
-'''),
-md(r"""
+"""),
+    md(r"""
 `submit` did what the HTTP handler does: a new uid and a `TokenizeMsg` on the tokenizer's queue.
 Nothing else has run yet. One `step()` runs each component once: the tokenizer turns the
 `TokenizeMsg` into a `UserMsg`, the scheduler receives it, schedules a prefill batch and runs the
 engine, the detokenizer turns the first token into text, and the frontend's `listen` routes the
 `UserReply` to our uid.
 """),
-code(r'''
+    code(r"""
 snap = srv.step()
 print("batch:", snap.batch.phase, "uids", snap.batch.uids, "tokens", snap.batch.num_tokens)
 print("first token:", snap.batch.next_tokens, "-> text so far:", repr(srv.result(uid).text))
@@ -312,29 +312,29 @@ srv.run_until_idle()
 res = srv.result(uid)
 print(res.finish_reason, repr(res.text))
 print("same text as the HTTP stream:", res.text == "".join(deltas))
-'''),
-md(r"""
+"""),
+    md(r"""
 The same (wrong) answer as from the server: same model, same greedy decoding. The trace of that
 uid, in order (times left out; the per-token events are shown for the first three tokens only):
 """),
-code(r'''
+    code(r"""
 print("\n".join(summarize(srv.trace(uid), max_tokens=3)))
-'''),
-md(r"""
+"""),
+    md(r"""
 And as a timeline, one band per component. Events that happen once per token (a decode step,
 the token, its `DetokenizeMsg` and `UserReply`) are ticks on one row, named once with their
 count. Most of the time is spent in the scheduler: the prefill, then one decode step per token.
 (Times differ from run to run; the shape does not.)
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 import matplotlib.pyplot as plt
 from minisgl_edu.widgets.timeline import plot_timeline
 
 fig = plot_timeline(srv.trace(uid), title=f"request {uid}")
 plt.show()
-'''),
-md(r"""
+"""),
+    md(r"""
 ## 7. The abort path from the inside
 
 Now the cut of section 4, in the trace. We start the same long answer, let it run for a prefill
@@ -342,7 +342,7 @@ and five decode steps, then call `srv.abort(uid)`, which is what `abort_user` do
 hangs up: an `AbortMsg` into the tokenizer's queue. `abort` then lets the tokenizer and the
 scheduler's receive run once, so the pages are back when it returns.
 """),
-code(r'''
+    code(r"""
 cut = srv.submit(long_body["messages"], SamplingParams(max_tokens=900, ignore_eos=True))
 free_before = srv.snapshot().free_pages
 for _ in range(6):  # a prefill, then five decode steps
@@ -353,8 +353,8 @@ print(f"free pages: before {free_before}, during {free_during}, after {srv.snaps
 print(f"uid {cut}: {srv.result(cut).finish_reason}, {len(srv.result(cut).token_ids)} tokens, text {srv.result(cut).text!r}")
 print()
 print("\n".join(summarize(srv.trace(cut), max_tokens=2)))
-'''),
-md(r"""
+"""),
+    md(r"""
 After the tokens: `api_server AbortMsg sent` (the client left), `tokenizer AbortMsg received` and
 `AbortBackendMsg sent`, then the scheduler frees the request (`abort_request` sends the last
 `DetokenizeMsg` with `token=-1 finished=True` on its way out, then `aborted` is recorded), the
@@ -364,13 +364,13 @@ closes the request without a `[DONE]`: nobody is there to read it.
 The same picture as a widget, with a uid picker (both requests are there) and a Refresh button
 (submit more with `srv.submit` and press Refresh):
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 from minisgl_edu.widgets import RequestTimeline
 
 RequestTimeline(srv, cut)
-'''),
-md(r"""
+"""),
+    md(r"""
 ## 8. The same hops in the source
 
 | hop | message | file | function |
@@ -408,7 +408,7 @@ In SGLang the same roles are in `python/sglang/srt/`: `entrypoints/http_server.p
 
 The cell below checks that the functions of the table exist where it says (so the table stays true).
 """),
-code(r'''
+    code(r"""
 import inspect
 from pathlib import Path
 import minisgl_edu
@@ -430,8 +430,8 @@ for fn in [generate, FrontendState.new_user, FrontendState.send_one, TokenizeWor
            IncrementalDetokenizer.add, FrontendState.listen, stream_chunks, FrontendState.abort_user,
            Scheduler._process_msg, Scheduler.abort, abort_request]:
     print(f"{str(Path(inspect.getsourcefile(inspect.unwrap(fn))).relative_to(ROOT)):<36} {fn.__qualname__}")
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Summary
 
 The API server gives the request a uid and sends a `TokenizeMsg` to tokenizer `uid % N`; the

@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 03 · The tokenizer and the chat template
 
 **Goal:** see what the tokenizer worker does to a request: how chat messages become one text, how
@@ -12,7 +12,7 @@ Where we are on the path: the API server has sent a `TokenizeMsg(uid, text, samp
 The tokenizer worker (`tokenizer/server.py`) answers with a `UserMsg(uid, input_ids, ...)`.
 After this hop nothing downstream sees text again until the detokenizer.
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -20,40 +20,40 @@ from minisgl_edu.models import load_tokenizer, resolve_model
 
 tok = load_tokenizer(resolve_model("smollm2-135m"))
 print("vocabulary:", len(tok), "tokens | end of sequence:", tok.eos_token, tok.eos_token_id)
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Text → token ids
 
 SmolLM2 uses byte-level BPE, like GPT-2, Llama 3 and Qwen: frequent character sequences get one
 id, rare ones are split into pieces, and any byte can be written as a token, so no text is ever
 "unknown". `Ġ` in a piece stands for a leading space.
 """),
-code(r'''
+    code(r"""
 ids = tok.encode("KV cache makes decoding fast.")
 print(ids)
 print(tok.convert_ids_to_tokens(ids))
 print(repr(tok.decode(ids)))
-'''),
-md(r"""
+"""),
+    md(r"""
 Words the tokenizer saw rarely during training cost more tokens, and so does text in scripts
 that were rare in its training data. Every token is one position in the KV cache and one step of
 work, so the token count, not the character count, is what the engine pays for.
 """),
-code(r'''
+    code(r"""
 for text in ["cache", "caching", "tokenization", "Écris une phrase.", "用一句话介绍北京。", "🙂"]:
     ids = tok.encode(text)
     print(f"{text!r:<24} {len(text):>3} chars -> {len(ids):>2} tokens {ids}")
-'''),
-md(r"""
+"""),
+    md(r"""
 The emoji is one character but several tokens: its UTF-8 bytes are split over tokens, and one of
 those tokens alone does not decode to a whole character. Chapter 07 deals with that on the way
 back.
 """),
-code(r'''
+    code(r"""
 emoji_ids = tok.encode("🙂")
 print([tok.decode([i]) for i in emoji_ids], "->", tok.decode(emoji_ids))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Chat messages → one text: the chat template
 
 A chat model was trained on conversations written in a fixed format with special tokens around
@@ -61,20 +61,20 @@ each turn. The tokenizer files carry that format as a Jinja template; `apply_cha
 it in. `add_generation_prompt=True` ends the text with the opening of an assistant turn, so the
 model's next tokens are the answer.
 """),
-code(r'''
+    code(r"""
 messages = [{"role": "user", "content": "What is KV Cache?"}]
 text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 print(text)
-'''),
-md(r"""
+"""),
+    md(r"""
 The template added a default system message: the model was trained with it, and answers
 differently without it. With our own system message:
 """),
-code(r'''
+    code(r"""
 print(tok.apply_chat_template([{"role": "system", "content": "Answer in one word."}] + messages,
                               tokenize=False, add_generation_prompt=True))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## `encode_prompt`: the function the worker calls
 
 `tokenizer/template.py` has `encode_prompt(tokenizer, prompt)`, used by the tokenizer worker and
@@ -90,7 +90,7 @@ for this model both ways give the same ids (the cell checks it). mini-sglang has
 `encode_prompt`: its `TokenizeManager.tokenize` renders the template and calls
 `tokenizer.encode(prompt)` with the tokenizer's defaults.
 """),
-code(r'''
+    code(r"""
 from minisgl_edu.tokenizer import encode_prompt
 
 chat_ids = encode_prompt(tok, messages)
@@ -99,8 +99,8 @@ print("special tokens in it:", [t for t in tok.convert_ids_to_tokens(chat_ids) i
 print("string prompt:", encode_prompt(tok, "The capital of France is"))
 print("token-id prompt passes through:", encode_prompt(tok, [504, 3575, 282]) == [504, 3575, 282])
 print("same ids as tok.encode(text) with its defaults:", chat_ids == tok.encode(text))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## The worker: `TokenizeMsg` in, `UserMsg` out
 
 `TokenizeWorker.handle` looks at each message's type: a `TokenizeMsg` goes through
@@ -109,7 +109,7 @@ an `AbortMsg` becomes an `AbortBackendMsg`. A prompt that can never run (longer 
 empty, token ids outside the vocabulary) is answered at once with an error `UserReply`: the
 scheduler never sees it. We call the worker directly with two list "queues":
 """),
-code(r'''
+    code(r"""
 from minisgl_edu import SamplingParams
 from minisgl_edu.message import TokenizeMsg
 from minisgl_edu.tokenizer.server import TokenizeManager, TokenizeWorker
@@ -140,8 +140,8 @@ for m in to_scheduler:
 print("to the API server:")
 for m in to_frontend:
     show(m)
-'''),
-md(r"""
+"""),
+    md(r"""
 uid 0 became a `UserMsg` with the ids of the chat prompt; the API server also got an empty
 `UserReply` that tells it the prompt length (for the `usage` field of the response). uid 1 has
 more tokens than this (deliberately tiny) context of 64, so it was rejected with an error reply

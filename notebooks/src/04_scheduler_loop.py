@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 04 · The scheduler loop
 
 **Goal:** understand one iteration of the scheduler (`normal_loop`): receive, choose a batch
@@ -12,7 +12,7 @@ batches, the token budget, chunked prefill and continuous batching, one step at 
 Where we are on the path: `UserMsg`s arrive from the tokenizer. The scheduler decides, every
 iteration, which tokens the engine computes next. This is where requests wait.
 """),
-md(r"""
+    md(r"""
 ## The loop
 
 `minisgl_edu/scheduler/scheduler.py`, simplified:
@@ -44,7 +44,7 @@ so that short prompts show it; mini-sglang calls it `max_extend_tokens`, `--max-
 longer than what is left of the budget is cut: its first chunk runs now, the rest in the next
 prefill batches (**chunked prefill**). What that buys, and what it does not, is measured below.
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -64,39 +64,39 @@ uids = [srv.submit(p, params) for p in prompts]
 snap = srv.plan()  # tokenizer runs, the scheduler receives and chooses a batch, nothing computed yet
 print("prompt tokens:", {u: r.prompt_tokens for u, r in snap.requests.items()})
 print("waiting:", snap.waiting, "running:", snap.running)
-'''),
-md(r"""
+"""),
+    md(r"""
 `srv.plan()` ran the first half of a step (`Scheduler.schedule`): the batch is chosen but not
 run. (The split into `schedule` and `run_batch` is this engine's, so that a notebook can show a
 batch before it runs; mini-sglang's `normal_loop` does both in one go.) Here it is. Each item says which tokens of a request this step computes: a start position
 and a count.
 """),
-code(r'''
+    code(r"""
 def show(batch):
     items = ", ".join(f"uid {it.uid}: {it.num_tokens} tok from {it.start}" for it in batch.items)
     return f"#{batch.batch_id} {batch.phase:<7} {batch.num_tokens:>3} tokens | {items}"
 
 print(show(snap.next_batch))
-'''),
-md(r"""
+"""),
+    md(r"""
 The budget of 48 tokens took all of uid 0's prompt and the first part of uid 1's; uid 2 did not
 fit at all and keeps waiting. Now we step until everyone is done, printing what each step ran and
 the tokens it sampled. A prefill chunk that does not reach the end of its prompt samples nothing:
 there is no next token to predict yet.
 """),
-code(r'''
+    code(r"""
 while not srv.is_idle():
     snap = srv.step()
     b = snap.batch
     done = f" finished {b.finished}" if b.finished else ""
     print(f"{show(b):<80} sampled {b.next_tokens}{done}")
-'''),
-code(r'''
+"""),
+    code(r"""
 for u in uids:
     r = srv.result(u)
     print(u, r.finish_reason, repr(r.text))
-'''),
-md(r"""
+"""),
+    md(r"""
 Read the steps: three prefill batches (uid 1's prompt in two chunks; uid 2 only got the 7 tokens
 left of the second batch's budget, so its prompt was chunked too), then decode batches of all
 three requests, one token each, until each has its 5 tokens (the first came from its prefill).
@@ -109,7 +109,7 @@ We count the steps in which the decoding request gets no token, first with the b
 with a budget large enough for the whole prompt (`srv.scheduler.max_prefill_tokens` is the
 scheduler's budget; the cell changes it between the two runs).
 """),
-code(r'''
+    code(r'''
 long_prompt = [{"role": "user", "content": "Read this and summarise it: "
                 + "a serving engine batches requests and caches keys and values. " * 12}]
 
@@ -138,7 +138,7 @@ for budget in (48, 4096):
 srv.reset()
 srv.scheduler.max_prefill_tokens = 48  # back to this chapter's budget
 '''),
-md(r"""
+    md(r"""
 With a budget of 48 the long prompt took four prefill steps in a row, and the short prompt behind
 it one more: a chunked prompt stays at the head of the queue and each of its chunks takes the
 whole budget, except the last, whose leftover budget went to the next waiting prompt. uid 0 was
@@ -164,14 +164,14 @@ tokens into the same batch as a prefill chunk, so that every step computes one c
 token for each running request. SGLang does that with `--enable-mixed-chunk`; neither this engine
 nor mini-sglang does.
 """),
-md(r"""
+    md(r"""
 ## Joining while others decode
 
 A request that arrives while others are decoding does not wait for them to finish. At the next
 iteration the scheduler sees it waiting, runs its prefill (prefill first), and from then on it
 decodes in the same batches as the others.
 """),
-code(r'''
+    code(r"""
 srv.reset()
 a = srv.submit(prompts[0], SamplingParams(max_tokens=6))
 for _ in range(3):
@@ -179,8 +179,8 @@ for _ in range(3):
 b = srv.submit(prompts[2], SamplingParams(max_tokens=3))  # arrives mid-decode
 while not srv.is_idle():
     print(show(srv.step().batch))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Prefill steps and decode steps cost differently
 
 A prefill step computes many tokens of a few requests (matrix × matrix: the hardware is busy);
@@ -196,36 +196,36 @@ table shows the batch about to run, the waiting queue, the running set and each 
 (To watch a live loop, call `srv.start(paused=True)` first: then **Run** and **Pause** control a
 background thread.)
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 from minisgl_edu.widgets import SchedulerStepper
 
 srv.reset()
 stepper = SchedulerStepper(srv, prompts, SamplingParams(max_tokens=5))
 stepper
-'''),
-md(r"""
+"""),
+    md(r"""
 Without a running kernel, the widget above is empty. Here is what it does when clicked, driven
 from code: each `click()` is one press of the button.
 """),
-code(r'''
+    code(r"""
 stepper.step_button.click()
 snap = stepper.model.snapshot
 print("after one step, next:", show(snap.next_batch))
 stepper.run_button.click()
 print("done:", stepper.model.done, "| steps:", len(stepper.model.history))
-'''),
-md(r"""
+"""),
+    md(r"""
 The static picture of those steps: one row per request, one column per step; dark cells are
 prefill (with the number of prompt tokens computed), light cells decode.
 """),
-code(r'''
+    code(r"""
 import matplotlib.pyplot as plt
 
 fig = stepper.figure()
 plt.show()
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Live mode
 
 The same stepper over a scheduler loop that runs by itself in a background thread, like the
@@ -234,7 +234,7 @@ server's `normal_loop`. It starts paused: press **Step** a few times, then **Run
 (`live.submit(...)`) while it runs and watch them join the batches. Under the stepper is the KV
 page map of the same server (chapter 06 explains it): each request takes pages as it grows.
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 from IPython.display import display
 from minisgl_edu.widgets import KVPageMap
@@ -244,13 +244,13 @@ live.start(paused=True)
 live_stepper = SchedulerStepper(live, prompts, SamplingParams(max_tokens=40))
 live_pages = KVPageMap(live)
 display(live_stepper, live_pages)
-'''),
-md(r"""
+"""),
+    md(r"""
 Press **Step** a few times, then run the cell below: it cancels the request that holds the most
 pages, as a client disconnect does (chapter 08 follows that path), and its pages are free again
 at once.
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 snap = live.snapshot()
 rows = snap.pages.rows  # uid -> its page-table row (the planned batch holds pages already)
@@ -262,8 +262,8 @@ if snap.steps > 0 and rows:
     print(f"aborted uid {victim}; its pages {rows[victim]} are free again")
 else:
     print("nothing to cancel yet: press Step a few times first (or Reset, then Step)")
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Summary
 
 * One iteration: receive → `_schedule_next_batch` → `_forward` (engine) → `_process_results`.

@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 05 · Inside the engine: the forward pass and the generation loop
 
 **Goal:** write the model's forward pass and a generation loop yourself, in plain PyTorch, and
@@ -13,7 +13,7 @@ Where we are on the path: the scheduler has chosen a batch and calls `_forward`,
 `Engine.forward_batch` (`engine/engine.py`). That runs the model on the batch's tokens
 (`models/decoder.py`, `models/layers.py`) and samples one token per request (`engine/sampler.py`).
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -30,8 +30,8 @@ W = load_file(f"{model_dir}/model.safetensors")  # name -> tensor, Hugging Face 
 print(cfg.arch, "layers", cfg.num_layers, "hidden", cfg.hidden_size, "heads", cfg.num_heads,
       "kv heads", cfg.num_kv_heads, "head dim", cfg.head_dim)
 print([k for k in W if k.startswith("model.layers.0.")])
-'''),
-md(r"""
+"""),
+    md(r"""
 ## The pieces of a Llama layer
 
 * **RMSNorm**: scale each vector to unit root-mean-square, times a learned weight.
@@ -45,7 +45,7 @@ md(r"""
 The KV cache is the reason the engine is fast: the keys and values of earlier tokens never
 change, so they are computed once, stored, and each new token only computes its own.
 """),
-code(r'''
+    code(r'''
 def rms_norm(x, weight, eps=cfg.rms_norm_eps):
     return weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
@@ -100,13 +100,13 @@ def forward(ids, start, cache):
     x = rms_norm(x, W["model.norm.weight"])
     return x @ W["model.embed_tokens.weight"].T  # tied embeddings: the output matrix is the input one
 '''),
-md(r"""
+    md(r"""
 ## Check the logits
 
 We compare with `transformers`' own Llama on the same weights: the largest difference should be
 tiny (float32 rounding) and the top token the same.
 """),
-code(r'''
+    code(r"""
 from minisgl_edu.tokenizer import encode_prompt
 from transformers import AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
@@ -121,15 +121,15 @@ print("prompt tokens:", len(prompt_ids))
 print("max |difference| < 1e-3:", (mine - ref).abs().max().item() < 1e-3)
 print("same next token:", mine[-1].argmax().item(), ref[-1].argmax().item())
 del hf
-'''),
-md(r"""
+"""),
+    md(r"""
 ## The generation loop: prefill, then decode
 
 The first call (**prefill**) runs the whole prompt and fills the cache; the logits of its last
 position give the first new token. Every later call (**decode**) runs only the newest token at its
 position, attending to everything in the cache. Greedy decoding takes the argmax each time.
 """),
-code(r'''
+    code(r"""
 def generate(prompt_ids, max_tokens, pick):
     cache = {}
     logits = forward(prompt_ids, 0, cache)[-1]           # prefill
@@ -146,12 +146,12 @@ def generate(prompt_ids, max_tokens, pick):
 greedy = generate(prompt_ids, 16, lambda logits: int(logits.argmax()))
 print(greedy)
 print(repr(tok.decode(greedy)))
-'''),
-md(r"""
+"""),
+    md(r"""
 The package must give the same tokens: the engine computes the same model with a paged KV cache
 and batching, but greedy decoding leaves no room for a different answer.
 """),
-code(r'''
+    code(r"""
 from minisgl_edu import SamplingParams
 from minisgl_edu.runtime import LocalServer
 
@@ -159,8 +159,8 @@ srv = LocalServer("smollm2-135m", device="cpu")
 res = srv.generate(prompt_ids, SamplingParams(max_tokens=16))
 print(res.token_ids)
 print("same as my loop:", res.token_ids == greedy)
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Sampling: temperature, top-k, top-p
 
 Greedy always gives the same answer. To sample, turn logits into probabilities:
@@ -177,7 +177,7 @@ mini-sglang's `SamplingParams` has none, and it samples on the GPU only, with Fl
 kernels, in `engine/sample.py`. This engine samples with torch on the CPU, and on CUDA with
 FlashInfer when it is installed.)
 """),
-code(r'''
+    code(r"""
 def filter_probs(logits, temperature, top_k=-1, top_p=1.0):
     logits = logits.float() / temperature
     if top_k > 0:
@@ -199,12 +199,12 @@ for T, k, p in [(1.0, -1, 1.0), (0.5, -1, 1.0), (1.0, 20, 1.0), (1.0, -1, 0.9), 
     top = torch.topk(probs, 3)
     print(f"T={T} top_k={k:>3} top_p={p}: tokens kept {int((probs > 0).sum()):>5}, "
           f"top 3 {[tok.decode([int(i)]) for i in top.indices]}")
-'''),
-md(r"""
+"""),
+    md(r"""
 Compare with the package's `filter_logits` (`engine/sampler.py`), then sample with a seed with
 our loop and with the engine.
 """),
-code(r'''
+    code(r"""
 from minisgl_edu.engine.sampler import filter_logits
 
 print("same probabilities as engine/sampler.py:",
@@ -219,8 +219,8 @@ engine_sampled = srv.generate(prompt_ids, sp).token_ids
 print(mine_sampled)
 print("same as the engine with the same seed:", mine_sampled == engine_sampled)
 print(repr(tok.decode(mine_sampled)))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## What the engine does beyond this loop
 
 `Engine.forward_batch` runs the same computation for **many requests at once**: it puts every

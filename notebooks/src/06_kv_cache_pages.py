@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 06 · KV-cache pages and prefix reuse
 
 **Goal:** see how the KV cache is cut into pages, how a request gets pages as it grows and gives
@@ -15,7 +15,7 @@ makes sure each request in the batch has room for the tokens about to be compute
 `CacheManager.release` gives its pages back. Files: `kvcache/pool.py`, `kvcache/allocator.py`,
 `kvcache/page_table.py`, `kvcache/manager.py`, `kvcache/radix_cache.py`.
 """),
-md(r"""
+    md(r"""
 ## Why pages
 
 A request's final length is unknown when it starts. Giving each request one contiguous block for
@@ -26,7 +26,7 @@ them. Token `i` of a request lives in page `row[i // page_size]`, at offset `i %
 engine's default page size is 16 tokens (8 in this chapter, so that short prompts fill several
 pages); mini-sglang's default is 1 token per page.
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -40,8 +40,8 @@ pool = srv.engine.pool
 print("K buffer [layers, slots, kv heads, head dim]:", list(pool.k.shape), "(one extra page is a dummy)")
 print("bytes per token (K and V, all layers):", 2 * pool.num_layers * pool.num_kv_heads * pool.head_dim * 4)
 print("pages for 1, 8, 9, 30 tokens:", [pages_for(n, 8) for n in (1, 8, 9, 30)])
-'''),
-md(r"""
+"""),
+    md(r"""
 Every token costs 2 (K and V) × 30 layers × 3 KV heads × 64 × 4 bytes = 46 080 bytes here
 (float32): a 4 000-token conversation takes 184 MB. Models with more layers and heads need far
 more. That is why the cache, not the weights, decides how many
@@ -49,15 +49,15 @@ requests fit at once.
 
 ## A request takes pages, step by step
 """),
-code(r'''
+    code(r"""
 system = {"role": "system", "content": "You are a patient teacher. Answer in one short sentence."}
 a = srv.submit([system, {"role": "user", "content": "What is a page table?"}], SamplingParams(max_tokens=12))
 for _ in range(4):
     snap = srv.step()
     r = snap.requests[a]
     print(f"step {snap.steps}: {snap.batch.phase:<7} tokens in cache {r.cached_tokens:>3} -> pages {r.pages}")
-'''),
-md(r"""
+"""),
+    md(r"""
 The prefill wrote the prompt into enough pages for all of it; each decode step adds one token, and
 a new page is taken only when the last one is full. (Before admitting a request at all,
 `Scheduler._try_admit` checks that its *whole* run, prompt plus `max_tokens`, can fit: then a
@@ -69,21 +69,21 @@ The widget colours each page by the request using it; pages kept in the prefix c
 (a number after it: shared by that many requests); free pages are blank. It records a picture after
 every step, and the slider goes back in time.
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 from minisgl_edu.widgets import KVPageMap
 
 page_map = KVPageMap(srv)
 page_map
-'''),
-code(r'''
+"""),
+    code(r"""
 srv.run_until_idle()
 print(repr(srv.result(a).text), srv.result(a).finish_reason)
 snap = srv.snapshot()
 print("rows:", snap.pages.rows, "| cached pages:", [p for p, c in enumerate(snap.pages.cached) if c])
 print("free pages (cached ones count as free):", snap.free_pages, "of", snap.pages.num_pages)
-'''),
-md(r"""
+"""),
+    md(r"""
 When uid 0 finished, its row was freed, but its **full** pages were not wiped: they went into the
 **prefix cache** (a radix tree keyed by token ids, `kvcache/radix_cache.py`). The keys and values
 of a token depend only on the tokens before it, so any later prompt that starts with the same
@@ -96,7 +96,7 @@ page (and the newest token, whose K/V was never computed) went back to the free 
 Two more questions with the same system message. Chat prompts share a long beginning (template,
 system message), so this is common in practice.
 """),
-code(r'''
+    code(r"""
 b = srv.submit([system, {"role": "user", "content": "What is a radix tree?"}], SamplingParams(max_tokens=12))
 c = srv.submit([system, {"role": "user", "content": "Why reuse a prefix?"}], SamplingParams(max_tokens=12))
 snap = srv.step()
@@ -105,21 +105,21 @@ for it in snap.batch.items:
     print(f"uid {it.uid}: prompt {r.prompt_tokens} tokens, computed from position {it.start} ({it.num_tokens} tokens)"
           f" -> pages {r.pages}")
 print("prefix hits:", [(e.uid, e.data) for e in srv.tracer.events() if e.event == "prefix_hit"])
-'''),
-md(r"""
+"""),
+    md(r"""
 Both prefills started after the shared part: the first pages of their rows are uid 0's old pages,
 now used by both (the `C2` cells below), and only the rest was computed. The match stops at a
 page boundary: a half-filled page is never shared.
 """),
-code(r'''
+    code(r"""
 fig = page_map.figure()
 plt.show()
 srv.run_until_idle()
 print("after both finish, rows:", srv.snapshot().pages.rows)
 srv.scheduler.cache.check()  # every page is free, cached, or owned: nothing leaked
 print("no page leaked")
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Only a cached prefix is shared
 
 Sharing is not a comparison between the prompts in the queue: at admission, a prompt is matched
@@ -129,7 +129,7 @@ cache is empty, share nothing: both are computed from position 0. `srv.reset()` 
 scheduler, with an empty cache. We send two such prompts, then a third one while those two are
 still decoding, then a fourth after they have finished:
 """),
-code(r'''
+    code(r'''
 def starts(snap):
     """Where the prefill of each request in the batch that just ran began."""
     return {it.uid: it.start for it in snap.batch.items}
@@ -147,7 +147,7 @@ g = srv.submit([system, {"role": "user", "content": questions[3]}], SamplingPara
 print("sent after they finished:       ", starts(srv.step()))
 _ = srv.run_until_idle()
 '''),
-md(r"""
+    md(r"""
 The first three prefills all began at position 0; only the fourth, sent once the others had
 finished and left their pages in the cache, began after the shared part. This is where mini-sglang
 differs: it inserts a prompt into its prefix cache right after the prompt's prefill
@@ -155,13 +155,13 @@ differs: it inserts a prompt into its prefix cache right after the prompt's pref
 sent while the first two decode, would already share their beginning. Two prompts sent in the
 same batch share nothing there either.
 """),
-md(r"""
+    md(r"""
 ## Without a prefix cache
 
 The same three requests on an engine with `cache="naive"`, which gives every page back to the free
 list when a request ends. Count the prompt tokens the engine had to compute:
 """),
-code(r'''
+    code(r"""
 def prefill_tokens(server, prompts):
     server.generate(prompts[0], SamplingParams(max_tokens=12))
     uids = [server.submit(p, SamplingParams(max_tokens=12)) for p in prompts[1:]]
@@ -176,8 +176,8 @@ srv.reset()
 print("radix cache:", prefill_tokens(srv, prompts), "prompt tokens computed")
 naive = LocalServer("smollm2-135m", device="cpu", page_size=8, num_pages=48, cache="naive")
 print("naive cache:", prefill_tokens(naive, prompts), "prompt tokens computed")
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Summary
 
 * The KV cache is a pool of pages; a request's page-table row lists its pages in order; the

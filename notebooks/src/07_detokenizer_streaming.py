@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 07 · Detokenization and streaming back
 
 **Goal:** see why turning tokens back into text one at a time is harder than
@@ -14,7 +14,7 @@ new token. The detokenizer worker (`tokenizer/server.py`, `DetokenizeManager`) k
 `IncrementalDetokenizer` (`tokenizer/detokenizer.py`) per uid and sends the new text as a
 `UserReply(uid, incremental_output, finished)` to the API server.
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -22,21 +22,21 @@ from minisgl_edu.models import load_tokenizer, resolve_model
 from minisgl_edu.tokenizer import IncrementalDetokenizer
 
 tok = load_tokenizer(resolve_model("smollm2-135m"))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Decoding one token at a time goes wrong
 
 Take a short text with an accented word, an emoji and two Chinese characters, and decode its
 tokens one by one, as a naive streaming server would:
 """),
-code(r'''
+    code(r"""
 text = "Café 🙂 北京!"
 ids = tok.encode(text)
 for i in ids:
     print(f"{i:>6} {tok.convert_ids_to_tokens(i)!r:<12} decode alone -> {tok.decode([i])!r}")
 print("joined:", repr("".join(tok.decode([i]) for i in ids)), "| whole:", repr(tok.decode(ids)))
-'''),
-md(r"""
+"""),
+    md(r"""
 Byte-level BPE splits a character's UTF-8 bytes over several tokens; a token alone decodes to
 `'\ufffd'` (�, the replacement character) for a half character. A client would see garbage.
 
@@ -56,13 +56,13 @@ token, has no stop strings and no flush at the end. This detokenizer waits for w
 holds back a possible stop string, flushes in `finish()`, and decodes with
 `skip_special_tokens=True`.
 """),
-code(r'''
+    code(r"""
 d = IncrementalDetokenizer(tok)
 for i in ids:
     print(f"{i:>6} -> {d.add(i)!r}")
 print("finish ->", repr(d.finish()), "| total:", repr(d.text), "| equal to decode:", d.text == tok.decode(ids))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Stop strings never reach the client
 
 With `stop=["END"]`, the text `"... E"` might be the start of `END`. The detokenizer holds such a
@@ -71,14 +71,14 @@ was (and it and everything after it is dropped). The scheduler also stops genera
 sees the stop string (`scheduler/finish.py`), so the two together give OpenAI's behaviour. (Stop
 strings are this engine's addition; mini-sglang's API accepts a `stop` field and ignores it.)
 """),
-code(r'''
+    code(r"""
 ids2 = tok.encode("Step one, then step two. THE END. More text.")
 d = IncrementalDetokenizer(tok, stop=["END"])
 pieces = [(tok.convert_ids_to_tokens(i), d.add(i)) for i in ids2]
 print(pieces)
 print("finish ->", repr(d.finish()), "| client saw:", repr(d.text))
-'''),
-md(r"""
+"""),
+    md(r"""
 After the token ` THE` the detokenizer released only ` TH`: the final `E` could have been the
 start of `END`. The next token settled it: that `E` was not part of the stop string and came out,
 while `END` and everything after it never did.
@@ -89,7 +89,7 @@ while `END` and everything after it never did.
 drops it on the last (`finished=True`), so its map does not grow. A message that yields no
 text yet produces no reply at all (nothing to send).
 """),
-code(r'''
+    code(r"""
 from minisgl_edu.message import DetokenizeMsg
 from minisgl_edu.tokenizer.server import DetokenizeManager
 
@@ -100,8 +100,8 @@ for n, t in enumerate(ids3):
     reply = dm.detokenize(DetokenizeMsg(uid=7, next_token=t, finished=last, finish_reason="stop" if last else None))
     print(t, "->", None if reply is None else (reply.uid, reply.incremental_output, reply.finished))
 print("decoders left:", len(dm.decode_map))
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Streaming from the runtime
 
 `LocalServer.stream` yields each `UserReply`'s text as the API server's `listen` receives it. In
@@ -111,7 +111,7 @@ sends a chunk with the `finish_reason` (`"stop"` or `"length"`) and then `data: 
 mini-sglang's counterpart is `FrontendManager.stream_chat_completions`, whose last chunk always
 says `"stop"`.
 """),
-code(r'''
+    code(r"""
 from minisgl_edu import SamplingParams
 from minisgl_edu.runtime import LocalServer
 
@@ -121,17 +121,17 @@ chunks = list(srv.stream([{"role": "user", "content": "Repeat exactly: 北京欢
 print(chunks)
 res = srv.result(0)
 print("tokens:", len(res.token_ids), "| chunks:", len(chunks), "| text:", repr(res.text))
-'''),
-md(r"""
+"""),
+    md(r"""
 Fewer chunks than tokens: where a token ended in the middle of a character, the detokenizer sent
 nothing for it. The trace shows the `UserReply`s with their text:
 """),
-code(r'''
+    code(r"""
 for e in srv.trace(0):
     if e.event == "UserReply sent" and e.component == "detokenizer":
         print(repr(e.data["text"]), "finished" if e.data["finished"] else "")
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Summary
 
 * One token alone can be half a character: decode a window, release text only when it ends in a

@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 08 · Finishing and cancelling
 
 **Goal:** see the three ways a request ends normally (EOS, `max_tokens`, a stop string), how a
@@ -13,7 +13,7 @@ Where we are on the path: right after the engine samples a token, `_process_resu
 request is done. A cancel comes the other way: `AbortMsg` from the API server, `AbortBackendMsg`
 from the tokenizer, `Scheduler.abort` frees the request wherever it is.
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -24,8 +24,8 @@ from minisgl_edu.trace import summarize
 srv = LocalServer("smollm2-135m", device="cpu", page_size=8, num_pages=64, max_prefill_tokens=32)
 eos = sorted(srv.scheduler.eos_ids)
 print("EOS ids:", eos, [srv.tokenizer.convert_ids_to_tokens(i) for i in eos])
-'''),
-md(r"""
+"""),
+    md(r"""
 ## Three ways to finish
 
 * **EOS**: the model produced an end-of-sequence token. For a chat model that is the token that
@@ -39,7 +39,7 @@ md(r"""
 
 `ignore_eos=True` makes the model go on after EOS (benchmarks use it to get fixed lengths).
 """),
-code(r'''
+    code(r"""
 question = [{"role": "user", "content": "Is the sky blue? Answer in one sentence."}]
 cases = {
     "EOS": SamplingParams(max_tokens=40),
@@ -50,8 +50,8 @@ cases = {
 for name, sp in cases.items():
     r = srv.generate(question, sp)
     print(f"{name:<12} {r.finish_reason:<7} {len(r.token_ids):>2} tokens, last {r.token_ids[-1]:>5} {r.text!r}")
-'''),
-md(r"""
+"""),
+    md(r"""
 Look at the last token: the EOS case ends with an EOS id; with `ignore_eos` the model went past it
 and wrote on. The `stop=["blue"]` request stopped as soon as `blue` appeared, and its text ends
 before it.
@@ -93,7 +93,7 @@ aborted request had computed beyond the prefix that was already cached.
 
 We cancel at three moments and count the free pages each time. A helper:
 """),
-code(r'''
+    code(r"""
 def pages():
     s = srv.snapshot()
     return f"free {s.free_pages:>2}/{s.pages.num_pages}, rows {s.pages.rows}"
@@ -103,31 +103,31 @@ long_prompt = [{"role": "user", "content": "Summarise the history of computing, 
                 "mechanical calculators to punched cards, vacuum tubes, transistors and microchips."}]
 srv.reset()
 print("start:           ", pages())
-'''),
-md(r"""
+"""),
+    md(r"""
 **1. While waiting.** Submitted, not scheduled yet: it holds no pages, nothing to free but its place
 in the queue.
 """),
-code(r'''
+    code(r"""
 u = srv.submit(long_prompt, SamplingParams(max_tokens=30))
 print("aborted:", srv.abort(u), "| reason:", srv.result(u).finish_reason, "|", pages())
-'''),
-md(r"""
+"""),
+    md(r"""
 **2. Half-way through a chunked prefill.** The budget is 32 tokens, so the prompt takes several
 prefill steps; after one, the request holds the pages of its first chunk.
 """),
-code(r'''
+    code(r"""
 u = srv.submit(long_prompt, SamplingParams(max_tokens=30))
 snap = srv.step()
 print("after one chunk: ", pages(), "| cached tokens", snap.requests[u].cached_tokens,
       "of", snap.requests[u].prompt_tokens)
 srv.abort(u)
 print("after abort:     ", pages())
-'''),
-md(r"""
+"""),
+    md(r"""
 **3. While decoding**, next to another request that must not be disturbed:
 """),
-code(r'''
+    code(r"""
 u = srv.submit(long_prompt, SamplingParams(max_tokens=30))
 other = srv.submit(question, SamplingParams(max_tokens=6, ignore_eos=True))
 for _ in range(6):
@@ -140,8 +140,8 @@ print("the other one:", srv.result(other).finish_reason, repr(srv.result(other).
 print("at the end:      ", pages())
 srv.scheduler.cache.check()
 print("no page leaked")
-'''),
-md(r"""
+"""),
+    md(r"""
 Why does uid 2's row read `[3, 2, 1, 0, 4, ...]`? The page allocator's free list is a stack:
 `free()` appends each page to its end and `allocate()` pops from the end, so the page freed last
 is handed out first. The abort in case 2 had freed pages 0, 1, 2, 3 in that order; the next
@@ -153,10 +153,10 @@ the front and frees to the back.)
 At the end the free count includes pages the finished request left in the prefix cache: they
 are free for anyone who needs them. The trace of the request cancelled while decoding:
 """),
-code(r'''
+    code(r"""
 print("\n".join(summarize(srv.trace(u), max_tokens=2)))
-'''),
-md(r"""
+"""),
+    md(r"""
 The scheduler answers an abort with one last `DetokenizeMsg(uid, -1, finished=True, "abort")`
 (no token): the detokenizer drops its decoder for the uid and passes a last `UserReply` on, and
 the request ends at the API server too (`closed finish_reason=abort` in the trace). mini-sglang sends nothing back after an abort: its API server has

@@ -1,7 +1,7 @@
 from cells import code, md
 
 CELLS = [
-md(r"""
+    md(r"""
 # 09 · Performance: batching, overlap scheduling, CUDA graphs, FlashInfer
 
 **Goal:** measure on your CPU where the time of a serving step goes, and understand what each of
@@ -12,7 +12,7 @@ and FlashInfer attention.
 The measured numbers below depend on your machine (and on whatever else it runs), so the
 automatic notebook check ignores them; the shapes of the results are what matter.
 """),
-code(r'''
+    code(r"""
 import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -24,8 +24,8 @@ from minisgl_edu.runtime import LocalServer
 
 srv = LocalServer("smollm2-135m", device="cpu", max_running_requests=32)
 question = [{"role": "user", "content": "Write a short poem about the sea."}]
-'''),
-md(r"""
+"""),
+    md(r"""
 ## 1. Batching: decode is cheap to share
 
 A decode step reads every weight of the model once to compute one token per request. With 16
@@ -33,7 +33,7 @@ requests in the batch the weights are still read once: the step costs little mor
 request, so the tokens per second grow almost with the batch size, until the arithmetic (or, for
 long contexts, reading the KV cache) becomes the limit.
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 def decode_rate(batch_size, new_tokens=8):
     srv.reset()
@@ -55,23 +55,23 @@ for bs in [1, 4, 16]:
     rates[bs] = tokens / seconds
     print(f"batch {bs:>2}: {tokens:>3} decode tokens, {1000 * seconds / (tokens / bs):6.1f} ms per step, "
           f"{rates[bs]:6.1f} tokens/s")
-'''),
-md(r"""
+"""),
+    md(r"""
 Every request got its 7 decode steps in each case; what changed is how many of them ran
 together, sharing one read of the weights:
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 print({bs: f"{rate / rates[1]:.1f}x the tokens/s of batch 1" for bs, rate in rates.items()})
-'''),
-md(r"""
+"""),
+    md(r"""
 ## 2. Where the time of one step goes
 
 A step is: Python scheduling (`Scheduler.schedule`: receive, choose a batch, reserve pages), the
 forward pass (`Engine.forward_batch`), then Python again (`_process_results`, detokenizing). We
 time the two halves with `plan()` (scheduling only) and `step()` (the rest).
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 srv.reset()
 for _ in range(8):
@@ -82,8 +82,8 @@ while not srv.is_idle():
     sched, rest = sched + t1 - t0, rest + t2 - t1
 print(f"scheduling: {1000 * sched:.1f} ms, forward + results: {1000 * rest:.1f} ms "
       f"({100 * sched / (sched + rest):.1f}% of the time in scheduling)")
-'''),
-md(r"""
+"""),
+    md(r"""
 On a CPU the forward pass is so slow that scheduling is a rounding error. On a GPU a decode step
 of a small model takes a few milliseconds, and the same Python scheduling (a millisecond or two)
 becomes a large share of the time: the GPU sits idle while Python decides what to run next.
@@ -108,7 +108,7 @@ adding up its table counts one matmul three times. We count only the *outermost*
 `aten::` call above them), and leave out those that only change a tensor's shape or strides (a
 `view`, a `transpose`, a `.to()` that has nothing to convert): they launch no kernel.
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 from collections import Counter
 
@@ -149,8 +149,8 @@ print(f"outermost calls: {len(outer)}; of those, calls that compute something: {
       f"(~{len(work) // 30} per layer)")
 print("the most frequent:", Counter(e.name for e in work).most_common(6))
 print(f"at ~5 us of launch overhead each on a GPU: ~{len(work) * 5 / 1000:.1f} ms per step, before any arithmetic")
-'''),
-md(r"""
+"""),
+    md(r"""
 (Dividing by the 30 layers is a rough figure: a few of the calls belong to the embedding, the final
 norm and the sampling, outside the layers.) Many of those calls are the small element-wise steps of
 RoPE and RMSNorm in the plain PyTorch model; the GPU path replaces several of them with fused
@@ -172,7 +172,7 @@ FlashInfer's kernels (`attention/flashinfer_backend.py`) read the pages in place
 table, with no copy and no padding, and plan the work once per batch for all layers. Here is the
 share of a decode step spent inside the torch backend's attention on this CPU, for a long context:
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 attn = srv.engine.attn
 spent = {"attention": 0.0}
@@ -202,8 +202,8 @@ finally:
     attn.forward = original
 ctx = srv.snapshot().requests[0].prompt_tokens
 print(f"context ~{ctx} tokens x 4 requests: attention {100 * spent['attention'] / total:.0f}% of the decode time")
-'''),
-md(r"""
+"""),
+    md(r"""
 **Splitting one request's keys.** At batch 1 a decode step has one query per head, and a GPU kernel
 that gave each head to one program would keep only a handful of the H200's 132 streaming
 multiprocessors (SMs) busy. Both
@@ -213,7 +213,7 @@ three things: the largest score `m`, the sum of `exp(score - m)` (call it `l`), 
 before dividing by that sum (`acc`). Rescaling every split to the overall largest score `M`
 gives back the softmax over all keys. A check on one head, in float64:
 """),
-code(r'''
+    code(r"""
 g = torch.Generator().manual_seed(0)
 q, keys, values = (torch.randn(*shape, generator=g, dtype=torch.float64) for shape in [(64,), (1000, 64), (1000, 64)])
 scores = keys @ q / 64**0.5
@@ -230,8 +230,8 @@ merged = sum(torch.exp(m - M) * acc for m, _, acc in parts) / sum(torch.exp(m - 
 same = bool((merged - reference).abs().max() < 1e-12)
 print("the merged splits give the one-pass softmax (to 1e-12):", same)
 assert same
-'''),
-md(r"""
+"""),
+    md(r"""
 ## 5. Two CPU details: the weight layout and the grouped heads
 
 Two small choices on the CPU path, neither of which changes a single number it computes.
@@ -242,11 +242,11 @@ Two small choices on the CPU path, neither of which changes a single number it c
 transposed *view* of an [in, out] buffer, so `W.T` is a plain row-major matrix for the matrix
 multiply.
 """),
-code(r'''
+    code(r"""
 w = srv.engine.model.model.layers[0].mlp.gate_up_proj.weight
 print("shape", tuple(w.shape), "strides", w.stride(), "| W.T contiguous:", w.t().is_contiguous())
-'''),
-md(r"""
+"""),
+    md(r"""
 Whether that is faster depends on the CPU, the number of rows and what else the machine runs. The
 cell times both layouts for 1, 8 and 16 rows, alternating them seven times and printing the
 median. Run it a few times: where the two figures swap from run to run, the difference is in the
@@ -254,7 +254,7 @@ noise. (`python -m minisgl_edu.bench.cpu_ops` times the layer matmuls of a whole
 course machine `docs/benchmarks.md` reports a gain with [in, out] at 8-16 rows and a small loss
 at 1.)
 """),
-code(r'''
+    code(r"""
 # NBVAL_IGNORE_OUTPUT
 import statistics
 
@@ -273,8 +273,8 @@ for rows in (1, 8, 16):
             times[name].append((time.perf_counter() - t0) / 20 * 1e6)
     print(f"{rows:>2} rows:", ", ".join(f"{n} {statistics.median(t):.0f} us" for n, t in times.items()))
 print("same result:", torch.allclose(F.linear(x, as_checkpoint), F.linear(x, w), atol=1e-5))
-'''),
-md(r"""
+"""),
+    md(r"""
 **Grouped heads.** SmolLM2 has 9 query heads and 3 KV heads: each KV head serves a group of 3
 query heads (grouped-query attention). In a decode step every request has one query token, so the
 torch backend hands SDPA the 3 query heads of a group as 3 *rows* against their one KV head

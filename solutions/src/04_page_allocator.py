@@ -31,7 +31,7 @@ from __future__ import annotations
 from minisgl_edu.grading import check
 from minisgl_edu.kvcache import OutOfPages
 """),
-    code('''
+    code("""
 class PageAllocator:
     def __init__(self, num_pages: int) -> None:
         self.num_pages = num_pages
@@ -66,7 +66,7 @@ class PageAllocator:
             self.in_use.remove(p)
             self.free_list.append(p)
         ### END SOLUTION
-'''),
+"""),
     md("""
 ## Check your answer
 

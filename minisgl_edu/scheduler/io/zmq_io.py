@@ -25,8 +25,13 @@ from minisgl_edu.scheduler.io.base import SchedulerIO
 
 
 class ZmqSchedulerIO(SchedulerIO):
-    def __init__(self, recv_addr: str, send_addr: str, poll_interval: float = 0.5,
-                 parent_alive: Callable[[], bool] = lambda: True) -> None:
+    def __init__(
+        self,
+        recv_addr: str,
+        send_addr: str,
+        poll_interval: float = 0.5,
+        parent_alive: Callable[[], bool] = lambda: True,
+    ) -> None:
         import zmq
 
         from minisgl_edu.server.ipc import ZmqPullQueue, ZmqPushQueue

@@ -20,7 +20,7 @@ class IncrementalDetokenizer:
         for s in self.stop:
             if s in new:
                 self.stopped = True
-                out = new[len(self.text):new.index(s)] if new.index(s) >= len(self.text) else ""
+                out = new[len(self.text) : new.index(s)] if new.index(s) >= len(self.text) else ""
                 self.text = new
                 return out
         self.text = new

@@ -26,7 +26,7 @@ class IncrementalDetokenizer:
             i = text.find(s)
             if i >= 0:
                 end, self.stopped = min(end, i), True
-        out = text[self.sent:end] if end > self.sent else ""
+        out = text[self.sent : end] if end > self.sent else ""
         self.sent = max(self.sent, end)
         return out
 

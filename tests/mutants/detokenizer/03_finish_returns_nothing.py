@@ -27,10 +27,12 @@ class IncrementalDetokenizer:
         if hits:
             end, self.stopped = min(hits), True
         else:
-            hold = max([k for s in self.stop for k in range(1, len(s))
-                        if text.endswith(s[:k]) and k <= len(text) - self.sent] or [0])
+            hold = max(
+                [k for s in self.stop for k in range(1, len(s)) if text.endswith(s[:k]) and k <= len(text) - self.sent]
+                or [0]
+            )
             end = len(text) - hold
-        out, self.sent = text[self.sent:end], end
+        out, self.sent = text[self.sent : end], end
         return out
 
     def finish(self):

@@ -22,21 +22,23 @@ class IncrementalDetokenizer:
         text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
         if text.endswith("\ufffd"):
             return ""
-        piece = text[len(self.text):]
+        piece = text[len(self.text) :]
         self.text = text
         for s in self.stop:
             if s in piece:
                 self.stopped = True
                 end = len(text) - len(piece) + piece.index(s)
-                out, self.sent = text[self.sent:end], end
+                out, self.sent = text[self.sent : end], end
                 return out
-        hold = max([k for s in self.stop for k in range(1, len(s))
-                    if text.endswith(s[:k]) and k <= len(text) - self.sent] or [0])
-        out, self.sent = text[self.sent:len(text) - hold], len(text) - hold
+        hold = max(
+            [k for s in self.stop for k in range(1, len(s)) if text.endswith(s[:k]) and k <= len(text) - self.sent]
+            or [0]
+        )
+        out, self.sent = text[self.sent : len(text) - hold], len(text) - hold
         return out
 
     def finish(self):
         if self.stopped:
             return ""
-        out, self.sent = self.text[self.sent:], len(self.text)
+        out, self.sent = self.text[self.sent :], len(self.text)
         return out

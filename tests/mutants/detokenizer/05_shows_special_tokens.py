@@ -35,8 +35,15 @@ class IncrementalDetokenizer:
         elif final:
             end = len(self.decoded)
         else:
-            hold = max([k for s in self.stop for k in range(1, len(s))
-                        if self.decoded.endswith(s[:k]) and k <= len(self.decoded) - self.sent] or [0])
+            hold = max(
+                [
+                    k
+                    for s in self.stop
+                    for k in range(1, len(s))
+                    if self.decoded.endswith(s[:k]) and k <= len(self.decoded) - self.sent
+                ]
+                or [0]
+            )
             end = len(self.decoded) - hold
-        out, self.sent = self.decoded[self.sent:end], end
+        out, self.sent = self.decoded[self.sent : end], end
         return out

@@ -34,11 +34,18 @@ class IncrementalDetokenizer:
             i = self.decoded.find(s, self.sent)
             if i >= 0:
                 self.stopped = True
-                out, self.sent = self.decoded[self.sent:i], i
+                out, self.sent = self.decoded[self.sent : i], i
                 return out
         end = len(self.decoded)
         if not final:
-            end -= max([k for s in self.stop for k in range(1, len(s))
-                        if self.decoded.endswith(s[:k]) and k <= len(self.decoded) - self.sent] or [0])
-        out, self.sent = self.decoded[self.sent:end], end
+            end -= max(
+                [
+                    k
+                    for s in self.stop
+                    for k in range(1, len(s))
+                    if self.decoded.endswith(s[:k]) and k <= len(self.decoded) - self.sent
+                ]
+                or [0]
+            )
+        out, self.sent = self.decoded[self.sent : end], end
         return out

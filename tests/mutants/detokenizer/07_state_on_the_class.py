@@ -19,23 +19,24 @@ class IncrementalDetokenizer:
         if self.stopped:
             return ""
         self.ids.append(token_id)
-        text = self.tokenizer.decode(self.ids[self.start:], skip_special_tokens=True)
+        text = self.tokenizer.decode(self.ids[self.start :], skip_special_tokens=True)
         if text.endswith("\ufffd"):
             return ""
         for s in self.stop:
             if s in text:
                 self.stopped = True
-                text = text[:text.index(s)]
-        hold = 0 if self.stopped else max(
-            [k for s in self.stop for k in range(1, len(s)) if text.endswith(s[:k])] or [0])
-        shown = text[:len(text) - hold]
-        out = shown[len(self.sent):]
+                text = text[: text.index(s)]
+        hold = (
+            0 if self.stopped else max([k for s in self.stop for k in range(1, len(s)) if text.endswith(s[:k])] or [0])
+        )
+        shown = text[: len(text) - hold]
+        out = shown[len(self.sent) :]
         self.sent = shown if len(shown) > len(self.sent) else self.sent
         return out
 
     def finish(self):
         if self.stopped:
             return ""
-        text = self.tokenizer.decode(self.ids[self.start:], skip_special_tokens=True)
-        out, self.sent = text[len(self.sent):], text
+        text = self.tokenizer.decode(self.ids[self.start :], skip_special_tokens=True)
+        out, self.sent = text[len(self.sent) :], text
         return out

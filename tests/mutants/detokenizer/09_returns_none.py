@@ -17,7 +17,7 @@ class IncrementalDetokenizer:
         text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
         if text.endswith("\ufffd") or len(text) == self.sent:
             return None
-        out, self.sent = text[self.sent:], len(text)
+        out, self.sent = text[self.sent :], len(text)
         return out
 
     def finish(self):

@@ -19,7 +19,7 @@ class IncrementalDetokenizer:
         text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
         while text.endswith("\ufffd"):
             text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
-        out, self.sent = text[self.sent:], len(text)
+        out, self.sent = text[self.sent :], len(text)
         return out
 
     def finish(self):

@@ -11,7 +11,7 @@ def check_finish(req, eos_ids, decode=None):
         return "stop"
     if sp.stop and decode is not None:
         for s in sp.stop:
-            if s in decode(req.output_ids[-len(s):]):
+            if s in decode(req.output_ids[-len(s) :]):
                 return "stop"
     if len(req.output_ids) >= req.max_new_tokens:
         return "length"

@@ -10,7 +10,7 @@ def check_finish(req, eos_ids, decode=None):
     if not sp.ignore_eos and req.output_ids[-1] in eos_ids:
         return "stop"
     if sp.stop and decode is not None:
-        tail = decode(req.output_ids[-(max(len(s) for s in sp.stop) + 4):])
+        tail = decode(req.output_ids[-(max(len(s) for s in sp.stop) + 4) :])
         if any(tail.endswith(s) for s in sp.stop):
             return "stop"
     if len(req.output_ids) >= req.max_new_tokens:
