@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Everything a GPU run checks and measures, in one call on the lent H200 (see
-# ../shared/gpu/README.md). Machines differ by ~10%, so compare only runs of one call.
+# Everything a GPU run checks and measures, in one call on one GPU machine (FlashInfer installed:
+# docs/benchmarks.md). Machines differ by ~10%, so compare only runs of one call.
 #   source .gpu/env.sh && OUT=/tmp/out bash scripts/gpu_ab.sh [--tests] [--checks] [--profile] \
 #       'name|ENV=value ...|--bench-flags ...' ...
 # In order: JIT warm-up; --tests: `pytest -m gpu tests/test_gpu.py`; --checks: our model and the
