@@ -25,6 +25,10 @@ class BatchItemView:
 
 @dataclass
 class BatchView:
+    """A batch as the widgets draw it: one that ran (made from the scheduler's `StepRecord`) or one
+    that is chosen and about to run (made from the `Batch` itself, `LocalServer.plan`), with named
+    items. The scheduler never sees it; `StepRecord` is the scheduler's own account of a step."""
+
     batch_id: int
     phase: str  # "prefill" | "decode"
     items: list[BatchItemView]

@@ -52,7 +52,8 @@ class SchedulerStats:
 
 @dataclass
 class StepRecord:
-    """What one `step()` did, for notebooks and widgets."""
+    """What one `step()` (or `overlap_step()`) did: the scheduler's own account of a batch it ran,
+    returned to its caller. The runtime turns it into a `BatchView` for the widgets."""
 
     batch_id: int
     phase: str  # "prefill" | "decode"
