@@ -14,7 +14,7 @@ from typing import Optional
 
 from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.harness import collect, new_scheduler, remember
+from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -473,16 +473,7 @@ def _reference_run():
 
 
 def case_real_engine(fn):
-    # The model's work is the slow part: run it only for an answer that passes the unit cases.
-    for case in CASES[:-1]:
-        try:
-            case.run(fn)
-        except NotImplementedError:
-            raise
-        except Exception:
-            raise AssertionError(
-                f"first make the case '{case.name}' pass: the real engine would only repeat that mistake, more slowly"
-            ) from None
+    require_passing(CASES[:-1], fn)
     try:
         steps, tokens, reasons, s = _run(fn)
     except OutOfPages as e:

@@ -74,15 +74,7 @@ class OverlapMixin:
                 it.req.cached_len = it.end  # not to be scheduled again while in flight
             else:
                 self._ahead[key] = self._ahead.get(key, 0) + 1
-            self.tracer.record(
-                it.req.uid,
-                "scheduler",
-                "scheduled",
-                phase=batch.phase,
-                batch=batch.batch_id,
-                start=it.start,
-                tokens=it.num_tokens,
-            )
+        self._trace_scheduled(batch)
         pending = self.engine.launch_batch(batch, ids_on_device=True)
         return InFlight(batch, pending, record, t0)
 

@@ -240,6 +240,10 @@ class Scheduler(OverlapMixin):
 
     # ------------------------------------------------------------------ 3. forward
     def _forward(self, batch: Batch) -> list[Optional[int]]:
+        self._trace_scheduled(batch)
+        return self.engine.forward_batch(batch).next_tokens
+
+    def _trace_scheduled(self, batch: Batch) -> None:
         for it in batch.items:
             self.tracer.record(
                 it.req.uid,
@@ -250,7 +254,6 @@ class Scheduler(OverlapMixin):
                 start=it.start,
                 tokens=it.num_tokens,
             )
-        return self.engine.forward_batch(batch).next_tokens
 
     # ------------------------------------------------------------------ 4. results
     def _process_results(self, batch: Batch, next_tokens: list[Optional[int]], record: StepRecord) -> None:
