@@ -81,6 +81,8 @@ class Req:
     stop_str: Optional[str] = None  # the stop string that ended it, if any
     cache_handle: Optional[RadixNode] = None  # the prefix-cache node this request has locked (radix cache)
     generator: Optional[torch.Generator] = None  # for seeded sampling
+    arrived_at: float = 0.0  # time.monotonic() when the scheduler queued it
+    queue_seconds: Optional[float] = None  # arrival -> first scheduled in a batch (None until then)
 
     @property
     def all_ids(self) -> list[int]:

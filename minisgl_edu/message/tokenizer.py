@@ -38,6 +38,8 @@ class DetokenizeMsg:
     finish_reason: Optional[str] = None
     stop: list[str] = field(default_factory=list)
     error: Optional[str] = None  # the scheduler rejected the request (next_token is then -1)
+    cached_tokens: int = 0  # prompt tokens whose K/V came from the prefix cache (the usage's cached_tokens)
+    queue_seconds: Optional[float] = None  # first token only: arrival at the scheduler -> first scheduled
 
 
 @dataclass

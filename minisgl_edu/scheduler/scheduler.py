@@ -144,6 +144,7 @@ class Scheduler(OverlapMixin):
         # Clamp to the context: a request that fits at admission can always finish.
         req.max_new_tokens = min(params.max_tokens, self.max_seq_len - len(input_ids))
         req.generator = make_generator(params, self.engine.device)
+        req.arrived_at = time.monotonic()
         self.reqs[uid] = req
         self.waiting.append(req)
         self.tracer.record(uid, "scheduler", "queued", prompt_tokens=len(input_ids))
@@ -218,6 +219,8 @@ class Scheduler(OverlapMixin):
             if req.table_idx < 0 and not self._try_admit(req):
                 break  # first come, first served: nobody overtakes a request that does not fit yet
             chunk = min(req.remaining_prompt, budget)
+            if req.queue_seconds is None:
+                req.queue_seconds = time.monotonic() - req.arrived_at
             self.cache.reserve(req, req.cached_len + chunk)
             items.append(ScheduledReq(req, req.cached_len, chunk))
             budget -= chunk
@@ -278,9 +281,11 @@ class Scheduler(OverlapMixin):
             if reason is not None:
                 self._finish(req, reason)
                 record.finished[req.uid] = reason
-            replies.append(
-                DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason, list(req.sampling_params.stop))
-            )
+            msg = DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason, list(req.sampling_params.stop))
+            msg.cached_tokens = req.prefix_len
+            if len(req.output_ids) == 1:
+                msg.queue_seconds = req.queue_seconds
+            replies.append(msg)
         if replies:
             self.io.send(replies)
 
