@@ -1,4 +1,7 @@
-"""The server's pure parts, without processes or a model: arguments, request mapping, metrics text."""
+"""The server's pure parts, without processes or a model: arguments, request mapping.
+
+/metrics has its own tests (tests/test_metrics.py).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,6 @@ from minisgl_edu.server.protocol import (
     ChatCompletionRequest,
     CompletionRequest,
     ResponseShape,
-    render_metrics,
 )
 
 
@@ -122,18 +124,6 @@ def test_chunk_shapes():
     assert last["usage"] is None and last["object"] == "chat.completion.chunk"
     text = ResponseShape(False, "cmpl-1", "m", 0).full("abc", "length", {"prompt_tokens": 1})
     assert text["object"] == "text_completion" and text["choices"][0]["text"] == "abc"
-
-
-def test_metrics_text_is_prometheus():
-    out = render_metrics(
-        {"kv_pages_total": 64, "kv_pages_free": 60, "generated_tokens_total": 5, "flag": True, "name": "x"}, in_flight=2
-    )
-    lines = out.splitlines()
-    assert "minisgl_kv_pages_total 64" in lines and "minisgl_kv_pages_free 60" in lines
-    assert "# TYPE minisgl_generated_tokens_total counter" in lines
-    assert "minisgl_http_requests_in_flight 2" in lines
-    assert not any("flag" in x or "name" in x for x in lines)  # only numbers become metrics
-    assert out.endswith("\n")
 
 
 def test_socket_dirs_of_dead_servers_are_removed():

@@ -17,6 +17,8 @@ class UserReply:
     num_prompt_tokens: int = 0
     num_output_tokens: int = 0
     error: Optional[str] = None  # set when the request was rejected (e.g. prompt too long)
+    cached_tokens: int = 0  # prompt tokens reused from the prefix cache (the usage's cached_tokens)
+    queue_seconds: Optional[float] = None  # on one reply only: the scheduler's wait before it first ran the request
 
 
 @dataclass

@@ -39,7 +39,6 @@ from minisgl_edu.server.protocol import (
     CompletionRequest,
     GenerateRequest,
     ResponseShape,
-    render_metrics,
     service_unavailable,
 )
 
@@ -52,7 +51,7 @@ def create_app(
     max_request_bytes: int = 4 << 20,
 ):
     from fastapi import FastAPI
-    from fastapi.responses import JSONResponse, PlainTextResponse
+    from fastapi.responses import JSONResponse, Response
 
     app = FastAPI(title="minisgl_edu", docs_url=None, redoc_url=None)
     # The last one added runs first: the key is checked before a body is read.
@@ -101,9 +100,8 @@ def create_app(
 
     @app.get("/metrics")
     async def metrics():
-        return PlainTextResponse(
-            render_metrics(state.stats, len(state.ack_map)), media_type="text/plain; version=0.0.4"
-        )
+        # prometheus_client's text format, from this server's own registry (server/metrics.py)
+        return Response(state.metrics.render(), media_type=state.metrics.content_type)
 
     @app.get("/")
     async def root():

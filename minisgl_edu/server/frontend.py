@@ -20,6 +20,7 @@ import signal
 from typing import Any, AsyncIterator, Callable, Optional, Union
 
 from minisgl_edu.message import AbortMsg, SchedulerStatsMsg, TokenizeMsg, UserReply, unwrap
+from minisgl_edu.server.metrics import ServerMetrics
 
 logger = logging.getLogger("minisgl.api")
 
@@ -50,6 +51,9 @@ class FrontendState:
         self.shutting_down: Optional[str] = None  # set on Ctrl+C / SIGTERM
         self.max_in_flight = max_in_flight  # running + queued generation requests; None: no limit
         self.request_timeout = request_timeout  # seconds; None: no limit
+        # What /metrics serves: request timings observed by generate(), and the two values above
+        # (the scheduler's latest stats, the requests waited on), read when /metrics is scraped.
+        self.metrics = ServerMetrics(scheduler_stats=lambda: self.stats, in_flight=lambda: len(self.ack_map))
         self._background: set[asyncio.Task] = set()
 
     def new_user(self) -> int:

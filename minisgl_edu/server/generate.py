@@ -5,7 +5,8 @@ Where this sits on the request path: `generate()` is called by the route handler
 first reply (so that a prompt the tokenizer or scheduler rejects still gets a 400), then either
 collects every `UserReply` into one JSON response or returns `stream_chunks`, which turns each
 reply into an SSE chunk and ends with `data: [DONE]`. A client that goes away, or a request past
-its deadline, is aborted: `state.abort_user(uid)` sends the `AbortMsg`.
+its deadline, is aborted: `state.abort_user(uid)` sends the `AbortMsg`. On the way the request's
+timings go to /metrics (`state.metrics`, `metrics.py`): each reply handed on, then its end, once.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import asyncio
 import contextlib
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Optional
 
 from minisgl_edu.message import TokenizeMsg, UserReply
 from minisgl_edu.server.errors import busy_error, reply_error, timeout_error
 from minisgl_edu.server.frontend import FrontendState
+from minisgl_edu.server.metrics import RequestTiming
 from minisgl_edu.server.protocol import GenerateRequest, ResponseShape, finish_reason_of, sse
 
 POLL_INTERVAL = 0.5  # seconds: how often a waiting request checks its client and its deadline
@@ -40,17 +42,30 @@ class Generation:
     uid: int
     num_prompt_tokens: int = 0
     num_output_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens whose K/V the prefix cache already had
+    queue_seconds: Optional[float] = None  # how long the scheduler kept it waiting (set with its first token)
     finish_reason: Optional[str] = None
     done: bool = False  # the last reply arrived: no abort needed
     deadline: Optional[float] = None  # time.monotonic() after which the request is aborted
     next_client_check: float = 0.0  # time.monotonic() when to ask again whether the client left
+    timing: RequestTiming = field(default_factory=RequestTiming)  # starts now: the request was received
 
     def usage(self) -> dict:
+        # prompt_tokens_details.cached_tokens: OpenAI's name for the prompt tokens served from a
+        # cache (SGLang fills it from its radix cache, as here).
         return {
             "prompt_tokens": self.num_prompt_tokens,
             "completion_tokens": self.num_output_tokens,
             "total_tokens": self.num_prompt_tokens + self.num_output_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
         }
+
+    @property
+    def finished_reason(self) -> str:
+        """How it ended, for /metrics: stop or length, or abort (client gone, timeout, failed worker)."""
+        if not self.done or self.finish_reason == "abort":
+            return "abort"
+        return "length" if self.finish_reason == "length" else "stop"
 
 
 async def next_reply(state: FrontendState, gen: Generation, request: Any = None) -> UserReply:
@@ -87,6 +102,9 @@ async def next_reply(state: FrontendState, gen: Generation, request: Any = None)
                     continue
         gen.num_prompt_tokens = max(gen.num_prompt_tokens, reply.num_prompt_tokens)
         gen.num_output_tokens = max(gen.num_output_tokens, reply.num_output_tokens)
+        gen.cached_tokens = max(gen.cached_tokens, reply.cached_tokens)
+        if reply.queue_seconds is not None:
+            gen.queue_seconds = reply.queue_seconds
         if reply.finished or reply.error:
             gen.done = True
             gen.finish_reason = reply.finish_reason
@@ -104,6 +122,23 @@ async def _await_prompt_length(queue: asyncio.Queue, gen: Generation) -> None:
         while gen.num_prompt_tokens == 0:
             reply = await asyncio.wait_for(queue.get(), timeout=1.0)
             gen.num_prompt_tokens = reply.num_prompt_tokens
+
+
+def end_request(state: FrontendState, gen: Generation) -> None:
+    """The API server is done with `gen`: forget its uid (and abort it in the scheduler unless it
+    finished), and count it on /metrics. Safe to call twice; the second call does nothing."""
+    if gen.done:
+        state.finish_user(gen.uid)
+    else:  # client disconnected, timed out, or the server is stopping
+        state.abort_user(gen.uid)
+    state.metrics.observe_end(
+        gen.timing,
+        gen.finished_reason,
+        prompt_tokens=gen.num_prompt_tokens,
+        output_tokens=gen.num_output_tokens,
+        cached_tokens=gen.cached_tokens,
+        queue_seconds=gen.queue_seconds,
+    )
 
 
 async def generate(state: FrontendState, request: Any, prompt: Any, body: GenerateRequest, shape: ResponseShape):
@@ -128,23 +163,26 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
         # scheduler rejects still gets a 400, even for a streaming request.
         first = await next_reply(state, gen, request)
     except ClientDisconnected:
-        state.abort_user(uid)
+        end_request(state, gen)
         return Response(status_code=499)  # nginx's "client closed request"; nobody reads it
     except RequestTimedOut:
-        state.abort_user(uid)
+        end_request(state, gen)
         raise timeout_error(state) from None
     except BaseException:
-        state.abort_user(uid)
+        end_request(state, gen)
         raise
     if first.error:
+        # Rejected (e.g. a prompt longer than the cache) or the server failed: it never ran, so
+        # it is not counted on /metrics.
         state.finish_user(uid)
         raise reply_error(state, first)
+    state.metrics.observe_reply(gen.timing, gen.num_output_tokens)  # the time to first token
     if body.stream:
         chunks = stream_chunks(state, gen, first, shape, body.include_usage)
         # If the client leaves before Starlette even starts the generator, its `finally` never
-        # runs; this still aborts the request when the generator object is dropped (a no-op if
-        # the request already finished).
-        weakref.finalize(chunks, state.abort_user, uid)
+        # runs; this still aborts (and counts) the request when the generator object is dropped
+        # (a no-op if the request already ended).
+        weakref.finalize(chunks, end_request, state, gen)
         return StreamingResponse(
             chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
@@ -155,16 +193,14 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
             reply = await next_reply(state, gen, request)
             if reply.error:
                 raise reply_error(state, reply)
+            state.metrics.observe_reply(gen.timing, gen.num_output_tokens)
             pieces.append(reply.incremental_output)
     except ClientDisconnected:
         return Response(status_code=499)
     except RequestTimedOut:
         raise timeout_error(state) from None
     finally:
-        if gen.done:
-            state.finish_user(uid)
-        else:  # client disconnected, or the server is stopping
-            state.abort_user(uid)
+        end_request(state, gen)
     return JSONResponse(shape.full("".join(pieces), finish_reason_of(gen.finish_reason), gen.usage()))
 
 
@@ -189,13 +225,13 @@ async def stream_chunks(
             except RequestTimedOut:
                 yield sse(timeout_error(state).body())  # `finally` aborts the request
                 return
+            if not reply.error:
+                state.metrics.observe_reply(gen.timing, gen.num_output_tokens)
         yield sse(shape.chunk(finish_reason=finish_reason_of(gen.finish_reason), usage_field=include_usage))
         if include_usage:
             yield sse(shape.usage_chunk(gen.usage()))
         yield "data: [DONE]\n\n"
     finally:
-        # Reached on normal end, and also when Starlette cancels us because the client left.
-        if gen.done:
-            state.finish_user(gen.uid)
-        else:
-            state.abort_user(gen.uid)
+        # Reached on normal end, and also when Starlette cancels us because the client left:
+        # then `end_request` calls `state.abort_user`.
+        end_request(state, gen)

@@ -1,4 +1,4 @@
-"""The OpenAI wire format: request bodies, error bodies, response and stream chunk shapes, metrics text.
+"""The OpenAI wire format: request bodies, error bodies, response and stream chunk shapes.
 
 Where this sits on the request path: at the HTTP edge, in the API server process. A request body
 is validated here (pydantic, strict types) and turned into `SamplingParams`; on the way back,
@@ -256,32 +256,3 @@ class ResponseShape:
         else:
             choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
         return {**self._base(stream=False), "choices": [choice], "usage": usage}
-
-
-# ---------------------------------------------------------------- /metrics
-
-
-METRICS_HELP = {
-    "kv_pages_total": ("gauge", "Pages in the paged KV cache."),
-    "kv_pages_free": ("gauge", "KV pages available to new requests (free, or cached and evictable)."),
-    "kv_pages_cached": ("gauge", "KV pages held by the prefix cache."),
-    "running_requests": ("gauge", "Requests in the decode batch."),
-    "waiting_requests": ("gauge", "Requests waiting for (or part-way through) prefill."),
-    "generated_tokens_total": ("counter", "Tokens generated since start-up."),
-}
-
-
-def render_metrics(stats: dict, in_flight: int) -> str:
-    lines = []
-    for key, value in stats.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        kind, help_text = METRICS_HELP.get(key, ("gauge", f"Scheduler statistic {key}."))
-        name = f"minisgl_{key}"
-        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f"{name} {value}"]
-    lines += [
-        "# HELP minisgl_http_requests_in_flight Generation requests the API server is waiting on.",
-        "# TYPE minisgl_http_requests_in_flight gauge",
-        f"minisgl_http_requests_in_flight {in_flight}",
-    ]
-    return "\n".join(lines) + "\n"

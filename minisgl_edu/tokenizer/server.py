@@ -80,6 +80,10 @@ class TokenizeManager:
 class _DetokState:
     decoder: IncrementalDetokenizer
     num_output_tokens: int = 0
+    cached_tokens: int = 0
+    # Kept until a reply goes out: the first token may not make text yet, and then no reply is
+    # sent for it; the API server still gets the queue time, on the next reply.
+    queue_seconds: Optional[float] = None
 
 
 class DetokenizeManager:
@@ -93,6 +97,10 @@ class DetokenizeManager:
         state = self.decode_map.get(msg.uid)
         if state is None:
             state = self.decode_map[msg.uid] = _DetokState(IncrementalDetokenizer(self.tokenizer, msg.stop))
+        # max(): the scheduler's abort message does not repeat the prefix hit.
+        state.cached_tokens = max(state.cached_tokens, msg.cached_tokens)
+        if msg.queue_seconds is not None:
+            state.queue_seconds = msg.queue_seconds
         text = ""
         if msg.next_token >= 0:  # -1: no token (rejected or aborted)
             state.num_output_tokens += 1
@@ -102,14 +110,18 @@ class DetokenizeManager:
             del self.decode_map[msg.uid]
         elif not text:
             return None  # nothing to show yet (half a character, or maybe a stop string)
-        return UserReply(
+        reply = UserReply(
             uid=msg.uid,
             incremental_output=text,
             finished=msg.finished,
             finish_reason=msg.finish_reason,
             num_output_tokens=state.num_output_tokens,
             error=msg.error,
+            cached_tokens=state.cached_tokens,
+            queue_seconds=state.queue_seconds,
         )
+        state.queue_seconds = None  # sent once
+        return reply
 
 
 class TokenizeWorker:
