@@ -28,10 +28,13 @@ class BatchFrontendMsg:
 
 @dataclass
 class SchedulerStatsMsg:
-    """The scheduler's latest `SchedulerStats` as a plain dict (field name -> number).
+    """The scheduler's latest `SchedulerStats` as a plain dict: field name -> number for the
+    gauges, and under "detail" the lists /dashboard draws (`scheduler/stats.py` says what each is).
 
-    It travels scheduler -> detokenizer -> API server, which serves it on /metrics. A dict rather
-    than the `SchedulerStats` dataclass keeps this package free of scheduler (and torch) imports.
+    It travels scheduler -> detokenizer -> API server, which serves the numbers on /metrics and
+    the whole on /dashboard/state. The scheduler sends one at most every `stats_interval`, only
+    after a change. A dict rather than the `SchedulerStats` dataclass keeps this package free of
+    scheduler (and torch) imports.
     """
 
     stats: dict = field(default_factory=dict)

@@ -16,6 +16,8 @@ class SchedulerConfig(EngineConfig):
     # docs/benchmarks.md).
     max_prefill_tokens: Optional[int] = None
     cache: str = "radix"  # prefix cache: "radix" or "naive"
-    stats_interval: float = 0.1  # seconds between two stats messages to the server
+    # Seconds at least between two stats messages to the server (/metrics, /dashboard); none is
+    # sent while nothing changes.
+    stats_interval: float = 0.25
     # run_loop(): overlap_loop (prepare batch N+1 while N runs) or normal_loop. None = on with CUDA.
     overlap: Optional[bool] = None

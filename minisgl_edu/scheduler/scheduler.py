@@ -37,17 +37,8 @@ from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
 from minisgl_edu.scheduler.overlap import OverlapMixin
+from minisgl_edu.scheduler.stats import STATS_BUDGET, SchedulerStats, change_key, collect_stats
 from minisgl_edu.trace import NULL_TRACER, Tracer
-
-
-@dataclass
-class SchedulerStats:
-    kv_pages_total: int
-    kv_pages_free: int
-    kv_pages_cached: int
-    running_requests: int
-    waiting_requests: int
-    generated_tokens_total: int
 
 
 @dataclass
@@ -109,7 +100,12 @@ class Scheduler(OverlapMixin):
         self.batch_count = 0
         self.generated_tokens_total = 0
         self._exit = False
-        self._last_stats = 0.0
+        self.last_batch: Optional[Batch] = None  # the batch scheduled last (for the stats)
+        self.prefix_hit_tokens_total = 0  # prompt tokens served from the prefix cache
+        self.prompt_tokens_total = 0  # prompt tokens of the admitted requests
+        self.stats_sent = 0  # stats messages sent to the server (_maybe_send_stats)
+        self._stats_key_sent: Optional[tuple] = None  # change_key() when the last one was sent
+        self._next_stats_at = 0.0  # time.monotonic() before which no stats message goes out
         # Injection points for the course's exercises: the real engine calls these.
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
@@ -176,6 +172,7 @@ class Scheduler(OverlapMixin):
         if batch is not None:
             self.batch_count += 1
             batch.batch_id = self.batch_count
+            self.last_batch = batch
         return batch
 
     def _outstanding_pages(self) -> int:
@@ -204,6 +201,8 @@ class Scheduler(OverlapMixin):
             self.cache.release(req, cache_it=False)  # undo: row and prefix lock back
             req.cached_len = req.prefix_len = 0
             return False
+        self.prompt_tokens_total += len(req.input_ids)
+        self.prefix_hit_tokens_total += req.prefix_len
         if req.prefix_len:
             self.tracer.record(req.uid, "scheduler", "prefix_hit", tokens=req.prefix_len)
         return True
@@ -377,18 +376,26 @@ class Scheduler(OverlapMixin):
 
     # ------------------------------------------------------------------ inspection
     def stats(self) -> SchedulerStats:
-        return SchedulerStats(
-            kv_pages_total=self.cache.num_pages,
-            # Free for new work: the free list plus cached pages that no running request uses.
-            kv_pages_free=self.cache.num_available,
-            kv_pages_cached=self.cache.prefix_cache.num_cached,
-            running_requests=len(self.running),
-            waiting_requests=len(self.waiting),
-            generated_tokens_total=self.generated_tokens_total,
-        )
+        """The gauges of /metrics and the detail of /dashboard (`stats.py`)."""
+        return collect_stats(self)
 
     def _maybe_send_stats(self) -> None:
+        """Send `stats()` to the server if anything changed since the last message, at most once
+        every `config.stats_interval` seconds.
+
+        Called after every step and whenever the scheduler wakes up idle (`io.recv` returns after
+        its poll interval), so the state after the last change of a burst still goes out, soon
+        after it. If building the message took more than STATS_BUDGET of the interval (a huge KV
+        cache), the next one waits longer: the stats never slow the scheduler down noticeably.
+        """
         now = time.monotonic()
-        if now - self._last_stats >= self.config.stats_interval:
-            self._last_stats = now
-            self.io.send_stats(self.stats())
+        if now < self._next_stats_at:
+            return
+        key = change_key(self)
+        if key == self._stats_key_sent:
+            return  # the server's copy is up to date
+        self.stats_sent += 1
+        self.io.send_stats(self.stats())
+        self._stats_key_sent = key
+        cost = time.monotonic() - now
+        self._next_stats_at = now + max(self.config.stats_interval, cost / STATS_BUDGET)

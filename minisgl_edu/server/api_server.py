@@ -28,6 +28,7 @@ from typing import Any, Optional
 
 from fastapi import Request  # module level: FastAPI resolves the handlers' annotations here
 
+from minisgl_edu.server.dashboard import install_dashboard
 from minisgl_edu.server.errors import install_error_handlers
 from minisgl_edu.server.frontend import FrontendState
 from minisgl_edu.server.generate import generate
@@ -60,6 +61,7 @@ def create_app(
         app.add_middleware(ApiKeyMiddleware, api_key=api_key)
 
     install_error_handlers(app)
+    install_dashboard(app, state)  # GET /dashboard, /dashboard/state (dashboard.py)
 
     def shape(chat: bool, body: GenerateRequest) -> ResponseShape:
         return ResponseShape(chat, "chatcmpl" if chat else "cmpl", model_name, int(time.time()))
@@ -109,7 +111,14 @@ def create_app(
             {
                 "name": "minisgl_edu",
                 "model": model_name,
-                "endpoints": ["/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"],
+                "endpoints": [
+                    "/v1/chat/completions",
+                    "/v1/completions",
+                    "/v1/models",
+                    "/health",
+                    "/metrics",
+                    "/dashboard",
+                ],
             }
         )
 

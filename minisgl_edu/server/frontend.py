@@ -20,6 +20,7 @@ import signal
 from typing import Any, AsyncIterator, Callable, Optional, Union
 
 from minisgl_edu.message import AbortMsg, SchedulerStatsMsg, TokenizeMsg, UserReply, unwrap
+from minisgl_edu.server.dashboard import Dashboard
 from minisgl_edu.server.metrics import ServerMetrics
 
 logger = logging.getLogger("minisgl.api")
@@ -54,12 +55,14 @@ class FrontendState:
         # What /metrics serves: request timings observed by generate(), and the two values above
         # (the scheduler's latest stats, the requests waited on), read when /metrics is scraped.
         self.metrics = ServerMetrics(scheduler_stats=lambda: self.stats, in_flight=lambda: len(self.ack_map))
+        self.dashboard = Dashboard()  # what /dashboard draws: fed below, by new_user and listen
         self._background: set[asyncio.Task] = set()
 
     def new_user(self) -> int:
         """A fresh uid, and the queue its replies will arrive in."""
         uid = next(self.uid_counter)
         self.ack_map[uid] = asyncio.Queue()
+        self.dashboard.request_started(uid)
         return uid
 
     async def send_one(self, msg: Union[TokenizeMsg, AbortMsg]) -> None:
@@ -97,11 +100,13 @@ class FrontendState:
                 continue
             for m in unwrap(msg):
                 if isinstance(m, UserReply):
+                    self.dashboard.observe_reply(m)
                     queue = self.ack_map.get(m.uid)
                     if queue is not None:  # None: the client already left, drop it
                         queue.put_nowait(m)
                 elif isinstance(m, SchedulerStatsMsg):
                     self.stats = m.stats
+                    self.dashboard.observe_stats()
 
     async def watch_workers(self, on_death: Callable[[str], None], interval: float = 0.2) -> None:
         """Notice a dead worker: fail every waiting request (503) and tell the server to stop."""

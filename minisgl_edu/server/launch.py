@@ -93,8 +93,6 @@ def _run_scheduler(
             init_tp(rank, tp_size, dist_init_method)
             io = TPLeaderIO(zmq_io) if rank == 0 else TPFollowerIO()
         scheduler = Scheduler(SchedulerConfig(model=model_dir, tp_size=tp_size, **overrides), io)
-        if zmq_io is not None:
-            zmq_io.stats_fn = scheduler.stats
         import dataclasses
 
         info = {

@@ -8,17 +8,19 @@ scheduling code is the same in a notebook and in the server.
 Two details the server needs beyond passing messages:
 
 * `recv(block=True)` waits at most `poll_interval` seconds and then returns `[]`, so that the
-  loop can notice when the main process has gone away (then it returns an `ExitMsg`).
-* Stats: the scheduler publishes them after steps, at most every `stats_interval`. After an abort
-  or a finish, an idle scheduler takes no more steps, and /metrics would show a stale snapshot.
-  So whenever the scheduler is about to wait idle and something happened since the last
-  snapshot, this class sends a fresh one.
+  loop can notice when the main process has gone away (then it returns an `ExitMsg`). That
+  wake-up is also when an idle scheduler sends its last stats (`Scheduler._maybe_send_stats`):
+  after an abort or a finish it takes no more steps, and /metrics and /dashboard would otherwise
+  keep showing the request.
+* Stats go out as one `SchedulerStatsMsg` each, to the detokenizer, which passes them on to the
+  API server. When and how often is the scheduler's decision (`scheduler/stats.py`), not this
+  class's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from minisgl_edu.message import BaseBackendMsg, BatchTokenizerMsg, DetokenizeMsg, ExitMsg, SchedulerStatsMsg
 from minisgl_edu.scheduler.io.base import SchedulerIO
@@ -41,31 +43,23 @@ class ZmqSchedulerIO(SchedulerIO):
         self.send_detokenizer = ZmqPushQueue(self.ctx, send_addr)
         self.poll_interval = poll_interval
         self.parent_alive = parent_alive
-        self.stats_fn: Optional[Callable[[], Any]] = None  # set to `scheduler.stats` once it exists
-        self._dirty = True
 
     def recv(self, block: bool) -> list[BaseBackendMsg]:
         if block:
-            if self._dirty and self.stats_fn is not None:
-                self.send_stats(self.stats_fn())
             first = self.recv_backend.get(timeout=self.poll_interval)
             if first is None:
                 return [] if self.parent_alive() else [ExitMsg()]
             msgs = [first] + self.recv_backend.get_all_nowait()
         else:
             msgs = self.recv_backend.get_all_nowait()
-        if msgs:
-            self._dirty = True
         return msgs
 
     def send(self, msgs: list[DetokenizeMsg]) -> None:
         if not msgs:
             return
-        self._dirty = True
         self.send_detokenizer.put(msgs[0] if len(msgs) == 1 else BatchTokenizerMsg(data=list(msgs)))
 
     def send_stats(self, stats: Any) -> None:
-        self._dirty = False
         self.send_detokenizer.put(SchedulerStatsMsg(stats=dataclasses.asdict(stats)))
 
     def close(self) -> None:
