@@ -119,12 +119,26 @@ class ScheduledReq:
         """True when this step reaches the end of the known tokens, so a new token is sampled."""
         return self.end >= self.req.total_len
 
+    @property
+    def is_decode(self) -> bool:
+        """A decode token (the K/V of the newest generated token), not a prompt chunk.
+
+        Told by position: a prompt chunk always starts inside the prompt (at least one prompt
+        token is left to compute, even after a prefix-cache hit), a decode token after it.
+        """
+        return self.start >= len(self.req.input_ids)
+
 
 @dataclass
 class Batch:
-    """What one forward pass computes: a prefill batch or a decode batch, never a mix."""
+    """What one forward pass computes: prompt chunks ("prefill"), one decode token per running
+    request ("decode"), or, with `SchedulerConfig.mixed_chunk`, both at once ("mixed").
 
-    phase: str  # "prefill" | "decode"
+    In a mixed batch the prompt chunks come first, then the decode tokens; `ScheduledReq.is_decode`
+    tells them apart.
+    """
+
+    phase: str  # "prefill" | "decode" | "mixed"
     items: list[ScheduledReq]
     batch_id: int = 0
 
@@ -134,7 +148,13 @@ class Batch:
 
     @property
     def is_prefill(self) -> bool:
+        """Only prompt chunks (a mixed batch is not a prefill batch: ask each item)."""
         return self.phase == "prefill"
+
+    @property
+    def is_decode(self) -> bool:
+        """Only decode tokens, one per request: what a CUDA graph of decode can replay."""
+        return self.phase == "decode"
 
     @property
     def num_tokens(self) -> int:

@@ -32,9 +32,14 @@ class AttentionMetadata:
     `kv_lens[b] - q_lens[b] .. kv_lens[b] - 1`, and attends to all `kv_lens[b]` tokens, whose K/V
     live in page-table row `rows[b]`. `out_loc` holds the pool slot of every new token, in batch
     order (request 0's tokens first).
+
+    A mixed batch (prompt chunks and decode tokens in one forward pass) is described the same way:
+    its decode rows are requests with `q_lens[b] == 1`. Backends pick their kernel by the q
+    lengths (`is_decode`), never by the scheduler's phase, so one longer row sends the whole batch
+    to the prefill kernel, which takes ragged q lengths, length-1 rows included.
     """
 
-    is_prefill: bool
+    is_prefill: bool  # the batch has prompt tokens (a prefill or a mixed batch)
     q_lens: list[int]
     kv_lens: list[int]
     rows: torch.Tensor  # [B] int64, page-table rows
@@ -55,7 +60,8 @@ class AttentionMetadata:
 
     @property
     def is_decode(self) -> bool:
-        """One new token per request (what decode kernels take)."""
+        """One new token per request (what decode kernels take). A prompt chunk of one token counts
+        too: like a decode token, it attends to all `kv_lens[b]` tokens up to itself."""
         return all(q == 1 for q in self.q_lens)
 
 

@@ -13,9 +13,11 @@ kernels read the pages in place, given a CSR-style description of the batch:
 `prepare()` builds these once per batch and calls the wrapper's `plan()` (FlashInfer splits the
 work over the GPU's SMs on the CPU side, once); `forward()` runs the planned kernel per layer.
 A decode batch (one new token per request) uses `BatchDecodeWithPagedKVCacheWrapper`; anything
-else (prefill, chunked prefill, prefill after a prefix-cache hit) uses
-`BatchPrefillWithPagedKVCacheWrapper` with a causal mask, which FlashInfer aligns to the *end*
-of each request's KV, exactly like the torch backend's "causal with an offset".
+else (prefill, chunked prefill, prefill after a prefix-cache hit, a mixed batch of prompt chunks
+and decode tokens) uses `BatchPrefillWithPagedKVCacheWrapper` with a causal mask, which FlashInfer
+aligns to the *end* of each request's KV, exactly like the torch backend's "causal with an
+offset". `qo_indptr` gives each request its own q length, so a mixed batch's decode rows are
+simply requests with one new token that attends to its whole KV.
 
 The pool stores K as [num_layers, (num_pages + 1) * page_size, Hkv, D]; viewed per layer as
 [num_pages + 1, page_size, Hkv, D] it is FlashInfer's "NHD" paged layout, so no copy is needed.

@@ -8,7 +8,8 @@ small batch is how few kernels run and how little the host plans. `attention_bac
 
 The rule: a batch of one new token per request goes to the decode backend if it takes that many
 requests (`max_decode_batch`); everything else goes to the prefill backend, which must handle
-any batch (FlashInfer and torch do). The same rule picks the backend of each CUDA-graph size.
+any batch (FlashInfer and torch do), a mixed batch too (a prompt chunk beside decode rows of one
+token: `SchedulerConfig.mixed_chunk`). The same rule picks the backend of each CUDA-graph size.
 Whichever backend the last `prepare` (or `prepare_for_replay`) chose runs `forward`.
 """
 

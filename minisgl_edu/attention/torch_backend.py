@@ -5,6 +5,8 @@ reference the FlashInfer backend is checked against on GPU. It pads the batch to
 [batch, longest query, longest context], gathers each request's K/V from the pool through the
 page table, and calls `scaled_dot_product_attention` with a mask that is causal *with an
 offset*: query i of a request that already has `prefix` tokens cached sees keys 0..prefix+i.
+A mixed batch (a prompt chunk beside decode tokens) is one such batch: a decode row is a request
+with one query, padded like any shorter row.
 """
 
 from __future__ import annotations

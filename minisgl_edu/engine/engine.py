@@ -154,7 +154,8 @@ class Engine:
         engine's stream, and no step here waits for the GPU, so the scheduler can prepare the next
         batch meanwhile (overlap scheduling). With `ids_on_device`, the input token of a decode
         item is read from `last_tokens` (the token this request's previous batch sampled, still
-        on the GPU) instead of from `req.output_ids`, which the overlap loop fills in later.
+        on the GPU) instead of from `req.output_ids`, which the overlap loop fills in later; in a
+        mixed batch that is true of its decode items, while its prompt chunks come from the host.
         """
         if self.stream is None:
             return self._forward_now(batch, ids_on_device)
@@ -168,11 +169,19 @@ class Engine:
         positions: list[int] = []
         out_loc: list[int] = []
         sample_rows: list[int] = []  # index in the flat tokens of each position we sample from
-        decode_ids = ids_on_device and not batch.is_prefill
+        decode_ids = ids_on_device and batch.is_decode  # every input token is in last_tokens
+        # (mixed batch, ids_on_device) the flat index and page-table row of each decode token
+        device_at: list[int] = []
+        device_rows: list[int] = []
         for it in batch.items:
             req = it.req
             if not decode_ids:
-                ids.extend(req.all_ids[it.start : it.end])
+                if ids_on_device and it.is_decode:
+                    device_at.append(len(positions))
+                    device_rows.append(req.table_idx)
+                    ids.append(0)  # a placeholder: the token is copied from last_tokens below
+                else:
+                    ids.extend(req.all_ids[it.start : it.end])
             positions.extend(range(it.start, it.end))
             out_loc.extend(self.page_table.slots(req.table_idx, it.start, it.end, self.page_size))
             if it.completes_prompt:
@@ -180,7 +189,8 @@ class Engine:
         row_list = [it.req.table_idx for it in batch.items]
         flags = [it.completes_prompt for it in batch.items]
         graph = self.graph_runner
-        if graph is not None and not batch.is_prefill and graph.can_run(batch.size) and all(flags):
+        # Only a decode batch replays a captured decode graph; prefill and mixed batches run eagerly.
+        if graph is not None and batch.is_decode and graph.can_run(batch.size) and all(flags):
             # A decode batch through a captured CUDA graph: one copy in, one launch, the input
             # tokens read and the greedy tokens written back inside the graph.
             logits, tokens, rows = graph.run(
@@ -196,9 +206,11 @@ class Engine:
             ids_t = self.last_tokens.index_select(0, rows)
         else:
             ids_t = self._tensor(ids)
+            if device_at:  # on the device, without waiting for the batch that sampled them
+                ids_t[self._tensor(device_at)] = self.last_tokens.index_select(0, self._tensor(device_rows))
         sampling = [it.req for it in batch.items if it.completes_prompt]
         meta = AttentionMetadata(
-            is_prefill=batch.is_prefill,
+            is_prefill=not batch.is_decode,
             q_lens=[it.num_tokens for it in batch.items],
             kv_lens=[it.end for it in batch.items],
             rows=rows,

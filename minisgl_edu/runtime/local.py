@@ -459,7 +459,7 @@ def _view(record: Optional[StepRecord]) -> Optional[BatchView]:
     return BatchView(
         record.batch_id,
         record.phase,
-        [BatchItemView(u, s, n) for u, s, n in record.items],
+        [BatchItemView(u, s, n, u in record.decode_uids) for u, s, n in record.items],
         dict(record.next_tokens),
         dict(record.finished),
     )

@@ -21,6 +21,7 @@ class BatchItemView:
     uid: int
     start: int  # position of the first token computed this step
     num_tokens: int  # tokens computed this step: a prompt chunk, or 1 for decode
+    is_decode: bool = False  # a decode token (True) or a prompt chunk (False)
 
 
 @dataclass
@@ -30,7 +31,7 @@ class BatchView:
     items. The scheduler never sees it; `StepRecord` is the scheduler's own account of a step."""
 
     batch_id: int
-    phase: str  # "prefill" | "decode"
+    phase: str  # "prefill" | "decode" | "mixed" (prompt chunks and decode tokens together)
     items: list[BatchItemView]
     next_tokens: dict[int, int] = field(default_factory=dict)  # uid -> sampled token (after it ran)
     finished: dict[int, str] = field(default_factory=dict)  # uid -> finish_reason (after it ran)
@@ -47,7 +48,9 @@ class BatchView:
     def planned(cls, batch: Batch) -> BatchView:
         """A batch chosen by `Scheduler.schedule()` that has not run yet."""
         return cls(
-            batch.batch_id, batch.phase, [BatchItemView(it.req.uid, it.start, it.num_tokens) for it in batch.items]
+            batch.batch_id,
+            batch.phase,
+            [BatchItemView(it.req.uid, it.start, it.num_tokens, it.is_decode) for it in batch.items],
         )
 
 

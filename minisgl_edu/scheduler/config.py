@@ -21,3 +21,10 @@ class SchedulerConfig(EngineConfig):
     stats_interval: float = 0.25
     # run_loop(): overlap_loop (prepare batch N+1 while N runs) or normal_loop. None = on with CUDA.
     overlap: Optional[bool] = None
+    # Mixed batches (SGLang's --enable-mixed-chunk): when a prefill batch is scheduled, every running
+    # request's decode token rides along in the same forward pass ("mixed"), so decoding goes on
+    # while a long prompt is chunked in instead of waiting for its last chunk. The decode tokens
+    # count against `max_prefill_tokens`: the prompt chunks get the budget minus one token per
+    # running request. When the running requests alone fill the budget, the step is scheduled as
+    # without mixing (the prompt first), so a waiting prompt is never starved.
+    mixed_chunk: bool = False

@@ -27,6 +27,10 @@ which needs three things the normal loop does not:
 
 The batches and the model computation are exactly those of the normal loop whenever requests
 finish by length (as in the offline benchmark), so greedy outputs are identical.
+
+Mixed batches (`SchedulerConfig.mixed_chunk`) need nothing more: the rules above are applied per
+item, so in one batch the prompt chunks advance `cached_len` at launch and the decode tokens count
+in `_ahead` and read their input token from `Engine.last_tokens`.
 """
 
 from __future__ import annotations
@@ -66,14 +70,14 @@ class OverlapMixin:
         from minisgl_edu.scheduler.scheduler import StepRecord
 
         t0 = time.perf_counter()
-        record = StepRecord(batch.batch_id, batch.phase, [(it.req.uid, it.start, it.num_tokens) for it in batch.items])
+        record = StepRecord.of(batch)
         self.cache.pin(batch.reqs)  # released pages stay put until this batch lands
-        for it in batch.items:
+        for it in batch.items:  # item by item: a mixed batch has prompt chunks and decode tokens
             key = id(it.req)
-            if batch.is_prefill:
-                it.req.cached_len = it.end  # not to be scheduled again while in flight
-            else:
+            if it.is_decode:
                 self._ahead[key] = self._ahead.get(key, 0) + 1
+            else:
+                it.req.cached_len = it.end  # not to be scheduled again while in flight
         self._trace_scheduled(batch)
         pending = self.engine.launch_batch(batch, ids_on_device=True)
         return InFlight(batch, pending, record, t0)
@@ -83,7 +87,7 @@ class OverlapMixin:
         batch = fl.batch
         for it in batch.items:
             key = id(it.req)
-            if not batch.is_prefill and key in self._ahead:
+            if it.is_decode and key in self._ahead:
                 self._ahead[key] -= 1
                 if not self._ahead[key]:
                     del self._ahead[key]

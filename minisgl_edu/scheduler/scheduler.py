@@ -5,7 +5,9 @@ Where this sits on the request path: a `UserMsg` arrives from a tokenizer worker
 
     1. receive      new requests and aborts (`receive`, `_process_msg`)
     2. schedule     `_schedule_next_batch`: a prefill batch if anyone waits (under a token
-                    budget, chunking a long prompt), otherwise one decode batch of everyone running
+                    budget, chunking a long prompt), otherwise one decode batch of everyone running;
+                    with `config.mixed_chunk`, the running requests' decode tokens join the prefill
+                    batch in one forward pass (a "mixed" batch)
     3. forward      `_forward`: `Engine.forward_batch` runs the model and samples
     4. results      `_process_results`: append tokens, check finish, free what finished,
                     send one `DetokenizeMsg` per request to the detokenizer
@@ -47,19 +49,35 @@ class StepRecord:
     returned to its caller. The runtime turns it into a `BatchView` for the widgets."""
 
     batch_id: int
-    phase: str  # "prefill" | "decode"
+    phase: str  # "prefill" | "decode" | "mixed"
     items: list[tuple[int, int, int]]  # (uid, start position, tokens computed)
     next_tokens: dict[int, int] = field(default_factory=dict)  # uid -> sampled token
     finished: dict[int, str] = field(default_factory=dict)  # uid -> finish_reason
     seconds: float = 0.0
+    decode_uids: list[int] = field(default_factory=list)  # items that computed a decode token, not a prompt chunk
+
+    @classmethod
+    def of(cls, batch: Batch) -> StepRecord:
+        """The record of `batch` as scheduled (tokens and finishes are filled in when it has run)."""
+        return cls(
+            batch.batch_id,
+            batch.phase,
+            [(it.req.uid, it.start, it.num_tokens) for it in batch.items],
+            decode_uids=[it.req.uid for it in batch.items if it.is_decode],
+        )
 
 
 def schedule_next_batch(scheduler: "Scheduler") -> Optional[Batch]:
     """The scheduling decision: prefill first (new prompts get their first token fast, under the
     token budget), otherwise one decode batch of everyone running; None when there is nothing.
+    With `config.mixed_chunk`, a prefill batch also carries every running request's decode token.
 
     The default of `Scheduler.schedule_fn`; exercise 5 of the course replaces it.
     """
+    if scheduler.config.mixed_chunk:
+        batch = scheduler._schedule_mixed()
+        if batch is not None:
+            return batch
     batch = scheduler._schedule_prefill() if scheduler.waiting else None
     if batch is None and scheduler.running:
         batch = scheduler._schedule_decode()
@@ -207,8 +225,10 @@ class Scheduler(OverlapMixin):
             self.tracer.record(req.uid, "scheduler", "prefix_hit", tokens=req.prefix_len)
         return True
 
-    def _schedule_prefill(self) -> Optional[Batch]:
-        budget = self.max_prefill_tokens
+    def _schedule_prefill(self, budget: Optional[int] = None) -> Optional[Batch]:
+        """Prompt chunks of the waiting requests, head first, under `budget` tokens (default
+        `max_prefill_tokens`)."""
+        budget = self.max_prefill_tokens if budget is None else budget
         items: list[ScheduledReq] = []
         for req in list(self.waiting):
             if budget <= 0:
@@ -230,15 +250,45 @@ class Scheduler(OverlapMixin):
 
     def _schedule_decode(self) -> Optional[Batch]:
         items = []
-        for req in self.running:
+        for req in self._decoding():
             # Tokens sampled by a batch still in flight (overlap loop only; 0 in normal_loop).
             ahead = self._tokens_ahead(req)
-            if ahead and len(req.output_ids) + ahead >= req.max_new_tokens:
-                continue  # (overlap loop) its last token is already being computed
             # The newest token's K/V is computed now, at position total_len - 1.
             self.cache.reserve(req, req.total_len + ahead)
             items.append(ScheduledReq(req, req.total_len - 1 + ahead, 1))
         return Batch("decode", items) if items else None
+
+    def _decoding(self) -> list[Req]:
+        """The running requests that get a decode token this step (all of them in normal_loop)."""
+        reqs = []
+        for req in self.running:
+            ahead = self._tokens_ahead(req)
+            if ahead and len(req.output_ids) + ahead >= req.max_new_tokens:
+                continue  # (overlap loop) its last token is already being computed
+            reqs.append(req)
+        return reqs
+
+    def _schedule_mixed(self) -> Optional[Batch]:
+        """(`config.mixed_chunk`) Prompt chunks and every running request's decode token in one
+        batch, the chunks first; None when there is nothing to mix, so the step is scheduled as
+        without the option.
+
+        The decode tokens count against the token budget, as in SGLang's mixed chunk: the prompt
+        chunks get `max_prefill_tokens` minus one token per decoding request. When those alone
+        use the whole budget, no mixing: the prompt goes first, on its own, as it would without
+        the option (so a waiting prompt is never starved by a large running set).
+        """
+        if not self.waiting:
+            return None
+        decoding = self._decoding()
+        budget = self.max_prefill_tokens - len(decoding)
+        if not decoding or budget <= 0:
+            return None
+        prefill = self._schedule_prefill(budget)
+        if prefill is None:
+            return None  # nobody can be admitted yet: a plain decode batch follows
+        decode = self._schedule_decode()  # the same requests as `decoding`
+        return Batch("mixed", prefill.items + decode.items)
 
     # ------------------------------------------------------------------ 3. forward
     def _forward(self, batch: Batch) -> list[Optional[int]]:
@@ -246,15 +296,19 @@ class Scheduler(OverlapMixin):
         return self.engine.forward_batch(batch).next_tokens
 
     def _trace_scheduled(self, batch: Batch) -> None:
+        mixed = batch.phase == "mixed"
         for it in batch.items:
+            # In a mixed batch, each request's own phase: it decodes, or prefills a prompt chunk.
+            phase = ("decode" if it.is_decode else "prefill") if mixed else batch.phase
             self.tracer.record(
                 it.req.uid,
                 "scheduler",
                 "scheduled",
-                phase=batch.phase,
+                phase=phase,
                 batch=batch.batch_id,
                 start=it.start,
                 tokens=it.num_tokens,
+                **({"mixed": True} if mixed else {}),
             )
 
     # ------------------------------------------------------------------ 4. results
@@ -268,7 +322,7 @@ class Scheduler(OverlapMixin):
             req.cached_len = max(req.cached_len, it.end)
             if token is None:
                 continue  # a chunk of a long prompt: no token yet, it stays at the head of the queue
-            if batch.is_prefill:
+            if not it.is_decode:  # the prompt's last chunk: from the waiting queue to the running set
                 self.waiting.remove(req)
                 self.running.append(req)
                 req.status = ReqStatus.DECODING
@@ -335,7 +389,7 @@ class Scheduler(OverlapMixin):
     def run_batch(self, batch: Batch) -> StepRecord:
         """The second half of a step: forward the batch and process its results."""
         t0 = time.perf_counter()
-        record = StepRecord(batch.batch_id, batch.phase, [(it.req.uid, it.start, it.num_tokens) for it in batch.items])
+        record = StepRecord.of(batch)
         live = [it for it in batch.items if not it.req.is_finished]
         if live:
             batch = Batch(batch.phase, live, batch.batch_id)

@@ -38,6 +38,7 @@ class ServerArgs:
     overlap: Optional[bool] = None  # None: the scheduler decides (on with CUDA, off on CPU)
     attention_backend: Optional[str] = None  # None: "auto"
     cuda_graph_max_bs: Optional[int] = None
+    mixed_chunk: Optional[bool] = None  # --enable-mixed-chunk; None: the scheduler's default (off)
     # API server
     api_key: Optional[str] = None
     max_queue: Optional[int] = 256  # requests waiting beyond max_running_requests; None: no limit
@@ -66,6 +67,7 @@ class ServerArgs:
             "overlap",
             "attention_backend",
             "cuda_graph_max_bs",
+            "mixed_chunk",
         )
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
@@ -135,6 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--cuda-graph-max-bs",
         type=_non_negative,
         help="CUDA: decode batches up to this size replay a captured graph (0: no graphs)",
+    )
+    p.add_argument(
+        "--enable-mixed-chunk",
+        dest="mixed_chunk",
+        action="store_true",
+        default=None,
+        help="decode tokens of running requests ride along with each prefill batch in one forward "
+        "pass, within --max-prefill-tokens (default off: a prefill batch runs alone)",
     )
     p.add_argument(
         "--api-key",

@@ -64,14 +64,12 @@ class StepperModel:
 
 
 def _batch_rows(batch: BatchView) -> list[list[Any]]:
+    """One row per item, with the item's own phase: a mixed batch has both."""
     rows = []
     for it in batch.items:
-        what = (
-            f"prompt tokens {it.start}..{it.start + it.num_tokens - 1}"
-            if batch.phase == "prefill"
-            else f"position {it.start}"
-        )
-        rows.append([it.uid, batch.phase, it.num_tokens, what])
+        phase = "decode" if it.is_decode else "prefill"
+        what = f"position {it.start}" if it.is_decode else f"prompt tokens {it.start}..{it.start + it.num_tokens - 1}"
+        rows.append([it.uid, phase, it.num_tokens, what])
     return rows
 
 
@@ -119,7 +117,8 @@ def plot_schedule(history: list[BatchView], ax: Any = None) -> Any:
     """Which request ran in which step: a row per uid, a cell per step, dark = prefill, light = decode.
 
     Prefill cells carry the number of prompt tokens computed, so chunked prefill shows as several
-    dark cells in a row. Returns the matplotlib Figure.
+    dark cells in a row. A mixed batch is a column with both (decoding goes on beside the chunks).
+    Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
@@ -132,7 +131,7 @@ def plot_schedule(history: list[BatchView], ax: Any = None) -> Any:
     y = {u: i for i, u in enumerate(reversed(uids))}
     for step, b in enumerate(history, start=1):
         for it in b.items:
-            prefill = b.phase == "prefill"
+            prefill = not it.is_decode
             ax.add_patch(
                 Rectangle(
                     (step - 0.45, y[it.uid] - 0.4), 0.9, 0.8, color=uid_colour(it.uid), alpha=1.0 if prefill else 0.35
