@@ -58,7 +58,17 @@ def test_engine_options_are_passed_on():
     assert a.num_tokenizer == 3 and a.api_key == "k"
 
 
-@pytest.mark.parametrize("argv", [["--tp", "0"], ["--num-tokenizer", "0"], ["--cache", "lru"]])
+def test_scheduler_cpu_threads_leave_one_core(monkeypatch):
+    from minisgl_edu.server import process
+
+    assert parse_args([]).cpu_threads == 0 and parse_args(["--cpu-threads", "3"]).cpu_threads == 3
+    for cores, tp, want in [(1, 1, 1), (2, 1, 1), (4, 1, 3), (8, 1, 7), (8, 2, 3), (2, 4, 1)]:
+        monkeypatch.setattr(process.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
+        assert process.scheduler_cpu_threads(0, tp) == want, (cores, tp)
+    assert process.scheduler_cpu_threads(5, 1) == 5  # asked for: taken as it is
+
+
+@pytest.mark.parametrize("argv", [["--tp", "0"], ["--num-tokenizer", "0"], ["--cache", "lru"], ["--cpu-threads", "-1"]])
 def test_bad_arguments_exit(argv):
     with pytest.raises(SystemExit):
         parse_args(argv)

@@ -27,6 +27,7 @@ class ServerArgs:
     device: str = "auto"
     num_tokenizer: int = 1
     tp_size: int = 1
+    cpu_threads: int = 0  # torch threads of each scheduler process on CPU; 0: all cores but one
     # engine / scheduler (None = the SchedulerConfig default)
     max_running_requests: Optional[int] = None
     page_size: Optional[int] = None
@@ -113,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="tensor parallel ranks: N scheduler processes, each with 1/N of the model "
         "(N must divide the query and KV heads)",
+    )
+    p.add_argument(
+        "--cpu-threads",
+        type=_non_negative,
+        default=0,
+        help="torch threads of the scheduler on CPU (default 0: all cores but one, which the server's other "
+        "processes and a client on the same machine share)",
     )
     p.add_argument("--max-running-requests", type=_positive, help="requests decoded together at most")
     p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")

@@ -71,11 +71,18 @@ def _run_scheduler(
     ready_conn: Any,
     tp_size: int = 1,
     dist_init_method: str = "",
+    cpu_threads: int = 0,
 ) -> None:
     """Process entry of `minisgl-TP{rank}-scheduler`: build the Scheduler, then run its loop."""
-    from minisgl_edu.server.process import init_worker, parent_alive
+    from minisgl_edu.server.process import init_worker, parent_alive, scheduler_cpu_threads
 
     init_worker(name)
+    import torch
+
+    from minisgl_edu.engine.config import resolve_device
+
+    if resolve_device(overrides.get("device", "auto")).type == "cpu":
+        torch.set_num_threads(scheduler_cpu_threads(cpu_threads, tp_size))
     io = None
     try:
         from minisgl_edu.scheduler import Scheduler, SchedulerConfig
@@ -149,6 +156,7 @@ def start_workers(args: ServerArgs, model_dir: str, addrs: IpcAddresses) -> list
             addrs=addrs,
             tp_size=args.tp_size,
             dist_init_method=dist_init_method,
+            cpu_threads=args.cpu_threads,
         )
     start(
         "minisgl-detokenizer-0",
