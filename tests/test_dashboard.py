@@ -349,7 +349,7 @@ def test_state_messages_are_bounded_by_steps_and_interval_not_by_viewers(server)
     and one per `min_interval` of the scheduler's own clock."""
     start = wait_state(server, settled, "idle before the test")
     stop = threading.Event()
-    reads = [0] * 3
+    reads = [0] * 2
 
     def viewer(i: int) -> None:
         with httpx.Client(base_url=server.url, headers=AUTH, timeout=10) as c:
@@ -358,11 +358,11 @@ def test_state_messages_are_bounded_by_steps_and_interval_not_by_viewers(server)
                 reads[i] += 1
                 time.sleep(0.02)
 
-    viewers = [threading.Thread(target=viewer, args=(i,), daemon=True) for i in range(3)]
+    viewers = [threading.Thread(target=viewer, args=(i,), daemon=True) for i in range(2)]
     for v in viewers:
         v.start()
-    streams = Streams(server, [short(i) for i in range(4)] + [short(9)] * 2, cut=[False] * 6)
-    assert streams.join() == ["done"] * 6
+    streams = Streams(server, [short(i) for i in range(3)] + [short(9)], cut=[False] * 4)
+    assert streams.join() == ["done"] * 4
     end = wait_state(server, settled, "idle after the run")
     stop.set()
     for v in viewers:
@@ -417,7 +417,7 @@ def test_dashboard_in_chromium(server, tmp_path):
             # Four long streams run (cut at the end), four short ones wait behind them, then finish.
             running = Streams(server, [{**body(i, 200), "stream": True} for i in range(1, 5)], cut=[True] * 4)
             first = wait_page(page, lambda v: len(v["rows"]) == 4 and len(v["owners"]) == 4, "4 requests running")
-            queued = Streams(server, [{**body(i, 16), "stream": True} for i in range(5, 9)], cut=[False] * 4)
+            queued = Streams(server, [{**body(i, 8), "stream": True} for i in range(5, 9)], cut=[False] * 4)
             during = wait_page(page, lambda v: len(v["waiting"]) == 4 and len(v["rows"]) == 8, "4 more waiting")
             assert set(during["owners"]) == set(first["rows"])  # pages held by the running requests
             assert set(during["waiting"]) == set(during["rows"]) - set(first["rows"])

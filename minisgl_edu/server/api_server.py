@@ -14,7 +14,7 @@ sockets and who waits for which uid), `generate.py` (one request, streamed or no
 bodies and chunks).
 
 Endpoints: POST /v1/chat/completions, POST /v1/completions (stream or not), GET /v1/models,
-GET /health, GET /metrics (Prometheus text).
+GET /health, GET /metrics (Prometheus text), GET /dashboard (the live page, `dashboard.py`).
 """
 
 from __future__ import annotations
