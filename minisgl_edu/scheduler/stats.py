@@ -110,9 +110,7 @@ def collect_stats(s: Scheduler) -> SchedulerStats:
     items: list[tuple[int, str, int, int]] = []
     if batch is not None:
         for it in batch.items:
-            # Told by position, as in a mixed batch: a prompt chunk starts inside the prompt.
-            phase = "decode" if it.start >= len(it.req.input_ids) else "prefill"
-            items.append((it.req.uid, phase, it.start, it.num_tokens))
+            items.append((it.req.uid, "decode" if it.is_decode else "prefill", it.start, it.num_tokens))
     requests = [
         (
             r.uid,
