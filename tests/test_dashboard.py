@@ -99,6 +99,8 @@ def test_page_map_has_the_widgets_owner_for_every_page(tiny_model_dir):
 class CountingIO(QueueIO):
     """The in-memory IO, keeping every stats message it is given."""
 
+    wants_stats = True
+
     def __init__(self) -> None:
         super().__init__()
         self.sent: list = []

@@ -442,6 +442,8 @@ class Scheduler(OverlapMixin):
         after it. If building the message took more than STATS_BUDGET of the interval (a huge KV
         cache), the next one waits longer: the stats never slow the scheduler down noticeably.
         """
+        if not self.io.wants_stats:
+            return
         now = time.monotonic()
         if now < self._next_stats_at:
             return

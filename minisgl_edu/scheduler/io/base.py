@@ -29,5 +29,9 @@ class SchedulerIO:
     def send(self, msgs: list[DetokenizeMsg]) -> None:
         raise NotImplementedError
 
+    # True where someone reads the stats (the server's /metrics and /dashboard): only then does
+    # the scheduler spend time building them. In one process (notebooks, benchmarks) nobody does.
+    wants_stats: bool = False
+
     def send_stats(self, stats: Any) -> None:
-        """The latest `SchedulerStats`; the server turns them into /metrics. Optional."""
+        """The latest `SchedulerStats`; the server turns them into /metrics and /dashboard."""

@@ -7,7 +7,6 @@ and `drain`s the scheduler's `DetokenizeMsg`s out.
 from __future__ import annotations
 
 import queue
-from typing import Any
 
 from minisgl_edu.message import BaseBackendMsg, DetokenizeMsg
 from minisgl_edu.scheduler.io.base import SchedulerIO
@@ -20,7 +19,6 @@ class QueueIO(SchedulerIO):
         self.inbox: queue.Queue[BaseBackendMsg] = queue.Queue()
         self.outbox: queue.Queue[DetokenizeMsg] = queue.Queue()
         self.block_timeout = block_timeout
-        self.latest_stats: Any = None
 
     def put(self, msg: BaseBackendMsg) -> None:
         self.inbox.put(msg)
@@ -41,9 +39,6 @@ class QueueIO(SchedulerIO):
     def send(self, msgs: list[DetokenizeMsg]) -> None:
         for m in msgs:
             self.outbox.put(m)
-
-    def send_stats(self, stats: Any) -> None:
-        self.latest_stats = stats
 
     def drain(self) -> list[DetokenizeMsg]:
         out = []

@@ -63,6 +63,10 @@ class TPLeaderIO(SchedulerIO):
     def send(self, msgs: list[DetokenizeMsg]) -> None:
         self.inner.send(msgs)
 
+    @property
+    def wants_stats(self) -> bool:
+        return self.inner.wants_stats
+
     def send_stats(self, stats: Any) -> None:
         self.inner.send_stats(stats)
 

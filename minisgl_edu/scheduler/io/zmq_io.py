@@ -59,6 +59,8 @@ class ZmqSchedulerIO(SchedulerIO):
             return
         self.send_detokenizer.put(msgs[0] if len(msgs) == 1 else BatchTokenizerMsg(data=list(msgs)))
 
+    wants_stats = True
+
     def send_stats(self, stats: Any) -> None:
         self.send_detokenizer.put(SchedulerStatsMsg(stats=dataclasses.asdict(stats)))
 
