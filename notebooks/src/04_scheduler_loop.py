@@ -34,7 +34,7 @@ def step(self, block=False):
 It blocks on its inbox only when it has nothing to run. `_schedule_next_batch` is **prefill
 first**: if a request waits (and fits), the next batch computes prompt tokens (so new requests get
 their first token quickly); otherwise it is one **decode** batch of every running request, one
-token each. So every batch is prefill-only or decode-only, never both. mini-sglang decides the same
+token each. So every batch is prefill-only or decode-only (unless you turn mixing on, below). mini-sglang decides the same
 way (its `_schedule_next_batch` takes the prefill manager's batch, or else the decode manager's);
 SGLang can also *mix* the two, see "What chunking buys" below.
 
@@ -161,8 +161,10 @@ What chunking does buy here:
 
 What would keep uid 0 decoding during the chunks is **mixing**: put the running requests' decode
 tokens into the same batch as a prefill chunk, so that every step computes one chunk *and* one
-token for each running request. SGLang does that with `--enable-mixed-chunk`; neither this engine
-nor mini-sglang does.
+token for each running request. SGLang does that with `--enable-mixed-chunk`, and so does this
+engine with the same flag (`SchedulerConfig.mixed_chunk`, off by default so that this chapter
+shows the plain loop; chapter 10 measures what it changes for the running streams). mini-sglang
+never mixes.
 """),
     md(r"""
 ## Joining while others decode

@@ -228,8 +228,10 @@ request's new tokens in one flat tensor, with their positions, and tells the att
 which cache pages belong to which request (`AttentionMetadata`). A batch is of one kind (chapter
 04): in a prefill batch each request contributes a prompt chunk (the whole prompt, or part of a
 long one), in a decode batch each contributes its one newest token. The flat layout would allow
-both kinds in one tensor (SGLang's `--enable-mixed-chunk` does that), but this engine, like
-mini-sglang, never mixes them. The KV cache is not a dict of growing tensors per request but one
+both kinds in one tensor, and with `--enable-mixed-chunk` (SGLang's flag, copied here; off by
+default, and mini-sglang has no such option) the engine does exactly that: each prompt chunk and
+each decode token is one item of the same flat batch, and attention takes each item's own query
+length. The KV cache is not a dict of growing tensors per request but one
 big pool of fixed-size **pages** (chapter 06), so memory is handed out without copying. And it
 computes logits only for the positions it samples from: the output matrix (49 152 × 576) is the
 largest of this model.
