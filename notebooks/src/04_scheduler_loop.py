@@ -270,7 +270,7 @@ else:
 
 * One iteration: receive → `_schedule_next_batch` → `_forward` (engine) → `_process_results`.
 * Prefill first, under a token budget; long prompts are chunked; otherwise one decode batch of
-  everyone running. A batch is prefill-only or decode-only (as in mini-sglang), so running
+  everyone running. A batch is prefill-only or decode-only by default (as in mini-sglang), so running
   requests wait through every chunk of a long prompt; chunking bounds the size of a step.
   New requests join between any two iterations.
 * A request waits in the queue until its whole run is sure to fit in the KV cache (chapter 06).
