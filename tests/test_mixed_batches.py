@@ -259,6 +259,87 @@ def test_default_model_mixed_tokens_equal_unmixed(default_model_dir):
     assert outs[0] == outs[1] and [len(outs[1][u]) for u in (0, 1)] == [8, 4]
 
 
+# ---------------------------------------------------------------------- the torch backend's two plans
+def _paged_batch(q_lens: list[int], kv_lens: list[int], page_size: int, hq: int = 6, hkv: int = 2, d: int = 16):
+    """One layer of paged K/V on the CPU: what earlier batches wrote for each request (its pages
+    out of order), and the q, k, v of this batch's new tokens. -> (pool, table, meta, q, k, v)"""
+    from minisgl_edu.attention.base import AttentionMetadata
+    from minisgl_edu.kvcache.allocator import PageAllocator
+    from minisgl_edu.kvcache.page_table import PageTable
+    from minisgl_edu.kvcache.pool import KVPool
+
+    torch.manual_seed(0)
+    num_pages = sum(-(-k // page_size) for k in kv_lens) + 4
+    pool = KVPool(1, num_pages, page_size, hkv, d, torch.float32, "cpu")
+    table = PageTable(8, -(-max(kv_lens) // page_size) + 1, "cpu", fill=pool.dummy_page)
+    alloc = PageAllocator(num_pages)
+    rows, out_loc = [], []
+    for q, k in zip(q_lens, kv_lens):
+        row = table.alloc_row()
+        table.append(row, alloc.allocate(-(-k // page_size))[::-1])
+        rows.append(row)
+        slots = table.slots(row, 0, k, page_size)
+        if k > q:
+            old = torch.tensor(slots[: k - q])
+            pool.store(0, old, torch.randn(len(old), hkv, d), torch.randn(len(old), hkv, d))
+        out_loc += slots[k - q :]
+    t = sum(q_lens)
+    meta = AttentionMetadata(
+        is_prefill=True,
+        q_lens=q_lens,
+        kv_lens=kv_lens,
+        rows=torch.tensor(rows),
+        out_loc=torch.tensor(out_loc),
+        row_ids=rows,
+    )
+    return pool, table, meta, torch.randn(t, hq, d), torch.randn(t, hkv, d), torch.randn(t, hkv, d)
+
+
+def _attention_per_request(pool, table, meta, q: torch.Tensor) -> torch.Tensor:
+    """Plain attention, one request at a time, over its K/V in the pool (new tokens included):
+    query i of a request with q_len new tokens sees keys 0..kv_len - q_len + i."""
+    group = q.shape[1] // pool.num_kv_heads  # adjacent query heads share a KV head
+    outs, start = [], 0
+    for row, q_len, kv_len in zip(meta.row_ids, meta.q_lens, meta.kv_lens):
+        slots = torch.tensor(table.slots(row, 0, kv_len, pool.page_size))
+        keys = pool.k[0][slots].repeat_interleave(group, dim=1)  # [kv_len, Hq, D]
+        values = pool.v[0][slots].repeat_interleave(group, dim=1)
+        scores = torch.einsum("qhd,khd->hqk", q[start : start + q_len], keys) / q.shape[2] ** 0.5
+        sees = torch.arange(kv_len)[None, :] <= torch.arange(kv_len - q_len, kv_len)[:, None]
+        scores = scores.masked_fill(~sees, float("-inf"))
+        outs.append(torch.einsum("hqk,khd->qhd", scores.softmax(-1), values))
+        start += q_len
+    return torch.cat(outs)
+
+
+@pytest.mark.parametrize("page_size", [1, 4])
+@pytest.mark.parametrize(
+    "q_lens,kv_lens,plans",
+    [
+        # A mixed batch: a chunk after a cached prefix, a first chunk, decode rows at assorted
+        # context lengths. The chunks in one padded call, the decode rows in the decode path.
+        ([27, 40, 1, 1, 1], [91, 40, 1, 18, 230], [(0, 67, False), (67, 70, True)]),
+        # A one-token chunk among the chunks is padded with them.
+        ([27, 1, 40, 1, 1], [91, 6, 40, 18, 230], [(0, 68, False), (68, 70, True)]),
+        # Decode rows first is not a mixed batch's layout: one padded call.
+        ([1, 1, 27], [18, 230, 91], [(0, 29, False)]),
+        ([27, 40], [91, 40], [(0, 67, False)]),  # a prefill batch
+        ([1, 1, 1], [1, 18, 230], [(0, 3, True)]),  # a decode batch
+    ],
+)
+def test_torch_backend_plans_a_mixed_batch_as_chunks_then_decode_rows(q_lens, kv_lens, plans, page_size):
+    from minisgl_edu.attention.torch_backend import TorchBackend
+
+    pool, table, meta, q, k, v = _paged_batch(q_lens, kv_lens, page_size)
+    backend = TorchBackend(pool, table)
+    backend.prepare(meta)
+    assert [(p.tokens.start, p.tokens.stop, p.decode) for p in backend._plans] == plans
+    got = backend.forward(0, q, k, v)  # stores k, v at out_loc first
+    want = _attention_per_request(pool, table, meta, q)
+    assert got.shape == want.shape == q.shape
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 # ---------------------------------------------------------------------- GPU: FlashInfer
 class IdTokenizer:
     """Enough of a tokenizer for the scheduler: token ids in, token ids out."""
