@@ -219,7 +219,7 @@ print(facts(runs["budget 256"]))
     md(r"""
 Each step is now short, but the streams still get no token in any of them: the unfinished
 prompt stays at the head of the waiting queue, prefill goes first, so its four chunks run one
-after the other, and only then is there a decode step. The stall is about as long as before:
+after the other, and only then is there a decode step. The stall is still seconds long:
 the same 1000 tokens are computed, in four forward passes instead of one. What chunking buys is elsewhere: no forward pass is larger than 256 tokens, so the
 memory a step needs for its activations stays bounded however long the prompt is, and the
 prompt's pages are taken chunk by chunk. mini-sglang's `docs/features.md` gives the same reason:
@@ -286,15 +286,16 @@ no text, so the next piece of text comes a step later).
   for a stream, since none of them carries a decode token.
 * **Budget 256, mixed:** no dot that high. Instead one dot per chunk, at the height of one
   mixed step (a chunk of 253 tokens plus three decode tokens): more than a decode step, less
-  than the whole prompt. The streams kept getting a token every step while the prompt was
+  than the whole prompt, the later chunks a little higher (a chunk attends over the prompt
+  tokens already cached). The streams kept getting a token every step while the prompt was
   chunked in.
-* **The price** is paid by the long prompt: its steps also compute the decode tokens, so its
-  answer tends to come later (the last column of the table). On this CPU a mixed step costs
-  more than three extra tokens suggest, the later chunks most: the torch attention backend
-  (`attention/torch_backend.py`) pads every request of a batch to the longest one, in queries
-  and in keys, so each decode row gets as much attention work as the chunk, and that work grows
-  with the prompt tokens already cached. FlashInfer, on a GPU, takes a batch of uneven rows as
-  it is.
+* **The price** is the decode tokens that the long prompt's steps also compute, and it is
+  small: three decode tokens are little work beside a chunk of 253, and the long prompt's time
+  (the last column of the table) is about that of the run without mixing. The torch attention
+  backend (`attention/torch_backend.py`) pads the requests of one attention call to the longest,
+  so it plans a mixed batch as two calls, the chunk and then the decode rows (`_Plan`): a decode
+  row attends over its own context, as in a decode step, instead of being padded to the chunk's
+  length. FlashInfer, on a GPU, takes the batch's uneven rows in one call.
 
 The longest gap is what a reader of a stream notices as a freeze. With mixing it is bounded by
 the time of one chunk, which `--max-prefill-tokens` sets; without mixing it grows with the
