@@ -278,7 +278,7 @@ print("same result:", torch.allclose(F.linear(x, as_checkpoint), F.linear(x, w),
 **Grouped heads.** SmolLM2 has 9 query heads and 3 KV heads: each KV head serves a group of 3
 query heads (grouped-query attention). In a decode step every request has one query token, so the
 torch backend hands SDPA the 3 query heads of a group as 3 *rows* against their one KV head
-(`q.view(batch, kv_heads, 3, head_dim)` in `TorchBackend.forward`), instead of asking it to
+(`q.view(batch, kv_heads, 3, head_dim)` in `TorchBackend._attend`), instead of asking it to
 broadcast each KV head to 3 query heads. Same arithmetic, but each cached key and value is read
 once per KV head instead of once per query head.
 
