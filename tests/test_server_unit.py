@@ -58,14 +58,25 @@ def test_engine_options_are_passed_on():
     assert a.num_tokenizer == 3 and a.api_key == "k"
 
 
-def test_scheduler_cpu_threads_leave_one_core(monkeypatch):
+def test_scheduler_cpu_threads_split_the_cores_between_ranks(monkeypatch):
     from minisgl_edu.server import process
 
     assert parse_args([]).cpu_threads == 0 and parse_args(["--cpu-threads", "3"]).cpu_threads == 3
-    for cores, tp, want in [(1, 1, 1), (2, 1, 1), (4, 1, 3), (8, 1, 7), (8, 2, 3), (2, 4, 1)]:
+    for cores, tp, want in [(1, 1, 1), (2, 1, 2), (8, 1, 8), (8, 2, 4), (8, 3, 2), (2, 4, 1)]:
         monkeypatch.setattr(process.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
         assert process.scheduler_cpu_threads(0, tp) == want, (cores, tp)
     assert process.scheduler_cpu_threads(5, 1) == 5  # asked for: taken as it is
+
+
+def test_workers_start_with_passive_openmp_threads_unless_the_user_chose(monkeypatch):
+    from minisgl_edu.server import process
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    process.set_worker_environment()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    process.set_worker_environment()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
 @pytest.mark.parametrize("argv", [["--tp", "0"], ["--num-tokenizer", "0"], ["--cache", "lru"], ["--cpu-threads", "-1"]])

@@ -27,7 +27,7 @@ class ServerArgs:
     device: str = "auto"
     num_tokenizer: int = 1
     tp_size: int = 1
-    cpu_threads: int = 0  # torch threads of each scheduler process on CPU; 0: all cores but one
+    cpu_threads: int = 0  # torch threads of each scheduler process on CPU; 0: all cores (split between TP ranks)
     # engine / scheduler (None = the SchedulerConfig default)
     max_running_requests: Optional[int] = None
     page_size: Optional[int] = None
@@ -119,8 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpu-threads",
         type=_non_negative,
         default=0,
-        help="torch threads of the scheduler on CPU (default 0: all cores but one, which the server's other "
-        "processes and a client on the same machine share)",
+        help="torch threads of each scheduler process on CPU (default 0: all cores, split between the TP ranks)",
     )
     p.add_argument("--max-running-requests", type=_positive, help="requests decoded together at most")
     p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")

@@ -129,8 +129,10 @@ def _run_scheduler(
 
 
 def start_workers(args: ServerArgs, model_dir: str, addrs: IpcAddresses) -> list[Worker]:
+    from minisgl_edu.server.process import set_worker_environment
     from minisgl_edu.tokenizer.server import tokenize_worker
 
+    set_worker_environment()  # before any worker starts: each inherits it and reads it at import
     ctx = mp.get_context("spawn")
     workers: list[Worker] = []
 

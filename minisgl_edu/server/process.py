@@ -10,7 +10,8 @@ tokenizer and detokenizer processes; each calls `init_worker(name)` on entry.
 * If the main process dies without cleaning up (SIGKILL, a crash), the kernel sends the worker
   SIGTERM (Linux `PR_SET_PDEATHSIG`), so no orphan keeps a model in memory. Workers also check
   `parent_alive()` whenever they are idle, which covers systems without that call.
-* The scheduler on CPU takes all cores but one for its torch threads (`scheduler_cpu_threads`).
+* Workers start with OpenMP's passive wait policy (`set_worker_environment`), so torch's idle
+  threads in the scheduler sleep instead of spinning on cores the other processes need.
 """
 
 from __future__ import annotations
@@ -56,19 +57,26 @@ def parent_alive() -> bool:
 def scheduler_cpu_threads(requested: int = 0, tp_size: int = 1) -> int:
     """How many threads torch may use in one scheduler process on CPU (`--cpu-threads`).
 
-    `requested` > 0 is taken as it is. Otherwise: every core this process may run on but one,
-    split between the tensor-parallel ranks, and at least one.
-
-    Why not all of them: torch splits each op of a step between its OpenMP threads and waits at
-    the op's end until every thread is done, hundreds of times per step. The server's other
-    processes (API server, tokenizers, detokenizer) and whatever runs beside it (the benchmark
-    client, a notebook kernel, a browser) need a core now and then; a thread that loses its core
-    to one of them holds up every op for a whole time slice, while the threads waiting for it
-    spin and take yet more CPU. On 2 cores, with a client and one busy process beside the server,
-    that cost 6x in throughput (docs/benchmarks.md, "Sharing the cores"). One core left to the
-    rest keeps the barrier and the other processes apart; with one core there is nothing to split.
+    `requested` > 0 is taken as it is. Otherwise every core this process may run on, split
+    between the tensor-parallel ranks (each rank is a process of its own), and at least one.
     """
     if requested > 0:
         return requested
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, (cores - 1) // max(tp_size, 1))
+    return max(1, cores // max(tp_size, 1))
+
+
+def set_worker_environment() -> None:
+    """Environment the worker processes start with (they inherit it; set before starting them).
+
+    `OMP_WAIT_POLICY=PASSIVE`: torch splits each op of a step between its OpenMP threads, and by
+    default a thread that has finished its share spins, waiting for the next op. On a machine whose
+    cores the scheduler shares with the server's other processes (API server, tokenizers,
+    detokenizer) and with whatever runs beside it (a benchmark client, a notebook kernel), the
+    spinning threads take the CPU those processes need, and a thread that has lost its core makes
+    every op wait a whole time slice. Passive threads sleep instead. On 2 cores, 16 streams and a
+    busy process beside the server: 7 -> 36 output tok/s; with the client alone it costs 4%
+    (docs/benchmarks.md, "Sharing the cores"). OpenMP reads the variable when it is loaded, so it
+    must be in the environment before the worker imports torch. A value set by the user is kept.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
