@@ -68,15 +68,20 @@ def test_scheduler_cpu_threads_split_the_cores_between_ranks(monkeypatch):
     assert process.scheduler_cpu_threads(5, 1) == 5  # asked for: taken as it is
 
 
-def test_workers_start_with_passive_openmp_threads_unless_the_user_chose(monkeypatch):
+def test_workers_start_with_a_short_openmp_spin_unless_the_user_chose(monkeypatch):
     from minisgl_edu.server import process
 
-    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
+        monkeypatch.delenv(name, raising=False)
     process.set_worker_environment()
-    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert os.environ["GOMP_SPINCOUNT"] == "1000"
+    monkeypatch.setenv("GOMP_SPINCOUNT", "5")
+    process.set_worker_environment()
+    assert os.environ["GOMP_SPINCOUNT"] == "5"  # the user's count is kept
+    monkeypatch.delenv("GOMP_SPINCOUNT")
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     process.set_worker_environment()
-    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert "GOMP_SPINCOUNT" not in os.environ  # the user's policy is kept
 
 
 @pytest.mark.parametrize("argv", [["--tp", "0"], ["--num-tokenizer", "0"], ["--cache", "lru"], ["--cpu-threads", "-1"]])

@@ -10,8 +10,8 @@ tokenizer and detokenizer processes; each calls `init_worker(name)` on entry.
 * If the main process dies without cleaning up (SIGKILL, a crash), the kernel sends the worker
   SIGTERM (Linux `PR_SET_PDEATHSIG`), so no orphan keeps a model in memory. Workers also check
   `parent_alive()` whenever they are idle, which covers systems without that call.
-* Workers start with OpenMP's passive wait policy (`set_worker_environment`), so torch's idle
-  threads in the scheduler sleep instead of spinning on cores the other processes need.
+* Workers start with a short OpenMP spin (`set_worker_environment`), so torch's idle threads in
+  the scheduler soon sleep instead of spinning on cores the other processes need.
 """
 
 from __future__ import annotations
@@ -69,14 +69,18 @@ def scheduler_cpu_threads(requested: int = 0, tp_size: int = 1) -> int:
 def set_worker_environment() -> None:
     """Environment the worker processes start with (they inherit it; set before starting them).
 
-    `OMP_WAIT_POLICY=PASSIVE`: torch splits each op of a step between its OpenMP threads, and by
-    default a thread that has finished its share spins, waiting for the next op. On a machine whose
-    cores the scheduler shares with the server's other processes (API server, tokenizers,
-    detokenizer) and with whatever runs beside it (a benchmark client, a notebook kernel), the
-    spinning threads take the CPU those processes need, and a thread that has lost its core makes
-    every op wait a whole time slice. Passive threads sleep instead. On 2 cores, 16 streams and a
-    busy process beside the server: 7 -> 36 output tok/s; with the client alone it costs 4%
-    (docs/benchmarks.md, "Sharing the cores"). OpenMP reads the variable when it is loaded, so it
-    must be in the environment before the worker imports torch. A value set by the user is kept.
+    `GOMP_SPINCOUNT=1000`: torch splits each op of a step between its OpenMP threads (GNU
+    OpenMP in torch's Linux wheels). A thread that has finished its share waits for the next op;
+    by default it spins for 300,000 rounds first, which is most of the gap between two steps. On
+    a machine whose cores the scheduler shares with the server's other processes (API server,
+    tokenizers, detokenizer) and with whatever runs beside it (a benchmark client, a notebook
+    kernel), the spinning threads take the CPU those processes need, and a thread that has lost
+    its core makes the op wait a whole time slice. 1,000 rounds still cover the short gaps between
+    the ops of one step; then the thread sleeps. On 2 cores, 16 streams, a client and a busy
+    process beside the server: 7.0 -> 33.8 output tok/s; the client alone: 63 -> 60
+    (docs/benchmarks.md, "Sharing the cores"; sleeping at once, OMP_WAIT_POLICY=PASSIVE, costs
+    ~20% there). OpenMP reads the variable when it is loaded, so it must be in the environment
+    before the worker imports torch. A wait policy the user chose is kept.
     """
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ.setdefault("GOMP_SPINCOUNT", "1000")
