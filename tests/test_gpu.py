@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.models.testing import IdTokenizer
 
 HAS_CUDA = torch.cuda.is_available()
 gpu = pytest.mark.gpu
@@ -29,40 +30,7 @@ KDEV, KDT = ("cpu", torch.float16) if INTERPRET else ("cuda", torch.bfloat16)
 needs_kernels = pytest.mark.skipif(not (HAS_CUDA or INTERPRET), reason="needs CUDA or Triton's interpreter")
 DEVICES = ["cpu", pytest.param("cuda", marks=[gpu, needs_cuda])]
 
-HQ, HKV, D = 16, 8, 128
-
-
-class IdTokenizer:
-    """Enough of a tokenizer for the scheduler: token ids in, token ids out."""
-
-    eos_token_id = None
-
-    def decode(self, ids, skip_special_tokens=True):
-        return " ".join(map(str, ids))
-
-
-@pytest.fixture(scope="module")
-def tiny_qwen3_dir(tmp_path_factory) -> str:
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    out = tmp_path_factory.mktemp("tiny-qwen3")
-    cfg = Qwen3Config(
-        vocab_size=512,
-        hidden_size=256,
-        intermediate_size=512,
-        num_hidden_layers=2,
-        num_attention_heads=HQ,
-        num_key_value_heads=HKV,
-        head_dim=D,
-        max_position_embeddings=2048,
-        tie_word_embeddings=True,
-        bos_token_id=1,
-        eos_token_id=2,
-        rope_theta=10000.0,
-    )
-    torch.manual_seed(0)
-    Qwen3ForCausalLM(cfg).save_pretrained(out)
-    return str(out)
+HQ, HKV, D = 16, 8, 128  # the attention shape of `tiny_qwen3_dir` (conftest.py): Qwen3-0.6B's
 
 
 def make_scheduler(model_dir: str, device: str, **kw):

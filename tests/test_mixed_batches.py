@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from minisgl_edu.core import ReqStatus, SamplingParams
+from minisgl_edu.models.testing import IdTokenizer
 from minisgl_edu.scheduler import Scheduler, SchedulerConfig
 
 gpu = pytest.mark.gpu
@@ -341,40 +342,6 @@ def test_torch_backend_plans_a_mixed_batch_as_chunks_then_decode_rows(q_lens, kv
 
 
 # ---------------------------------------------------------------------- GPU: FlashInfer
-class IdTokenizer:
-    """Enough of a tokenizer for the scheduler: token ids in, token ids out."""
-
-    eos_token_id = None
-
-    def decode(self, ids, skip_special_tokens=True):
-        return " ".join(map(str, ids))
-
-
-@pytest.fixture(scope="module")
-def tiny_qwen3_dir(tmp_path_factory) -> str:
-    """Random weights with Qwen3-0.6B's attention shape (16 query heads, 8 KV heads, head_dim 128)."""
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    out = tmp_path_factory.mktemp("tiny-qwen3")
-    cfg = Qwen3Config(
-        vocab_size=512,
-        hidden_size=256,
-        intermediate_size=512,
-        num_hidden_layers=2,
-        num_attention_heads=16,
-        num_key_value_heads=8,
-        head_dim=128,
-        max_position_embeddings=2048,
-        tie_word_embeddings=True,
-        bos_token_id=1,
-        eos_token_id=2,
-        rope_theta=10000.0,
-    )
-    torch.manual_seed(0)
-    Qwen3ForCausalLM(cfg).save_pretrained(out)
-    return str(out)
-
-
 def _two_decode_while_a_prompt_is_chunked(model_dir: str, device: str, backend: str, mixed: bool, overlap: bool):
     """Two requests decode while a 150-token prompt is chunked in. Mixed: a budget of 32 shared
     with the 2 decode tokens; unmixed: a budget of 30. So the prompt's chunks are the same 30

@@ -137,3 +137,12 @@ def tiny_hf_config(arch: str = "llama", **overrides: Any) -> Any:
         {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[arch]
     ]
     return config
+
+
+class IdTokenizer:
+    """Enough of a tokenizer for a scheduler on random weights: token ids in, token ids out."""
+
+    eos_token_id = None
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
+        return " ".join(map(str, ids))
