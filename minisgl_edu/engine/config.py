@@ -31,6 +31,9 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
 # Our Triton kernels, by the names `EngineConfig.triton_kernels` takes (all on by default).
 TRITON_KERNELS = ("rope", "gemm", "gemv", "fold", "greedy")
 
+# How the CPU engine stores its matmul weights (`EngineConfig.cpu_weights`).
+CPU_WEIGHTS = ("float32", "float16")
+
 
 @dataclass
 class EngineConfig:
@@ -63,6 +66,12 @@ class EngineConfig:
     # FlashInfer decode: the tensor-core kernel (its plan splits long contexts; faster on mixed
     # context lengths) instead of the CUDA-core one.
     decode_tensor_cores: bool = True
+    # CPU in float32: how the matmul weights are stored. "float32" is the exact model (what the
+    # tests and chapters compare with transformers); "float16" packs every matmul's weights to
+    # float16 for FBGEMM and keeps float32 math (`models/cpu_layers.py`): half the bytes read per
+    # decode step, greedy tokens that follow float32's (docs/benchmarks.md). The server's default on
+    # CPU is "float16" (`--cpu-weights`). Ignored on CUDA and in half precision.
+    cpu_weights: str = "float32"
     seed: int = 0
     # Tensor parallel ranks (`--tp`). With more than one, each rank is its own process, which must
     # have joined the group (`minisgl_edu.distributed.init_tp`) before building the Engine.
@@ -72,6 +81,8 @@ class EngineConfig:
         if isinstance(self.triton_kernels, str):  # "rope,gemm" from a command line; "" or "0": none
             names = self.triton_kernels.strip()
             self.triton_kernels = () if names in ("", "0") else tuple(n.strip() for n in names.split(","))
+        if self.cpu_weights not in CPU_WEIGHTS:
+            raise ValueError(f"cpu_weights must be one of {', '.join(CPU_WEIGHTS)}, got {self.cpu_weights!r}")
         unknown = set(self.triton_kernels) - set(TRITON_KERNELS)
         if unknown:
             raise ValueError(f"unknown Triton kernels {sorted(unknown)}: choose from {', '.join(TRITON_KERNELS)}")

@@ -90,11 +90,16 @@ class Engine:
         )
         self.attention_backend = backend
         # The model's modules were built plain; on CUDA in half precision the faster variants
-        # (models/cuda_layers.py) are swapped in now, once, as the settings say.
+        # (models/cuda_layers.py), on CPU with `cpu_weights="float16"` the packed matmuls
+        # (models/cpu_layers.py), are swapped in now, once, as the settings say.
         if self.device.type == "cuda" and self.dtype in (torch.bfloat16, torch.float16):
             from minisgl_edu.models.cuda_layers import use_cuda_layers
 
             use_cuda_layers(self.model, fused=config.fused_kernels, triton=config.triton_kernels)
+        elif self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights == "float16":
+            from minisgl_edu.models.cpu_layers import use_cpu_layers
+
+            use_cpu_layers(self.model)  # float16 weights packed for FBGEMM, float32 math
         self.sampler = Sampler()
         # The token each page-table row sampled last, kept where the model runs: the overlap loop
         # feeds it to the row's next decode step before the host has even seen it.
