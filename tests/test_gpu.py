@@ -284,7 +284,7 @@ def _rope_reference(qkv, pos, rot, qw, kw, eps):
     if qw is not None:
         rq = torch.nn.functional.rms_norm(rq, (D,), eps=eps) * qw.float()
         rk = torch.nn.functional.rms_norm(rk, (D,), eps=eps) * kw.float()
-    cos, sin = rot.cos_cache[pos], rot.sin_cache[pos]
+    cos, sin = rot.lookup(pos, torch.float32)
     return apply_rotary(rq, cos, sin), apply_rotary(rk, cos, sin), rv
 
 

@@ -54,6 +54,9 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype == torch.float32:
+            # Nothing to upcast: one op, weight multiply included, the same numbers.
+            return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
         normed = F.rms_norm(x.float(), (x.shape[-1],), eps=self.eps)
         return self.weight * normed.to(x.dtype)
 
@@ -82,7 +85,7 @@ class Attention(nn.Module):
     def forward(
         self,
         hidden: torch.Tensor,  # [T, hidden]
-        cos_sin: tuple[torch.Tensor, torch.Tensor],  # RoPE angles of each token: cos, sin [T, head_dim/2]
+        cos_sin: tuple[torch.Tensor, torch.Tensor],  # RoPE tables of each token, [T, head_dim] (rope.py)
         attn: AttentionBackend,
     ) -> torch.Tensor:
         T = hidden.shape[0]

@@ -160,12 +160,21 @@ class RotaryEmbedding(nn.Module):
         return self.cos_sin_cache
 
     def lookup(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        """cos, sin for each token: [T, D/2] each, in the dtype of q and k (as transformers does)."""
-        return self.cos_cache[positions].to(dtype), self.sin_cache[positions].to(dtype)
+        """cos, sin for each token, [T, D] each, in the dtype of q and k (as transformers does).
+
+        Laid out for `apply_rotary`: cos = [cos, cos] and sin = [-sin, sin] over the two halves.
+        """
+        cos, sin = self.cos_cache[positions], self.sin_cache[positions]
+        return torch.cat((cos, cos), dim=-1).to(dtype), torch.cat((-sin, sin), dim=-1).to(dtype)
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate x [T, H, D] by the angles of its token: pair (i, i + D/2) is one 2-D point."""
-    x1, x2 = x.chunk(2, dim=-1)
-    cos, sin = cos[:, None, :], sin[:, None, :]  # broadcast over heads
-    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+    """Rotate x [T, H, D] by the angles of its token: pair (i, i + D/2) is one 2-D point.
+
+    With x = [x1, x2] and the tables of `RotaryEmbedding.lookup` ([T, D] each), this is
+    [x1 cos - x2 sin, x2 cos + x1 sin]: transformers' `x * cos + rotate_half(x) * sin`, where
+    rolling x by D/2 swaps its halves and the table's -sin carries rotate_half's minus sign.
+    Three elementwise ops and a roll instead of a split, six ops and a cat; the same numbers.
+    """
+    swapped = x.roll(x.shape[-1] // 2, dims=-1)  # [x2, x1]
+    return x * cos[:, None, :] + swapped * sin[:, None, :]  # broadcast over heads
