@@ -97,6 +97,17 @@ def test_tp2_matches_tp1_on_the_tiny_model(tiny_model_dir):
     assert all(len(t) == 10 for t in ranks[0].values())
 
 
+def test_tp2_matches_tp1_with_float16_weights(tiny_model_dir):
+    """The packed float16 layers (models/cpu_layers.py) split across ranks: the row-parallel
+    layers all-reduce float32 partial sums of float16 weights."""
+    from minisgl_edu.server.tp_ranks import generate_tp
+
+    overrides = {"num_pages": 32, "page_size": 4, "cpu_weights": "float16"}
+    want = _greedy_reference(tiny_model_dir, **overrides)
+    ranks = generate_tp(tiny_model_dir, PROMPTS, [GREEDY] * len(PROMPTS), 2, **overrides)
+    assert ranks[0] == ranks[1] == want
+
+
 @pytest.mark.timeout(300)
 def test_tp3_matches_tp1_on_the_default_model(default_model_dir):
     from minisgl_edu.server.tp_ranks import generate_tp

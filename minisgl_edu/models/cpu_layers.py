@@ -76,28 +76,39 @@ class PackedLMHead(ParallelLMHead):
     compute_logits = PackedLogitsEmbedding.compute_logits
 
 
-@torch.no_grad()
 def use_cpu_layers(model: nn.Module) -> nn.Module:
     """Pack every linear layer's and the logits' weights to float16 (in place; returns `model`).
 
     The float32 matrices of the linear layers are dropped (`weight` becomes None), so the model
-    holds half the bytes; the tied embedding keeps its float32 rows for the lookup.
+    holds about half the bytes; a tied embedding keeps its float32 rows for the lookup.
     """
-    for module in list(model.modules()):
+    pack_linear_layers(model)
+    pack_logits(model.lm_head)
+    return model
+
+
+@torch.no_grad()
+def pack_linear_layers(model: nn.Module) -> None:
+    """Every column- and row-parallel linear layer of `model` to its packed variant."""
+    for module in model.modules():
         kind = type(module)
-        if kind in (ColumnParallelLinear, RowParallelLinear):
-            # A row-parallel layer over several ranks adds its bias after the all-reduce.
-            bias_inside = kind is ColumnParallelLinear or module.tp_size == 1
-            module.packed = pack_fp16(module.weight, module.bias if bias_inside else None)
-            module.__class__ = PackedColumnParallelLinear if kind is ColumnParallelLinear else PackedRowParallelLinear
-            module.weight = None
-            if bias_inside:
-                module.bias = None
-    head = model.lm_head
+        if kind not in (ColumnParallelLinear, RowParallelLinear):
+            continue
+        # A row-parallel layer over several ranks adds its bias after the all-reduce.
+        bias_inside = kind is ColumnParallelLinear or module.tp_size == 1
+        module.packed = pack_fp16(module.weight, module.bias if bias_inside else None)
+        module.__class__ = PackedColumnParallelLinear if kind is ColumnParallelLinear else PackedRowParallelLinear
+        module.weight = None
+        if bias_inside:
+            module.bias = None
+
+
+@torch.no_grad()
+def pack_logits(head: VocabParallelEmbedding) -> None:
+    """The output projection (`CausalLM.lm_head`) to its packed variant."""
     head.packed_logits = pack_fp16(head.weight)
     if type(head) is ParallelLMHead:
         head.__class__ = PackedLMHead
         head.weight = None  # untied: the matrix is used for nothing else
     else:
         head.__class__ = PackedLogitsEmbedding  # tied: the embedding lookup still reads its float32 rows
-    return model
