@@ -133,3 +133,33 @@ def test_float16_keeps_float32_answers_and_int8_does_not(default_model_dir):
     assert fp32.identical == 16 and -6.0 < fp32.mean_log_likelihood < -1.0  # a real model on real text
     assert keeps_quality(fp16), fp16
     assert not keeps_quality(int8), int8
+
+
+def test_small_decode_batches_run_on_one_thread_and_give_the_threads_back(tiny_model_dir):
+    from minisgl_edu.core import SamplingParams
+    from minisgl_edu.runtime import LocalServer
+
+    def run(single: int) -> tuple[list[int], list[tuple[str, int, int]]]:
+        torch.set_num_threads(2)
+        rt = LocalServer(tiny_model_dir, trace=False, num_pages=64, cpu_single_thread_decode=single)
+        engine, seen = rt.scheduler.engine, []
+        forward_now = engine._forward_now
+
+        def spy(batch, ids_on_device):
+            seen.append((batch.phase, len(batch.items), torch.get_num_threads()))
+            return forward_now(batch, ids_on_device)
+
+        engine._forward_now = spy
+        # 2, 4 and 8 tokens: decode batches of 3 requests, then 2, then 1.
+        uids = [rt.submit([1, 2, 3, 4 + i], SamplingParams(max_tokens=2 << i, ignore_eos=True)) for i in range(3)]
+        rt.run_until_idle()
+        return [t for u in uids for t in rt.pop_result(u).token_ids], seen
+
+    want, plain = run(0)
+    got, seen = run(2)
+    assert got == want  # the same tokens either way
+    assert all(threads == 2 for _, _, threads in plain)
+    assert {(p, n) for p, n, _ in seen} == {("prefill", 3), ("decode", 3), ("decode", 2), ("decode", 1)}
+    for phase, n, threads in seen:
+        assert threads == (1 if phase == "decode" and n <= 2 else 2), (phase, n, threads)
+    assert torch.get_num_threads() == 2  # given back after every step

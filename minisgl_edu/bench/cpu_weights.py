@@ -172,7 +172,9 @@ def compare(fmts: list[str], n_prompts: int, tokens: int, model_name: str = "smo
 
 def decode_step_ms(model: nn.Module, cfg, batch: int, context: int = 100, steps: int = 20) -> float:
     """Median ms of one decode step of `batch` requests with `context` tokens each."""
-    runner = PagedRunner(model, cfg, max_tokens=batch * (context + steps + 16), max_reqs=batch, max_len=context + steps + 1)
+    runner = PagedRunner(
+        model, cfg, max_tokens=batch * (context + steps + 16), max_reqs=batch, max_len=context + steps + 1
+    )
     rows = [runner.add_request() for _ in range(batch)]
     runner.step([(row, [1 + (i * 7 + j) % 1000 for j in range(context)]) for i, row in enumerate(rows)])
     times = []
@@ -196,8 +198,12 @@ def main() -> None:
     from minisgl_edu.models import load_model
 
     fp32, cfg = load_model("smollm2-135m", dtype=torch.float32)
-    print(f"\nSmolLM2-135M-Instruct, {torch.get_num_threads()} threads; {args.prompts} chat prompts x {args.tokens} greedy tokens")
-    print("| weights | prompts identical to float32 | first divergence (median, min) | mean log-likelihood (nats/token) | decode step, batch 1 | batch 16 |")
+    print(
+        f"\nSmolLM2-135M-Instruct, {torch.get_num_threads()} threads; {args.prompts} chat prompts x {args.tokens} greedy tokens"
+    )
+    print(
+        "| weights | prompts identical to float32 | first divergence (median, min) | mean log-likelihood (nats/token) | decode step, batch 1 | batch 16 |"
+    )
     print("|---|---|---|---|---|---|")
     for q in rows:
         model = model_in(q.fmt, fp32)

@@ -72,6 +72,10 @@ class EngineConfig:
     # decode step, greedy tokens that follow float32's (docs/benchmarks.md). The server's default on
     # CPU is "float16" (`--cpu-weights`). Ignored on CUDA and in half precision.
     cpu_weights: str = "float32"
+    # CPU: decode batches of at most this many requests run on one torch thread (0: never), the
+    # process's other threads idle meanwhile. The server's default is 4 (`--cpu-single-thread-decode`):
+    # on 2 cores beside a benchmark client, one stream 14.9 -> 19.7 output tok/s (docs/benchmarks.md).
+    cpu_single_thread_decode: int = 0
     seed: int = 0
     # Tensor parallel ranks (`--tp`). With more than one, each rank is its own process, which must
     # have joined the group (`minisgl_edu.distributed.init_tp`) before building the Engine.

@@ -13,6 +13,7 @@ its model holds 1/tp of the weights and its KV pool 1/tp of the KV heads (see
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -163,6 +164,13 @@ class Engine:
         mixed batch that is true of its decode items, while its prompt chunks come from the host.
         """
         if self.stream is None:
+            n = self.config.cpu_single_thread_decode
+            if batch.is_decode and len(batch.items) <= n and torch.get_num_threads() > 1:
+                # A decode step of a few requests is a chain of small ops. Split between threads,
+                # each op also waits for the other threads to wake; on a machine whose cores the
+                # server's other processes and a client share, that wait is longer than the work.
+                with _torch_threads(1):
+                    return self._forward_now(batch, ids_on_device)
             return self._forward_now(batch, ids_on_device)
         # Work the scheduler queued on the default stream (page-table rows) comes first.
         self.stream.wait_stream(torch.cuda.current_stream(self.device))
@@ -279,3 +287,14 @@ def _has_flashinfer() -> bool:
     except Exception:
         return False
     return True
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int):
+    """Run the block on `n` torch threads, then give the process back the threads it had."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

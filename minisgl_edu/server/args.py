@@ -39,6 +39,7 @@ class ServerArgs:
     # CPU, float32: the matmul weights in float16 for FBGEMM (fast, greedy tokens follow float32's)
     # or float32 (the exact model). The engine's own default is float32; the server's is float16.
     cpu_weights: str = "float16"
+    cpu_single_thread_decode: int = 4  # CPU: decode batches of at most this many requests on one thread
     overlap: Optional[bool] = None  # None: the scheduler decides (on with CUDA, off on CPU)
     attention_backend: Optional[str] = None  # None: "auto"
     cuda_graph_max_bs: Optional[int] = None
@@ -69,6 +70,7 @@ class ServerArgs:
             "cache",
             "dtype",
             "cpu_weights",
+            "cpu_single_thread_decode",
             "overlap",
             "attention_backend",
             "cuda_graph_max_bs",
@@ -124,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_non_negative,
         default=0,
         help="torch threads of each scheduler process on CPU (default 0: all cores, split between the TP ranks)",
+    )
+    p.add_argument(
+        "--cpu-single-thread-decode",
+        type=_non_negative,
+        default=ServerArgs.cpu_single_thread_decode,
+        help="CPU: run decode batches of at most this many requests on one thread, where waking the "
+        "other threads costs more than they save (default %(default)s; 0: always all --cpu-threads)",
     )
     p.add_argument("--max-running-requests", type=_positive, help="requests decoded together at most")
     p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")
