@@ -96,6 +96,7 @@ def test_the_engine_packs_only_when_asked(tiny_model_dir):
     assert not any(isinstance(m, PackedColumnParallelLinear) for m in exact.model.modules())
     fast = Engine(EngineConfig(model=tiny_model_dir, device="cpu", num_pages=16, cpu_weights="float16"))
     assert any(isinstance(m, PackedColumnParallelLinear) for m in fast.model.modules())
+    assert (exact.weights, fast.weights) == ("float32", "float16 weights, float32 math")  # the ready line's words
     with pytest.raises(ValueError, match="cpu_weights"):
         EngineConfig(model=tiny_model_dir, cpu_weights="int8")
 

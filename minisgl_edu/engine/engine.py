@@ -101,6 +101,9 @@ class Engine:
             from minisgl_edu.models.cpu_layers import use_cpu_layers
 
             use_cpu_layers(self.model)  # float16 weights packed for FBGEMM, float32 math
+        # What the server's ready line says the weights are.
+        packed = self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights == "float16"
+        self.weights = "float16 weights, float32 math" if packed else str(self.dtype).removeprefix("torch.")
         self.sampler = Sampler()
         # The token each page-table row sampled last, kept where the model runs: the overlap loop
         # feeds it to the row's next decode step before the host has even seen it.

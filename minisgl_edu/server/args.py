@@ -145,8 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpu-weights",
         choices=["float16", "float32"],
         default=ServerArgs.cpu_weights,
-        help="CPU in float32: store the matmul weights in float16 for FBGEMM, math in float32 (default, "
-        "about 2x faster), or float32 (the exact model, token for token as transformers)",
+        help="CPU in float32: the matmul weights in float16 for FBGEMM, math in float32 (default: half "
+        "the bytes read per step), or float32 (the exact model, token for token as transformers)",
     )
     p.add_argument(
         "--disable-overlap-schedule",

@@ -104,6 +104,7 @@ def _run_scheduler(
 
         info = {
             "max_seq_len": scheduler.max_seq_len,
+            "weights": scheduler.engine.weights,
             "vocab_size": scheduler.vocab_size,
             "max_running_requests": scheduler.max_running,
             "stats": dataclasses.asdict(scheduler.stats()),
@@ -347,7 +348,7 @@ def launch_server(args: ServerArgs) -> int:
         where = "interactive shell" if args.shell else f"http://{args.host}:{args.port}"
         print(
             f"[minisgl] ready in {time.perf_counter() - start:.1f} s: {args.model_name} "
-            f"(context {info.get('max_seq_len')} tokens) on {where}; processes: {names}",
+            f"(context {info.get('max_seq_len')} tokens, {info.get('weights')}) on {where}; processes: {names}",
             flush=True,
         )
         if args.shell:
