@@ -10,6 +10,7 @@ import tempfile
 
 import pytest
 
+from minisgl_edu.scheduler import SchedulerConfig
 from minisgl_edu.server.args import parse_args
 from minisgl_edu.server.protocol import (
     APIError,
@@ -18,12 +19,16 @@ from minisgl_edu.server.protocol import (
     ResponseShape,
 )
 
+SERVER_CPU_DEFAULTS = {"cpu_weights": "float16", "cpu_single_thread_decode": 4}
+
 
 def test_defaults_match_the_course():
     a = parse_args([])
     assert (a.model, a.host, a.port, a.num_tokenizer, a.shell) == ("smollm2-135m", "127.0.0.1", 1919, 1, False)
-    # Engine options left out stay with the scheduler's own defaults.
-    assert a.scheduler_overrides() == {"device": "auto"}
+    # Engine options left out stay with the scheduler's own defaults, except the two where the
+    # server is faster than the exact in-process engine on purpose (README, "Which weights run where").
+    assert a.scheduler_overrides() == {"device": "auto", **SERVER_CPU_DEFAULTS}
+    assert (SchedulerConfig().cpu_weights, SchedulerConfig().cpu_single_thread_decode) == ("float32", 0)
 
 
 def test_engine_options_are_passed_on():
@@ -54,6 +59,7 @@ def test_engine_options_are_passed_on():
         "max_running_requests": 4,
         "cache": "naive",
         "max_prefill_tokens": 256,
+        **SERVER_CPU_DEFAULTS,
     }
     assert a.num_tokenizer == 3 and a.api_key == "k"
 

@@ -5,7 +5,9 @@ listen, and how big the engine is; `launch.py` hands the engine part to the sche
 as a `SchedulerConfig` (`scheduler_overrides`), and the rest to the API server.
 
 Engine options left out on the command line stay `None` here, so the scheduler's own defaults
-apply (one place to change them).
+apply (one place to change them). Two defaults are the server's own, on purpose: on CPU it runs
+float16 weights (`cpu_weights`) and small decode batches on one thread (`cpu_single_thread_decode`),
+where the in-process engine of the chapters and tests runs the exact float32 model.
 """
 
 from __future__ import annotations
