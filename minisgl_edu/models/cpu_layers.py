@@ -12,11 +12,12 @@ tied 49,152 x 576 logits matrix another 113 MB. Stored as float16 they are half 
 CPU matmul library inside PyTorch, `torch.ops.quantized.linear_dynamic_fp16`) keeps the matrix
 in float16, packed in the blocks its AVX2/AVX-512 kernel reads, converts each block to float32 in
 registers and multiplies in float32: activations, sums and everything between the matmuls stay
-float32. float16 keeps 11 significant bits against bfloat16's 8, which for weights of this size
-(|w| < 2) is a relative rounding error of at most 2^-11: the greedy tokens of the course's prompts
-stay those of float32 for dozens of tokens (docs/benchmarks.md, "CPU weight formats", measured by
-`python -m minisgl_edu.bench.cpu_weights`). int8 with FBGEMM's per-tensor activation scale was
-faster still but changed the first tokens of most answers, so it is not offered.
+float32. float16 keeps 11 significant bits against bfloat16's 8: each weight moves by at most
+2^-11 of its value (the 0.3% of SmolLM2's weights below 6e-5, float16's smallest normal number, by
+less than 3e-8), and none comes near float16's largest value (SmolLM2's largest is 9.25). The
+greedy tokens of the course's prompts stay those of float32 for dozens of tokens
+(docs/benchmarks.md, "CPU weight formats", measured by `python -m minisgl_edu.bench.cpu_weights`). int8 with FBGEMM's per-tensor activation scale was
+faster only at batch 16, and it changed the first tokens of most answers, so it is not offered.
 
 | plain module | CPU variant | what changes |
 |---|---|---|
