@@ -17,7 +17,7 @@ float32. float16 keeps 11 significant bits against bfloat16's 8: each weight mov
 less than 3e-8), and none comes near float16's largest value (SmolLM2's largest is 9.25). The
 greedy tokens of the course's prompts stay those of float32 for dozens of tokens
 (docs/benchmarks.md, "CPU weight formats", measured by `python -m minisgl_edu.bench.cpu_weights`). int8 with FBGEMM's per-tensor activation scale was
-faster only at batch 16, and it changed the first tokens of most answers, so it is not offered.
+faster still, but it changed the first tokens of most answers, so it is not offered.
 
 | plain module | CPU variant | what changes |
 |---|---|---|
