@@ -120,9 +120,9 @@ def test_float16_keeps_float32_answers_and_int8_does_not(default_model_dir):
     the first token of most answers and costs ~1 nat/token (docs/benchmarks.md). The bounds here
     sit between the two, so that the test fails on a format as poor as int8.
     """
-    from minisgl_edu.bench.cpu_weights import compare
+    from minisgl_edu.bench.cpu_weights import compare, load_float32
 
-    fp32, fp16, int8 = compare(["float16", "int8"], n_prompts=16, tokens=32, model_name=default_model_dir)
+    fp32, fp16, int8 = compare(*load_float32(default_model_dir), ["float16", "int8"], n_prompts=16, tokens=32)
 
     def keeps_quality(q) -> bool:
         return (

@@ -94,7 +94,7 @@ def use_int8_candidate(model: nn.Module) -> nn.Module:
             module.forward = int8_forward.__get__(module)
     head = model.lm_head
     head.packed_logits = pack(head.weight)
-    head.compute_logits = lambda hidden: torch.ops.quantized.linear_dynamic(hidden, head.packed_logits, True)
+    head.shard_logits = lambda hidden: torch.ops.quantized.linear_dynamic(hidden, head.packed_logits, True)
     return model
 
 
@@ -145,13 +145,17 @@ def chat_prompts(tokenizer, n: int) -> list[list[int]]:
     return [encode_prompt(tokenizer, [{"role": "user", "content": q}]) for q in QUESTIONS[:n]]
 
 
-def compare(fmts: list[str], n_prompts: int, tokens: int, model_name: str = "smollm2-135m") -> list[Quality]:
-    """Quality of each format against float32 (the first row is float32 against itself)."""
+def load_float32(model_name: str = "smollm2-135m"):
+    """-> (the float32 model, its config, its tokenizer): the reference every format is compared with."""
     from minisgl_edu.models import load_model, load_tokenizer, resolve_model
 
     model_dir = resolve_model(model_name)
     fp32, cfg = load_model(model_dir, dtype=torch.float32)
-    tokenizer = load_tokenizer(model_dir)
+    return fp32, cfg, load_tokenizer(model_dir)
+
+
+def compare(fp32: nn.Module, cfg, tokenizer, fmts: list[str], n_prompts: int, tokens: int) -> list[Quality]:
+    """Quality of each format against float32 (the first row is float32 against itself)."""
     prompts = chat_prompts(tokenizer, n_prompts)
     text_ids = list(tokenizer.encode(TEXT))
     ref = greedy_answers(fp32, cfg, prompts, tokens)
@@ -206,10 +210,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    rows = compare(args.formats, args.prompts, args.tokens)
-    from minisgl_edu.models import load_model
-
-    fp32, cfg = load_model("smollm2-135m", dtype=torch.float32)
+    fp32, cfg, tokenizer = load_float32()
+    rows = compare(fp32, cfg, tokenizer, args.formats, args.prompts, args.tokens)
     print(
         f"\nSmolLM2-135M-Instruct, {torch.get_num_threads()} threads; {args.prompts} chat prompts x {args.tokens} greedy tokens"
     )

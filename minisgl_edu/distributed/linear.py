@@ -113,10 +113,14 @@ class VocabParallelEmbedding(nn.Module):
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """[N, hidden] -> [N, vocab]: the same matrix used as the output projection (all ranks get all)."""
-        logits = F.linear(hidden, self.weight)
+        logits = self.shard_logits(hidden)
         if self.tp_size == 1:
             return logits
         return all_gather_last_dim(logits)[..., : self.vocab_size]
+
+    def shard_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[N, hidden] -> the scores of this rank's vocabulary rows (all of them with one rank)."""
+        return F.linear(hidden, self.weight)
 
 
 class ParallelLMHead(VocabParallelEmbedding):

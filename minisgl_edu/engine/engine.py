@@ -93,16 +93,16 @@ class Engine:
         # The model's modules were built plain; on CUDA in half precision the faster variants
         # (models/cuda_layers.py), on CPU with `cpu_weights="float16"` the packed matmuls
         # (models/cpu_layers.py), are swapped in now, once, as the settings say.
+        packed = self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights == "float16"
         if self.device.type == "cuda" and self.dtype in (torch.bfloat16, torch.float16):
             from minisgl_edu.models.cuda_layers import use_cuda_layers
 
             use_cuda_layers(self.model, fused=config.fused_kernels, triton=config.triton_kernels)
-        elif self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights == "float16":
+        elif packed:
             from minisgl_edu.models.cpu_layers import use_cpu_layers
 
             use_cpu_layers(self.model)  # float16 weights packed for FBGEMM, float32 math
         # What the server's ready line says the weights are.
-        packed = self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights == "float16"
         self.weights = "float16 weights, float32 math" if packed else str(self.dtype).removeprefix("torch.")
         self.sampler = Sampler()
         # The token each page-table row sampled last, kept where the model runs: the overlap loop

@@ -40,7 +40,7 @@ from minisgl_edu.distributed.linear import (
     RowParallelLinear,
     VocabParallelEmbedding,
 )
-from minisgl_edu.distributed.parallel_state import all_gather_last_dim, all_reduce
+from minisgl_edu.distributed.parallel_state import all_reduce
 
 # The packed-weight object FBGEMM's float16 matmul takes: made once per matrix, at start-up.
 _pack = torch.ops.quantized.linear_prepack_fp16
@@ -66,15 +66,12 @@ class PackedRowParallelLinear(RowParallelLinear):
 
 
 class PackedLogitsEmbedding(VocabParallelEmbedding):
-    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        logits = _matmul(hidden, self.packed_logits)
-        if self.tp_size == 1:
-            return logits
-        return all_gather_last_dim(logits)[..., : self.vocab_size]
+    def shard_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return _matmul(hidden, self.packed_logits)  # the all-gather over ranks is the plain one
 
 
 class PackedLMHead(ParallelLMHead):
-    compute_logits = PackedLogitsEmbedding.compute_logits
+    shard_logits = PackedLogitsEmbedding.shard_logits
 
 
 def use_cpu_layers(model: nn.Module) -> nn.Module:

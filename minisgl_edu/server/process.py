@@ -78,8 +78,9 @@ def set_worker_environment() -> None:
     its core makes the op wait a whole time slice. 1,000 rounds still cover the short gaps between
     the ops of one step; then the thread sleeps. On 2 cores, 16 streams, a client and a busy
     process beside the server: 7.0 -> 34 output tok/s; with the client alone ~10% slower
-    (docs/benchmarks.md, "Sharing the cores", where the other choices measured are too). OpenMP reads the variable when it is loaded, so it must be in the environment
-    before the worker imports torch. A wait policy the user chose is kept.
+    (docs/benchmarks.md, "Sharing the cores", where the other choices measured are too).
+    OpenMP reads the variable when it is loaded, so it must be in the environment before the
+    worker imports torch. A wait policy the user chose is kept.
     """
     if "OMP_WAIT_POLICY" not in os.environ:
         os.environ.setdefault("GOMP_SPINCOUNT", "1000")
