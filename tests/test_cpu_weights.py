@@ -101,6 +101,19 @@ def test_the_engine_packs_only_when_asked(tiny_model_dir):
         EngineConfig(model=tiny_model_dir, cpu_weights="int8")
 
 
+def test_the_bfloat16_candidate_is_a_bfloat16_copy_with_a_float32_rope_table(tiny_model_dir):
+    from minisgl_edu.bench.cpu_weights import load_float32, model_in
+
+    fp32, cfg, _ = load_float32(tiny_model_dir)
+    bf16 = model_in("bfloat16", fp32)
+    assert {p.dtype for p in bf16.parameters()} == {torch.bfloat16}
+    assert {p.dtype for p in fp32.parameters()} == {torch.float32}  # a copy: the reference is untouched
+    assert bf16.model.rotary_emb.cos_cache.dtype == torch.float32  # as the engine keeps it in any dtype
+    assert (bf16.lm_head is bf16.model.embed_tokens) == cfg.tie_word_embeddings
+    for want, got in zip(run_prefill(fp32, cfg, PROMPTS), run_prefill(bf16, cfg, PROMPTS)):
+        assert got.dtype == torch.float32 and 0 < _rel(got, want) < 0.05  # bfloat16's rounding, no more
+
+
 def test_the_server_runs_float16_unless_told():
     from minisgl_edu.server.args import parse_args
 

@@ -9,6 +9,9 @@ per format and compares each with float32, the exact model:
 * float32: the plain modules (`models/layers.py`), token for token as transformers.
 * float16: what the server runs on CPU by default, `models/cpu_layers.py` (float16 weights packed
   for FBGEMM, float32 math).
+* bfloat16: what `--dtype bfloat16` runs: every weight and activation in bfloat16, through
+  oneDNN, which uses AVX512-BF16 or AMX where the CPU has them. A candidate measured, not the
+  default.
 * int8: a candidate measured and not offered: FBGEMM's dynamic int8 matmul (int8 weights with a
   scale per output row; activations quantized per call with one scale for the whole [T, in]
   input). Built here only, by `use_int8_candidate`.
@@ -54,7 +57,7 @@ TEXT = (
     "them too."
 )
 
-FORMATS = ("float32", "float16", "int8")
+FORMATS = ("float32", "float16", "bfloat16", "int8")
 
 
 @dataclass
@@ -107,6 +110,11 @@ def model_in(fmt: str, fp32_model: nn.Module) -> nn.Module:
         from minisgl_edu.models.cpu_layers import use_cpu_layers
 
         return use_cpu_layers(model)
+    if fmt == "bfloat16":
+        # Parameters only: the RoPE table stays float32, as the engine builds it for any dtype.
+        for param in model.parameters():
+            param.data = param.data.to(torch.bfloat16)
+        return model
     if fmt == "int8":
         return use_int8_candidate(model)
     raise ValueError(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
