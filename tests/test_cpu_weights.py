@@ -107,6 +107,7 @@ def test_the_bfloat16_candidate_is_a_bfloat16_copy_with_a_float32_rope_table(tin
     fp32, cfg, _ = load_float32(tiny_model_dir)
     bf16 = model_in("bfloat16", fp32)
     assert {p.dtype for p in bf16.parameters()} == {torch.bfloat16}
+    assert all(p.is_contiguous() for p in bf16.parameters())  # [out, in], as loading in bfloat16 gives
     assert {p.dtype for p in fp32.parameters()} == {torch.float32}  # a copy: the reference is untouched
     assert bf16.model.rotary_emb.cos_cache.dtype == torch.float32  # as the engine keeps it in any dtype
     assert (bf16.lm_head is bf16.model.embed_tokens) == cfg.tie_word_embeddings

@@ -112,8 +112,10 @@ def model_in(fmt: str, fp32_model: nn.Module) -> nn.Module:
         return use_cpu_layers(model)
     if fmt == "bfloat16":
         # Parameters only: the RoPE table stays float32, as the engine builds it for any dtype.
+        # contiguous(): [out, in], as loading in bfloat16 stores them (`models/loader.py` keeps
+        # float32 matrices as [in, out], a layout oneDNN's bfloat16 matmul is slower with).
         for param in model.parameters():
-            param.data = param.data.to(torch.bfloat16)
+            param.data = param.data.to(torch.bfloat16).contiguous()
         return model
     if fmt == "int8":
         return use_int8_candidate(model)
