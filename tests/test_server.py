@@ -426,43 +426,59 @@ def test_api_key_is_required_on_v1(server):
 # ---------------------------------------------------------------- abort and load
 
 
-def wait_idle(server, free_pages: float | None = None, timeout: float = 20.0) -> dict:
-    """Wait until no request is anywhere in the server and `free_pages` (default: all) are free."""
+def wait_metrics(server, cond, what: str, timeout: float = 20.0) -> dict:
+    """/metrics once `cond(metrics)` holds. The server's gauges follow the scheduler's stats
+    messages, sent after a change at most every `stats_interval`, so a change shows up there a
+    little after it happened: wait for it rather than read the gauges once."""
     deadline = time.monotonic() + timeout
     m = metrics(server)
-    while time.monotonic() < deadline:
+    while not cond(m):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not {what} after {timeout} s: {m}")
+        time.sleep(0.05)
         m = metrics(server)
+    return m
+
+
+def wait_idle(server, free_pages: float | None = None, timeout: float = 20.0) -> dict:
+    """Wait until no request is anywhere in the server and `free_pages` (default: all) are free."""
+
+    def idle(m: dict) -> bool:
         want = m["minisgl_kv_pages_total"] if free_pages is None else free_pages
-        if (
+        return (
             m["minisgl_kv_pages_free"] == want
             and m["minisgl_running_requests"] == 0
             and m["minisgl_waiting_requests"] == 0
             and m["minisgl_http_requests_in_flight"] == 0
-        ):
-            return m
-        time.sleep(0.2)
-    raise AssertionError(f"not idle after {timeout} s: {m}")
+        )
+
+    return wait_metrics(server, idle, "idle", timeout)
 
 
 @pytest.mark.timeout(90, func_only=True)
 def test_cut_streams_are_aborted_and_free_their_pages(server):
     start = wait_idle(server, metrics(server)["minisgl_kv_pages_total"])
+    max_tokens = 1200  # with the prompt, within the test server's 1,536-token context
     body = chat_body(
-        "Write a very long essay about the sea.", max_tokens=600, temperature=0, ignore_eos=True, stream=True
+        "Write a very long essay about the sea.", max_tokens=max_tokens, temperature=0, ignore_eos=True, stream=True
     )
     for _ in range(3):
+        before = metrics(server)["minisgl_generated_tokens_total"]
         with httpx.Client(base_url=server.url, headers=AUTH, timeout=60) as c:
             with c.stream("POST", "/v1/chat/completions", json=body) as r:
                 assert r.status_code == 200
                 lines = r.iter_lines()
-                got = [next(lines) for _ in range(6)]  # a few chunks, then hang up mid-stream
+                got = [next(lines) for _ in range(6)]  # a few chunks ...
                 assert any("content" in x for x in got)
-                during = metrics(server)
-                assert during["minisgl_kv_pages_free"] < start["minisgl_kv_pages_free"]
-    after = wait_idle(server, start["minisgl_kv_pages_free"])
-    # The requests were stopped, not run to the end: far fewer than 3 x 600 tokens were made.
-    made = after["minisgl_generated_tokens_total"] - start["minisgl_generated_tokens_total"]
-    assert made < 600, made
+                # ... while the request holds its pages ...
+                wait_metrics(
+                    server, lambda m: m["minisgl_kv_pages_free"] < start["minisgl_kv_pages_free"], "holding pages"
+                )
+        # ... then hang up mid-stream: the server aborts it and every page comes back.
+        after = wait_idle(server, start["minisgl_kv_pages_free"])
+        # Stopped, not run to its end (ignore_eos: only an abort ends it before max_tokens).
+        made = after["minisgl_generated_tokens_total"] - before
+        assert 0 < made < max_tokens, made
 
 
 @pytest.mark.timeout(90, func_only=True)
