@@ -9,6 +9,8 @@ per format and compares each with float32, the exact model:
 * float32: the plain modules (`models/layers.py`), token for token as transformers.
 * float16: what the server runs on CPU by default, `models/cpu_layers.py` (float16 weights packed
   for FBGEMM, float32 math).
+* int4: `--cpu-weights int4` (`models/cpu_layers.py`): the layers' matmuls on the file's 4-bit
+  blocks, bfloat16 at the matmuls' inputs and outputs; fast only with AVX512-BF16.
 * bfloat16: what `--dtype bfloat16` runs: every weight and activation in bfloat16, through
   oneDNN, which uses AVX512-BF16 or AMX where the CPU has them. A candidate measured, not the
   default.
@@ -57,7 +59,7 @@ TEXT = (
     "them too."
 )
 
-FORMATS = ("float32", "float16", "bfloat16", "int8")
+FORMATS = ("float32", "float16", "int4", "bfloat16", "int8")
 
 
 @dataclass
@@ -106,10 +108,10 @@ def model_in(fmt: str, fp32_model: nn.Module) -> nn.Module:
     if fmt == "float32":
         return fp32_model
     model = copy.deepcopy(fp32_model)
-    if fmt == "float16":
+    if fmt in ("float16", "int4"):
         from minisgl_edu.models.cpu_layers import use_cpu_layers
 
-        return use_cpu_layers(model)
+        return use_cpu_layers(model, fmt)
     if fmt == "bfloat16":
         # Parameters only: the RoPE table stays float32, as the engine builds it for any dtype.
         # contiguous(): [out, in], as loading in bfloat16 stores them (`models/loader.py` keeps

@@ -32,7 +32,7 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
 TRITON_KERNELS = ("rope", "gemm", "gemv", "fold", "greedy")
 
 # How the CPU engine stores its matmul weights (`EngineConfig.cpu_weights`).
-CPU_WEIGHTS = ("float32", "float16")
+CPU_WEIGHTS = ("float32", "float16", "int4")
 
 
 @dataclass
@@ -70,7 +70,10 @@ class EngineConfig:
     # tests and chapters compare with transformers); "float16" packs every matmul's weights to
     # float16 for FBGEMM and keeps float32 math (`models/cpu_layers.py`): half the bytes read per
     # decode step, greedy tokens that follow float32's (docs/benchmarks.md). The server's default on
-    # CPU is "float16" (`--cpu-weights`). Ignored on CUDA and in half precision.
+    # CPU is "float16" (`--cpu-weights`). "int4": the layers' matmuls on the 4-bit blocks the
+    # bundled GGUF file stores, their inputs and outputs rounded to bfloat16, the logits float16;
+    # only on CPUs with AVX512-BF16, faster at one stream, answers further from float32's.
+    # Ignored on CUDA and in half precision.
     cpu_weights: str = "float32"
     # CPU: decode batches of at most this many requests run on one torch thread (0: never), the
     # process's other threads idle meanwhile. The server's default is 4 (`--cpu-single-thread-decode`):

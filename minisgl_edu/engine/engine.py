@@ -93,17 +93,27 @@ class Engine:
         # The model's modules were built plain; on CUDA in half precision the faster variants
         # (models/cuda_layers.py), on CPU with `cpu_weights="float16"` the packed matmuls
         # (models/cpu_layers.py), are swapped in now, once, as the settings say.
-        packed = self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights == "float16"
+        packed = self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights != "float32"
         if self.device.type == "cuda" and self.dtype in (torch.bfloat16, torch.float16):
             from minisgl_edu.models.cuda_layers import use_cuda_layers
 
             use_cuda_layers(self.model, fused=config.fused_kernels, triton=config.triton_kernels)
         elif packed:
-            from minisgl_edu.models.cpu_layers import use_cpu_layers
+            from minisgl_edu.models.cpu_layers import int4_is_fast, use_cpu_layers
 
-            use_cpu_layers(self.model)  # float16 weights packed for FBGEMM, float32 math
+            if config.cpu_weights == "int4" and not int4_is_fast():
+                raise ValueError(
+                    "cpu_weights='int4' runs torch's int4 CPU matmul, which is fast only with AVX512-BF16, "
+                    "and this CPU has none: use cpu_weights='float16'"
+                )
+            use_cpu_layers(self.model, config.cpu_weights)  # float16 or int4 weights, float32 math between
         # What the server's ready line says the weights are.
-        self.weights = "float16 weights, float32 math" if packed else str(self.dtype).removeprefix("torch.")
+        self.weights = str(self.dtype).removeprefix("torch.")
+        if packed:
+            self.weights = {
+                "float16": "float16 weights, float32 math",
+                "int4": "int4 layer weights with bfloat16 matmul inputs, float16 logits, float32 math",
+            }[config.cpu_weights]
         self.sampler = Sampler()
         # The token each page-table row sampled last, kept where the model runs: the overlap loop
         # feeds it to the row's next decode step before the host has even seen it.

@@ -74,28 +74,105 @@ class PackedLMHead(ParallelLMHead):
     shard_logits = PackedLogitsEmbedding.shard_logits
 
 
-def use_cpu_layers(model: nn.Module) -> nn.Module:
-    """Pack every linear layer's and the logits' weights to float16 (in place; returns `model`).
+# int4 (`cpu_weights="int4"`): torch's CPU int4 matmul over groups of 32 weights along the input,
+# the layout of the Q4_1 blocks the bundled GGUF file stores. Each block is w = scale * q + min
+# with q in 0..15; the kernel computes w = (q - 8) * scale + zero, so zero = min + 8 * scale.
+INT4_GROUP = 32
+
+
+def int4_blocks(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+    """The 4-bit blocks a float32 [out, in] matrix was dequantized from: (q int32 [out, in],
+    scale and min [out, in / 32]) with q * scale + min equal to `weight` in every element, or None
+    if `weight` is not on such a grid (a model that did not come from 4-bit blocks)."""
+    out_features, in_features = weight.shape
+    if in_features % INT4_GROUP:
+        return None
+    w = weight.detach().float().reshape(out_features, in_features // INT4_GROUP, INT4_GROUP)
+    low, high = w.amin(-1, keepdim=True), w.amax(-1, keepdim=True)
+    scale = (high - low) / 15  # the smallest weight of a block has q = 0, the largest q = 15
+    q = torch.round((w - low) / scale.clamp(min=torch.finfo(torch.float32).tiny)).clamp(0, 15)
+    if not torch.equal(q * scale + low, w):
+        return None
+    return q.to(torch.int32).reshape(out_features, in_features), scale.squeeze(-1), low.squeeze(-1)
+
+
+def pack_int4(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A float32 matrix on a 4-bit grid -> (the kernel's packed int4 weight, its scales and zero
+    points [in / 32, out, 2] in bfloat16, the dtype the kernel takes them in)."""
+    blocks = int4_blocks(weight)
+    if blocks is None:
+        raise ValueError(
+            "cpu_weights='int4' needs weights on a 4-bit grid (groups of 32, as in the Q4_1 GGUF file "
+            "the default model comes from); this model's are not: use cpu_weights='float16'"
+        )
+    q, scale, low = blocks
+    packed = torch._convert_weight_to_int4pack_for_cpu(q, 1)
+    scales_zeros = torch.stack([scale, low + 8 * scale], dim=-1).transpose(0, 1).contiguous()
+    return packed, scales_zeros.to(torch.bfloat16)
+
+
+def _int4_matmul(x: torch.Tensor, layer: nn.Module) -> torch.Tensor:
+    """x float32 [T, in] -> float32 [T, out]: the kernel reads x and writes its result in bfloat16."""
+    y = torch._weight_int4pack_mm_for_cpu(x.to(torch.bfloat16), layer.packed, INT4_GROUP, layer.scales_zeros)
+    return y.float()
+
+
+class Int4ColumnParallelLinear(ColumnParallelLinear):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = _int4_matmul(x, self)
+        return y if self.bias is None else y + self.bias
+
+
+class Int4RowParallelLinear(RowParallelLinear):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = _int4_matmul(x, self)
+        if self.tp_size > 1:
+            y = all_reduce(y)
+        return y if self.bias is None else y + self.bias
+
+
+def int4_is_fast() -> bool:
+    """Whether this CPU has AVX512-BF16, without which torch's int4 CPU matmul is ~40x slower than
+    FBGEMM's float16 one (docs/benchmarks.md). Read from /proc/cpuinfo: False where there is none."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512_bf16" in line for line in f)
+    except OSError:
+        return False
+
+
+def use_cpu_layers(model: nn.Module, weights: str = "float16") -> nn.Module:
+    """Pack every linear layer's weights to `weights` ("float16" or "int4") and the logits' to
+    float16 (in place; returns `model`).
 
     The float32 matrices of the linear layers are dropped (`weight` becomes None), so the model
-    holds about half the bytes; a tied embedding keeps its float32 rows for the lookup.
+    holds about half the bytes (float16) or less; a tied embedding keeps its float32 rows for the
+    lookup. The logits stay float16 with int4 layers too: rounded to bfloat16 they change the answers.
     """
-    pack_linear_layers(model)
+    pack_linear_layers(model, weights)
     pack_logits(model.lm_head)
     return model
 
 
 @torch.no_grad()
-def pack_linear_layers(model: nn.Module) -> None:
+def pack_linear_layers(model: nn.Module, weights: str = "float16") -> None:
     """Every column- and row-parallel linear layer of `model` to its packed variant."""
+    if weights not in ("float16", "int4"):
+        raise ValueError(f"weights must be float16 or int4, got {weights!r}")
     for module in model.modules():
         kind = type(module)
         if kind not in (ColumnParallelLinear, RowParallelLinear):
             continue
+        column = kind is ColumnParallelLinear
+        if weights == "int4":
+            module.packed, module.scales_zeros = pack_int4(module.weight)
+            module.__class__ = Int4ColumnParallelLinear if column else Int4RowParallelLinear
+            module.weight = None  # the bias stays a float32 parameter, added after the matmul
+            continue
         # A row-parallel layer over several ranks adds its bias after the all-reduce.
-        bias_inside = kind is ColumnParallelLinear or module.tp_size == 1
+        bias_inside = column or module.tp_size == 1
         module.packed = pack_fp16(module.weight, module.bias if bias_inside else None)
-        module.__class__ = PackedColumnParallelLinear if kind is ColumnParallelLinear else PackedRowParallelLinear
+        module.__class__ = PackedColumnParallelLinear if column else PackedRowParallelLinear
         module.weight = None
         if bias_inside:
             module.bias = None

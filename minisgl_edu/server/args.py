@@ -145,10 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", help="auto, float32, bfloat16, float16")
     p.add_argument(
         "--cpu-weights",
-        choices=["float16", "float32"],
+        choices=["float16", "float32", "int4"],
         default=ServerArgs.cpu_weights,
         help="CPU in float32: the matmul weights in float16 for FBGEMM, math in float32 (default: half "
-        "the bytes read per step), or float32 (the exact model, token for token as transformers)",
+        "the bytes read per step), float32 (the exact model, token for token as transformers), or int4 "
+        "(the layers on the GGUF file's 4-bit blocks, bfloat16 matmul inputs; CPUs with AVX512-BF16 only)",
     )
     p.add_argument(
         "--disable-overlap-schedule",
