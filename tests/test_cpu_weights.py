@@ -180,13 +180,30 @@ def test_the_engine_runs_int4_only_where_it_is_fast(tiny_model_dir, monkeypatch)
         Engine(config)
 
 
-def test_the_server_runs_float16_unless_told():
+def test_the_server_chooses_its_cpu_weights_unless_told():
     from minisgl_edu.server.args import parse_args
 
-    assert parse_args([]).scheduler_overrides()["cpu_weights"] == "float16"
-    assert parse_args(["--cpu-weights", "float32"]).scheduler_overrides()["cpu_weights"] == "float32"
+    assert parse_args([]).scheduler_overrides()["cpu_weights"] == "auto"
+    for fmt in ("float16", "float32", "int4"):
+        assert parse_args(["--cpu-weights", fmt]).scheduler_overrides()["cpu_weights"] == fmt
     with pytest.raises(SystemExit):
         parse_args(["--cpu-weights", "int8"])
+
+
+def test_auto_is_int4_only_on_a_fast_cpu_with_4bit_blocks(tiny_model_dir, monkeypatch):
+    from minisgl_edu.engine import Engine, EngineConfig
+    from minisgl_edu.models import cpu_layers
+
+    on_grid, _ = load_model(tiny_model_dir, dtype=torch.float32)
+    _snap_to_q4(on_grid)
+    off_grid, _ = load_model(tiny_model_dir, dtype=torch.float32)
+    for fast, want in ((True, "int4"), (False, "float16")):
+        monkeypatch.setattr(cpu_layers, "int4_is_fast", lambda fast=fast: fast)
+        assert cpu_layers.choose_cpu_weights(on_grid) == want
+        assert cpu_layers.choose_cpu_weights(off_grid) == "float16"
+    # The engine resolves it when it builds the model: the tiny model's random weights are float16.
+    engine = Engine(EngineConfig(model=tiny_model_dir, device="cpu", num_pages=16, cpu_weights="auto"))
+    assert engine.weights == "float16 weights, float32 math"
 
 
 @pytest.mark.slow

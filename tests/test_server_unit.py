@@ -19,7 +19,7 @@ from minisgl_edu.server.protocol import (
     ResponseShape,
 )
 
-SERVER_CPU_DEFAULTS = {"cpu_weights": "float16", "cpu_single_thread_decode": 4}
+SERVER_CPU_DEFAULTS = {"cpu_weights": "auto", "cpu_single_thread_decode": 4}
 
 
 def test_defaults_match_the_course():

@@ -32,7 +32,7 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
 TRITON_KERNELS = ("rope", "gemm", "gemv", "fold", "greedy")
 
 # How the CPU engine stores its matmul weights (`EngineConfig.cpu_weights`).
-CPU_WEIGHTS = ("float32", "float16", "int4")
+CPU_WEIGHTS = ("float32", "float16", "int4", "auto")
 
 
 @dataclass
@@ -73,7 +73,8 @@ class EngineConfig:
     # CPU is "float16" (`--cpu-weights`). "int4": the layers' matmuls on the 4-bit blocks the
     # bundled GGUF file stores, their inputs and outputs rounded to bfloat16, the logits float16;
     # only on CPUs with AVX512-BF16, faster at one stream, answers further from float32's.
-    # Ignored on CUDA and in half precision.
+    # "auto" (the server's default): int4 where the CPU has AVX512-BF16 and the layers are 4-bit
+    # blocks, float16 otherwise. Ignored on CUDA and in half precision.
     cpu_weights: str = "float32"
     # CPU: decode batches of at most this many requests run on one torch thread (0: never), the
     # process's other threads idle meanwhile. The server's default is 4 (`--cpu-single-thread-decode`):

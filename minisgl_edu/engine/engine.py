@@ -99,21 +99,22 @@ class Engine:
 
             use_cuda_layers(self.model, fused=config.fused_kernels, triton=config.triton_kernels)
         elif packed:
-            from minisgl_edu.models.cpu_layers import int4_is_fast, use_cpu_layers
+            from minisgl_edu.models.cpu_layers import choose_cpu_weights, int4_is_fast, use_cpu_layers
 
-            if config.cpu_weights == "int4" and not int4_is_fast():
+            cpu_weights = choose_cpu_weights(self.model) if config.cpu_weights == "auto" else config.cpu_weights
+            if cpu_weights == "int4" and not int4_is_fast():
                 raise ValueError(
                     "cpu_weights='int4' runs torch's int4 CPU matmul, which is fast only with AVX512-BF16, "
                     "and this CPU has none: use cpu_weights='float16'"
                 )
-            use_cpu_layers(self.model, config.cpu_weights)  # float16 or int4 weights, float32 math between
+            use_cpu_layers(self.model, cpu_weights)  # float16 or int4 weights, float32 math between
         # What the server's ready line says the weights are.
         self.weights = str(self.dtype).removeprefix("torch.")
         if packed:
             self.weights = {
                 "float16": "float16 weights, float32 math",
                 "int4": "int4 layer weights with bfloat16 matmul inputs, float16 logits, float32 math",
-            }[config.cpu_weights]
+            }[cpu_weights]
         self.sampler = Sampler()
         # The token each page-table row sampled last, kept where the model runs: the overlap loop
         # feeds it to the row's next decode step before the host has even seen it.

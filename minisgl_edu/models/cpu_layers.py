@@ -1,32 +1,45 @@
-"""CPU variants of the model's matmuls: float16 weights packed for FBGEMM, float32 math.
+"""CPU variants of the model's matmuls: float16 or int4 weights, float32 math between them.
 
 Where this sits on the request path: the same place as `layers.py` (every forward pass of
 `Engine.forward_batch`), on CPU in float32 when the engine is built with
-`EngineConfig.cpu_weights = "float16"` (the server's default on CPU; `--cpu-weights float32` for
-the exact model). The plain modules stay the reference: this file only changes how the weights of
-the linear layers and of the logits are stored and multiplied.
+`EngineConfig.cpu_weights` "float16" or "int4" (the server's default on CPU is "auto": int4 where
+the CPU and the model allow it, else float16; `--cpu-weights float32` for the exact model). The
+plain modules stay the reference: this file only changes how the weights of the linear layers and
+of the logits are stored and multiplied.
 
 Why: on a laptop a decode step of a small batch is bound by memory bandwidth, not arithmetic.
 Every step reads every weight matrix once; SmolLM2-135M's 30 layers are 425 MB in float32, and the
-tied 49,152 x 576 logits matrix another 113 MB. Stored as float16 they are half that. FBGEMM (the
-CPU matmul library inside PyTorch, `torch.ops.quantized.linear_dynamic_fp16`) keeps the matrix
-in float16, packed in the blocks its AVX2/AVX-512 kernel reads, converts each block to float32 in
-registers and multiplies in float32: activations, sums and everything between the matmuls stay
-float32. float16 keeps 11 significant bits against bfloat16's 8: each weight moves by at most
-2^-11 of its value (the 0.3% of SmolLM2's weights below 6e-5, float16's smallest normal number, by
-less than 3e-8), and none comes near float16's largest value (SmolLM2's largest is 9.25). The
-greedy tokens of the course's prompts stay those of float32 for dozens of tokens
-(docs/benchmarks.md, "CPU weight formats", measured by `python -m minisgl_edu.bench.cpu_weights`). int8 with FBGEMM's per-tensor activation scale was
-faster still, but it changed the first tokens of most answers, so it is not offered.
+tied 49,152 x 576 logits matrix another 113 MB.
+
+* float16: FBGEMM (the CPU matmul library inside PyTorch, `torch.ops.quantized.linear_dynamic_fp16`)
+  keeps the matrix in float16, packed in the blocks its AVX2/AVX-512 kernel reads, converts each
+  block to float32 in registers and multiplies in float32: half the bytes, and activations, sums
+  and everything between the matmuls stay float32. float16 keeps 11 significant bits against
+  bfloat16's 8: each weight moves by at most 2^-11 of its value (the 0.3% of SmolLM2's weights
+  below 6e-5, float16's smallest normal number, by less than 3e-8), and none comes near float16's
+  largest value (SmolLM2's largest is 9.25). The greedy tokens of the course's prompts stay those
+  of float32 for dozens of tokens.
+* int4: the bundled model comes from a Q4_1 GGUF file, so each layer's float32 weights are 4-bit
+  blocks (32 weights sharing a scale and a minimum) written out; `int4_blocks` finds them again,
+  exactly, and torch's CPU int4 matmul (`torch._weight_int4pack_mm_for_cpu`) reads them: a quarter
+  of float16's bytes. That kernel takes its input, its scales and zero points in bfloat16 and gives
+  bfloat16, so each layer matmul rounds to 8 significant bits at both ends; the logits stay
+  float16. It is fast only where the CPU has AVX512-BF16 (`int4_is_fast`) and half the greedy
+  answers leave float32's within 64 tokens, at the same log-likelihood.
+
+Both are measured by `python -m minisgl_edu.bench.cpu_weights` (docs/benchmarks.md, "CPU weight
+formats"). int8 with FBGEMM's per-tensor activation scale changed the first tokens of most
+answers, so it is not offered.
 
 | plain module | CPU variant | what changes |
 |---|---|---|
 | `ColumnParallelLinear`, `RowParallelLinear` | `PackedColumnParallelLinear`, `PackedRowParallelLinear` | the float32 matrix is packed to float16 once, then dropped |
+| the same, int4 | `Int4ColumnParallelLinear`, `Int4RowParallelLinear` | the float32 matrix becomes packed 4-bit blocks once, then is dropped |
 | `VocabParallelEmbedding` (tied logits) | `PackedLogitsEmbedding` | the lookup still reads the float32 rows; the logits matmul reads a float16 packed copy |
 | `ParallelLMHead` (untied logits) | `PackedLMHead` | the float16 copy replaces the float32 matrix |
 
-`use_cpu_layers(model)` does the swap as `cuda_layers.use_cuda_layers` does: it changes the class
-of each module in place and packs its weight, once, after loading.
+`use_cpu_layers(model, weights)` does the swap as `cuda_layers.use_cuda_layers` does: it changes
+the class of each module in place and packs its weight, once, after loading.
 """
 
 from __future__ import annotations
@@ -132,13 +145,27 @@ class Int4RowParallelLinear(RowParallelLinear):
 
 
 def int4_is_fast() -> bool:
-    """Whether this CPU has AVX512-BF16, without which torch's int4 CPU matmul is ~40x slower than
-    FBGEMM's float16 one (docs/benchmarks.md). Read from /proc/cpuinfo: False where there is none."""
+    """Whether this CPU has AVX512-BF16, without which torch's int4 CPU matmul is slower than even
+    float32 (3.5x on an AVX2 EPYC, docs/benchmarks.md). Read from /proc/cpuinfo: False where there
+    is none."""
     try:
         with open("/proc/cpuinfo") as f:
             return any(line.startswith("flags") and " avx512_bf16" in line for line in f)
     except OSError:
         return False
+
+
+def on_int4_grid(model: nn.Module) -> bool:
+    """Whether every linear layer's weight is made of 4-bit blocks (`int4_blocks`), as the layers of
+    a model loaded from a Q4_1 GGUF file are."""
+    linears = [m for m in model.modules() if type(m) in (ColumnParallelLinear, RowParallelLinear)]
+    return bool(linears) and all(int4_blocks(m.weight) is not None for m in linears)
+
+
+def choose_cpu_weights(model: nn.Module) -> str:
+    """`cpu_weights="auto"` (the server's default): int4 where this CPU runs it fast and the model's
+    layers are 4-bit blocks, otherwise float16."""
+    return "int4" if int4_is_fast() and on_int4_grid(model) else "float16"
 
 
 def use_cpu_layers(model: nn.Module, weights: str = "float16") -> nn.Module:

@@ -6,7 +6,8 @@ as a `SchedulerConfig` (`scheduler_overrides`), and the rest to the API server.
 
 Engine options left out on the command line stay `None` here, so the scheduler's own defaults
 apply (one place to change them). Two defaults are the server's own, on purpose: on CPU it runs
-float16 weights (`cpu_weights`) and small decode batches on one thread (`cpu_single_thread_decode`),
+reduced-precision weights (`cpu_weights="auto"`: the GGUF file's 4-bit blocks where the CPU has
+AVX512-BF16, float16 elsewhere) and small decode batches on one thread (`cpu_single_thread_decode`),
 where the in-process engine of the chapters and tests runs the exact float32 model.
 """
 
@@ -38,9 +39,9 @@ class ServerArgs:
     max_seq_len: Optional[int] = None
     cache: Optional[str] = None
     dtype: Optional[str] = None
-    # CPU, float32: the matmul weights in float16 for FBGEMM (fast, greedy tokens follow float32's)
-    # or float32 (the exact model). The engine's own default is float32; the server's is float16.
-    cpu_weights: str = "float16"
+    # CPU, float32: the matmul weights as int4 blocks where the CPU runs them fast, else float16
+    # ("auto"), or one of float16, int4, float32 (the exact model). The engine's own default is float32.
+    cpu_weights: str = "auto"
     cpu_single_thread_decode: int = 4  # CPU: decode batches of at most this many requests on one thread
     overlap: Optional[bool] = None  # None: the scheduler decides (on with CUDA, off on CPU)
     attention_backend: Optional[str] = None  # None: "auto"
@@ -145,11 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", help="auto, float32, bfloat16, float16")
     p.add_argument(
         "--cpu-weights",
-        choices=["float16", "float32", "int4"],
+        choices=["auto", "float16", "float32", "int4"],
         default=ServerArgs.cpu_weights,
-        help="CPU in float32: the matmul weights in float16 for FBGEMM, math in float32 (default: half "
-        "the bytes read per step), float32 (the exact model, token for token as transformers), or int4 "
-        "(the layers on the GGUF file's 4-bit blocks, bfloat16 matmul inputs; CPUs with AVX512-BF16 only)",
+        help="CPU in float32, how the matmul weights are kept: int4 (the layers on the GGUF file's 4-bit "
+        "blocks, bfloat16 at each matmul's input and output; CPUs with AVX512-BF16 only), float16 for "
+        "FBGEMM, or float32 (the exact model, token for token as transformers). Default auto: int4 "
+        "where the CPU and the model allow it, else float16. The math between the matmuls is float32",
     )
     p.add_argument(
         "--disable-overlap-schedule",

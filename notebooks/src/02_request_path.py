@@ -51,7 +51,7 @@ without `stop_server()`, and a parent killed with SIGKILL, leave no process). A 
     code(r"""
 from minisgl_edu.server.notebook import group_processes, start_server, stop_server
 
-server = start_server("--device", "cpu", "--num-pages", "256")
+server = start_server("--device", "cpu", "--num-pages", "256", "--cpu-weights", "float16")
 print("server ready:", httpx.get(server.url + "/health", timeout=10).json())
 """),
     md(r"""
@@ -233,7 +233,7 @@ starts N of them. We start a second server with four; `start_server` first stops
 """),
     code(r"""
 first = server
-server = start_server("--device", "cpu", "--num-pages", "64", "--num-tokenizer", "4")
+server = start_server("--device", "cpu", "--num-pages", "64", "--num-tokenizer", "4", "--cpu-weights", "float16")
 print("processes of the first server still running:", group_processes(first.pid))
 print("\n".join(describe(server)))
 """),

@@ -47,7 +47,7 @@ every server of this chapter:
 """),
     code(r"""
 COMMON = ["--device", "cpu", "--num-tokenizer", "1", "--num-pages", "256", "--max-running-requests", "4",
-          "--cache", "naive"]
+          "--cache", "naive", "--cpu-weights", "float16"]
 server = start_server(*COMMON, "--max-prefill-tokens", "2048")
 print("server ready:", httpx.get(server.url + "/health", timeout=10).json())
 """),
