@@ -194,13 +194,15 @@ def test_auto_is_int4_only_on_a_fast_cpu_with_4bit_blocks(tiny_model_dir, monkey
     from minisgl_edu.engine import Engine, EngineConfig
     from minisgl_edu.models import cpu_layers
 
-    on_grid, _ = load_model(tiny_model_dir, dtype=torch.float32)
-    _snap_to_q4(on_grid)
-    off_grid, _ = load_model(tiny_model_dir, dtype=torch.float32)
     for fast, want in ((True, "int4"), (False, "float16")):
         monkeypatch.setattr(cpu_layers, "int4_is_fast", lambda fast=fast: fast)
-        assert cpu_layers.choose_cpu_weights(on_grid) == want
-        assert cpu_layers.choose_cpu_weights(off_grid) == "float16"
+        on_grid, _ = load_model(tiny_model_dir, dtype=torch.float32)
+        _snap_to_q4(on_grid)
+        off_grid, _ = load_model(tiny_model_dir, dtype=torch.float32)
+        assert use_cpu_layers(on_grid, "auto") == want
+        assert use_cpu_layers(off_grid, "auto") == "float16"
+        int4_layers = [m for m in on_grid.modules() if isinstance(m, Int4ColumnParallelLinear)]
+        assert bool(int4_layers) == (want == "int4")  # the layers got the format it names
     # The engine resolves it when it builds the model: the tiny model's random weights are float16.
     engine = Engine(EngineConfig(model=tiny_model_dir, device="cpu", num_pages=16, cpu_weights="auto"))
     assert engine.weights == "float16 weights, float32 math"

@@ -111,7 +111,8 @@ def model_in(fmt: str, fp32_model: nn.Module) -> nn.Module:
     if fmt in ("float16", "int4"):
         from minisgl_edu.models.cpu_layers import use_cpu_layers
 
-        return use_cpu_layers(model, fmt)
+        use_cpu_layers(model, fmt)
+        return model
     if fmt == "bfloat16":
         # Parameters only: the RoPE table stays float32, as the engine builds it for any dtype.
         # contiguous(): [out, in], as loading in bfloat16 stores them (`models/loader.py` keeps

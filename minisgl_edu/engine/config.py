@@ -69,12 +69,12 @@ class EngineConfig:
     # CPU in float32: how the matmul weights are stored. "float32" is the exact model (what the
     # tests and chapters compare with transformers); "float16" packs every matmul's weights to
     # float16 for FBGEMM and keeps float32 math (`models/cpu_layers.py`): half the bytes read per
-    # decode step, greedy tokens that follow float32's (docs/benchmarks.md). The server's default on
-    # CPU is "float16" (`--cpu-weights`). "int4": the layers' matmuls on the 4-bit blocks the
-    # bundled GGUF file stores, their inputs and outputs rounded to bfloat16, the logits float16;
-    # only on CPUs with AVX512-BF16, faster at one stream, answers further from float32's.
-    # "auto" (the server's default): int4 where the CPU has AVX512-BF16 and the layers are 4-bit
-    # blocks, float16 otherwise. Ignored on CUDA and in half precision.
+    # decode step, greedy tokens that follow float32's (docs/benchmarks.md). "int4": the layers'
+    # matmuls on the 4-bit blocks the bundled GGUF file stores, their inputs and outputs rounded to
+    # bfloat16, the logits float16; only on CPUs with AVX512-BF16, faster at one stream, answers
+    # further from float32's. "auto" (the server's default, `--cpu-weights`): int4 where the CPU
+    # has AVX512-BF16 and the layers are 4-bit blocks, float16 otherwise. Ignored on CUDA and in
+    # half precision.
     cpu_weights: str = "float32"
     # CPU: decode batches of at most this many requests run on one torch thread (0: never), the
     # process's other threads idle meanwhile. The server's default is 4 (`--cpu-single-thread-decode`):

@@ -91,23 +91,23 @@ class Engine:
         )
         self.attention_backend = backend
         # The model's modules were built plain; on CUDA in half precision the faster variants
-        # (models/cuda_layers.py), on CPU with `cpu_weights="float16"` the packed matmuls
-        # (models/cpu_layers.py), are swapped in now, once, as the settings say.
+        # (models/cuda_layers.py), on CPU with `cpu_weights` other than "float32" the packed
+        # matmuls (models/cpu_layers.py), are swapped in now, once, as the settings say.
         packed = self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights != "float32"
         if self.device.type == "cuda" and self.dtype in (torch.bfloat16, torch.float16):
             from minisgl_edu.models.cuda_layers import use_cuda_layers
 
             use_cuda_layers(self.model, fused=config.fused_kernels, triton=config.triton_kernels)
         elif packed:
-            from minisgl_edu.models.cpu_layers import choose_cpu_weights, int4_is_fast, use_cpu_layers
+            from minisgl_edu.models.cpu_layers import int4_is_fast, use_cpu_layers
 
-            cpu_weights = choose_cpu_weights(self.model) if config.cpu_weights == "auto" else config.cpu_weights
-            if cpu_weights == "int4" and not int4_is_fast():
+            if config.cpu_weights == "int4" and not int4_is_fast():
                 raise ValueError(
                     "cpu_weights='int4' runs torch's int4 CPU matmul, which is fast only with AVX512-BF16, "
                     "and this CPU has none: use cpu_weights='float16'"
                 )
-            use_cpu_layers(self.model, cpu_weights)  # float16 or int4 weights, float32 math between
+            # float16 or int4 weights ("auto" decided here), float32 math between the matmuls
+            cpu_weights = use_cpu_layers(self.model, config.cpu_weights)
         # What the server's ready line says the weights are.
         self.weights = str(self.dtype).removeprefix("torch.")
         if packed:

@@ -109,15 +109,9 @@ def int4_blocks(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch
     return q.to(torch.int32).reshape(out_features, in_features), scale.squeeze(-1), low.squeeze(-1)
 
 
-def pack_int4(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """A float32 matrix on a 4-bit grid -> (the kernel's packed int4 weight, its scales and zero
-    points [in / 32, out, 2] in bfloat16, the dtype the kernel takes them in)."""
-    blocks = int4_blocks(weight)
-    if blocks is None:
-        raise ValueError(
-            "cpu_weights='int4' needs weights on a 4-bit grid (groups of 32, as in the Q4_1 GGUF file "
-            "the default model comes from); this model's are not: use cpu_weights='float16'"
-        )
+def pack_int4(blocks: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """A matrix's 4-bit blocks (`int4_blocks`) -> (the kernel's packed int4 weight, its scales and
+    zero points [in / 32, out, 2] in bfloat16, the dtype the kernel takes them in)."""
     q, scale, low = blocks
     packed = torch._convert_weight_to_int4pack_for_cpu(q, 1)
     scales_zeros = torch.stack([scale, low + 8 * scale], dim=-1).transpose(0, 1).contiguous()
@@ -155,44 +149,52 @@ def int4_is_fast() -> bool:
         return False
 
 
-def on_int4_grid(model: nn.Module) -> bool:
-    """Whether every linear layer's weight is made of 4-bit blocks (`int4_blocks`), as the layers of
-    a model loaded from a Q4_1 GGUF file are."""
-    linears = [m for m in model.modules() if type(m) in (ColumnParallelLinear, RowParallelLinear)]
-    return bool(linears) and all(int4_blocks(m.weight) is not None for m in linears)
+def _linear_layers(model: nn.Module) -> list[nn.Module]:
+    return [m for m in model.modules() if type(m) in (ColumnParallelLinear, RowParallelLinear)]
 
 
-def choose_cpu_weights(model: nn.Module) -> str:
-    """`cpu_weights="auto"` (the server's default): int4 where this CPU runs it fast and the model's
-    layers are 4-bit blocks, otherwise float16."""
-    return "int4" if int4_is_fast() and on_int4_grid(model) else "float16"
+def int4_layer_blocks(model: nn.Module) -> dict[nn.Module, tuple] | None:
+    """Every linear layer's 4-bit blocks (`int4_blocks`), or None unless all of them have some, as
+    the layers of a model loaded from a Q4_1 GGUF file do."""
+    blocks = {m: int4_blocks(m.weight) for m in _linear_layers(model)}
+    return blocks if blocks and all(b is not None for b in blocks.values()) else None
 
 
-def use_cpu_layers(model: nn.Module, weights: str = "float16") -> nn.Module:
-    """Pack every linear layer's weights to `weights` ("float16" or "int4") and the logits' to
-    float16 (in place; returns `model`).
+def use_cpu_layers(model: nn.Module, weights: str = "float16") -> str:
+    """Pack every linear layer's weights as `weights` says and the logits' to float16 (in place);
+    returns the format the layers got.
+
+    `weights`: "float16", "int4" (the layers must be 4-bit blocks), or "auto" (the server's
+    default): int4 where this CPU runs it fast and the layers are 4-bit blocks, otherwise float16.
+    The 4-bit blocks are found once, for the choice and the packing.
 
     The float32 matrices of the linear layers are dropped (`weight` becomes None), so the model
     holds about half the bytes (float16) or less; a tied embedding keeps its float32 rows for the
     lookup. The logits stay float16 with int4 layers too: rounded to bfloat16 they change the answers.
     """
-    pack_linear_layers(model, weights)
+    if weights not in ("float16", "int4", "auto"):
+        raise ValueError(f"weights must be float16, int4 or auto, got {weights!r}")
+    blocks = None
+    if weights == "int4" or (weights == "auto" and int4_is_fast()):
+        blocks = int4_layer_blocks(model)
+        if blocks is None and weights == "int4":
+            raise ValueError(
+                "cpu_weights='int4' needs weights on a 4-bit grid (groups of 32, as in the Q4_1 GGUF file "
+                "the default model comes from); this model's are not: use cpu_weights='float16'"
+            )
+    pack_linear_layers(model, int4=blocks)
     pack_logits(model.lm_head)
-    return model
+    return "float16" if blocks is None else "int4"
 
 
 @torch.no_grad()
-def pack_linear_layers(model: nn.Module, weights: str = "float16") -> None:
-    """Every column- and row-parallel linear layer of `model` to its packed variant."""
-    if weights not in ("float16", "int4"):
-        raise ValueError(f"weights must be float16 or int4, got {weights!r}")
-    for module in model.modules():
-        kind = type(module)
-        if kind not in (ColumnParallelLinear, RowParallelLinear):
-            continue
-        column = kind is ColumnParallelLinear
-        if weights == "int4":
-            module.packed, module.scales_zeros = pack_int4(module.weight)
+def pack_linear_layers(model: nn.Module, int4: dict[nn.Module, tuple] | None = None) -> None:
+    """Every column- and row-parallel linear layer of `model` to its packed variant: int4 from the
+    layer's blocks in `int4` (`int4_layer_blocks`) when given, float16 otherwise."""
+    for module in _linear_layers(model):
+        column = type(module) is ColumnParallelLinear
+        if int4 is not None:
+            module.packed, module.scales_zeros = pack_int4(int4[module])
             module.__class__ = Int4ColumnParallelLinear if column else Int4RowParallelLinear
             module.weight = None  # the bias stays a float32 parameter, added after the matmul
             continue
