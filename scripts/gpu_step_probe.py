@@ -112,7 +112,7 @@ pieces = [
     (eng.graph_runner, "run", "  graph_runner.run"),
     (eng.attn, "prepare_for_replay", "    prepare_for_replay"),
     (eng.graph_runner.inputs, "send", "    inputs.send"),
-    (eng.sampler, "sample_device", "  sample_device"),
+    (eng.sampler, "sample", "  sample"),
     (eng, "_pending", "  _pending (copy out)"),
     (sched, "_process_results", "process_results"),
 ]

@@ -23,15 +23,19 @@ import torch
 from minisgl_edu.attention import AttentionMetadata, create_backend
 from minisgl_edu.core import Batch
 from minisgl_edu.engine.config import EngineConfig, resolve_device, resolve_dtype
+from minisgl_edu.engine.logits_chain import needs_chain
+from minisgl_edu.engine.logprobs import BatchLogprobs, TokenLogprobs, take_logprobs
 from minisgl_edu.engine.sampler import Sampler
 from minisgl_edu.kvcache import KVPool, PageTable, pages_for
 
 
 @dataclass
 class ForwardOutput:
-    """Next token of each batch item that sampled one (`None` for a prefill chunk that did not)."""
+    """Next token of each batch item that sampled one (`None` for a prefill chunk that did not),
+    and its logprobs where the request asked for them."""
 
     next_tokens: list[int | None]
+    logprobs: list[Optional[TokenLogprobs]]
 
 
 class Engine:
@@ -164,7 +168,7 @@ class Engine:
     @torch.inference_mode()
     def forward_batch(self, batch: Batch) -> ForwardOutput:
         """Run `batch` and wait for its tokens (what `Scheduler.step()` and `normal_loop` use)."""
-        return ForwardOutput(self.launch_batch(batch).result())
+        return self.launch_batch(batch).result()
 
     @torch.inference_mode()
     def launch_batch(self, batch: Batch, ids_on_device: bool = False) -> "PendingForward":
@@ -224,10 +228,12 @@ class Engine:
                 None if decode_ids else ids, positions, out_loc, row_list, [it.end for it in batch.items]
             )
             reqs = [it.req for it in batch.items]
-            if not all(r.sampling_params.is_greedy for r in reqs):
-                tokens = self.sampler.sample_device(logits, reqs)
+            logprobs = None
+            if any(not r.sampling_params.is_greedy or needs_chain(r) or r.sampling_params.logprobs for r in reqs):
+                tokens = self.sampler.sample(logits, reqs)
                 self.last_tokens.index_copy_(0, rows, tokens)
-            return self._pending(flags, tokens)
+                logprobs = take_logprobs(logits, tokens, reqs)
+            return self._pending(flags, tokens, logprobs)
         rows = self._tensor(row_list)
         if decode_ids:
             ids_t = self.last_tokens.index_select(0, rows)
@@ -253,25 +259,21 @@ class Engine:
             logits = self.model.compute_logits(hidden[self._tensor(sample_rows)])
         if not sampling:
             return PendingForward(flags, None, None)
-        if self.stream is None:
-            tokens = self.sampler.sample(logits, sampling)
-            sampled_rows = (
-                rows if len(sampling) == batch.size else self._tensor([r for r, f in zip(row_list, flags) if f])
-            )
-            self.last_tokens[sampled_rows] = tokens
-            return PendingForward(flags, tokens, None)
-        tokens = self.sampler.sample_device(logits, sampling)
+        tokens = self.sampler.sample(logits, sampling)
+        logprobs = take_logprobs(logits, tokens, sampling)
         sampled_rows = rows if len(sampling) == batch.size else self._tensor([r for r, f in zip(row_list, flags) if f])
         self.last_tokens.index_copy_(0, sampled_rows, tokens)
-        return self._pending(flags, tokens)
+        if self.stream is None:
+            return PendingForward(flags, tokens, logprobs)
+        return self._pending(flags, tokens, logprobs)
 
-    def _pending(self, flags: list[bool], tokens: torch.Tensor) -> "PendingForward":
+    def _pending(self, flags: list[bool], tokens: torch.Tensor, logprobs: Optional[BatchLogprobs]) -> "PendingForward":
         """Copy the tokens to page-locked host memory without waiting; result() waits on the event."""
         host = torch.empty(tokens.shape, dtype=tokens.dtype, pin_memory=True)
         host.copy_(tokens, non_blocking=True)
         event = torch.cuda.Event()
         event.record(self.stream)
-        return PendingForward(flags, host, event)
+        return PendingForward(flags, host, logprobs, event)
 
     def _tensor(self, values: list[int]) -> torch.Tensor:
         """An int64 tensor on the engine's device; on CUDA via pinned memory, without a sync."""
@@ -286,13 +288,19 @@ class PendingForward:
 
     sampled: list[bool]  # per batch item: does it get a token from this batch?
     tokens: Optional[torch.Tensor]  # on the host (pinned on CUDA), filled when `event` completes
+    logprobs: Optional[BatchLogprobs] = None  # of the sampled rows that asked (read after the event)
     event: Optional[torch.cuda.Event] = None  # recorded after the device-to-host copy (CUDA only)
 
-    def result(self) -> list[Optional[int]]:
+    def result(self) -> ForwardOutput:
         if self.event is not None:
             self.event.synchronize()
         values = iter(self.tokens.tolist()) if self.tokens is not None else iter(())
-        return [next(values) if s else None for s in self.sampled]
+        rows = self.logprobs.per_row(len(self.tokens)) if self.logprobs is not None else None
+        lps = iter(rows) if rows is not None else iter(())
+        return ForwardOutput(
+            [next(values) if s else None for s in self.sampled],
+            [next(lps, None) if s else None for s in self.sampled],
+        )
 
 
 def _has_flashinfer() -> bool:

@@ -4,6 +4,10 @@ Where this sits on the request path: the last step of `Engine.forward_batch`. Re
 batch may ask for different things (one greedy, one with temperature 0.7 and top-p 0.9), so the
 parameters are applied per row. A request with a `seed` samples from its own generator, so its
 tokens do not depend on which other requests shared its batches.
+
+Before a token is picked, the logits go through the logits chain (`logits_chain.py`: penalties,
+logit bias, a grammar's mask); the engine takes logprobs from the logits as the model gave them
+(`logprobs.py`), so the chain never changes them in place.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import random
 import torch
 
 from minisgl_edu.core import Req, SamplingParams
+from minisgl_edu.engine.logits_chain import process_logits
 
 
 def make_generator(params: SamplingParams, device: torch.device | str) -> torch.Generator | None:
@@ -43,7 +48,25 @@ def filter_logits(logits: torch.Tensor, temperature: float, top_k: int, top_p: f
 
 class Sampler:
     def sample(self, logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
-        """logits: [N, vocab], one row per request. Returns N token ids (int64, on CPU)."""
+        """logits: [N, vocab], one row per request. Returns N token ids (int64) where the logits are.
+
+        The logits chain first; then an argmax for greedy rows and a draw for the others. On CUDA
+        the draws use FlashInfer's fused top-k/top-p kernel when it is there (imported only then),
+        and nothing here waits for the GPU, so overlap scheduling can prepare the next batch.
+        """
+        logits = process_logits(logits, reqs)
+        if all(r.sampling_params.is_greedy for r in reqs):
+            return torch.argmax(logits, dim=-1)
+        if logits.device.type == "cuda":
+            try:
+                from minisgl_edu.engine.flashinfer_sampler import sample_flashinfer
+
+                return sample_flashinfer(logits, reqs)
+            except ImportError:
+                pass  # the torch backend on a GPU, without FlashInfer: the rows below
+        return self._sample_rows(logits, reqs)
+
+    def _sample_rows(self, logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
         out = torch.argmax(logits, dim=-1)
         for i, req in enumerate(reqs):
             sp = req.sampling_params
@@ -55,22 +78,4 @@ class Sampler:
             if not bool(torch.isfinite(probs).all()) or float(probs.sum()) <= 0:
                 continue
             out[i] = torch.multinomial(probs, 1, generator=req.generator)[0]
-        return out.cpu()
-
-    def sample_device(self, logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
-        """Like `sample`, but the tokens stay where the logits are (no wait for the GPU).
-
-        On CUDA, non-greedy rows use FlashInfer's fused top-k/top-p kernel (imported only there);
-        a greedy batch is one argmax, and without FlashInfer (the torch backend on a GPU) the rows
-        go through `sample`'s torch code. On CPU this is `sample` without the final copy.
-        """
-        if logits.device.type == "cuda":
-            if all(r.sampling_params.is_greedy for r in reqs):
-                return torch.argmax(logits, dim=-1)
-            try:
-                from minisgl_edu.engine.flashinfer_sampler import sample_flashinfer
-
-                return sample_flashinfer(logits, reqs)
-            except ImportError:
-                return self.sample(logits, reqs).to(logits.device)
-        return self.sample(logits, reqs)
+        return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from minisgl_edu.core import SamplingParams
 
@@ -19,6 +20,9 @@ class UserMsg(BaseBackendMsg):
     uid: int
     input_ids: list[int]
     sampling_params: SamplingParams
+    # (n > 1) the uid of the first of the n answers: this one is admitted after that one's prefill
+    # and reuses its prompt pages through the prefix cache
+    prompt_leader: Optional[int] = None
 
 
 @dataclass

@@ -87,4 +87,5 @@ def encode(msg: Any) -> bytes:
 
 def decode(data: bytes) -> Any:
     """The inverse of `encode`."""
-    return _from_plain(msgpack.unpackb(data, raw=False))
+    # strict_map_key=False: `SamplingParams.logit_bias` maps token ids (ints) to numbers.
+    return _from_plain(msgpack.unpackb(data, raw=False, strict_map_key=False))

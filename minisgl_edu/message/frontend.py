@@ -19,6 +19,9 @@ class UserReply:
     error: Optional[str] = None  # set when the request was rejected (e.g. prompt too long)
     cached_tokens: int = 0  # prompt tokens reused from the prefix cache (the usage's cached_tokens)
     queue_seconds: Optional[float] = None  # on one reply only: the scheduler's wait before it first ran the request
+    # (logprobs requested) one entry per token since the last reply, in OpenAI's chat shape:
+    # {"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob", "bytes"}, ...]}
+    logprobs: list[dict] = field(default_factory=list)
 
 
 @dataclass

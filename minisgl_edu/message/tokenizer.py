@@ -15,6 +15,9 @@ class TokenizeMsg:
     uid: int
     text: Union[str, list[dict], list[int]]
     sampling_params: SamplingParams
+    # (n > 1) the uids of the other n - 1 answers: the prompt is tokenized once, and each answer
+    # becomes its own request in the scheduler
+    more_uids: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -40,6 +43,9 @@ class DetokenizeMsg:
     error: Optional[str] = None  # the scheduler rejected the request (next_token is then -1)
     cached_tokens: int = 0  # prompt tokens whose K/V came from the prefix cache (the usage's cached_tokens)
     queue_seconds: Optional[float] = None  # first token only: arrival at the scheduler -> first scheduled
+    # (logprobs requested) next_token's logprob, and [token id, logprob] of the most likely tokens
+    logprob: Optional[float] = None
+    top_logprobs: list[list] = field(default_factory=list)
 
 
 @dataclass

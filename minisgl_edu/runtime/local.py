@@ -51,6 +51,7 @@ class RequestResult:
     chunks: list[str] = field(default_factory=list)  # each UserReply's incremental_output
     finish_reason: Optional[str] = None  # None while running; "stop" | "length" | "abort"
     error: Optional[str] = None  # why the request was rejected, if it was
+    logprobs: list[dict] = field(default_factory=list)  # per token, if asked (UserReply.logprobs)
 
     @property
     def text(self) -> str:
@@ -172,14 +173,19 @@ class LocalServer:
 
     # ------------------------------------------------------------------ the frontend's side
     def submit(self, prompt: Any, params: Optional[SamplingParams] = None) -> int:
-        """Send a request, as the API server does on POST: a new uid and a `TokenizeMsg`."""
+        """Send a request, as the API server does on POST: a new uid and a `TokenizeMsg`.
+
+        With `params.n` > 1, n requests for the same prompt: the returned uid and the n - 1 after it.
+        """
         params = params or SamplingParams()
         with self._lock:
             uid = next(self._uids)
-            self.results[uid] = RequestResult(uid, prompt, params)
+            more = [next(self._uids) for _ in range(params.n - 1)]
+            for u in [uid, *more]:
+                self.results[u] = RequestResult(u, prompt, params)
         kind = "text" if isinstance(prompt, str) else "chat" if prompt and isinstance(prompt[0], dict) else "token ids"
         self.tracer.record(uid, "api_server", "received", prompt=kind, max_tokens=params.max_tokens)
-        self.tokenizer_inbox.put(TokenizeMsg(uid=uid, text=prompt, sampling_params=params))
+        self.tokenizer_inbox.put(TokenizeMsg(uid=uid, text=prompt, sampling_params=params, more_uids=more))
         self.tracer.record(uid, "api_server", "TokenizeMsg sent")
         self._wake.set()
         return uid
@@ -343,6 +349,7 @@ class LocalServer:
                 if not isinstance(m, UserReply) or res is None:
                     continue  # stats, or a request already forgotten
                 res.chunks.append(m.incremental_output)
+                res.logprobs.extend(m.logprobs)
                 if m.error:
                     res.error = m.error
                     self.tracer.record(m.uid, "api_server", "error", error=m.error)

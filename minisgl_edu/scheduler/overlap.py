@@ -28,6 +28,10 @@ which needs three things the normal loop does not:
 The batches and the model computation are exactly those of the normal loop whenever requests
 finish by length (as in the offline benchmark), so greedy outputs are identical.
 
+Requests whose next logits depend on their previous token on the host (a grammar's mask, the
+penalties) cannot be launched before that token is known: a batch with such a request waits for
+the batch in flight first (`_needs_host_tokens`); the others keep overlapping.
+
 Mixed batches (`SchedulerConfig.mixed_chunk`) need nothing more: the rules above are applied per
 item, so in one batch the prompt chunks advance `cached_len` at launch and the decode tokens count
 in `_ahead` and read their input token from `Engine.last_tokens`.
@@ -83,7 +87,7 @@ class OverlapMixin:
         return InFlight(batch, pending, record, t0)
 
     def _complete(self, fl: InFlight):
-        next_tokens = fl.pending.result()  # the only wait for the GPU in the loop
+        out = fl.pending.result()  # the only wait for the GPU in the loop
         batch = fl.batch
         for it in batch.items:
             key = id(it.req)
@@ -92,7 +96,7 @@ class OverlapMixin:
                 if not self._ahead[key]:
                     del self._ahead[key]
         # Requests that finished or were aborted meanwhile are skipped by _process_results.
-        self._process_results(batch, next_tokens, fl.record)
+        self._process_results(batch, out, fl.record)
         self.cache.unpin(batch.reqs)  # the GPU is done with these pages: deferred releases happen now
         fl.record.seconds = time.perf_counter() - fl.t0
         return fl.record
@@ -105,10 +109,27 @@ class OverlapMixin:
         """
         last = self._in_flight
         batch = self.schedule(block=block and last is None)
+        record = None
+        if batch is not None and last is not None and self._needs_host_tokens(batch):
+            # Penalties count, and a grammar's mask follows, the tokens sampled so far: batch N's
+            # must be known on the host before batch N+1 is launched, so here N lands first (no
+            # overlap for this step, as SGLang waits for the previous batch's grammar state).
+            record, last = self._complete(last), None
+            live = [it for it in batch.items if not it.req.is_finished]
+            batch = Batch(batch.phase, live, batch.batch_id) if live else None
         self._in_flight = self._launch(batch) if batch is not None else None
-        record = self._complete(last) if last is not None else None
+        if last is not None:
+            record = self._complete(last)
         self._maybe_send_stats()
         return record
+
+    def _needs_host_tokens(self, batch: Batch) -> bool:
+        """Does a request of `batch` with a token still in flight need that token before its own
+        logits can be processed (a grammar's mask, penalties over the output)?"""
+        return any(
+            self._tokens_ahead(it.req) and (it.req.grammar is not None or it.req.sampling_params.has_penalties)
+            for it in batch.items
+        )
 
     def overlap_loop(self) -> None:
         """Like `normal_loop`, with batch N+1 prepared while batch N runs (CUDA's default)."""

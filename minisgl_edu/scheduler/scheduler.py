@@ -24,6 +24,7 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
 from minisgl_edu.engine import Engine
+from minisgl_edu.engine.engine import ForwardOutput
 from minisgl_edu.engine.sampler import make_generator
 from minisgl_edu.kvcache import CacheManager, pages_for
 from minisgl_edu.message import (
@@ -124,6 +125,7 @@ class Scheduler(OverlapMixin):
         self.stats_sent = 0  # stats messages sent to the server (_maybe_send_stats)
         self._stats_key_sent: Optional[tuple] = None  # change_key() when the last one was sent
         self._next_stats_at = 0.0  # time.monotonic() before which no stats message goes out
+        self.grammar_compiler = None  # structured output (engine/grammar.py), made on first use
         # Injection points for the course's exercises: the real engine calls these.
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
@@ -139,7 +141,7 @@ class Scheduler(OverlapMixin):
 
     def _process_msg(self, msg: BaseBackendMsg) -> None:
         if isinstance(msg, UserMsg):
-            self.add_request(msg.uid, msg.input_ids, msg.sampling_params)
+            self.add_request(msg.uid, msg.input_ids, msg.sampling_params, msg.prompt_leader)
         elif isinstance(msg, AbortBackendMsg):
             self.abort(msg.uid)
         elif isinstance(msg, ExitMsg):
@@ -147,14 +149,26 @@ class Scheduler(OverlapMixin):
         else:
             raise TypeError(f"scheduler got an unexpected message: {msg!r}")
 
-    def add_request(self, uid: int, input_ids: list[int], params: SamplingParams) -> Optional[Req]:
+    def add_request(
+        self, uid: int, input_ids: list[int], params: SamplingParams, prompt_leader: Optional[int] = None
+    ) -> Optional[Req]:
         """Queue a request, or reject it at once if it can never run."""
         error = self._validate(uid, input_ids, params)
+        grammar = None
+        if error is None and params.grammar_spec is not None:
+            try:
+                grammar = self._grammar_compiler().compile(*params.grammar_spec)
+            except ValueError as e:
+                error = str(e)
         if error is not None:
             self.tracer.record(uid, "scheduler", "rejected", error=error)
             self.io.send([DetokenizeMsg(uid, -1, True, "abort", list(params.stop), error=error)])
             return None
-        req = Req(uid=uid, input_ids=list(input_ids), sampling_params=params)
+        req = Req(uid=uid, input_ids=list(input_ids), sampling_params=params, grammar=grammar)
+        leader = self.reqs.get(prompt_leader) if prompt_leader is not None else None
+        if leader is not None and leader.status in (ReqStatus.WAITING, ReqStatus.PREFILLING):
+            req.prompt_leader = leader  # (n > 1) wait for its prompt pages, then share them
+            leader.shares_prompt = True
         # Clamp to the context: a request that fits at admission can always finish.
         req.max_new_tokens = min(params.max_tokens, self.max_seq_len - len(input_ids))
         req.generator = make_generator(params, self.engine.device)
@@ -181,7 +195,18 @@ class Scheduler(OverlapMixin):
             params.validate()
         except ValueError as e:
             return str(e)
+        bad = [t for t in params.logit_bias if t >= self.vocab_size]
+        if bad:
+            return f"logit_bias: token id {bad[0]} is outside the vocabulary (size {self.vocab_size})"
         return None
+
+    def _grammar_compiler(self):
+        """XGrammar's compiler for this tokenizer, built when the first request asks for a grammar."""
+        if self.grammar_compiler is None:
+            from minisgl_edu.engine.grammar import GrammarCompiler
+
+            self.grammar_compiler = GrammarCompiler(self.tokenizer, self.vocab_size, sorted(self.eos_ids))
+        return self.grammar_compiler
 
     # ------------------------------------------------------------------ 2. schedule
     def _schedule_next_batch(self) -> Optional[Batch]:
@@ -235,6 +260,10 @@ class Scheduler(OverlapMixin):
                 break
             if req.table_idx >= 0 and req.remaining_prompt == 0:
                 continue  # (overlap loop) its last prompt chunk is in flight; its token comes next
+            if req.prompt_leader is not None:
+                if req.prompt_leader.status in (ReqStatus.WAITING, ReqStatus.PREFILLING):
+                    break  # (n > 1) the same prompt is being computed: its pages come next step
+                req.prompt_leader = None
             if req.table_idx < 0 and not self._try_admit(req):
                 break  # first come, first served: nobody overtakes a request that does not fit yet
             chunk = min(req.remaining_prompt, budget)
@@ -291,9 +320,9 @@ class Scheduler(OverlapMixin):
         return Batch("mixed", prefill.items + decode.items)
 
     # ------------------------------------------------------------------ 3. forward
-    def _forward(self, batch: Batch) -> list[Optional[int]]:
+    def _forward(self, batch: Batch) -> ForwardOutput:
         self._trace_scheduled(batch)
-        return self.engine.forward_batch(batch).next_tokens
+        return self.engine.forward_batch(batch)
 
     def _trace_scheduled(self, batch: Batch) -> None:
         mixed = batch.phase == "mixed"
@@ -312,9 +341,9 @@ class Scheduler(OverlapMixin):
             )
 
     # ------------------------------------------------------------------ 4. results
-    def _process_results(self, batch: Batch, next_tokens: list[Optional[int]], record: StepRecord) -> None:
+    def _process_results(self, batch: Batch, out: ForwardOutput, record: StepRecord) -> None:
         replies: list[DetokenizeMsg] = []
-        for it, token in zip(batch.items, next_tokens):
+        for it, token, logprobs in zip(batch.items, out.next_tokens, out.logprobs):
             req = it.req
             if req.is_finished:
                 continue  # aborted while the batch was in flight
@@ -326,11 +355,18 @@ class Scheduler(OverlapMixin):
                 self.waiting.remove(req)
                 self.running.append(req)
                 req.status = ReqStatus.DECODING
+                if req.shares_prompt:  # (n > 1) the other answers reuse these pages
+                    self.cache.share_prompt(req)
             req.output_ids.append(token)
             self.generated_tokens_total += 1
             record.next_tokens[req.uid] = token
             self.tracer.record(req.uid, "scheduler", "token", token=token, index=len(req.output_ids) - 1)
-            reason = self.finish_fn(req, self.eos_ids, self._decode_tail)
+            if req.grammar is not None and not req.grammar.accept(token):
+                reason = "abort"  # cannot happen with the mask applied; never continue off the grammar
+            elif req.grammar is not None and req.grammar.is_terminated:
+                reason = "stop"  # the grammar is complete (it accepted EOS, even with ignore_eos)
+            else:
+                reason = self.finish_fn(req, self.eos_ids, self._decode_tail)
             if reason is not None:
                 self._finish(req, reason)
                 record.finished[req.uid] = reason
@@ -338,6 +374,9 @@ class Scheduler(OverlapMixin):
             msg.cached_tokens = req.prefix_len
             if len(req.output_ids) == 1:
                 msg.queue_seconds = req.queue_seconds
+            if logprobs is not None:
+                msg.logprob = logprobs.logprob
+                msg.top_logprobs = [list(pair) for pair in logprobs.top]
             replies.append(msg)
         if replies:
             self.io.send(replies)
@@ -393,8 +432,7 @@ class Scheduler(OverlapMixin):
         live = [it for it in batch.items if not it.req.is_finished]
         if live:
             batch = Batch(batch.phase, live, batch.batch_id)
-            next_tokens = self._forward(batch)
-            self._process_results(batch, next_tokens, record)
+            self._process_results(batch, self._forward(batch), record)
         record.seconds = time.perf_counter() - t0
         self._maybe_send_stats()
         return record

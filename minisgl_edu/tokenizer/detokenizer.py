@@ -92,3 +92,47 @@ class IncrementalDetokenizer:
                     longest = k
                     break
         return longest
+
+
+def _byte_level_alphabet() -> dict[str, int]:
+    """The printable character byte-level BPE (GPT-2, Llama 3, SmolLM2, Qwen) writes for each byte:
+    printable Latin-1 bytes stand for themselves, the other 68 bytes for chr(256 + k) in order."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    others = [b for b in range(256) if b not in keep]
+    table = {chr(b): b for b in keep}
+    table.update({chr(256 + k): b for k, b in enumerate(others)})
+    return table
+
+
+class TokenText:
+    """A token's own text and bytes, for logprobs: what OpenAI's `token` and `bytes` fields hold.
+
+    A byte-level token can be part of a character (an emoji's first byte); its bytes are exact,
+    and its text is those bytes decoded with U+FFFD for the incomplete character, as OpenAI's API
+    shows it. Tokenizers that are not byte-level fall back to decoding the one token.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self._alphabet = _byte_level_alphabet()
+        self._cache: dict[int, tuple[str, list[int]]] = {}
+
+    def of(self, token_id: int) -> tuple[str, list[int]]:
+        hit = self._cache.get(token_id)
+        if hit is None:
+            piece = self.tokenizer.convert_ids_to_tokens(token_id)
+            if isinstance(piece, str) and piece and all(c in self._alphabet for c in piece):
+                raw = bytes(self._alphabet[c] for c in piece)
+            else:
+                raw = self.tokenizer.decode([token_id]).encode("utf-8")
+            hit = self._cache[token_id] = (raw.decode("utf-8", errors="replace"), list(raw))
+        return hit
+
+    def logprob_entry(self, token_id: int, logprob: float, top: list) -> dict:
+        """OpenAI's chat `logprobs.content[i]` for one token (`top`: [token id, logprob] pairs)."""
+        text, raw = self.of(token_id)
+        entry = {"token": text, "logprob": logprob, "bytes": raw, "top_logprobs": []}
+        for tid, lp in top:
+            t, b = self.of(int(tid))
+            entry["top_logprobs"].append({"token": t, "logprob": lp, "bytes": b})
+        return entry

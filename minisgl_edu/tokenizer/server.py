@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from minisgl_edu.message import (
@@ -40,7 +40,7 @@ from minisgl_edu.message import (
     UserReply,
     unwrap,
 )
-from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer
+from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer, TokenText
 from minisgl_edu.tokenizer.template import encode_prompt
 
 logger = logging.getLogger(__name__)
@@ -84,6 +84,7 @@ class _DetokState:
     # Kept until a reply goes out: the first token may not make text yet, and then no reply is
     # sent for it; the API server still gets the queue time, on the next reply.
     queue_seconds: Optional[float] = None
+    logprobs: list[dict] = field(default_factory=list)  # entries of tokens whose text is not sent yet
 
 
 class DetokenizeManager:
@@ -92,6 +93,7 @@ class DetokenizeManager:
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
         self.decode_map: dict[int, _DetokState] = {}
+        self.token_text = TokenText(tokenizer)  # each token's own text and bytes, for logprobs
 
     def detokenize(self, msg: DetokenizeMsg) -> Optional[UserReply]:
         state = self.decode_map.get(msg.uid)
@@ -105,6 +107,8 @@ class DetokenizeManager:
         if msg.next_token >= 0:  # -1: no token (rejected or aborted)
             state.num_output_tokens += 1
             text = state.decoder.add(msg.next_token)
+            if msg.logprob is not None:
+                state.logprobs.append(self.token_text.logprob_entry(msg.next_token, msg.logprob, msg.top_logprobs))
         if msg.finished:
             text += state.decoder.finish()
             del self.decode_map[msg.uid]
@@ -119,8 +123,10 @@ class DetokenizeManager:
             error=msg.error,
             cached_tokens=state.cached_tokens,
             queue_seconds=state.queue_seconds,
+            logprobs=state.logprobs,
         )
         state.queue_seconds = None  # sent once
+        state.logprobs = []
         return reply
 
 
@@ -217,8 +223,13 @@ class TokenizeWorker:
                 UserReply(uid=msg.uid, incremental_output="", finished=True, finish_reason="abort", error=str(e))
             )
             return
-        to_frontend.append(UserReply(uid=msg.uid, incremental_output="", finished=False, num_prompt_tokens=len(ids)))
-        to_backend.append(UserMsg(uid=msg.uid, input_ids=ids, sampling_params=msg.sampling_params))
+        # (n > 1) one request per answer; the others wait for the first one's prompt pages
+        for uid in [msg.uid, *msg.more_uids]:
+            to_frontend.append(UserReply(uid=uid, incremental_output="", finished=False, num_prompt_tokens=len(ids)))
+            leader = msg.uid if uid != msg.uid else None
+            to_backend.append(
+                UserMsg(uid=uid, input_ids=ids, sampling_params=msg.sampling_params, prompt_leader=leader)
+            )
 
 
 def tokenize_worker(
