@@ -47,6 +47,10 @@ def filter_logits(logits: torch.Tensor, temperature: float, top_k: int, top_p: f
 
 
 class Sampler:
+    def __init__(self) -> None:
+        # The logits chain. Exercise 7 of the course replaces it (`engine.sampler.process_fn`).
+        self.process_fn = process_logits
+
     def sample(self, logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
         """logits: [N, vocab], one row per request. Returns N token ids (int64) where the logits are.
 
@@ -54,7 +58,7 @@ class Sampler:
         the draws use FlashInfer's fused top-k/top-p kernel when it is there (imported only then),
         and nothing here waits for the GPU, so overlap scheduling can prepare the next batch.
         """
-        logits = process_logits(logits, reqs)
+        logits = self.process_fn(logits, reqs)
         if all(r.sampling_params.is_greedy for r in reqs):
             return torch.argmax(logits, dim=-1)
         if logits.device.type == "cuda":
