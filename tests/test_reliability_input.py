@@ -106,7 +106,31 @@ HOSTILE: dict[str, tuple] = {
     "seed beyond int64": (T, comp(seed=2**64), 400, "seed"),
     "seed float": (T, comp(seed=1.5), 400, "seed"),
     "n huge": (T, comp(n=10**30), 400, "n"),
-    "n two": (T, comp(n=2), 400, "n=1"),
+    "n zero": (T, comp(n=0), 400, "n must be at least 1"),
+    "n above the running-request limit": (T, comp(n=100_000), 400, "n must be at most"),
+    "best_of": (T, comp(best_of=4), 400, "best_of"),
+    "top_logprobs 21": (C, chat(logprobs=True, top_logprobs=21), 400, "top_logprobs"),
+    "top_logprobs without logprobs": (C, chat(top_logprobs=2), 400, "top_logprobs"),
+    "completions logprobs 21": (T, comp(logprobs=21), 400, "logprobs"),
+    "invalid JSON schema": (
+        C,
+        chat(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "nonsense"}}}),
+        400,
+        "invalid json_schema",
+    ),
+    "json_schema without a schema": (C, chat(response_format={"type": "json_schema"}), 400, "schema"),
+    "unknown response_format type": (C, chat(response_format={"type": "yaml"}), 400, "response_format"),
+    "invalid regex": (T, comp(regex="(unclosed"), 400, "invalid regex"),
+    "two grammars": (T, comp(regex="a", ebnf='root ::= "a"'), 400, "at most one"),
+    "tools": (C, chat(tools=[{"type": "function", "function": {"name": "f"}}]), 400, "tools"),
+    "tool_choice": (C, chat(tool_choice="auto"), 400, "tool_choice"),
+    "modalities": (C, chat(modalities=["text", "audio"]), 400, "modalities"),
+    "echo": (T, comp(echo=True), 400, "echo"),
+    "logit_bias key not a token id": (T, comp(logit_bias={"hello": 5}), 400, "logit_bias"),
+    "logit_bias token outside the vocabulary": (T, comp(logit_bias={"99999999": 5}), 400, "logit_bias"),
+    "logit_bias value above 100": (T, comp(logit_bias={"5": 101}), 400, "logit_bias"),
+    "presence_penalty above 2": (T, comp(presence_penalty=2.5), 400, "presence_penalty"),
+    "repetition_penalty zero": (T, comp(repetition_penalty=0), 400, "repetition_penalty"),
     "ignore_eos string": (T, comp(ignore_eos="yes"), 400, "ignore_eos"),
     "stream_options not an object": (T, comp(stream=True, stream_options=5), 400, "stream_options"),
     "model not a string": (T, comp(model=["x"]), 400, "model"),
@@ -340,7 +364,11 @@ def _fuzz_schema(server) -> dict:
         props = schema["components"]["schemas"][name]["properties"]
         for field in ("max_tokens", "max_completion_tokens"):
             props[field] = {"type": "integer", "minimum": 1, "maximum": 4}
-        props["n"] = {"type": "integer", "minimum": 1, "maximum": 1}  # only n=1 is supported (else a 400)
+        props["n"] = {"type": "integer", "minimum": 1, "maximum": 2}
+        # Grammars are compiled in the scheduler's loop: random regexes and schemas are bounded by
+        # the cases above, not fuzzed (a pathological one could take the compiler seconds).
+        for field in ("regex", "ebnf", "response_format"):
+            props.pop(field, None)
         schema["components"]["schemas"][name].setdefault("required", []).append("max_tokens")
     return schema
 

@@ -15,6 +15,7 @@ from minisgl_edu.server.args import parse_args
 from minisgl_edu.server.protocol import (
     APIError,
     ChatCompletionRequest,
+    Choice,
     CompletionRequest,
     ResponseShape,
 )
@@ -136,7 +137,8 @@ def test_defaults_are_openai_defaults():
         ({"temperature": -1}, "temperature"),
         ({"top_p": 0}, "top_p"),
         ({"top_k": -5}, "top_k"),
-        ({"n": 2}, "n=1"),
+        ({"n": 0}, "n must be at least 1"),
+        ({"best_of": 3}, "best_of"),
     ],
 )
 def test_invalid_sampling_is_a_400(fields, needle):
@@ -154,8 +156,35 @@ def test_chunk_shapes():
     last = chat.chunk(finish_reason="stop", usage_field=True)
     assert last["choices"][0] == {"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}
     assert last["usage"] is None and last["object"] == "chat.completion.chunk"
-    text = ResponseShape(False, "cmpl-1", "m", 0).full("abc", "length", {"prompt_tokens": 1})
+    text = ResponseShape(False, "cmpl-1", "m", 0).full([Choice("abc", "length")], {"prompt_tokens": 1})
     assert text["object"] == "text_completion" and text["choices"][0]["text"] == "abc"
+    two = chat.full([Choice("a", "stop"), Choice("b", "length")], {})
+    assert [(c["index"], c["message"]["content"], c["finish_reason"]) for c in two["choices"]] == [
+        (0, "a", "stop"),
+        (1, "b", "length"),
+    ]
+    assert chat.chunk(text="x", index=3)["choices"][0]["index"] == 3
+
+
+def test_logprobs_shapes():
+    entry = {
+        "token": " hi",
+        "logprob": -0.5,
+        "bytes": [32, 104, 105],
+        "top_logprobs": [
+            {"token": " hi", "logprob": -0.5, "bytes": [32, 104, 105]},
+            {"token": "!", "logprob": -1.5, "bytes": [33]},
+        ],
+    }
+    chat = ResponseShape(True, "chatcmpl-1", "m", 0)
+    assert chat.logprobs([entry]) == {"content": [entry], "refusal": None}
+    text = ResponseShape(False, "cmpl-1", "m", 0).logprobs([entry, {**entry, "token": "yo"}], text_offset=4)
+    assert text == {
+        "tokens": [" hi", "yo"],
+        "token_logprobs": [-0.5, -0.5],
+        "top_logprobs": [{" hi": -0.5, "!": -1.5}, {" hi": -0.5, "!": -1.5}],
+        "text_offset": [4, 7],
+    }
 
 
 def test_socket_dirs_of_dead_servers_are_removed():

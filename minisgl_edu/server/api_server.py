@@ -165,7 +165,12 @@ def run_api_server(args: Any, addrs: Any, workers: list, sock: Any) -> int:
         if args.max_queue is not None:
             max_in_flight = info.get("max_running_requests", 0) + args.max_queue
         state = FrontendState(
-            addrs, workers, info.get("stats"), max_in_flight=max_in_flight, request_timeout=args.request_timeout or None
+            addrs,
+            workers,
+            info.get("stats"),
+            max_in_flight=max_in_flight,
+            request_timeout=args.request_timeout or None,
+            max_n=info.get("max_running_requests") or None,
         )
         app = create_app(state, args.model_name, info.get("max_seq_len"), args.api_key, args.max_request_bytes)
         config = uvicorn.Config(

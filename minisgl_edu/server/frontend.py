@@ -36,6 +36,7 @@ class FrontendState:
         initial_stats: Optional[dict] = None,
         max_in_flight: Optional[int] = None,
         request_timeout: Optional[float] = None,
+        max_n: Optional[int] = None,
     ) -> None:
         import zmq.asyncio
 
@@ -52,6 +53,7 @@ class FrontendState:
         self.shutting_down: Optional[str] = None  # set on Ctrl+C / SIGTERM
         self.max_in_flight = max_in_flight  # running + queued generation requests; None: no limit
         self.request_timeout = request_timeout  # seconds; None: no limit
+        self.max_n = max_n  # the largest `n` one request may ask for (the running-request limit)
         # What /metrics serves: request timings observed by generate(), and the two values above
         # (the scheduler's latest stats, the requests waited on), read when /metrics is scraped.
         self.metrics = ServerMetrics(scheduler_stats=lambda: self.stats, in_flight=lambda: len(self.ack_map))
@@ -65,14 +67,16 @@ class FrontendState:
         self.dashboard.request_started(uid)
         return uid
 
-    async def send_one(self, msg: Union[TokenizeMsg, AbortMsg]) -> None:
+    async def send_one(self, msg: Union[TokenizeMsg, AbortMsg], route: int = -1) -> None:
         # Always the same tokenizer for one uid: its AbortMsg cannot overtake its TokenizeMsg.
-        await self.send_tokenizer[msg.uid % len(self.send_tokenizer)].put(msg)
+        # `route`: the uid whose TokenizeMsg carried this one (the first of n answers).
+        key = msg.uid if route < 0 else route
+        await self.send_tokenizer[key % len(self.send_tokenizer)].put(msg)
 
     def finish_user(self, uid: int) -> None:
         self.ack_map.pop(uid, None)
 
-    def abort_user(self, uid: int) -> None:
+    def abort_user(self, uid: int, route: int = -1) -> None:
         """The client is gone before its request finished: free it in the scheduler.
 
         Synchronous on purpose: it is called from `finally` blocks of cancelled coroutines, where
@@ -84,7 +88,7 @@ class FrontendState:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # called during interpreter shutdown: the scheduler is stopping anyway
             return
-        task = loop.create_task(self.send_one(AbortMsg(uid=uid)))
+        task = loop.create_task(self.send_one(AbortMsg(uid=uid), route))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

@@ -7,6 +7,10 @@ collects every `UserReply` into one JSON response or returns `stream_chunks`, wh
 reply into an SSE chunk and ends with `data: [DONE]`. A client that goes away, or a request past
 its deadline, is aborted: `state.abort_user(uid)` sends the `AbortMsg`. On the way the request's
 timings go to /metrics (`state.metrics`, `metrics.py`): each reply handed on, then its end, once.
+
+With `n` > 1 the same happens for n uids at once, one `Generation` each (one choice of the
+response, its `index`); the one `TokenizeMsg` carries all n uids, and the scheduler runs them as
+n requests that share the prompt's pages.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from minisgl_edu.message import TokenizeMsg, UserReply
 from minisgl_edu.server.errors import busy_error, reply_error, timeout_error
 from minisgl_edu.server.frontend import FrontendState
 from minisgl_edu.server.metrics import RequestTiming
-from minisgl_edu.server.protocol import GenerateRequest, ResponseShape, finish_reason_of, sse
+from minisgl_edu.server.protocol import APIError, Choice, GenerateRequest, ResponseShape, finish_reason_of, sse
 
 POLL_INTERVAL = 0.5  # seconds: how often a waiting request checks its client and its deadline
 
@@ -35,11 +39,25 @@ class RequestTimedOut(Exception):
     pass
 
 
+def usage(gens: list[Generation]) -> dict:
+    """The response's usage: the prompt once (the n answers share it), every answer's tokens."""
+    # prompt_tokens_details.cached_tokens: OpenAI's name for the prompt tokens served from a
+    # cache (SGLang fills it from its radix cache, as here); for n answers, the first one's hit.
+    prompt, output = gens[0].num_prompt_tokens, sum(g.num_output_tokens for g in gens)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": output,
+        "total_tokens": prompt + output,
+        "prompt_tokens_details": {"cached_tokens": gens[0].cached_tokens},
+    }
+
+
 @dataclass
 class Generation:
     """What the API server knows about one request while it runs."""
 
     uid: int
+    route: int = -1  # the uid that picks the tokenizer worker: the first of the n (-1: this one)
     num_prompt_tokens: int = 0
     num_output_tokens: int = 0
     cached_tokens: int = 0  # prompt tokens whose K/V the prefix cache already had
@@ -49,16 +67,7 @@ class Generation:
     deadline: Optional[float] = None  # time.monotonic() after which the request is aborted
     next_client_check: float = 0.0  # time.monotonic() when to ask again whether the client left
     timing: RequestTiming = field(default_factory=RequestTiming)  # starts now: the request was received
-
-    def usage(self) -> dict:
-        # prompt_tokens_details.cached_tokens: OpenAI's name for the prompt tokens served from a
-        # cache (SGLang fills it from its radix cache, as here).
-        return {
-            "prompt_tokens": self.num_prompt_tokens,
-            "completion_tokens": self.num_output_tokens,
-            "total_tokens": self.num_prompt_tokens + self.num_output_tokens,
-            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
-        }
+    text_offset: int = 0  # (completions' logprobs) characters of the tokens sent so far
 
     @property
     def finished_reason(self) -> str:
@@ -130,7 +139,7 @@ def end_request(state: FrontendState, gen: Generation) -> None:
     if gen.done:
         state.finish_user(gen.uid)
     else:  # client disconnected, timed out, or the server is stopping
-        state.abort_user(gen.uid)
+        state.abort_user(gen.uid, route=gen.route)
     state.metrics.observe_end(
         gen.timing,
         gen.finished_reason,
@@ -146,92 +155,154 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
     from fastapi.responses import JSONResponse, Response, StreamingResponse
 
     params = body.sampling_params()
+    if state.max_n is not None and params.n > state.max_n:
+        raise APIError(
+            400, f"n must be at most {state.max_n} (the running-request limit)", param="n", code="invalid_value"
+        )
     if state.dead_worker is not None or state.shutting_down is not None:
         raise reply_error(state, UserReply(uid=-1, incremental_output="", finished=True))
     # Admission: a full server says so at once (the client can retry elsewhere or later) rather
     # than letting the queue, and every client's wait, grow without bound.
-    if state.max_in_flight is not None and len(state.ack_map) >= state.max_in_flight:
+    if state.max_in_flight is not None and len(state.ack_map) + params.n > state.max_in_flight:
         raise busy_error(state)
-    uid = state.new_user()
-    gen = Generation(uid)
+    uids = [state.new_user() for _ in range(params.n)]
+    gens = [Generation(uid, route=uids[0]) for uid in uids]
     if state.request_timeout:
-        gen.deadline = time.monotonic() + state.request_timeout
-    shape.rid = f"{shape.rid}-{uid}"  # the uid in the id makes a request easy to follow in logs
+        for gen in gens:
+            gen.deadline = time.monotonic() + state.request_timeout
+    shape.rid = f"{shape.rid}-{uids[0]}"  # the uid in the id makes a request easy to follow in logs
     try:
-        await state.send_one(TokenizeMsg(uid=uid, text=prompt, sampling_params=params))
+        await state.send_one(TokenizeMsg(uid=uids[0], text=prompt, sampling_params=params, more_uids=uids[1:]))
         # Wait for the first token before answering, so that a prompt the tokenizer or the
         # scheduler rejects still gets a 400, even for a streaming request.
-        first = await next_reply(state, gen, request)
+        firsts = [await next_reply(state, gen, request) for gen in gens]
     except ClientDisconnected:
-        end_request(state, gen)
+        end_requests(state, gens)
         return Response(status_code=499)  # nginx's "client closed request"; nobody reads it
     except RequestTimedOut:
-        end_request(state, gen)
+        end_requests(state, gens)
         raise timeout_error(state) from None
     except BaseException:
-        end_request(state, gen)
+        end_requests(state, gens)
         raise
-    if first.error:
+    rejected = next((r for r in firsts if r.error), None)
+    if rejected is not None:
         # Rejected (e.g. a prompt longer than the cache) or the server failed: it never ran, so
         # it is not counted on /metrics.
-        state.finish_user(uid)
-        raise reply_error(state, first)
-    state.metrics.observe_reply(gen.timing, gen.num_output_tokens)  # the time to first token
+        for gen in gens:
+            state.finish_user(gen.uid) if gen.done else state.abort_user(gen.uid, route=gen.route)
+        raise reply_error(state, rejected)
+    for gen in gens:
+        state.metrics.observe_reply(gen.timing, gen.num_output_tokens)  # the time to first token
     if body.stream:
-        chunks = stream_chunks(state, gen, first, shape, body.include_usage)
+        chunks = stream_chunks(state, gens, firsts, shape, body.include_usage, params.logprobs)
         # If the client leaves before Starlette even starts the generator, its `finally` never
         # runs; this still aborts (and counts) the request when the generator object is dropped
         # (a no-op if the request already ended).
-        weakref.finalize(chunks, end_request, state, gen)
+        weakref.finalize(chunks, end_requests, state, gens)
         return StreamingResponse(
             chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
-    pieces = [first.incremental_output]
-    reply = first
+    choices = []
     try:
-        while not reply.finished:
-            reply = await next_reply(state, gen, request)
-            if reply.error:
-                raise reply_error(state, reply)
-            state.metrics.observe_reply(gen.timing, gen.num_output_tokens)
-            pieces.append(reply.incremental_output)
+        for gen, reply in zip(gens, firsts):
+            pieces, entries = [reply.incremental_output], list(reply.logprobs)
+            while not reply.finished:
+                reply = await next_reply(state, gen, request)
+                if reply.error:
+                    raise reply_error(state, reply)
+                state.metrics.observe_reply(gen.timing, gen.num_output_tokens)
+                pieces.append(reply.incremental_output)
+                entries.extend(reply.logprobs)
+            logprobs = shape.logprobs(entries) if params.logprobs else None
+            choices.append(Choice("".join(pieces), finish_reason_of(gen.finish_reason), logprobs))
     except ClientDisconnected:
         return Response(status_code=499)
     except RequestTimedOut:
         raise timeout_error(state) from None
     finally:
+        end_requests(state, gens)
+    return JSONResponse(shape.full(choices, usage(gens)))
+
+
+def end_requests(state: FrontendState, gens: list[Generation]) -> None:
+    for gen in gens:
         end_request(state, gen)
-    return JSONResponse(shape.full("".join(pieces), finish_reason_of(gen.finish_reason), gen.usage()))
 
 
 async def stream_chunks(
-    state: FrontendState, gen: Generation, first: UserReply, shape: ResponseShape, include_usage: bool
+    state: FrontendState,
+    gens: list[Generation],
+    firsts: list[UserReply],
+    shape: ResponseShape,
+    include_usage: bool,
+    logprobs: bool = False,
 ) -> AsyncIterator[str]:
-    """SSE: a role chunk, content chunks, a chunk with finish_reason, [usage], then [DONE]."""
+    """SSE: a role chunk, content chunks, a chunk with finish_reason, [usage], then [DONE]; with
+    n > 1 the chunks of the n choices interleave as their tokens come, each with its `index`."""
     try:
         if shape.chat:
-            yield sse(shape.chunk(role=True, usage_field=include_usage))
-        reply = first
-        while True:
-            if reply.error:
-                yield sse(reply_error(state, reply).body())
-                return
-            if reply.incremental_output:
-                yield sse(shape.chunk(text=reply.incremental_output, usage_field=include_usage))
-            if reply.finished:
-                break
-            try:
-                reply = await next_reply(state, gen)
-            except RequestTimedOut:
-                yield sse(timeout_error(state).body())  # `finally` aborts the request
-                return
-            if not reply.error:
-                state.metrics.observe_reply(gen.timing, gen.num_output_tokens)
-        yield sse(shape.chunk(finish_reason=finish_reason_of(gen.finish_reason), usage_field=include_usage))
+            for index in range(len(gens)):
+                yield sse(shape.chunk(role=True, usage_field=include_usage, index=index))
+        async with contextlib.aclosing(replies_of(state, gens, firsts)) as replies:
+            async for index, reply in replies:
+                gen = gens[index]
+                if reply.error:
+                    yield sse(reply_error(state, reply).body())
+                    return
+                if reply.incremental_output or reply.logprobs:
+                    lp = None
+                    if logprobs:
+                        lp = shape.logprobs(reply.logprobs, gen.text_offset)
+                        gen.text_offset += sum(len(e["token"]) for e in reply.logprobs)
+                    yield sse(
+                        shape.chunk(reply.incremental_output, usage_field=include_usage, index=index, logprobs=lp)
+                    )
+                if reply.finished:
+                    reason = finish_reason_of(gen.finish_reason)
+                    yield sse(shape.chunk(finish_reason=reason, usage_field=include_usage, index=index))
         if include_usage:
-            yield sse(shape.usage_chunk(gen.usage()))
+            yield sse(shape.usage_chunk(usage(gens)))
         yield "data: [DONE]\n\n"
+    except RequestTimedOut:
+        yield sse(timeout_error(state).body())  # `finally` aborts the request
     finally:
         # Reached on normal end, and also when Starlette cancels us because the client left:
         # then `end_request` calls `state.abort_user`.
-        end_request(state, gen)
+        end_requests(state, gens)
+
+
+async def replies_of(
+    state: FrontendState, gens: list[Generation], firsts: list[UserReply]
+) -> AsyncIterator[tuple[int, UserReply]]:
+    """(choice index, reply) for every reply of every generation, in the order they arrive, until
+    each has finished (or one fails)."""
+    for index, first in enumerate(firsts):
+        yield index, first
+    if len(gens) == 1:  # the common case, without a task per reply
+        reply = firsts[0]
+        while not (reply.finished or reply.error):
+            reply = await next_reply(state, gens[0])
+            if not reply.error:
+                state.metrics.observe_reply(gens[0].timing, gens[0].num_output_tokens)
+            yield 0, reply
+        return
+    waiting = {
+        asyncio.ensure_future(next_reply(state, gen)): i
+        for i, (gen, first) in enumerate(zip(gens, firsts))
+        if not (first.finished or first.error)
+    }
+    try:
+        while waiting:
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                index = waiting.pop(task)
+                reply = task.result()
+                if not reply.error:
+                    state.metrics.observe_reply(gens[index].timing, gens[index].num_output_tokens)
+                yield index, reply
+                if not (reply.finished or reply.error):
+                    waiting[asyncio.ensure_future(next_reply(state, gens[index]))] = index
+    finally:
+        for task in waiting:
+            task.cancel()

@@ -12,9 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from minisgl_edu.core import SamplingParams
+from minisgl_edu.core import MAX_REPETITION_PENALTY, MAX_TOP_LOGPROBS, SamplingParams
 
 DEFAULT_MAX_TOKENS = 128  # when the request names none; the scheduler also caps it by the context
 
@@ -37,6 +37,29 @@ GREEDY_TEMPERATURE_BELOW = 1e-5
 # probability (at least 1/vocab, > 1e-6 for every supported vocabulary) keeps just that token,
 # so raising it to 1e-6 changes nothing else. (Found by the schemathesis test.)
 MIN_TOP_P = 1e-6
+MAX_LOGIT_BIAS_ENTRIES = 1024  # OpenAI allows 300
+MAX_GRAMMAR_CHARS = 64 << 10  # a JSON schema, regex or EBNF grammar
+
+# OpenAI request fields this engine does not do. Each gets a 400 that names it, when it is set to
+# anything but null/false/[] (what clients send for "not used"), rather than being dropped.
+UNSUPPORTED_FIELDS = {
+    "tools": "tool calling is not supported",
+    "tool_choice": "tool calling is not supported",
+    "parallel_tool_calls": "tool calling is not supported",
+    "functions": "function calling is not supported",
+    "function_call": "function calling is not supported",
+    "audio": "audio output is not supported",
+    "modalities": "only text output is supported",
+    "prediction": "predicted outputs are not supported",
+    "web_search_options": "web search is not supported",
+    "reasoning_effort": "this model has no reasoning setting",
+    "echo": "echo is not supported",
+    "suffix": "suffix (insertion) is not supported",
+    "min_p": "min_p is not supported (top_k and top_p are)",
+    "min_tokens": "min_tokens is not supported",
+    "stop_token_ids": "stop_token_ids is not supported (use stop strings)",
+    "structural_tag": "structural tags are not supported (use response_format)",
+}
 
 
 def check_text(value: str) -> str:
@@ -78,6 +101,21 @@ class StreamOptions(_Strict):
     include_usage: bool = False
 
 
+class JsonSchemaFormat(_Strict):
+    name: Optional[str] = None
+    description: Optional[str] = None
+    # `schema` in JSON; a plain attribute of that name would shadow BaseModel's own
+    schema_: Optional[dict] = Field(None, alias="schema")
+    strict: Optional[bool] = None
+
+
+class ResponseFormat(_Strict):
+    """OpenAI's `response_format`: plain text, any JSON object, or JSON under a schema."""
+
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: Optional[JsonSchemaFormat] = None
+
+
 class GenerateRequest(_Strict):
     model: Optional[Annotated[str, Field(max_length=MAX_MODEL_NAME_CHARS)]] = None
     max_tokens: Optional[int] = Field(None, le=MAX_INT32, json_schema_extra={"minimum": 1})
@@ -92,8 +130,69 @@ class GenerateRequest(_Strict):
     seed: Optional[int] = Field(None, ge=-(2**63), le=2**63 - 1)  # torch generators take 64-bit seeds
     ignore_eos: bool = False  # SGLang extension: keep going past EOS (benchmarks)
     n: int = Field(1, ge=-MAX_INT32, le=MAX_INT32)
+    best_of: Optional[int] = Field(None, ge=-MAX_INT32, le=MAX_INT32)
     stream: bool = False
     stream_options: Optional[StreamOptions] = None
+    # The logits chain (engine/logits_chain.py)
+    presence_penalty: Optional[float] = Field(None, ge=-2.0, le=2.0, allow_inf_nan=False)
+    frequency_penalty: Optional[float] = Field(None, ge=-2.0, le=2.0, allow_inf_nan=False)
+    # SGLang / vLLM extension; 1 is off
+    repetition_penalty: Optional[float] = Field(
+        None, gt=0.0, le=MAX_REPETITION_PENALTY, allow_inf_nan=False, json_schema_extra={"exclusiveMinimum": 0}
+    )
+    logit_bias: Optional[
+        Annotated[dict[str, Annotated[float, Field(ge=-100.0, le=100.0)]], Field(max_length=MAX_LOGIT_BIAS_ENTRIES)]
+    ] = None
+    # Structured output: OpenAI's response_format, and SGLang's regex and ebnf extensions
+    response_format: Optional[ResponseFormat] = None
+    regex: Optional[Annotated[str, Field(max_length=MAX_GRAMMAR_CHARS)]] = None
+    ebnf: Optional[Annotated[str, Field(max_length=MAX_GRAMMAR_CHARS)]] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_unsupported(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, why in UNSUPPORTED_FIELDS.items():
+                if data.get(name) not in (None, False, []):
+                    raise APIError(400, f"{name}: {why} by this server", param=name, code="unsupported_parameter")
+        return data
+
+    def logprob_params(self) -> tuple[bool, int]:
+        """(logprobs wanted, how many top alternatives): the two endpoints spell it differently."""
+        raise NotImplementedError
+
+    def grammar_params(self) -> dict:
+        """The SamplingParams field of the requested structured output, if any."""
+        given = [x for x in (self.regex, self.ebnf) if x is not None]
+        fmt = self.response_format
+        if fmt is not None and fmt.type != "text":
+            given.append(fmt.type)
+        if len(given) > 1:
+            raise APIError(400, "give at most one of response_format (json), regex and ebnf", code="invalid_value")
+        if self.regex is not None:
+            return {"regex": self.regex}
+        if self.ebnf is not None:
+            return {"ebnf": self.ebnf}
+        if fmt is None or fmt.type == "text":
+            return {}
+        if fmt.type == "json_object":
+            return {"json_schema": json.dumps({"type": "object"})}
+        if fmt.json_schema is None or fmt.json_schema.schema_ is None:
+            raise APIError(
+                400, "response_format.json_schema.schema is required", param="response_format", code="invalid_value"
+            )
+        schema = json.dumps(fmt.json_schema.schema_)
+        if len(schema) > MAX_GRAMMAR_CHARS:
+            raise APIError(400, "the JSON schema is too large", param="response_format", code="invalid_value")
+        return {"json_schema": schema}
+
+    def logit_bias_ids(self) -> dict[int, float]:
+        out = {}
+        for key, bias in (self.logit_bias or {}).items():
+            if not key.isdigit() or int(key) > MAX_INT32:
+                raise APIError(400, f"logit_bias: {key!r} is not a token id", param="logit_bias", code="invalid_value")
+            out[int(key)] = bias
+        return out
 
     def sampling_params(self) -> SamplingParams:
         max_tokens = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
@@ -108,13 +207,22 @@ class GenerateRequest(_Strict):
             ignore_eos=self.ignore_eos,
             stop=self.stop or [],
             seed=self.seed,
+            presence_penalty=self.presence_penalty or 0.0,
+            frequency_penalty=self.frequency_penalty or 0.0,
+            repetition_penalty=1.0 if self.repetition_penalty is None else self.repetition_penalty,
+            logit_bias=self.logit_bias_ids(),
+            n=self.n,
+            **self.grammar_params(),
         )
+        params.logprobs, params.top_logprobs = self.logprob_params()
+        if self.n < 1:
+            raise APIError(400, "n must be at least 1", param="n", code="invalid_value")
+        if self.best_of is not None and self.best_of != self.n:
+            raise APIError(400, "best_of is not supported (use n)", param="best_of", code="unsupported_parameter")
         try:
             params.validate()
         except ValueError as e:
             raise APIError(400, str(e), code="invalid_value") from None
-        if self.n != 1:
-            raise APIError(400, "only n=1 is supported", param="n", code="invalid_value")
         return params
 
     @property
@@ -124,10 +232,22 @@ class GenerateRequest(_Strict):
 
 class ChatCompletionRequest(GenerateRequest):
     messages: Annotated[list[ChatMessage], Field(max_length=MAX_MESSAGES)]
+    logprobs: bool = False
+    top_logprobs: Optional[int] = Field(None, ge=0, le=MAX_TOP_LOGPROBS)
+
+    def logprob_params(self) -> tuple[bool, int]:
+        if self.top_logprobs and not self.logprobs:
+            raise APIError(400, "top_logprobs needs logprobs: true", param="top_logprobs", code="invalid_value")
+        return self.logprobs, self.top_logprobs or 0
 
 
 class CompletionRequest(GenerateRequest):
     prompt: Union[Text, list[int], list[Text], list[list[int]]]
+    # the legacy shape: the number of top alternatives, 0 for the sampled token's logprob alone
+    logprobs: Optional[int] = Field(None, ge=0, le=MAX_TOP_LOGPROBS)
+
+    def logprob_params(self) -> tuple[bool, int]:
+        return self.logprobs is not None, self.logprobs or 0
 
     @field_validator("prompt")
     @classmethod
@@ -226,6 +346,8 @@ class ResponseShape:
         role: bool = False,
         finish_reason: Optional[str] = None,
         usage_field: bool = False,
+        index: int = 0,
+        logprobs: Optional[dict] = None,
     ) -> dict:
         if self.chat:
             delta: dict = {}
@@ -234,9 +356,9 @@ class ResponseShape:
                 delta["content"] = ""
             if text:
                 delta["content"] = text
-            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            choice = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}
         else:
-            choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish_reason}
+            choice = {"index": index, "text": text or "", "logprobs": logprobs, "finish_reason": finish_reason}
         out = {**self._base(stream=True), "choices": [choice]}
         if usage_field:
             out["usage"] = None  # OpenAI: null on every chunk when usage is requested, set on the last
@@ -245,14 +367,40 @@ class ResponseShape:
     def usage_chunk(self, usage: dict) -> dict:
         return {**self._base(stream=True), "choices": [], "usage": usage}
 
-    def full(self, text: str, finish_reason: Optional[str], usage: dict) -> dict:
+    def full(self, choices: list[Choice], usage: dict) -> dict:
+        out = []
+        for index, c in enumerate(choices):
+            if self.chat:
+                message = {"role": "assistant", "content": c.text}
+                out.append(
+                    {"index": index, "message": message, "logprobs": c.logprobs, "finish_reason": c.finish_reason}
+                )
+            else:
+                out.append({"index": index, "text": c.text, "logprobs": c.logprobs, "finish_reason": c.finish_reason})
+        return {**self._base(stream=False), "choices": out, "usage": usage}
+
+    def logprobs(self, entries: list[dict], text_offset: int = 0) -> dict:
+        """The `logprobs` field of a choice for these tokens (the detokenizer's chat-shaped entries):
+        chat's `{"content": [...]}`, or the completions API's parallel lists, where `text_offset`
+        counts the characters of the tokens before these (each token's own text, as vLLM does)."""
         if self.chat:
-            choice = {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "logprobs": None,
-                "finish_reason": finish_reason,
-            }
-        else:
-            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
-        return {**self._base(stream=False), "choices": [choice], "usage": usage}
+            return {"content": entries, "refusal": None}
+        offsets = []
+        for e in entries:
+            offsets.append(text_offset)
+            text_offset += len(e["token"])
+        return {
+            "tokens": [e["token"] for e in entries],
+            "token_logprobs": [e["logprob"] for e in entries],
+            "top_logprobs": [{t["token"]: t["logprob"] for t in e["top_logprobs"]} for e in entries],
+            "text_offset": offsets,
+        }
+
+
+@dataclass
+class Choice:
+    """One finished answer of a non-streaming response."""
+
+    text: str
+    finish_reason: Optional[str]
+    logprobs: Optional[dict] = None
