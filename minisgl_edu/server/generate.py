@@ -174,8 +174,9 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
     try:
         await state.send_one(TokenizeMsg(uid=uids[0], text=prompt, sampling_params=params, more_uids=uids[1:]))
         # Wait for the first token before answering, so that a prompt the tokenizer or the
-        # scheduler rejects still gets a 400, even for a streaming request.
-        firsts = [await next_reply(state, gen, request) for gen in gens]
+        # scheduler rejects still gets a 400, even for a streaming request. (n > 1: the first
+        # answer's; the others have the same prompt and parameters, and may have to wait for pages.)
+        first = await next_reply(state, gens[0], request)
     except ClientDisconnected:
         end_requests(state, gens)
         return Response(status_code=499)  # nginx's "client closed request"; nobody reads it
@@ -185,17 +186,15 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
     except BaseException:
         end_requests(state, gens)
         raise
-    rejected = next((r for r in firsts if r.error), None)
-    if rejected is not None:
+    if first.error:
         # Rejected (e.g. a prompt longer than the cache) or the server failed: it never ran, so
         # it is not counted on /metrics.
         for gen in gens:
             state.finish_user(gen.uid) if gen.done else state.abort_user(gen.uid, route=gen.route)
-        raise reply_error(state, rejected)
-    for gen in gens:
-        state.metrics.observe_reply(gen.timing, gen.num_output_tokens)  # the time to first token
+        raise reply_error(state, first)
+    state.metrics.observe_reply(gens[0].timing, gens[0].num_output_tokens)  # the time to first token
     if body.stream:
-        chunks = stream_chunks(state, gens, firsts, shape, body.include_usage, params.logprobs)
+        chunks = stream_chunks(state, gens, first, shape, body.include_usage, params.logprobs)
         # If the client leaves before Starlette even starts the generator, its `finally` never
         # runs; this still aborts (and counts) the request when the generator object is dropped
         # (a no-op if the request already ended).
@@ -205,13 +204,15 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
         )
     choices = []
     try:
-        for gen, reply in zip(gens, firsts):
+        for gen in gens:
+            reply = first if gen is gens[0] else await _observed_reply(state, gen, request)
+            if reply.error:
+                raise reply_error(state, reply)
             pieces, entries = [reply.incremental_output], list(reply.logprobs)
             while not reply.finished:
-                reply = await next_reply(state, gen, request)
+                reply = await _observed_reply(state, gen, request)
                 if reply.error:
                     raise reply_error(state, reply)
-                state.metrics.observe_reply(gen.timing, gen.num_output_tokens)
                 pieces.append(reply.incremental_output)
                 entries.extend(reply.logprobs)
             logprobs = shape.logprobs(entries) if params.logprobs else None
@@ -233,7 +234,7 @@ def end_requests(state: FrontendState, gens: list[Generation]) -> None:
 async def stream_chunks(
     state: FrontendState,
     gens: list[Generation],
-    firsts: list[UserReply],
+    first: UserReply,
     shape: ResponseShape,
     include_usage: bool,
     logprobs: bool = False,
@@ -244,7 +245,7 @@ async def stream_chunks(
         if shape.chat:
             for index in range(len(gens)):
                 yield sse(shape.chunk(role=True, usage_field=include_usage, index=index))
-        async with contextlib.aclosing(replies_of(state, gens, firsts)) as replies:
+        async with contextlib.aclosing(replies_of(state, gens, first)) as replies:
             async for index, reply in replies:
                 gen = gens[index]
                 if reply.error:
@@ -273,36 +274,35 @@ async def stream_chunks(
 
 
 async def replies_of(
-    state: FrontendState, gens: list[Generation], firsts: list[UserReply]
+    state: FrontendState, gens: list[Generation], first: UserReply
 ) -> AsyncIterator[tuple[int, UserReply]]:
-    """(choice index, reply) for every reply of every generation, in the order they arrive, until
-    each has finished (or one fails)."""
-    for index, first in enumerate(firsts):
-        yield index, first
+    """(choice index, reply) for every reply of every generation, `first` (the first answer's
+    first reply) first, then in the order they arrive, until each has finished (or one fails)."""
+    yield 0, first
     if len(gens) == 1:  # the common case, without a task per reply
-        reply = firsts[0]
+        reply = first
         while not (reply.finished or reply.error):
-            reply = await next_reply(state, gens[0])
-            if not reply.error:
-                state.metrics.observe_reply(gens[0].timing, gens[0].num_output_tokens)
+            reply = await _observed_reply(state, gens[0])
             yield 0, reply
         return
-    waiting = {
-        asyncio.ensure_future(next_reply(state, gen)): i
-        for i, (gen, first) in enumerate(zip(gens, firsts))
-        if not (first.finished or first.error)
-    }
+    waiting = {asyncio.ensure_future(_observed_reply(state, gen)): i for i, gen in enumerate(gens) if i or not gen.done}
     try:
         while waiting:
             done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 index = waiting.pop(task)
                 reply = task.result()
-                if not reply.error:
-                    state.metrics.observe_reply(gens[index].timing, gens[index].num_output_tokens)
                 yield index, reply
                 if not (reply.finished or reply.error):
-                    waiting[asyncio.ensure_future(next_reply(state, gens[index]))] = index
+                    waiting[asyncio.ensure_future(_observed_reply(state, gens[index]))] = index
     finally:
         for task in waiting:
             task.cancel()
+
+
+async def _observed_reply(state: FrontendState, gen: Generation, request: Any = None) -> UserReply:
+    """`next_reply`, counted on /metrics (the time to its first token, then between tokens)."""
+    reply = await next_reply(state, gen, request)
+    if not reply.error:
+        state.metrics.observe_reply(gen.timing, gen.num_output_tokens)
+    return reply
