@@ -22,6 +22,7 @@ EXERCISES = {
     "allocator": "minisgl_edu.grading.allocator",
     "schedule": "minisgl_edu.grading.schedule",
     "prefix_cache": "minisgl_edu.grading.prefix_cache",
+    "logits_chain": "minisgl_edu.grading.logits_chain",
 }
 
 
