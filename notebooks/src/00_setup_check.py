@@ -106,6 +106,8 @@ The exercises live in `exercises/` and each ends with a `check(...)` cell that g
 * `exercises/05_schedule.ipynb`: choose the next batch (`schedule_next_batch`, which the
   scheduler's `_schedule_next_batch` calls);
 * `exercises/06_prefix_cache.ipynb`: match, insert and evict in the radix prefix cache (`RadixCache`).
+* `exercises/07_logits_chain.ipynb`: penalties, logit bias and a grammar's mask between the model and
+  the sampler (`process_logits`).
 
 For now, one warm-up: change the prompt above, and `max_tokens` to 40. Does the finish reason change?
 Why might it say `stop` for some prompts and `length` for others? (Chapter 08 answers it.)
