@@ -8,13 +8,13 @@ CELLS = [
 repeated tokens, the client's logit bias and a grammar's mask, each on the rows that ask for it,
 in the right order. **Time:** about 40 minutes.
 
-`Engine.forward_batch` computes one row of logits per request that samples a token now and calls
-`Sampler.sample(logits, reqs)` (`minisgl_edu/engine/sampler.py`). Its first line is
-`logits = self.process_fn(logits, reqs)`: your function. Then the sampler applies temperature,
-top-k and top-p and draws a token, or takes the argmax for a greedy row. Afterwards,
-`forward_batch` takes the logprobs of the requests that asked for them from the same tensor it
-passed to you (`take_logprobs` in `minisgl_edu/engine/logprobs.py`): the model's own distribution,
-before any link of the chain. The package's own version is `process_logits` in
+`Engine.forward_batch` (in `_forward_now`) computes one row of logits per request that samples a
+token now and calls `Sampler.sample(logits, reqs)` (`minisgl_edu/engine/sampler.py`). Its first
+line is `logits = self.process_fn(logits, reqs)`: your function. Then the sampler applies
+temperature, top-k and top-p and draws a token, or takes the argmax for a greedy row. Afterwards,
+`_forward_now` takes the logprobs of the requests that asked for them from the same tensor it
+passed to the sampler (`take_logprobs` in `minisgl_edu/engine/logprobs.py`): the model's own
+distribution, before any link of the chain. The package's own version is `process_logits` in
 `minisgl_edu/engine/logits_chain.py`; don't peek before you try, and don't call it or its helpers
 (nor `grammar_mask` in `engine/grammar.py`): the grader checks that the code is yours.
 
