@@ -87,6 +87,12 @@ def test_chat_logprobs_equal_transformers_log_softmax(oai, hf):
             assert [t.logprob for t in e.top_logprobs] == pytest.approx(top.values.tolist(), abs=2e-4)
             assert e.top_logprobs[0].token == e.token  # greedy: the chosen token is the likeliest
             ids.append(best)
+    # streamed: the same entries, spread over the chunks
+    stream = oai.chat.completions.create(
+        model=MODEL, messages=question, max_tokens=10, temperature=0, logprobs=True, top_logprobs=3, stream=True
+    )
+    streamed = [e for c in stream if c.choices and c.choices[0].logprobs for e in c.choices[0].logprobs.content]
+    assert [(e.token, e.logprob) for e in streamed] == [(e.token, e.logprob) for e in content]
 
 
 @pytest.mark.timeout(120, func_only=True)
@@ -139,6 +145,7 @@ def test_n_choices_share_one_prompt(oai, client):
     kw = dict(model=MODEL, messages=messages("Write a word."), max_tokens=8, temperature=1.0, n=4, seed=7)
     a, b = oai.chat.completions.create(**kw), oai.chat.completions.create(**kw)
     assert [c.message.content for c in a.choices] == [c.message.content for c in b.choices]
+    assert len({c.message.content for c in a.choices}) > 1  # each answer its own seed (seed + index)
 
 
 # ---------------------------------------------------------------- structured output

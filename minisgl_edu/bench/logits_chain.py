@@ -6,8 +6,9 @@
 One scheduler, `--batch` requests (default 32) that all ask for the same thing, prefilled, then
 `--steps` decode steps timed one by one (`Scheduler.step()`: forward, the chain, sampling,
 logprobs, the scheduler's bookkeeping). Each variant is run in turn, and the whole round
-`--rounds` times, alternating, so a machine whose speed drifts affects all of them alike; the
-table gives the median step of each variant over all rounds, and its ratio to "plain".
+`--rounds` times, every other round in reverse order, so a machine whose speed drifts affects all
+of them alike; the table gives the median step of each variant over all rounds, and its ratio to
+"plain".
 
 "plain, no chain" is the same greedy batch with `Sampler.process_fn` set to pass the logits
 through: the step as it was before the chain existed, so "plain" against it is what the chain
@@ -30,24 +31,29 @@ def variants(eos_ids: list[int], steps: int) -> dict[str, dict]:
     # max_tokens just above the timed steps: the scheduler reserves pages for all of them up front
     long = dict(max_tokens=steps + 4, ignore_eos=True)
     never_eos = {t: -100.0 for t in eos_ids}
+    # name -> (the table's label, the requests' SamplingParams)
     return {
-        "plain": dict(long),
-        "plain, no chain": dict(long),
-        "sampled (T 0.8, top-p 0.9)": dict(long, temperature=0.8, top_p=0.9, seed=1),
-        "logprobs, top 5": dict(long, logprobs=True, top_logprobs=5),
-        "penalties (rep, freq, presence)": dict(
-            long, repetition_penalty=1.1, frequency_penalty=0.5, presence_penalty=0.5
+        "plain": ("plain", dict(long)),
+        "nochain": ("plain, no chain", dict(long)),
+        "sampled": ("sampled (T 0.8, top-p 0.9)", dict(long, temperature=0.8, top_p=0.9, seed=1)),
+        "logprobs": ("logprobs, top 5", dict(long, logprobs=True, top_logprobs=5)),
+        "penalties": (
+            "penalties (rep, freq, presence)",
+            dict(long, repetition_penalty=1.1, frequency_penalty=0.5, presence_penalty=0.5),
         ),
-        "logit_bias (16 ids)": dict(long, logit_bias={100 + 37 * i: 1.0 for i in range(16)}),
-        "grammar mask": dict(long, ebnf="root ::= [a-z ]+", logit_bias=never_eos),
-        "all of them": dict(
-            long,
-            ebnf="root ::= [a-z ]+",
-            logit_bias=never_eos,
-            logprobs=True,
-            top_logprobs=5,
-            repetition_penalty=1.1,
-            frequency_penalty=0.5,
+        "bias": ("logit_bias (16 ids)", dict(long, logit_bias={100 + 37 * i: 1.0 for i in range(16)})),
+        "grammar": ("grammar mask", dict(long, ebnf="root ::= [a-z ]+", logit_bias=never_eos)),
+        "all": (
+            "all of them",
+            dict(
+                long,
+                ebnf="root ::= [a-z ]+",
+                logit_bias=never_eos,
+                logprobs=True,
+                top_logprobs=5,
+                repetition_penalty=1.1,
+                frequency_penalty=0.5,
+            ),
         ),
     }
 
@@ -66,8 +72,8 @@ def prompts(tokenizer, n: int) -> list[list[int]]:
 
 def time_variant(scheduler, name: str, params: dict, ids: list[list[int]], steps: int, uid0: int) -> list[float]:
     sampler = scheduler.engine.sampler
-    chain = sampler.process_fn
-    if name == "plain, no chain":
+    chain = getattr(sampler, "process_fn", None)
+    if name == "nochain":
         sampler.process_fn = lambda logits, reqs: logits
     try:
         uids = [uid0 + i for i in range(len(ids))]
@@ -88,7 +94,8 @@ def time_variant(scheduler, name: str, params: dict, ids: list[list[int]], steps
         scheduler.io.drain()
         return times
     finally:
-        sampler.process_fn = chain
+        if chain is not None:
+            sampler.process_fn = chain
 
 
 def _sync(scheduler) -> None:
@@ -106,6 +113,7 @@ def main(argv: list[str] | None = None) -> list[str]:
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--cpu-weights", default="float32", help="CPU only: float32 (exact), float16, int4, auto")
+    p.add_argument("--variants", default="all", help="comma-separated names (plain, nochain, sampled, ...) or all")
     args = p.parse_args(argv)
     cfg = dict(model=args.model, device=args.device, max_running_requests=max(args.batch, 32), overlap=False)
     if args.device != "cuda":
@@ -113,18 +121,20 @@ def main(argv: list[str] | None = None) -> list[str]:
     scheduler = Scheduler(SchedulerConfig(**cfg))
     ids = prompts(scheduler.tokenizer, args.batch)
     table = variants(sorted(scheduler.eos_ids), args.steps)
+    if args.variants != "all":
+        table = {name: table[name] for name in args.variants.split(",")}
     times: dict[str, list[float]] = {name: [] for name in table}
     uid = 0
-    time_variant(scheduler, "plain", table["plain"], ids, 2, uid)  # warm-up (and the grammar compiler)
-    uid += args.batch
-    time_variant(scheduler, "grammar mask", table["grammar mask"], ids, 2, uid)
-    uid += args.batch
-    for _ in range(args.rounds):
-        for name, params in table.items():
+    for name, (_, params) in table.items():  # warm-up (and the grammar compiler)
+        time_variant(scheduler, name, params, ids, 2, uid)
+        uid += args.batch
+    for r in range(args.rounds):
+        # every other round in reverse, so no variant always follows the same one
+        for name, (_, params) in list(table.items())[:: 1 if r % 2 == 0 else -1]:
             times[name] += time_variant(scheduler, name, params, ids, args.steps, uid)
             uid += args.batch
     scheduler.cache.check()
-    plain = statistics.median(times["plain"])
+    plain = statistics.median(times["plain"]) if "plain" in times else None
     dev = scheduler.engine.device
     where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
     lines = [
@@ -136,7 +146,8 @@ def main(argv: list[str] | None = None) -> list[str]:
     ]
     for name, ts in times.items():
         ms = statistics.median(ts) * 1e3
-        lines.append(f"| {name} | {ms:.2f} | {ms / (plain * 1e3):.2f}x |")
+        ratio = f"{ms / (plain * 1e3):.2f}x" if plain else ""
+        lines.append(f"| {table[name][0]} | {ms:.2f} | {ratio} |")
     print("\n".join(lines))
     return lines
 

@@ -96,4 +96,6 @@ def grammar_mask(logits: torch.Tensor, rows: list[int], grammars: list[Grammar])
     bitmask = xgr.allocate_token_bitmask(logits.shape[0], logits.shape[-1])
     for row, grammar in zip(rows, grammars):
         grammar.fill_mask(bitmask, row)
-    xgr.apply_token_bitmask_inplace(logits, bitmask.to(logits.device, non_blocking=True), indices=rows)
+    if logits.is_cuda:  # from page-locked memory, so the host does not wait for the forward pass
+        bitmask = bitmask.pin_memory().to(logits.device, non_blocking=True)
+    xgr.apply_token_bitmask_inplace(logits, bitmask, indices=rows)

@@ -50,13 +50,20 @@ def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
     return logits
 
 
+def to_device(values: list, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A small tensor from host values. On CUDA through page-locked memory without blocking: a
+    copy from ordinary memory would make the host wait for the forward pass still running."""
+    t = torch.tensor(values, dtype=dtype)
+    return t if device.type != "cuda" else t.pin_memory().to(device, non_blocking=True)
+
+
 def token_counts(logits: torch.Tensor, id_lists: list[list[int]]) -> torch.Tensor:
     """[len(id_lists), vocab]: how often each token occurs in each list."""
     counts = torch.zeros(len(id_lists), logits.shape[-1], dtype=logits.dtype, device=logits.device)
     row_of = [i for i, ids in enumerate(id_lists) for _ in ids]
     if row_of:
         ids = [t for ids in id_lists for t in ids]
-        index = (torch.tensor(row_of, device=logits.device), torch.tensor(ids, device=logits.device))
+        index = (to_device(row_of, torch.int64, logits.device), to_device(ids, torch.int64, logits.device))
         counts.index_put_(index, torch.ones(len(ids), dtype=logits.dtype, device=logits.device), accumulate=True)
     return counts
 
@@ -72,12 +79,12 @@ def apply_penalties(logits: torch.Tensor, rows: list[int], reqs: list[Req]) -> N
     device = logits.device
     sub = logits[rows]
     output = token_counts(logits, [r.output_ids for r in reqs])
-    rep = torch.tensor([r.sampling_params.repetition_penalty for r in reqs], device=device)[:, None]
-    if bool((rep != 1.0).any()):
+    rep = to_device([r.sampling_params.repetition_penalty for r in reqs], sub.dtype, device)[:, None]
+    if any(r.sampling_params.repetition_penalty != 1.0 for r in reqs):  # (no read-back from the GPU)
         seen = (output + token_counts(logits, [r.input_ids for r in reqs])) > 0
         sub = torch.where(seen, torch.where(sub > 0, sub / rep, sub * rep), sub)
-    freq = torch.tensor([r.sampling_params.frequency_penalty for r in reqs], device=device)[:, None]
-    presence = torch.tensor([r.sampling_params.presence_penalty for r in reqs], device=device)[:, None]
+    freq = to_device([r.sampling_params.frequency_penalty for r in reqs], sub.dtype, device)[:, None]
+    presence = to_device([r.sampling_params.presence_penalty for r in reqs], sub.dtype, device)[:, None]
     sub = sub - freq * output - presence * (output > 0).to(sub.dtype)
     logits[rows] = sub
 
@@ -89,5 +96,5 @@ def apply_logit_bias(logits: torch.Tensor, rows: list[int], reqs: list[Req]) -> 
     ids = [t for r in reqs for t in r.sampling_params.logit_bias]
     bias = [b for r in reqs for b in r.sampling_params.logit_bias.values()]
     device = logits.device
-    index = (torch.tensor(row_of, device=device), torch.tensor(ids, device=device))
-    logits.index_put_(index, torch.tensor(bias, dtype=logits.dtype, device=device), accumulate=True)
+    index = (to_device(row_of, torch.int64, device), to_device(ids, torch.int64, device))
+    logits.index_put_(index, to_device(bias, logits.dtype, device), accumulate=True)

@@ -18,6 +18,7 @@ from typing import Optional
 import torch
 
 from minisgl_edu.core import Req
+from minisgl_edu.engine.logits_chain import to_device
 
 
 @dataclass
@@ -53,7 +54,7 @@ def take_logprobs(logits: torch.Tensor, tokens: torch.Tensor, reqs: list[Req]) -
     rows = [i for i, r in enumerate(reqs) if r.sampling_params.logprobs]
     if not rows:
         return None
-    index = torch.tensor(rows, device=logits.device)
+    index = to_device(rows, torch.int64, logits.device)
     logp = torch.log_softmax(logits.index_select(0, index).float(), dim=-1)
     chosen = logp.gather(1, tokens.index_select(0, index)[:, None].to(torch.int64))[:, 0]
     ks = [reqs[i].sampling_params.top_logprobs for i in rows]

@@ -22,6 +22,7 @@ Both roles run the same loop and the type of each message decides the work:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import traceback
 from dataclasses import dataclass, field
@@ -224,12 +225,14 @@ class TokenizeWorker:
             )
             return
         # (n > 1) one request per answer; the others wait for the first one's prompt pages
-        for uid in [msg.uid, *msg.more_uids]:
+        for k, uid in enumerate([msg.uid, *msg.more_uids]):
             to_frontend.append(UserReply(uid=uid, incremental_output="", finished=False, num_prompt_tokens=len(ids)))
-            leader = msg.uid if uid != msg.uid else None
-            to_backend.append(
-                UserMsg(uid=uid, input_ids=ids, sampling_params=msg.sampling_params, prompt_leader=leader)
-            )
+            params, leader = msg.sampling_params, None
+            if k:
+                leader = msg.uid
+                if params.seed is not None:  # n different answers, still reproducible (as vLLM: seed + k)
+                    params = dataclasses.replace(params, seed=params.seed + k)
+            to_backend.append(UserMsg(uid=uid, input_ids=ids, sampling_params=params, prompt_leader=leader))
 
 
 def tokenize_worker(
