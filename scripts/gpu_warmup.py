@@ -56,7 +56,7 @@ elif what == "rope":
     qkv = torch.randn(37, 4096, device=dev, dtype=dt)
     q = qkv[:, :2048].clone().view(37, 16, 128)  # contiguous (after q_norm)
     k = qkv[:, 2048:3072].view(37, 8, 128)  # strided view, rotated in place
-    cos, sin = rot.cos_cache[pos], rot.sin_cache[pos]
+    cos, sin = rot.lookup(pos, torch.float32)  # [T, 128] each, laid out for apply_rotary
     want_q, want_k = apply_rotary(q.float(), cos, sin), apply_rotary(k.float(), cos, sin)
     fr.apply_rope_with_cos_sin_cache_inplace(pos, q, k, 128, rot.cos_sin_table(), is_neox=True)
     errs["rope q"], errs["rope k (strided)"] = rel(q, want_q), rel(k, want_k)

@@ -202,3 +202,19 @@ def test_socket_dirs_of_dead_servers_are_removed():
         for d in (dead, alive):
             if os.path.isdir(d):
                 os.rmdir(d)
+
+
+def test_default_running_limit_follows_the_device_and_the_kv_pool():
+    from types import SimpleNamespace
+
+    import torch
+
+    from minisgl_edu.engine.engine import Engine
+
+    auto = Engine._auto_max_running
+    cpu = SimpleNamespace(device=torch.device("cpu"), page_size=16)
+    cuda = SimpleNamespace(device=torch.device("cuda", 0), page_size=16)
+    assert auto(cpu, 10**6) == 32  # the CPU keeps its small default, whatever the pool
+    assert auto(cuda, 68_631) == 256  # an H200's pool for Qwen3-0.6B: ~1.1M tokens
+    assert auto(cuda, 20_000) == 156  # 320k tokens at 2,048 each
+    assert auto(cuda, 1_000) == 32  # a small GPU: never below the CPU's

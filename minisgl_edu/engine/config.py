@@ -44,7 +44,9 @@ class EngineConfig:
     num_pages: Optional[int] = None  # KV pages; None = from max_total_tokens (CPU) or memory (GPU)
     max_total_tokens: int = 16384  # CPU default size of the KV cache, in tokens
     memory_fraction: float = 0.85  # GPU: share of the free memory (after weights) for the KV cache
-    max_running_requests: int = 32
+    # Requests decoded together at most. None: 32 on CPU; on CUDA as many as the KV pool holds at
+    # `AUTO_TOKENS_PER_REQUEST` tokens each, between 32 and 256 (`Engine._auto_max_running`).
+    max_running_requests: Optional[int] = None
     max_seq_len: Optional[int] = None  # None = the model's context length
     # "torch", "flashinfer", "triton" (decode only), a hybrid "prefill,decode" such as
     # "flashinfer,triton", or "auto": "torch" on CPU; on CUDA with FlashInfer "flashinfer,triton"

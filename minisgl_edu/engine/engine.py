@@ -28,6 +28,13 @@ from minisgl_edu.engine.logprobs import BatchLogprobs, TokenLogprobs, take_logpr
 from minisgl_edu.engine.sampler import Sampler
 from minisgl_edu.kvcache import KVPool, PageTable, pages_for
 
+CPU_MAX_RUNNING = 32  # the CPU's default running-request limit: 2 cores gain nothing from more
+# CUDA: the default limit is the number of requests the KV pool holds at this many tokens each
+# (prompt and output), between CPU_MAX_RUNNING and GPU_MAX_RUNNING. An H200 holds ~1M tokens of
+# Qwen3-0.6B, so 256; a small GPU's pool gives fewer, and admission never reserves past the pool.
+AUTO_TOKENS_PER_REQUEST = 2048
+GPU_MAX_RUNNING = 256  # also the default largest CUDA graph (`cuda_graph_max_bs`)
+
 
 @dataclass
 class ForwardOutput:
@@ -77,8 +84,9 @@ class Engine:
         self.max_seq_len = min(
             config.max_seq_len or mc.max_position_embeddings, mc.max_position_embeddings, num_pages * self.page_size
         )
+        self.max_running_requests = config.max_running_requests or self._auto_max_running(num_pages)
         self.page_table = PageTable(
-            config.max_running_requests,
+            self.max_running_requests,
             pages_for(self.max_seq_len, self.page_size),
             self.device,
             fill=self.pool.dummy_page,
@@ -137,7 +145,7 @@ class Engine:
 
                 self.graph_runner = CudaGraphRunner(
                     self,
-                    min(config.cuda_graph_max_bs, config.max_running_requests),
+                    min(config.cuda_graph_max_bs, self.max_running_requests),
                     greedy_kernel="greedy" in config.triton_kernels and triton_available(),
                 )
 
@@ -154,6 +162,12 @@ class Engine:
             if decode_attention.supports(self.num_qo_heads, self.num_kv_heads, self.model_config.head_dim):
                 return "flashinfer,triton"
         return "flashinfer"
+
+    def _auto_max_running(self, num_pages: int) -> int:
+        if self.device.type != "cuda":
+            return CPU_MAX_RUNNING
+        fits = num_pages * self.page_size // AUTO_TOKENS_PER_REQUEST
+        return max(CPU_MAX_RUNNING, min(GPU_MAX_RUNNING, fits))
 
     def _auto_num_pages(self) -> int:
         mc = self.model_config

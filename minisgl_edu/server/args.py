@@ -137,7 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="CPU: run decode batches of at most this many requests on one thread, where waking the "
         "other threads costs more than they save (default %(default)s; 0: always all --cpu-threads)",
     )
-    p.add_argument("--max-running-requests", type=_positive, help="requests decoded together at most")
+    p.add_argument(
+        "--max-running-requests",
+        type=_positive,
+        help="requests decoded together at most (default: 32 on CPU; on CUDA as many as the KV cache "
+        "holds at 2,048 tokens each, from 32 to 256; the ready line says which)",
+    )
     p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")
     p.add_argument("--num-pages", type=_positive, help="pages in the KV cache")
     p.add_argument("--max-prefill-tokens", type=_positive, help="token budget of one prefill batch")

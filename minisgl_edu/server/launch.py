@@ -348,7 +348,8 @@ def launch_server(args: ServerArgs) -> int:
         where = "interactive shell" if args.shell else f"http://{args.host}:{args.port}"
         print(
             f"[minisgl] ready in {time.perf_counter() - start:.1f} s: {args.model_name} "
-            f"(context {info.get('max_seq_len')} tokens, {info.get('weights')}) on {where}; processes: {names}",
+            f"(context {info.get('max_seq_len')} tokens, {info.get('weights')}, "
+            f"up to {info.get('max_running_requests')} running requests) on {where}; processes: {names}",
             flush=True,
         )
         if args.shell:
