@@ -92,7 +92,9 @@ def test_chat_logprobs_equal_transformers_log_softmax(oai, hf):
         model=MODEL, messages=question, max_tokens=10, temperature=0, logprobs=True, top_logprobs=3, stream=True
     )
     streamed = [e for c in stream if c.choices and c.choices[0].logprobs for e in c.choices[0].logprobs.content]
-    assert [(e.token, e.logprob) for e in streamed] == [(e.token, e.logprob) for e in content]
+    assert [e.token for e in streamed] == [e.token for e in content]
+    # the prompt is a prefix-cache hit this time: the same numbers up to float32 summation order
+    assert [e.logprob for e in streamed] == pytest.approx([e.logprob for e in content], abs=1e-4)
 
 
 @pytest.mark.timeout(120, func_only=True)
