@@ -81,7 +81,10 @@ for sub in ["message", "tokenizer", "scheduler", "engine", "kvcache", "attention
 
 Messages are plain dataclasses (`minisgl_edu/message/`). Between processes, `message/codec.py`
 turns them into bytes (msgpack) for ZeroMQ sockets. Look at their fields: from the `UserMsg` on,
-the text is gone and only token ids travel. `uid` is in every one of them.
+the text is gone and only token ids travel. `uid` is in every one of them. The fields after the
+first few serve requests that ask for more than text (chapter 11): `more_uids` and
+`prompt_leader` for `n` answers to one prompt, `logprob`, `top_logprobs` and `logprobs` for the
+probabilities of each token.
 """),
     code(r"""
 import dataclasses
