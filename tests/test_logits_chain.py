@@ -9,11 +9,12 @@ import math
 
 import pytest
 import torch
+from test_mixed_batches import tokens_by_uid
+from test_scheduler import make
 
 from minisgl_edu.core import Req, ReqStatus, SamplingParams
 from minisgl_edu.engine.logits_chain import process_logits
 from minisgl_edu.engine.logprobs import take_logprobs
-from minisgl_edu.scheduler import Scheduler, SchedulerConfig
 
 # ---------------------------------------------------------------- the chain on hand-made logits
 
@@ -93,21 +94,6 @@ def test_logprobs_come_from_the_raw_logits_and_only_for_the_rows_that_ask():
 # ---------------------------------------------------------------- on the engine (tiny model)
 
 
-def make(model_dir, **kw) -> Scheduler:
-    cfg = dict(model=model_dir, device="cpu", page_size=4, num_pages=256, max_prefill_tokens=256)
-    cfg.update(kw)
-    return Scheduler(SchedulerConfig(**cfg))
-
-
-def tokens_of(s: Scheduler) -> dict[int, list[int]]:
-    out: dict[int, list[int]] = {}
-    for m in s.io.drain():
-        out.setdefault(m.uid, [])
-        if m.next_token >= 0:
-            out[m.uid].append(m.next_token)
-    return out
-
-
 PROMPT = [(i * 104729) % 49000 + 100 for i in range(23)]  # 23 tokens: 5 full pages of 4, 3 more
 
 
@@ -126,7 +112,7 @@ def test_n_answers_share_the_prompt_pages(tiny_model_dir):
     for f in followers:  # ... the others only what does not fill a page, after its prefill
         assert f.prefix_len == 20 and computed[f.uid] == len(PROMPT) - 20
     assert leader.prefix_len == 0
-    out = tokens_of(s)
+    out = tokens_by_uid(s)
     assert out[0] == out[1] == out[2] == out[3] and len(out[0]) == 6  # greedy: the same answer
     s.cache.check()
     assert s.cache.num_available == s.cache.num_pages
@@ -138,7 +124,7 @@ def test_n_answers_with_the_naive_cache_and_after_the_leader_is_aborted(tiny_mod
     s.add_request(0, PROMPT, sp)
     s.add_request(1, PROMPT, sp, prompt_leader=0)
     s.run_until_idle()
-    out = tokens_of(s)
+    out = tokens_by_uid(s)
     assert out[0] == out[1] and len(out[0]) == 4
     s.cache.check()
     assert s.cache.num_free == s.cache.num_pages
@@ -180,7 +166,7 @@ def test_penalised_greedy_tokens_follow_the_chain(tiny_model_dir):
     s.add_request(1, PROMPT, SamplingParams(max_tokens=12, ignore_eos=True, frequency_penalty=2.0, logit_bias={7: 10}))
     s.add_request(2, PROMPT, SamplingParams(max_tokens=5, ignore_eos=True))
     s.run_until_idle()
-    out = tokens_of(s)
+    out = tokens_by_uid(s)
     assert out[0] == [4242] * 5
     # token 7 first (bias 10 beats the tiny model's logits), then each use costs it 2 more, until
     # other tokens win: the bias alone would give 7 every time
