@@ -214,6 +214,12 @@ class Batch:
     def num_tokens(self) -> int:
         return sum(it.num_tokens for it in self.items)
 
+    def without_finished(self) -> Optional[Batch]:
+        """This batch less the items whose request finished or was aborted since it was scheduled
+        (None when nothing is left to run)."""
+        live = [it for it in self.items if not it.req.is_finished]
+        return Batch(self.phase, live, self.batch_id) if live else None
+
     @property
     def size(self) -> int:
         return len(self.items)

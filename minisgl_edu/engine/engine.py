@@ -84,9 +84,8 @@ class Engine:
         self.max_seq_len = min(
             config.max_seq_len or mc.max_position_embeddings, mc.max_position_embeddings, num_pages * self.page_size
         )
-        self.max_running_requests = config.max_running_requests or self._auto_max_running(num_pages)
         self.page_table = PageTable(
-            self.max_running_requests,
+            config.max_running_requests or self._auto_max_running(num_pages),  # a row per running request
             pages_for(self.max_seq_len, self.page_size),
             self.device,
             fill=self.pool.dummy_page,
@@ -145,7 +144,7 @@ class Engine:
 
                 self.graph_runner = CudaGraphRunner(
                     self,
-                    min(config.cuda_graph_max_bs, self.max_running_requests),
+                    min(config.cuda_graph_max_bs, self.page_table.max_reqs),
                     greedy_kernel="greedy" in config.triton_kernels and triton_available(),
                 )
 

@@ -115,8 +115,7 @@ class OverlapMixin:
             # must be known on the host before batch N+1 is launched, so here N lands first (no
             # overlap for this step, as SGLang waits for the previous batch's grammar state).
             record, last = self._complete(last), None
-            live = [it for it in batch.items if not it.req.is_finished]
-            batch = Batch(batch.phase, live, batch.batch_id) if live else None
+            batch = batch.without_finished()
         self._in_flight = self._launch(batch) if batch is not None else None
         if last is not None:
             record = self._complete(last)

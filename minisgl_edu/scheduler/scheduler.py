@@ -113,8 +113,8 @@ class Scheduler(OverlapMixin):
         # At most the rows of the engine's page table (the engine chose how many when the config
         # named none: `EngineConfig.max_running_requests`); a scheduler built on a shared engine
         # (the course's graders) may ask for fewer.
-        wanted = config.max_running_requests or self.engine.max_running_requests
-        self.max_running = min(wanted, self.engine.page_table.max_reqs)
+        rows = self.engine.page_table.max_reqs
+        self.max_running = min(config.max_running_requests or rows, rows)
         self.max_prefill_tokens = config.max_prefill_tokens or (8192 if self.engine.device.type == "cuda" else 2048)
 
         self.waiting: deque[Req] = deque()  # FIFO; the head may be part-way through a chunked prefill
@@ -433,10 +433,9 @@ class Scheduler(OverlapMixin):
         """The second half of a step: forward the batch and process its results."""
         t0 = time.perf_counter()
         record = StepRecord.of(batch)
-        live = [it for it in batch.items if not it.req.is_finished]
-        if live:
-            batch = Batch(batch.phase, live, batch.batch_id)
-            self._process_results(batch, self._forward(batch), record)
+        live = batch.without_finished()
+        if live is not None:
+            self._process_results(live, self._forward(live), record)
         record.seconds = time.perf_counter() - t0
         self._maybe_send_stats()
         return record
