@@ -30,7 +30,10 @@ def abort_request(scheduler: "Scheduler", uid: int) -> bool:
         scheduler.waiting.remove(req)
     if req in scheduler.running:
         scheduler.running.remove(req)
-    # Its K/V may be partial (a prompt chunk), so nothing goes to the prefix cache.
+    # Not cached: its full pages are as valid as a finished request's (a page only counts once
+    # every token of it is computed), but this engine chooses to give all of its own pages back
+    # to the free list; mini-sglang caches them (`_free_req_resources`). Shared prefix pages are
+    # only unlocked and stay in the cache.
     scheduler.cache.release(req, cache_it=False)
     req.status = ReqStatus.FINISHED
     req.finish_reason = "abort"
