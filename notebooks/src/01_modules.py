@@ -175,8 +175,8 @@ print("components that touched it:", list(dict.fromkeys(e.component for e in srv
     md(r"""
 ## Summary
 
-* Four components in three kinds of process: API server (main), tokenizer/detokenizer workers,
-  scheduler with the engine inside. They pass `TokenizeMsg → UserMsg → DetokenizeMsg → UserReply`.
+* Five components (the table above) in three kinds of process: the API server (main process), the
+  tokenizer and detokenizer workers, and the scheduler with the engine inside it. They pass `TokenizeMsg → UserMsg → DetokenizeMsg → UserReply`.
 * The uid threads through all of them; it is how replies find their request again.
 * `LocalServer` is the same pipeline in one process, for looking inside.
 

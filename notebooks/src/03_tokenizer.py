@@ -167,7 +167,7 @@ because its KV cache can hold less than the model's context) and clamps the outp
 1. Count the tokens of the same sentence in English, French and Chinese. Which costs the most KV
    cache? Why?
 2. The cell above found `tok.encode(text)` equal to `encode_prompt(tok, messages)` for SmolLM2.
-   Print `tok.encode("hi")` and `tok.bos_token`: why are they equal? What would differ with a
+   Print `tok.encode("hi")` and `tok.bos_token`: why are the two id lists equal? What would differ with a
    tokenizer that puts a beginning-of-text token in front of everything it encodes?
 3. Send `TokenizeMsg(uid=2, text=[], ...)` through the worker above. What comes back, and to whom?
 4. Chapter 07 and `exercises/03_detokenizer.ipynb` go the other way: from ids back to text.
