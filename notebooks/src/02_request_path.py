@@ -8,7 +8,7 @@ CELLS = [
 half-way and watch the server give its memory back, run four tokenizer workers, then follow one
 uid through `TokenizeMsg → UserMsg → DetokenizeMsg → UserReply → data: [DONE]` (and through
 `AbortMsg → AbortBackendMsg`), naming the file and function that handles each hop.
-**Expected time:** 40 minutes. The cells need about 100 s of CPU time (`pytest --nbval` on this
+**Expected time:** 30 minutes. The cells need about 100 s of CPU time (`pytest --nbval` on this
 notebook, 2-core machine), over half of it the start-up of two servers: each of their processes
 imports torch and transformers.
 
@@ -208,7 +208,8 @@ What happened in between, hop by hop (section 7 shows the same hops in a trace):
 
 1. The API server notices the closed connection: uvicorn reports the disconnect and Starlette
    cancels the task that runs the response's generator, `stream_chunks` (`server/generate.py`);
-   its `finally` calls `FrontendState.abort_user(uid)` (`server/frontend.py`), which forgets the
+   its `finally` calls `end_requests` → `end_request(state, gen)` (same file), which, for a request
+   that has not finished, calls `FrontendState.abort_user(uid)` (`server/frontend.py`); that forgets the
    uid's reply queue and sends `AbortMsg(uid)` to that uid's tokenizer. `http_requests_in_flight`
    drops.
 2. The tokenizer worker (`TokenizeWorker.handle`, `tokenizer/server.py`) turns it into
@@ -222,8 +223,8 @@ mini-sglang follows the same messages, with two differences. Its stream generato
 `AbortMsg` from a separate task after a short delay (`abort_user`). And its scheduler frees an
 aborted request through `_free_req_resources`, which also puts the tokens computed so far into
 the prefix cache (whole pages of them); this engine frees them without caching
-(`cache_it=False`), because part of the K/V of an aborted request may be from an unfinished
-prompt chunk. mini-sglang's server has no `/metrics` or `/health` endpoints.
+(`cache_it=False`). That is a choice, not a necessity: the full pages of an aborted request hold
+keys and values as valid as a finished request's (chapter 08 weighs the two choices). mini-sglang's server has no `/metrics` or `/health` endpoints.
 
 ## 5. Four tokenizer workers
 
@@ -384,7 +385,7 @@ RequestTimeline(srv, cut)
 | scheduler → detokenizer | `DetokenizeMsg` | `scheduler/scheduler.py` | `_process_results` (`self.io.send`) |
 | detokenizer | text | `tokenizer/server.py`, `tokenizer/detokenizer.py` | `DetokenizeManager.detokenize`, `IncrementalDetokenizer.add` |
 | detokenizer → API server | `UserReply` | `server/frontend.py`, `server/generate.py` | `FrontendState.listen` (by uid), `stream_chunks` → `data: [DONE]` |
-| client gone | `AbortMsg` | `server/generate.py`, `server/frontend.py` | `stream_chunks` (`finally`) → `FrontendState.abort_user` |
+| client gone | `AbortMsg` | `server/generate.py`, `server/frontend.py` | `stream_chunks` (`finally`) → `end_request` → `FrontendState.abort_user` |
 | tokenizer → scheduler | `AbortBackendMsg` | `tokenizer/server.py` | `TokenizeWorker.handle` |
 | scheduler frees | — | `scheduler/scheduler.py`, `scheduler/abort.py` | `_process_msg` → `Scheduler.abort` → `abort_request` |
 
@@ -417,7 +418,7 @@ from minisgl_edu.engine.sampler import Sampler
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.server.frontend import FrontendState
-from minisgl_edu.server.generate import generate, stream_chunks
+from minisgl_edu.server.generate import end_request, generate, stream_chunks
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer
 from minisgl_edu.tokenizer.server import DetokenizeManager, TokenizeManager, TokenizeWorker
 from minisgl_edu.tokenizer.template import encode_prompt
@@ -427,7 +428,7 @@ for fn in [generate, FrontendState.new_user, FrontendState.send_one, TokenizeWor
            encode_prompt, TokenizeWorker._tokenize, Scheduler.normal_loop, Scheduler.step, Scheduler.schedule,
            Scheduler.receive, Scheduler._schedule_next_batch, Scheduler.run_batch, Scheduler._forward,
            Engine.forward_batch, Sampler.sample, Scheduler._process_results, DetokenizeManager.detokenize,
-           IncrementalDetokenizer.add, FrontendState.listen, stream_chunks, FrontendState.abort_user,
+           IncrementalDetokenizer.add, FrontendState.listen, stream_chunks, end_request, FrontendState.abort_user,
            Scheduler._process_msg, Scheduler.abort, abort_request]:
     print(f"{str(Path(inspect.getsourcefile(inspect.unwrap(fn))).relative_to(ROOT)):<36} {fn.__qualname__}")
 """),
