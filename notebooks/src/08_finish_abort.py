@@ -91,6 +91,17 @@ back to the free list, which is simple to check page by page (exercise 2 grades 
 the price is that a client who retries the same prompt has computed again whatever the
 aborted request had computed beyond the prefix that was already cached.
 
+What an abort frees, and where each piece goes:
+
+| what | who frees it | where it goes |
+|---|---|---|
+| the request's own pages (computed after its cached prefix) | `abort_request` → `CacheManager.release(req, cache_it=False)` | the allocator's free list |
+| prefix pages it shares with the prefix cache | the same `release` (`prefix_cache.unlock`) | stay in the cache, unlocked: evictable again when no one else holds them |
+| its page-table row | the same `release` (`page_table.free_row`) | the table's free rows |
+| its place in `waiting` / `running` and in `scheduler.reqs` | `abort_request` | gone |
+| the detokenizer's decoder for the uid | `DetokenizeManager`, on the last `DetokenizeMsg(uid, -1, finished=True, "abort")` | dropped |
+| the API server's reply queue for the uid (`ack_map`) | `end_request` (`server/generate.py`) → `FrontendState.abort_user`, before the `AbortMsg` leaves | dropped |
+
 We cancel at three moments and count the free pages each time. A helper:
 """),
     code(r"""
