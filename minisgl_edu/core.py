@@ -162,11 +162,19 @@ class ScheduledReq:
 
     req: Req
     start: int  # position of the first token computed this step
-    num_tokens: int  # tokens computed this step (1 for decode, a chunk for prefill)
+    num_tokens: int  # tokens computed this step (1 for decode, a chunk for prefill, 1 + drafts to verify)
+    # (speculative decoding) Guessed next tokens, computed after the newest one in the same pass.
+    draft: list[int] = field(default_factory=list)
 
     @property
     def end(self) -> int:
         return self.start + self.num_tokens
+
+    @property
+    def input_ids(self) -> list[int]:
+        """The tokens this step feeds the model: known tokens, then the drafts (if any)."""
+        known = self.req.all_ids[self.start : self.end - len(self.draft)]
+        return known + self.draft if self.draft else known
 
     @property
     def completes_prompt(self) -> bool:
@@ -186,15 +194,20 @@ class ScheduledReq:
 @dataclass
 class Batch:
     """What one forward pass computes: prompt chunks ("prefill"), one decode token per running
-    request ("decode"), or, with `SchedulerConfig.mixed_chunk`, both at once ("mixed").
+    request ("decode"), or, with `SchedulerConfig.mixed_chunk`, both at once ("mixed"). With
+    speculative decoding, a decode batch in which some requests also carry drafts is "verify".
 
     In a mixed batch the prompt chunks come first, then the decode tokens; `ScheduledReq.is_decode`
     tells them apart.
     """
 
-    phase: str  # "prefill" | "decode" | "mixed"
+    phase: str  # "prefill" | "decode" | "mixed" | "verify"
     items: list[ScheduledReq]
     batch_id: int = 0
+
+    @property
+    def has_drafts(self) -> bool:
+        return any(it.draft for it in self.items)
 
     @property
     def reqs(self) -> list[Req]:

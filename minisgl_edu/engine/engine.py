@@ -26,6 +26,7 @@ from minisgl_edu.engine.config import EngineConfig, resolve_device, resolve_dtyp
 from minisgl_edu.engine.logits_chain import needs_chain
 from minisgl_edu.engine.logprobs import BatchLogprobs, TokenLogprobs, take_logprobs
 from minisgl_edu.engine.sampler import Sampler
+from minisgl_edu.engine.verify import verify
 from minisgl_edu.kvcache import KVPool, PageTable, pages_for
 
 CPU_MAX_RUNNING = 32  # the CPU's default running-request limit: 2 cores gain nothing from more
@@ -38,11 +39,12 @@ GPU_MAX_RUNNING = 256  # also the default largest CUDA graph (`cuda_graph_max_bs
 
 @dataclass
 class ForwardOutput:
-    """Next token of each batch item that sampled one (`None` for a prefill chunk that did not),
-    and its logprobs where the request asked for them."""
+    """The new tokens of each batch item, in order: none for a prompt chunk that leaves part of its
+    prompt to compute, one otherwise, and 1 to k+1 for an item that verified k drafts; with each
+    token its logprobs where the request asked for them (else None)."""
 
-    next_tokens: list[int | None]
-    logprobs: list[Optional[TokenLogprobs]]
+    tokens: list[list[int]]
+    logprobs: list[list[Optional[TokenLogprobs]]]
 
 
 class Engine:
@@ -224,11 +226,14 @@ class Engine:
                     device_at.append(len(positions))
                     device_rows.append(req.table_idx)
                     ids.append(0)  # a placeholder: the token is copied from last_tokens below
+                    ids.extend(it.draft)
                 else:
-                    ids.extend(req.all_ids[it.start : it.end])
+                    ids.extend(it.input_ids)
             positions.extend(range(it.start, it.end))
             out_loc.extend(self.page_table.slots(req.table_idx, it.start, it.end, self.page_size))
-            if it.completes_prompt:
+            if it.draft:  # drafts are checked against the logits at every position of the item
+                sample_rows.extend(range(len(positions) - it.num_tokens, len(positions)))
+            elif it.completes_prompt:
                 sample_rows.append(len(positions) - 1)
         row_list = [it.req.table_idx for it in batch.items]
         flags = [it.completes_prompt for it in batch.items]
@@ -272,6 +277,8 @@ class Engine:
             logits = self.model.compute_logits(hidden[self._tensor(sample_rows)])
         if not sampling:
             return PendingForward(flags, None, None)
+        if batch.has_drafts:
+            return self._verify(batch, logits)
         tokens = self.sampler.sample(logits, sampling)
         logprobs = take_logprobs(logits, tokens, sampling)
         sampled_rows = rows if len(sampling) == batch.size else self._tensor([r for r, f in zip(row_list, flags) if f])
@@ -279,6 +286,33 @@ class Engine:
         if self.stream is None:
             return PendingForward(flags, tokens, logprobs)
         return self._pending(flags, tokens, logprobs)
+
+    def _verify(self, batch: Batch, logits: torch.Tensor) -> "PendingForward":
+        """(speculative decoding) Check each item's drafts against its logits (`verify.py`); the
+        result is ready at once, since accepting a draft needs the model's tokens on the host."""
+        items = [it for it in batch.items if it.completes_prompt]
+        reqs = [it.req for it in items]
+        new = verify(self.sampler.process_fn, logits, reqs, [it.draft for it in items])
+        self.last_tokens.index_copy_(
+            0, self._tensor([r.table_idx for r in reqs]), self._tensor([tokens[-1] for tokens in new])
+        )
+        # Logprobs of the kept tokens, each from the logits of the position that gave it.
+        first_row = 0
+        rows, row_reqs = [], []
+        for it, req, tokens in zip(items, reqs, new):
+            rows.extend(range(first_row, first_row + len(tokens)))
+            row_reqs.extend([req] * len(tokens))
+            first_row += len(it.draft) + 1
+        kept = [t for tokens in new for t in tokens]
+        lp = take_logprobs(logits[self._tensor(rows)], self._tensor(kept), row_reqs)
+        flat = iter(lp.per_row(len(kept)) if lp is not None else [None] * len(kept))
+        per_item = iter([(tokens, [next(flat) for _ in tokens]) for tokens in new])
+        out = ForwardOutput([], [])
+        for flag in [it.completes_prompt for it in batch.items]:
+            tokens, lps = next(per_item) if flag else ([], [])
+            out.tokens.append(tokens)
+            out.logprobs.append(lps)
+        return PendingForward([], None, ready=out)
 
     def _pending(self, flags: list[bool], tokens: torch.Tensor, logprobs: Optional[BatchLogprobs]) -> "PendingForward":
         """Copy the tokens to page-locked host memory without waiting; result() waits on the event."""
@@ -303,16 +337,19 @@ class PendingForward:
     tokens: Optional[torch.Tensor]  # on the host (pinned on CUDA), filled when `event` completes
     logprobs: Optional[BatchLogprobs] = None  # of the sampled rows that asked (read after the event)
     event: Optional[torch.cuda.Event] = None  # recorded after the device-to-host copy (CUDA only)
+    ready: Optional[ForwardOutput] = None  # a verify batch's result, known when it was launched
 
     def result(self) -> ForwardOutput:
+        if self.ready is not None:
+            return self.ready
         if self.event is not None:
             self.event.synchronize()
         values = iter(self.tokens.tolist()) if self.tokens is not None else iter(())
         rows = self.logprobs.per_row(len(self.tokens)) if self.logprobs is not None else None
         lps = iter(rows) if rows is not None else iter(())
         return ForwardOutput(
-            [next(values) if s else None for s in self.sampled],
-            [next(lps, None) if s else None for s in self.sampled],
+            [[next(values)] if s else [] for s in self.sampled],
+            [[next(lps, None)] if s else [] for s in self.sampled],
         )
 
 

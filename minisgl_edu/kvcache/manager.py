@@ -2,7 +2,8 @@
 
 Where this sits on the request path: the scheduler calls `admit()` when a request leaves the
 waiting queue (it gets a page-table row and any cached prefix), `reserve()` before each forward
-pass (pages for the tokens about to be computed), and `release()` when the request finishes or
+pass (pages for the tokens about to be computed), `trim()` after a verify step (speculative
+decoding: pages that hold only rejected drafts), and `release()` when the request finishes or
 is aborted (its pages go to the prefix cache or back to the free list, its row is freed).
 
 Under the overlap loop a batch can still be running on the GPU when one of its requests finishes
@@ -100,6 +101,15 @@ class CacheManager:
         if need > self.allocator.num_free:
             raise OutOfPages(f"request {req.uid} needs {need} pages, {self.allocator.num_free} free")
         self.page_table.append(req.table_idx, self.allocator.allocate(need))
+
+    def trim(self, req: Req, num_tokens: int) -> list[int]:
+        """Give back `req`'s pages past its first `num_tokens` tokens and return them (speculative
+        decoding: after a verify, pages that hold only rejected drafts). Never a cached page: the
+        request's own pages start after its prefix, and `num_tokens` is past its computed ones."""
+        keep = max(pages_for(num_tokens, self.page_size), max(req.prefix_len, req.shared_len) // self.page_size)
+        freed = self.page_table.truncate(req.table_idx, keep)
+        self.allocator.free(freed)
+        return freed
 
     def share_prompt(self, req: Req) -> None:
         """(n > 1) Hand `req`'s full prompt pages to the prefix cache now, right after its prefill,

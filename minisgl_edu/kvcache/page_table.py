@@ -67,6 +67,16 @@ class PageTable:
         if self.host_table is not self.table:
             self.host_table[row, start : start + len(pages)] = src
 
+    def truncate(self, row: int, num_pages: int) -> list[int]:
+        """Keep the first `num_pages` pages of `row`; return the ones removed (for the free list)."""
+        removed = self.pages[row][num_pages:]
+        if removed:
+            del self.pages[row][num_pages:]
+            self.table[row, num_pages : num_pages + len(removed)].fill_(self.fill)
+            if self.host_table is not self.table:
+                self.host_table[row, num_pages : num_pages + len(removed)] = self.fill
+        return removed
+
     def slots(self, row: int, start: int, end: int, page_size: int) -> list[int]:
         """Pool slots of positions start..end-1 of the request in `row` (pages must be there)."""
         pages = self.pages[row]

@@ -28,3 +28,20 @@ class SchedulerConfig(EngineConfig):
     # running request. When the running requests alone fill the budget, the step is scheduled as
     # without mixing (the prompt first), so a waiting prompt is never starved.
     mixed_chunk: bool = False
+    # Speculative decoding (scheduler/ngram.py, engine/verify.py): None (off) or "ngram", SGLang's
+    # --speculative-algorithm NGRAM. A decoding request proposes up to `speculative_num_draft_tokens`
+    # tokens by finding its last n tokens (n from `speculative_ngram_max` down to
+    # `speculative_ngram_min`) earlier in its own prompt and output; one forward pass checks them all.
+    speculative_algorithm: Optional[str] = None
+    speculative_num_draft_tokens: int = 4
+    speculative_ngram_max: int = 4
+    speculative_ngram_min: int = 2
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.speculative_algorithm not in (None, "ngram"):
+            raise ValueError(f"unknown speculative_algorithm {self.speculative_algorithm!r} (choose 'ngram' or None)")
+        if self.speculative_num_draft_tokens < 1:
+            raise ValueError("speculative_num_draft_tokens must be at least 1")
+        if not 1 <= self.speculative_ngram_min <= self.speculative_ngram_max:
+            raise ValueError("need 1 <= speculative_ngram_min <= speculative_ngram_max")

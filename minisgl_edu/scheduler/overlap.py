@@ -32,6 +32,9 @@ Requests whose next logits depend on their previous token on the host (a grammar
 penalties) cannot be launched before that token is known: a batch with such a request waits for
 the batch in flight first (`_needs_host_tokens`); the others keep overlapping.
 
+With speculative decoding on (`SchedulerConfig.speculative_algorithm`), each batch lands before
+the next is scheduled (see `overlap_step`): drafts come from the tokens on the host.
+
 Mixed batches (`SchedulerConfig.mixed_chunk`) need nothing more: the rules above are applied per
 item, so in one batch the prompt chunks advance `cached_len` at launch and the decode tokens count
 in `_ahead` and read their input token from `Engine.last_tokens`.
@@ -107,9 +110,14 @@ class OverlapMixin:
 
         Returns the StepRecord of the batch that was *finished* (None if none was in flight).
         """
-        last = self._in_flight
+        last, record = self._in_flight, None
+        if last is not None and self.config.speculative_algorithm is not None:
+            # Drafts are looked up in the tokens on the host, and how many tokens a verify gives
+            # is known only when it lands: with speculation each batch lands before the next one
+            # is scheduled, so this loop overlaps nothing (as `normal_loop`).
+            record, last = self._complete(last), None
+            self._in_flight = None
         batch = self.schedule(block=block and last is None)
-        record = None
         if batch is not None and last is not None and self._needs_host_tokens(batch):
             # Penalties count, and a grammar's mask follows, the tokens sampled so far: batch N's
             # must be known on the host before batch N+1 is launched, so here N lands first (no

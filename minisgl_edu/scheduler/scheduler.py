@@ -10,7 +10,11 @@ Where this sits on the request path: a `UserMsg` arrives from a tokenizer worker
                     batch in one forward pass (a "mixed" batch)
     3. forward      `_forward`: `Engine.forward_batch` runs the model and samples
     4. results      `_process_results`: append tokens, check finish, free what finished,
-                    send one `DetokenizeMsg` per request to the detokenizer
+                    send one `DetokenizeMsg` per new token to the detokenizer
+
+With speculative decoding on (`config.speculative_algorithm`), a decode batch may also carry
+each request's guessed next tokens (`_draft`, `ngram.py`): the engine checks them in the same
+forward pass, and a request can get several tokens in one step ("verify" batch).
 
 New requests join between any two steps while others are decoding: continuous batching.
 """
@@ -39,6 +43,7 @@ from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
+from minisgl_edu.scheduler.ngram import propose_ngram
 from minisgl_edu.scheduler.overlap import OverlapMixin
 from minisgl_edu.scheduler.stats import STATS_BUDGET, SchedulerStats, change_key, collect_stats
 from minisgl_edu.trace import NULL_TRACER, Tracer
@@ -56,6 +61,10 @@ class StepRecord:
     finished: dict[int, str] = field(default_factory=dict)  # uid -> finish_reason
     seconds: float = 0.0
     decode_uids: list[int] = field(default_factory=list)  # items that computed a decode token, not a prompt chunk
+    # (speculative decoding) uid -> its drafts this step, the ones accepted, the pages given back
+    drafts: dict[int, list[int]] = field(default_factory=dict)
+    accepted: dict[int, list[int]] = field(default_factory=dict)
+    freed_pages: dict[int, list[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, batch: Batch) -> StepRecord:
@@ -65,6 +74,7 @@ class StepRecord:
             batch.phase,
             [(it.req.uid, it.start, it.num_tokens) for it in batch.items],
             decode_uids=[it.req.uid for it in batch.items if it.is_decode],
+            drafts={it.req.uid: list(it.draft) for it in batch.items if it.draft},
         )
 
 
@@ -130,6 +140,11 @@ class Scheduler(OverlapMixin):
         self._stats_key_sent: Optional[tuple] = None  # change_key() when the last one was sent
         self._next_stats_at = 0.0  # time.monotonic() before which no stats message goes out
         self.grammar_compiler = None  # structured output (engine/grammar.py), made on first use
+        # Speculative decoding: drafts proposed and accepted, and how many drafts each verify
+        # accepted (index a: verifies that accepted a drafts), for /metrics and /dashboard.
+        self.draft_tokens_total = 0
+        self.accepted_tokens_total = 0
+        self.accepted_per_verify = [0] * (config.speculative_num_draft_tokens + 1)
         # Injection points for the course's exercises: the real engine calls these.
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
@@ -286,10 +301,23 @@ class Scheduler(OverlapMixin):
         for req in self._decoding():
             # Tokens sampled by a batch still in flight (overlap loop only; 0 in normal_loop).
             ahead = self._tokens_ahead(req)
-            # The newest token's K/V is computed now, at position total_len - 1.
-            self.cache.reserve(req, req.total_len + ahead)
-            items.append(ScheduledReq(req, req.total_len - 1 + ahead, 1))
-        return Batch("decode", items) if items else None
+            draft = self._draft(req) if not ahead else []
+            # The newest token's K/V is computed now, at position total_len - 1 (then the drafts').
+            self.cache.reserve(req, req.total_len + ahead + len(draft))
+            items.append(ScheduledReq(req, req.total_len - 1 + ahead, 1 + len(draft), draft))
+        if not items:
+            return None
+        return Batch("verify" if any(it.draft for it in items) else "decode", items)
+
+    def _draft(self, req: Req) -> list[int]:
+        """(speculative decoding) Guessed next tokens of `req` to verify this step, or []."""
+        cfg = self.config
+        if cfg.speculative_algorithm is None or req.grammar is not None or req.sampling_params.has_penalties:
+            return []  # a grammar's mask and the penalties would depend on drafts not yet accepted
+        # The drafts plus the model's own token stay within max_new_tokens, so within the pages
+        # reserved for the request at admission.
+        k = min(cfg.speculative_num_draft_tokens, req.max_new_tokens - len(req.output_ids) - 1)
+        return propose_ngram(req.all_ids, k, cfg.speculative_ngram_max, cfg.speculative_ngram_min)
 
     def _decoding(self) -> list[Req]:
         """The running requests that get a decode token this step (all of them in normal_loop)."""
@@ -347,13 +375,14 @@ class Scheduler(OverlapMixin):
     # ------------------------------------------------------------------ 4. results
     def _process_results(self, batch: Batch, out: ForwardOutput, record: StepRecord) -> None:
         replies: list[DetokenizeMsg] = []
-        for it, token, logprobs in zip(batch.items, out.next_tokens, out.logprobs):
+        for it, tokens, logprobs in zip(batch.items, out.tokens, out.logprobs):
             req = it.req
             if req.is_finished:
                 continue  # aborted while the batch was in flight
             # max(): under overlap_loop a later chunk of this prompt may already be launched.
-            req.cached_len = max(req.cached_len, it.end)
-            if token is None:
+            # A draft's position counts only once the draft is accepted (below).
+            req.cached_len = max(req.cached_len, it.end - len(it.draft))
+            if not tokens:
                 continue  # a chunk of a long prompt: no token yet, it stays at the head of the queue
             if not it.is_decode:  # the prompt's last chunk: from the waiting queue to the running set
                 self.waiting.remove(req)
@@ -361,29 +390,55 @@ class Scheduler(OverlapMixin):
                 req.status = ReqStatus.DECODING
                 if req.shares_prompt:  # (n > 1) the other answers reuse these pages
                     self.cache.share_prompt(req)
-            req.output_ids.append(token)
-            self.generated_tokens_total += 1
-            record.next_tokens[req.uid] = token
-            self.tracer.record(req.uid, "scheduler", "token", token=token, index=len(req.output_ids) - 1)
-            if req.grammar is not None and not req.grammar.accept(token):
-                reason = "abort"  # cannot happen with the mask applied; never continue off the grammar
-            elif req.grammar is not None and req.grammar.is_terminated:
-                reason = "stop"  # the grammar is complete (it accepted EOS, even with ignore_eos)
-            else:
-                reason = self.finish_fn(req, self.eos_ids, self._decode_tail)
-            if reason is not None:
-                self._finish(req, reason)
-                record.finished[req.uid] = reason
-            msg = DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason, list(req.sampling_params.stop))
-            msg.cached_tokens = req.prefix_len
-            if len(req.output_ids) == 1:
-                msg.queue_seconds = req.queue_seconds
-            if logprobs is not None:
-                msg.logprob = logprobs.logprob
-                msg.top_logprobs = [list(pair) for pair in logprobs.top]
-            replies.append(msg)
+            # One token, or with drafts the accepted ones and then the model's own: each is checked
+            # as if it had come in a step of its own, so a finish inside the run cuts it there.
+            for i, (token, lp) in enumerate(zip(tokens, logprobs)):
+                if i:
+                    req.cached_len += 1  # token i follows accepted draft i-1, whose K/V is now valid
+                replies.append(self._add_token(req, token, lp, record))
+                if req.is_finished:
+                    break
+            if it.draft:
+                self._verified(req, it.draft, tokens, record)
         if replies:
             self.io.send(replies)
+
+    def _add_token(self, req: Req, token: int, logprobs, record: StepRecord) -> DetokenizeMsg:
+        """Append one new token to `req`, check whether it finishes it, and say so to the detokenizer."""
+        req.output_ids.append(token)
+        self.generated_tokens_total += 1
+        record.next_tokens[req.uid] = token
+        self.tracer.record(req.uid, "scheduler", "token", token=token, index=len(req.output_ids) - 1)
+        if req.grammar is not None and not req.grammar.accept(token):
+            reason = "abort"  # cannot happen with the mask applied; never continue off the grammar
+        elif req.grammar is not None and req.grammar.is_terminated:
+            reason = "stop"  # the grammar is complete (it accepted EOS, even with ignore_eos)
+        else:
+            reason = self.finish_fn(req, self.eos_ids, self._decode_tail)
+        if reason is not None:
+            self._finish(req, reason)
+            record.finished[req.uid] = reason
+        msg = DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason, list(req.sampling_params.stop))
+        msg.cached_tokens = req.prefix_len
+        if len(req.output_ids) == 1:
+            msg.queue_seconds = req.queue_seconds
+        if logprobs is not None:
+            msg.logprob = logprobs.logprob
+            msg.top_logprobs = [list(pair) for pair in logprobs.top]
+        return msg
+
+    def _verified(self, req: Req, draft: list[int], tokens: list[int], record: StepRecord) -> None:
+        """(speculative decoding) Count what a verify accepted and roll back what it rejected: the
+        rejected drafts' K/V are dead, and pages that hold nothing else go back to the free list
+        (a finished request gave back all of its pages already)."""
+        accepted = len(tokens) - 1  # the last token is the model's own
+        self.draft_tokens_total += len(draft)
+        self.accepted_tokens_total += accepted
+        self.accepted_per_verify[accepted] += 1
+        record.accepted[req.uid] = draft[:accepted]
+        if not req.is_finished:
+            # Pages for positions 0..total_len-1: the newest token's K/V is computed next step.
+            record.freed_pages[req.uid] = self.cache.trim(req, req.total_len)
 
     def _decode_tail(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=True)

@@ -1,0 +1,425 @@
+"""Speculative decoding: n-gram drafts, the acceptance rule, and the scheduler's bookkeeping.
+
+Behaviour only: the same tokens as without speculation, pages back on the free list after every
+step, finishing cut exactly where one token at a time would have stopped, and, with sampling, the
+target distribution (a statistical test with a stated tolerance).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from minisgl_edu.core import SamplingParams
+from minisgl_edu.engine.logits_chain import process_logits
+from minisgl_edu.engine.verify import accept_greedy, accept_sampled, verify
+from minisgl_edu.kvcache import pages_for
+from minisgl_edu.scheduler import Scheduler, SchedulerConfig
+from minisgl_edu.scheduler.ngram import propose_ngram
+
+
+# ---------------------------------------------------------------- drafts
+def test_ngram_proposes_what_followed_the_most_recent_match():
+    tokens = [1, 2, 3, 9, 1, 2, 3, 7, 8, 5, 1, 2, 3]
+    # "1 2 3" occurred at 4 (followed by 7 8 5 ...) and at 0 (followed by 9): the most recent wins.
+    assert propose_ngram(tokens, 3, n_max=3, n_min=1) == [7, 8, 5]
+    assert propose_ngram(tokens, 1, n_max=3, n_min=1) == [7]
+
+
+def test_ngram_prefers_the_longest_match():
+    # "5 6" last seen at 6 (-> 0), but "4 5 6" only at 0 (-> 1 2): the longer suffix decides.
+    tokens = [4, 5, 6, 1, 2, 3, 5, 6, 0, 9, 4, 5, 6]
+    assert propose_ngram(tokens, 2, n_max=3, n_min=2) == [1, 2]
+    assert propose_ngram(tokens, 2, n_max=2, n_min=2) == [0, 9]
+
+
+def test_ngram_gives_nothing_without_a_match():
+    assert propose_ngram([1, 2, 3, 4, 5], 4, n_max=3, n_min=2) == []
+    assert propose_ngram([1, 2, 3, 4, 5], 0, n_max=3, n_min=1) == []
+    assert propose_ngram([7], 4, n_max=3, n_min=1) == []
+    # n_min=1 matches a single repeated token; n_min=2 does not.
+    assert propose_ngram([3, 8, 5, 3], 2, n_max=3, n_min=1) == [8, 5]
+    assert propose_ngram([3, 8, 5, 3], 2, n_max=3, n_min=2) == []
+
+
+def test_ngram_draft_may_run_into_the_suffix_and_stops_at_the_end():
+    # A run of one token: the match just before the suffix proposes what follows it, up to the end.
+    assert propose_ngram([5, 5, 5, 5], 4, n_max=2, n_min=2) == [5]
+
+
+# ---------------------------------------------------------------- acceptance, greedy
+def test_accept_greedy_takes_the_agreeing_prefix_and_the_model_token():
+    assert accept_greedy([4, 5, 6], [4, 5, 6, 7]) == [4, 5, 6, 7]  # all accepted + the bonus
+    assert accept_greedy([4, 5, 6], [4, 9, 6, 7]) == [4, 9]  # stops at the first mismatch
+    assert accept_greedy([4, 5, 6], [8, 5, 6, 7]) == [8]  # none accepted: the model's token
+    assert accept_greedy([], [3]) == [3]
+
+
+# ---------------------------------------------------------------- acceptance, sampled
+def _empirical(draws: list[int], vocab: int) -> torch.Tensor:
+    return torch.bincount(torch.tensor(draws), minlength=vocab).double() / len(draws)
+
+
+@pytest.mark.parametrize("draft", [1, 3])  # a likely draft and an impossible one
+def test_accept_sampled_keeps_the_target_distribution(draft):
+    """Every emitted position must have the target's distribution, whatever the draft.
+
+    20,000 draws: each frequency's standard error is at most 0.0036, so a tolerance of 0.015 is
+    over four of them (a correct rule fails it with probability below 1e-4 per token)."""
+    p = torch.tensor([[0.5, 0.3, 0.2, 0.0], [0.1, 0.1, 0.1, 0.7]])
+    gen = torch.Generator().manual_seed(1234)
+    first, second = [], []
+    for _ in range(20_000):
+        out = accept_sampled([draft], p, gen)
+        first.append(out[0])
+        if len(out) == 2:
+            second.append(out[1])
+    assert torch.allclose(_empirical(first, 4), p[0].double(), atol=0.015)
+    if draft == 1:  # accepted 30% of the time: the bonus token follows p[1]
+        assert abs(len(second) / 20_000 - 0.3) < 0.015
+        assert torch.allclose(_empirical(second, 4), p[1].double(), atol=0.03)
+    else:  # p(3) = 0: never accepted, never emitted
+        assert not second and 3 not in first
+
+
+def test_verify_applies_temperature_and_top_k_before_the_rule():
+    """The rule works on the sampler's distribution: top_k=2 keeps only tokens 0 and 1, so a
+    draft of token 2 is always rejected and the emitted token follows softmax(l / T) over the two."""
+    from minisgl_edu.core import Req
+
+    logits = torch.tensor([[2.0, 1.0, 0.5, -1.0], [0.0, 0.0, 0.0, 0.0]])
+    sp = SamplingParams(temperature=0.5, top_k=2)
+    req = Req(uid=0, input_ids=[1], sampling_params=sp, generator=torch.Generator().manual_seed(7))
+    want = torch.softmax(torch.tensor([2.0, 1.0]) / 0.5, dim=0)
+    draws = [verify(process_logits, logits, [req], [[2]])[0] for _ in range(10_000)]
+    assert all(len(d) == 1 and d[0] in (0, 1) for d in draws)
+    got = _empirical([d[0] for d in draws], 2)
+    assert torch.allclose(got, want.double(), atol=0.02)
+
+
+# ---------------------------------------------------------------- the scheduler, tiny model
+def make(tiny_model_dir, spec: bool, **kw) -> Scheduler:
+    cfg = dict(model=tiny_model_dir, device="cpu", page_size=4, num_pages=512, max_prefill_tokens=256)
+    if spec:
+        cfg.update(speculative_algorithm="ngram", speculative_num_draft_tokens=4)
+    cfg.update(kw)
+    return Scheduler(SchedulerConfig(**cfg))
+
+
+def repetitive(n: int, seed: int) -> list[int]:
+    """A prompt that repeats a short phrase, so drafts are found from the first decode step."""
+    rng = random.Random(seed)
+    phrase = [rng.randrange(100, 40000) for _ in range(rng.randrange(3, 8))]
+    return (phrase * (n // len(phrase) + 1))[:n]
+
+
+def run(s: Scheduler, prompts, params, overlap=False, check_each_step=True):
+    for uid, (p, sp) in enumerate(zip(prompts, params)):
+        s.add_request(uid, p, sp)
+    records = []
+    while True:
+        rec = s.overlap_step() if overlap else s.step()
+        if rec is None and s.is_idle and not s.has_in_flight:
+            break
+        if rec is not None:
+            records.append(rec)
+        if check_each_step:
+            s.cache.check()
+            # After a verify: no page beyond what the request's tokens need (with overlap_step
+            # the next batch is already scheduled, with pages reserved for its drafts).
+            for req in s.running if not overlap else []:
+                if rec is not None and req.uid in rec.accepted:
+                    held, ps = s.cache.held_pages(req), s.cache.page_size
+                    # (the newest token's slot may not be reserved yet: when every draft was accepted)
+                    assert pages_for(req.total_len - 1, ps) <= held <= pages_for(req.total_len, ps)
+    out, reasons = {}, {}
+    for m in s.io.drain():
+        out.setdefault(m.uid, [])
+        if m.next_token >= 0:
+            out[m.uid].append(m.next_token)
+        if m.finished:
+            reasons[m.uid] = m.finish_reason
+    s.cache.check()
+    assert s.cache.num_available == s.cache.num_pages  # every page free or evictable
+    return out, reasons, records
+
+
+PROMPTS = [repetitive(n, seed) for seed, n in enumerate([9, 23, 40, 64, 5, 31])]
+GREEDY = SamplingParams(max_tokens=24, ignore_eos=True)
+
+
+@pytest.fixture(scope="module")
+def reference(tiny_model_dir):
+    return run(make(tiny_model_dir, spec=False), PROMPTS, [GREEDY] * len(PROMPTS))[0]
+
+
+@pytest.mark.parametrize("page_size", [1, 4, 16])
+def test_greedy_tokens_equal_without_speculation(tiny_model_dir, reference, page_size):
+    s = make(tiny_model_dir, spec=True, page_size=page_size, num_pages=2048 // page_size)
+    out, reasons, records = run(s, PROMPTS, [GREEDY] * len(PROMPTS))
+    assert out == reference
+    assert all(r == "length" for r in reasons.values())
+    assert any(rec.phase == "verify" for rec in records)
+    assert s.accepted_tokens_total > 0  # the drafts did pay: fewer steps than tokens
+    assert sum(s.accepted_per_verify) > 0
+    assert len(records) < sum(len(v) for v in reference.values())
+
+
+def test_batch_one_at_a_time_equals_reference(tiny_model_dir, reference):
+    for uid, p in enumerate(PROMPTS):
+        out, _, _ = run(make(tiny_model_dir, spec=True), [p], [GREEDY])
+        assert out[0] == reference[uid]
+
+
+def test_requests_that_do_not_speculate_share_the_batch(tiny_model_dir, reference):
+    """A request with penalties never carries drafts; it runs in verify batches beside others."""
+    pen = SamplingParams(max_tokens=24, ignore_eos=True, presence_penalty=0.5)
+    params = [GREEDY, pen, GREEDY, pen, GREEDY, GREEDY]
+    want, _, _ = run(make(tiny_model_dir, spec=False), PROMPTS, params)
+    s = make(tiny_model_dir, spec=True)
+    got, _, records = run(s, PROMPTS, params)
+    assert got == want
+    assert not any(uid in (1, 3) for rec in records for uid in rec.drafts)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+@pytest.mark.parametrize("mixed", [False, True])
+def test_loops_and_mixed_batches_give_the_same_tokens(tiny_model_dir, reference, overlap, mixed):
+    s = make(tiny_model_dir, spec=True, mixed_chunk=mixed, max_prefill_tokens=48)
+    out, _, _ = run(s, PROMPTS, [GREEDY] * len(PROMPTS), overlap=overlap)
+    assert out == reference
+
+
+def test_max_tokens_is_never_overshot(tiny_model_dir, reference):
+    """Drafts are capped so the drafts and the bonus token fit in max_tokens."""
+    for m in (1, 2, 3, 5, 7):
+        sp = SamplingParams(max_tokens=m, ignore_eos=True)
+        out, reasons, _ = run(make(tiny_model_dir, spec=True), PROMPTS, [sp] * len(PROMPTS))
+        assert out == {u: t[:m] for u, t in reference.items()}
+        assert set(reasons.values()) == {"length"}
+
+
+def test_prefix_cache_holds_only_verified_tokens(tiny_model_dir, reference):
+    """After a speculative run, every cached token sequence is a prefix of a prompt + its real
+    output (never a rejected draft): a second run that hits the cache gives the same tokens."""
+    s = make(tiny_model_dir, spec=True, page_size=1, num_pages=2048)
+    run(s, PROMPTS, [GREEDY] * len(PROMPTS))
+    full = [p + reference[u] for u, p in enumerate(PROMPTS)]
+    for uid, seq in enumerate(full):
+        _, pages = s.cache.prefix_cache.match_prefix(seq)
+        assert len(pages) >= len(PROMPTS[uid]) + len(reference[uid]) - 2  # the last output is never computed
+    tree = s.cache.prefix_cache
+    for key in _cached_sequences(tree):
+        assert any(seq[: len(key)] == key for seq in full), key
+    # Reuse: the same prompts again, now served from the cache.
+    again, _, _ = run(s, PROMPTS, [GREEDY] * len(PROMPTS))
+    assert again == reference
+
+
+def _cached_sequences(tree) -> list[list[int]]:
+    """Every root-to-leaf token sequence of a radix cache."""
+    out = []
+
+    def walk(node, prefix):
+        if not node.children:
+            out.append(prefix)
+        for child in node.children.values():
+            walk(child, prefix + list(child.key))
+
+    walk(tree.root, [])
+    return out
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_abort_at_any_step_returns_every_page(tiny_model_dir, overlap):
+    """A fuzz of abort timings with speculation on: after each abort and at the end, every page
+    is free or cached, and the other requests still give their reference tokens."""
+    rng = random.Random(0)
+    base, _, _ = run(make(tiny_model_dir, spec=True), PROMPTS, [GREEDY] * len(PROMPTS))
+    for trial in range(12):
+        s = make(tiny_model_dir, spec=True)
+        for uid, p in enumerate(PROMPTS):
+            s.add_request(uid, p, GREEDY)
+        victims = rng.sample(range(len(PROMPTS)), 2)
+        when = {v: rng.randrange(0, 12) for v in victims}
+        step = 0
+        while True:
+            for v, at in when.items():
+                if at == step:
+                    s.abort(v)  # possibly with a verify batch in flight (overlap)
+            rec = s.overlap_step() if overlap else s.step()
+            step += 1
+            s.cache.check()
+            if rec is None and s.is_idle and not s.has_in_flight:
+                break
+        got: dict[int, list[int]] = {}
+        for m in s.io.drain():
+            got.setdefault(m.uid, [])
+            if m.next_token >= 0:
+                got[m.uid].append(m.next_token)
+        for uid in range(len(PROMPTS)):
+            if uid not in victims:
+                assert got[uid] == base[uid], (trial, uid)
+            else:
+                assert got[uid] == base[uid][: len(got[uid])]
+        assert s.cache.num_available == s.cache.num_pages
+        assert s.cache.page_table.num_free_rows == s.cache.page_table.max_reqs
+
+
+def test_seeded_sampling_is_reproducible(tiny_model_dir):
+    sp = SamplingParams(max_tokens=24, ignore_eos=True, temperature=0.8, seed=11)
+    a, _, _ = run(make(tiny_model_dir, spec=True), PROMPTS, [sp] * len(PROMPTS))
+    b, _, _ = run(make(tiny_model_dir, spec=True), PROMPTS[:1], [sp])
+    assert a[0] == b[0]
+    assert a == run(make(tiny_model_dir, spec=True), PROMPTS, [sp] * len(PROMPTS))[0]
+
+
+def test_logprobs_of_accepted_tokens_equal_those_without_speculation(tiny_model_dir):
+    sp = SamplingParams(max_tokens=16, ignore_eos=True, logprobs=True, top_logprobs=3)
+
+    def logprobs(spec):
+        s = make(tiny_model_dir, spec=spec)
+        for uid, p in enumerate(PROMPTS):
+            s.add_request(uid, p, sp)
+        s.run_until_idle()
+        out = {}
+        for m in s.io.drain():
+            if m.next_token >= 0:
+                out.setdefault(m.uid, []).append((m.next_token, m.logprob, [t for t, _ in m.top_logprobs]))
+        return out, s
+
+    off, _ = logprobs(False)
+    on, s = logprobs(True)
+    assert s.accepted_tokens_total > 0
+    for uid in off:
+        assert [t for t, _, _ in on[uid]] == [t for t, _, _ in off[uid]]
+        assert [top for _, _, top in on[uid]] == [top for _, _, top in off[uid]]
+        for (_, a, _), (_, b, _) in zip(on[uid], off[uid]):
+            assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_grammar_requests_do_not_speculate(tiny_model_dir):
+    sp = SamplingParams(max_tokens=12, regex="(ab)+")
+    s = make(tiny_model_dir, spec=True)
+    _, reasons, records = run(s, PROMPTS[:2], [sp, GREEDY])
+    assert not any(0 in rec.drafts for rec in records)
+
+
+def test_config_rejects_unknown_algorithm():
+    with pytest.raises(ValueError, match="speculative_algorithm"):
+        SchedulerConfig(speculative_algorithm="eagle")
+    with pytest.raises(ValueError):
+        SchedulerConfig(speculative_algorithm="ngram", speculative_ngram_min=3, speculative_ngram_max=2)
+
+
+# ---------------------------------------------------------------- the real model, float32
+REPEAT_CHATS = [
+    "Repeat this sentence exactly: The quick brown fox jumps over the lazy dog near the river bank.",
+    "Copy this list, one item per line: apples, bananas, cherries, dates, figs, grapes.",
+    "Rewrite this code with the variable x renamed to total:\ndef add(a, b):\n    x = a + b\n    return x",
+    "Say 'hello world' five times.",
+    "Repeat this paragraph with the word 'cat' changed to 'dog': The cat sat on the mat. The cat was happy.",
+    "Count from 1 to 15, separated by commas.",
+    "Write the alphabet in capital letters, separated by spaces.",
+    "Copy exactly: To be, or not to be, that is the question.",
+    "What is KV Cache?",
+    "Name three colours.",
+    "Write a haiku about the sea.",
+    "Translate to French: Good morning, how are you?",
+    "Repeat after me: red green blue red green blue red green blue.",
+    "List the days of the week.",
+    "Fix the typo and repeat the sentence: Teh server sends tokens to teh client.",
+    "Write a Python for loop that prints the numbers 0 to 4.",
+]
+
+
+@pytest.fixture(scope="module")
+def real(default_model_dir):
+    """The real model in float32 (the engine's exact path), its prompts, and each one's greedy
+    output without speculation, computed one request at a time."""
+    from minisgl_edu.engine import Engine
+
+    cfg = SchedulerConfig(model=default_model_dir, device="cpu", cpu_weights="float32", num_pages=4096, page_size=16)
+    engine = Engine(cfg)
+    tok = Scheduler(cfg, engine=engine).tokenizer
+    texts = [
+        tok.apply_chat_template([{"role": "user", "content": c}], tokenize=False, add_generation_prompt=True)
+        for c in REPEAT_CHATS
+    ]
+    prompts = [tok.encode(t, add_special_tokens=False) for t in texts]
+    sp = SamplingParams(max_tokens=48, ignore_eos=True)
+    ref = {}
+    for uid, p in enumerate(prompts):
+        ref[uid] = run(Scheduler(cfg, engine=engine, tokenizer=tok), [p], [sp])[0][0]
+    return engine, tok, cfg, prompts, ref
+
+
+def _spec_scheduler(real, **kw) -> Scheduler:
+    engine, tok, cfg, _, _ = real
+    spec = SchedulerConfig(**{**cfg.__dict__, "speculative_algorithm": "ngram", **kw})
+    return Scheduler(spec, engine=engine, tokenizer=tok)
+
+
+@pytest.mark.slow
+def test_real_model_same_tokens_one_at_a_time_and_batched(real):
+    _, _, _, prompts, ref = real
+    sp = SamplingParams(max_tokens=48, ignore_eos=True)
+    accepted = 0
+    for uid, p in enumerate(prompts):
+        s = _spec_scheduler(real)
+        assert run(s, [p], [sp])[0][0] == ref[uid], REPEAT_CHATS[uid]
+        accepted += s.accepted_tokens_total
+    assert accepted > 100  # the repetitive prompts did speculate
+    # Batched, with every other request not speculating (a presence penalty of 0 is still "off",
+    # so a logit bias of 0 on one token stands for a request the chain touches but never changes).
+    s = _spec_scheduler(real)
+    out, _, records = run(s, prompts, [sp] * len(prompts))
+    assert out == ref
+    assert any(rec.phase == "verify" for rec in records)
+
+
+def _inside_a_run(real) -> tuple[int, int]:
+    """(uid, token) where `token` first appears in uid's output as an accepted draft that another
+    accepted token follows in the same verify: a finish on it must cut the run in its middle."""
+    _, _, _, prompts, ref = real
+    s = _spec_scheduler(real)
+    _, _, records = run(s, prompts, [SamplingParams(max_tokens=48, ignore_eos=True)] * len(prompts))
+    produced: dict[int, int] = {}
+    for rec in records:
+        for uid, acc in rec.accepted.items():
+            for j, t in enumerate(acc):
+                index = produced.get(uid, 0) + j
+                if t not in ref[uid][:index]:
+                    return uid, t
+        for uid in rec.next_tokens:
+            produced[uid] = produced.get(uid, 0) + len(rec.accepted.get(uid, [])) + 1
+    raise AssertionError("no accepted draft is a token's first occurrence")
+
+
+@pytest.mark.slow
+def test_real_model_eos_inside_an_accepted_run_cuts_it(real):
+    engine, tok, cfg, prompts, ref = real
+    uid, eos = _inside_a_run(real)
+    sp = SamplingParams(max_tokens=48)
+    outs = []
+    for spec in (False, True):
+        s = _spec_scheduler(real) if spec else Scheduler(cfg, engine=engine, tokenizer=tok)
+        s.eos_ids = {eos}
+        outs.append(run(s, prompts, [sp] * len(prompts))[:2])
+    assert outs[0] == outs[1]
+    out, reasons = outs[1]
+    assert out[uid][-1] == eos and reasons[uid] == "stop" and len(out[uid]) < len(ref[uid])
+
+
+@pytest.mark.slow
+def test_real_model_stop_string_across_accepted_tokens(real):
+    engine, tok, cfg, prompts, ref = real
+    uid, token = _inside_a_run(real)
+    at = ref[uid].index(token)
+    stop = tok.decode(ref[uid][at : at + 2])  # spans the accepted draft and the token after it
+    sp = SamplingParams(max_tokens=48, ignore_eos=True, stop=[stop])
+    off = run(Scheduler(cfg, engine=engine, tokenizer=tok), [prompts[uid]], [sp])[:2]
+    on = run(_spec_scheduler(real), [prompts[uid]], [sp])[:2]
+    assert on == off and on[1][0] == "stop"
