@@ -47,6 +47,10 @@ class ServerArgs:
     attention_backend: Optional[str] = None  # None: "auto"
     cuda_graph_max_bs: Optional[int] = None
     mixed_chunk: Optional[bool] = None  # --enable-mixed-chunk; None: the scheduler's default (off)
+    speculative_algorithm: Optional[str] = None  # --speculative-algorithm ngram; None: off
+    speculative_num_draft_tokens: Optional[int] = None
+    speculative_ngram_max: Optional[int] = None
+    speculative_ngram_min: Optional[int] = None
     # API server
     api_key: Optional[str] = None
     max_queue: Optional[int] = 256  # requests waiting beyond max_running_requests; None: no limit
@@ -78,6 +82,10 @@ class ServerArgs:
             "attention_backend",
             "cuda_graph_max_bs",
             "mixed_chunk",
+            "speculative_algorithm",
+            "speculative_num_draft_tokens",
+            "speculative_ngram_max",
+            "speculative_ngram_min",
         )
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
@@ -183,6 +191,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="decode tokens of running requests ride along with each prefill batch in one forward "
         "pass, within --max-prefill-tokens (default off: a prefill batch runs alone)",
     )
+    p.add_argument(
+        "--speculative-algorithm",
+        choices=["ngram"],
+        help="speculative decoding: ngram guesses each request's next tokens from its own prompt and "
+        "output, and one forward pass checks them (default off)",
+    )
+    p.add_argument(
+        "--speculative-num-draft-tokens", type=_positive, help="tokens guessed per request and step (default 4)"
+    )
+    p.add_argument("--speculative-ngram-max", type=_positive, help="longest suffix looked up for a draft (default 4)")
+    p.add_argument("--speculative-ngram-min", type=_positive, help="shortest suffix looked up for a draft (default 2)")
     p.add_argument(
         "--api-key",
         default=env.get().api_key,
