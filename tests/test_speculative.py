@@ -423,3 +423,14 @@ def test_real_model_stop_string_across_accepted_tokens(real):
     off = run(Scheduler(cfg, engine=engine, tokenizer=tok), [prompts[uid]], [sp])[:2]
     on = run(_spec_scheduler(real), [prompts[uid]], [sp])[:2]
     assert on == off and on[1][0] == "stop"
+
+
+def test_server_flags_reach_the_scheduler_config():
+    from minisgl_edu.server.args import parse_args
+
+    a = parse_args(["--speculative-algorithm", "ngram", "--speculative-num-draft-tokens", "6"])
+    over = a.scheduler_overrides()
+    assert over["speculative_algorithm"] == "ngram" and over["speculative_num_draft_tokens"] == 6
+    cfg = SchedulerConfig(**over)
+    assert (cfg.speculative_ngram_max, cfg.speculative_ngram_min) == (4, 2)
+    assert "speculative_algorithm" not in parse_args([]).scheduler_overrides()  # off by default
