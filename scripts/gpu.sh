@@ -19,6 +19,7 @@ case $tool in
   chain)      exec python "$here/gpu_chain_floor.py" "$@" ;;
   warmup)     exec python "$here/gpu_warmup.py" "$@" ;;
   requests)   exec python "$here/gpu_requests.py" "$@" ;;
+  speculative) exec python "$here/gpu_speculative.py" "$@" ;;
   stage-base) exec bash "$here/gpu_stage_base.sh" "$@" ;;
   *) sed -n '2,5p' "$0" >&2; echo "see scripts/README.md" >&2; exit 2 ;;
 esac

@@ -1,0 +1,92 @@
+"""Speculative decoding on a GPU: the same greedy tokens with and without drafts, on the torch and
+FlashInfer backends, compared with the torch backend on CPU. Prints a short table last.
+
+    bash scripts/gpu.sh speculative      (or: python scripts/gpu_speculative.py MODEL_DIR)
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+
+from minisgl_edu.core import SamplingParams
+from minisgl_edu.scheduler import Scheduler, SchedulerConfig
+
+
+def prompts() -> list[list[int]]:
+    out = []
+    for seed, n in enumerate([9, 23, 40, 64, 5, 31, 100, 17]):
+        rng = random.Random(seed)
+        phrase = [rng.randrange(100, 40000) for _ in range(rng.randrange(3, 8))]
+        out.append((phrase * (n // len(phrase) + 1))[:n])
+    return out
+
+
+def run(model: str, device: str, backend: str, spec: bool, dtype: str) -> tuple[dict, int, float]:
+    cfg = dict(model=model, device=device, page_size=16, num_pages=512, attention_backend=backend, dtype=dtype)
+    if spec:
+        cfg["speculative_algorithm"] = "ngram"
+    s = Scheduler(SchedulerConfig(**cfg))
+    sp = SamplingParams(max_tokens=48, ignore_eos=True)
+    for uid, p in enumerate(prompts()):
+        s.add_request(uid, p, sp)
+    t0 = time.perf_counter()
+    s.run_until_idle(overlap=device == "cuda")
+    seconds = time.perf_counter() - t0
+    s.cache.check()
+    assert s.cache.num_available == s.cache.num_pages
+    out: dict[int, list[int]] = {}
+    for m in s.io.drain():
+        if m.next_token >= 0:
+            out.setdefault(m.uid, []).append(m.next_token)
+    return out, s.accepted_tokens_total, seconds
+
+
+def head_dim_64(tokenizer_dir: str) -> str:
+    """A random-weight model with the bundled model's head shape (FlashInfer needs head_dim 64 or
+    more), 4 layers, and the tokenizer files of `tokenizer_dir`."""
+    import shutil
+    from pathlib import Path
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from minisgl_edu.models.testing import tiny_hf_config
+
+    out = Path("/tmp/spec-model")
+    cfg = tiny_hf_config(
+        "llama",
+        vocab_size=49152,
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=4,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(cfg).save_pretrained(out)
+    for f in Path(tokenizer_dir).iterdir():
+        if f.name.startswith("tokenizer") or f.name.endswith(".jinja"):
+            shutil.copy(f, out / f.name)
+    return str(out)
+
+
+def main() -> None:
+    model = head_dim_64(sys.argv[1])
+    rows = []
+    ref, _, _ = run(model, "cpu", "torch", False, "float32")
+    for device, backend, dtype in [("cuda", "torch", "float32"), ("cuda", "flashinfer", "bfloat16")]:
+        off, _, t_off = run(model, device, backend, False, dtype)
+        on, acc, t_on = run(model, device, backend, True, dtype)
+        same_ref = sum(off[u] == ref[u] for u in ref)
+        rows.append((device, backend, dtype, sum(on[u] == off[u] for u in off), same_ref, acc, t_off, t_on))
+    print(f"{'device':<6} {'backend':<11} {'dtype':<9} {'on==off':>8} {'off==cpu':>9} {'accepted':>9}")
+    for d, b, t, eq, eqr, acc, *_ in rows:
+        print(f"{d:<6} {b:<11} {t:<9} {eq:>5}/{len(ref)} {eqr:>6}/{len(ref)} {acc:>9}")
+
+
+if __name__ == "__main__":
+    main()
