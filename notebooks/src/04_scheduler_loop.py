@@ -248,17 +248,13 @@ live_pages = KVPageMap(live)
 display(live_stepper, live_pages)
 """),
     md(r"""
-Press **Step** a few times, then run the cell below (run without a browser, it presses Step three
-times itself): it cancels the request that holds the most pages, as a client disconnect does (chapter 08 follows that path), and its pages are free again
+Press **Step** a few times, then run the cell below: it cancels the request that holds the most
+pages, as a client disconnect does (chapter 08 follows that path), and its pages are free again
 at once.
 """),
     code(r"""
 # NBVAL_IGNORE_OUTPUT
 snap = live.snapshot()
-if snap.steps == 0:  # run without a browser, nobody pressed Step: press it from code, as a click would
-    for _ in range(3):
-        live_stepper.step_button.click()
-    snap = live.snapshot()
 rows = snap.pages.rows  # uid -> its page-table row (the planned batch holds pages already)
 if snap.steps > 0 and rows:
     victim = max(rows, key=lambda u: len(rows[u]))
