@@ -137,6 +137,10 @@ class Req:
     prompt_leader: Optional[Req] = None
     shares_prompt: bool = False  # (n > 1, the leader) its prompt goes to the prefix cache after prefill
     shared_len: int = 0  # tokens at the start of its row whose pages it handed to the prefix cache
+    # (speculative decoding) Verifies in a row that accepted no draft, and decode steps left in
+    # which this request proposes none: drafts that keep failing cost verify positions for nothing.
+    draft_misses: int = 0
+    draft_pause: int = 0
 
     @property
     def all_ids(self) -> list[int]:

@@ -17,7 +17,7 @@ from minisgl_edu.engine.logits_chain import process_logits
 from minisgl_edu.engine.verify import accept_greedy, accept_sampled, verify
 from minisgl_edu.kvcache import pages_for
 from minisgl_edu.scheduler import Scheduler, SchedulerConfig
-from minisgl_edu.scheduler.ngram import propose_ngram
+from minisgl_edu.scheduler.ngram import MAX_PAUSE, backoff, propose_ngram
 
 
 # ---------------------------------------------------------------- drafts
@@ -44,9 +44,11 @@ def test_ngram_gives_nothing_without_a_match():
     assert propose_ngram([3, 8, 5, 3], 2, n_max=3, n_min=2) == []
 
 
-def test_ngram_draft_may_run_into_the_suffix_and_stops_at_the_end():
-    # A run of one token: the match just before the suffix proposes what follows it, up to the end.
-    assert propose_ngram([5, 5, 5, 5], 4, n_max=2, n_min=2) == [5]
+def test_ngram_draft_runs_on_through_a_repeating_tail():
+    # A match just before the suffix: the text repeats with that period, and the draft goes on.
+    assert propose_ngram([5, 5, 5, 5], 4, n_max=2, n_min=2) == [5, 5, 5, 5]
+    assert propose_ngram([9, 1, 2, 1, 2], 5, n_max=2, n_min=2) == [1, 2, 1, 2, 1]
+    assert propose_ngram([1, 2, 3, 7, 1, 2, 3], 6, n_max=3, n_min=3) == [7, 1, 2, 3, 7, 1]
 
 
 # ---------------------------------------------------------------- acceptance, greedy
@@ -148,6 +150,34 @@ def run(s: Scheduler, prompts, params, overlap=False, check_each_step=True):
 
 PROMPTS = [repetitive(n, seed) for seed, n in enumerate([9, 23, 40, 64, 5, 31])]
 GREEDY = SamplingParams(max_tokens=24, ignore_eos=True)
+
+
+def test_backoff_doubles_and_is_capped():
+    assert [backoff(m) for m in range(7)] == [0, 1, 2, 4, 8, 16, 16] and MAX_PAUSE == 16
+
+
+def test_a_request_whose_drafts_fail_pauses_drafting(tiny_model_dir, reference, monkeypatch):
+    """Drafts that are always wrong: after the m-th verify in a row that accepted nothing the
+    request proposes none for `backoff(m)` = 1, 2, 4, ... steps; the tokens stay the reference's."""
+    import minisgl_edu.scheduler.scheduler as scheduler_module
+
+    prompt, ref = PROMPTS[0], reference[0]
+
+    def wrong(tokens, k, n_max, n_min):
+        return [ref[len(tokens) - len(prompt)] + 1]  # never the model's next token
+
+    monkeypatch.setattr(scheduler_module, "propose_ngram", wrong)
+    out, _, records = run(make(tiny_model_dir, spec=True), [prompt], [GREEDY])
+    assert out[0] == ref
+    drafted = [0 in rec.drafts for rec in records if 0 in rec.next_tokens][1:]  # decode steps
+    assert not any(rec.accepted.get(0) for rec in records)
+    # verify, 1 pause, verify, 2 pauses, verify, 4 pauses, verify, 8 pauses, verify, ...
+    expected = []
+    misses = 0
+    while len(expected) < len(drafted):
+        misses += 1
+        expected += [True] + [False] * backoff(misses)
+    assert drafted == expected[: len(drafted)]
 
 
 @pytest.fixture(scope="module")

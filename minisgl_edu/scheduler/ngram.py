@@ -10,13 +10,18 @@ follows a pattern) continues the way it went the last time its last few tokens a
 for the most recent earlier place where the request's last `n` tokens occur, and propose the
 tokens that followed there. A longer match is a better guess, so `n` goes from `n_max` down to
 `n_min` and the first n that matches wins. No second model is needed: the draft costs a search.
+
+When drafts do not pay: a request whose text does not repeat finds few matches, so it mostly
+decodes as usual. When it does find matches that the model keeps rejecting, each verify computes
+k positions for nothing; `backoff` then makes it pause drafting for 1, 2, 4, ... steps (at most
+`MAX_PAUSE`) after each verify in a row that accepted nothing, and one accepted draft resets it.
 """
 
 from __future__ import annotations
 
 
 def propose_ngram(tokens: list[int], k: int, n_max: int, n_min: int) -> list[int]:
-    """Up to `k` tokens that followed the most recent earlier occurrence of the last n tokens of
+    """`k` tokens that followed the most recent earlier occurrence of the last n tokens of
     `tokens` (n from `n_max` down to `n_min`); [] when none of those suffixes occurs earlier."""
     if k <= 0:
         return []
@@ -25,6 +30,24 @@ def propose_ngram(tokens: list[int], k: int, n_max: int, n_min: int) -> list[int
         # Most recent first: start the search where a match would end just before the suffix.
         for start in range(len(tokens) - n - 1, -1, -1):
             if tokens[start : start + n] == suffix:
-                follow = tokens[start + n : start + n + k]
-                return follow
+                return _copy_from(tokens, start + n, k)
     return []
+
+
+def _copy_from(tokens: list[int], at: int, k: int) -> list[int]:
+    """`k` tokens copied from `tokens[at:]`, going on into the copy itself when the end is
+    reached: a match just before the suffix means the text repeats with period len(tokens) - at,
+    so "a b a b a b" after the match "a b" at 2 goes on "a b a b ...", not just "a b"."""
+    follow: list[int] = []
+    for i in range(k):
+        j = at + i
+        follow.append(tokens[j] if j < len(tokens) else follow[j - len(tokens)])
+    return follow
+
+
+MAX_PAUSE = 16  # decode steps at most between two tries of a request whose drafts keep failing
+
+
+def backoff(misses: int) -> int:
+    """Decode steps without drafts after `misses` verifies in a row that accepted nothing."""
+    return 0 if misses == 0 else min(2 ** (misses - 1), MAX_PAUSE)

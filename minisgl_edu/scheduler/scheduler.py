@@ -43,7 +43,7 @@ from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
-from minisgl_edu.scheduler.ngram import propose_ngram
+from minisgl_edu.scheduler.ngram import backoff, propose_ngram
 from minisgl_edu.scheduler.overlap import OverlapMixin
 from minisgl_edu.scheduler.stats import STATS_BUDGET, SchedulerStats, change_key, collect_stats
 from minisgl_edu.trace import NULL_TRACER, Tracer
@@ -314,6 +314,9 @@ class Scheduler(OverlapMixin):
         cfg = self.config
         if cfg.speculative_algorithm is None or req.grammar is not None or req.sampling_params.has_penalties:
             return []  # a grammar's mask and the penalties would depend on drafts not yet accepted
+        if req.draft_pause > 0:
+            req.draft_pause -= 1  # its last drafts were all rejected (`ngram.backoff`)
+            return []
         # The drafts plus the model's own token stay within max_new_tokens, so within the pages
         # reserved for the request at admission.
         k = min(cfg.speculative_num_draft_tokens, req.max_new_tokens - len(req.output_ids) - 1)
@@ -435,6 +438,8 @@ class Scheduler(OverlapMixin):
         self.draft_tokens_total += len(draft)
         self.accepted_tokens_total += accepted
         self.accepted_per_verify[accepted] += 1
+        req.draft_misses = 0 if accepted else req.draft_misses + 1
+        req.draft_pause = backoff(req.draft_misses)
         record.accepted[req.uid] = draft[:accepted]
         if not req.is_finished:
             # Pages for positions 0..total_len-1: the newest token's K/V is computed next step.
