@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from test_server import PAGE_SIZE, ServerProcess, parse_sse
 
 from minisgl_edu.server.metrics import (
+    ACCEPT_RATE_BUCKETS,
     E2E_BUCKETS,
     ITL_BUCKETS,
     QUEUE_BUCKETS,
@@ -118,6 +119,28 @@ def test_scheduler_stats_are_read_when_scraped():
     for reason in ("stop", "length", "abort"):
         assert s[f"minisgl_request_success_total{{finished_reason={reason}}}"] == 0
     assert m.content_type.startswith("text/plain; version=")
+
+
+def test_speculative_metrics_are_histograms_of_the_verify_outcomes():
+    # outcomes[d][a]: verifies of d drafts that accepted a. Here, with k = 2: one verify of 1
+    # draft accepting 1, two of 2 drafts accepting 0, three of 2 drafts accepting 2.
+    outcomes = [[0, 0, 0], [0, 1, 0], [2, 0, 3]]
+    stats = {"spec_draft_tokens_total": 11, "spec_accepted_tokens_total": 7, "spec_verify_outcomes": outcomes}
+    s = parse(new_metrics(stats).render().decode())
+    assert s["minisgl_spec_draft_tokens_total"] == 11 and s["minisgl_spec_accepted_tokens_total"] == 7
+    accepted = [1, 0, 0, 2, 2, 2]  # drafts accepted, one value per verify
+    name = "minisgl_spec_accepted_drafts_per_verify"
+    assert buckets(s, name, range(3)) == cumulative(accepted, range(3))
+    assert s[name + "_count"] == 6 and s[name + "_sum"] == 7
+    rates = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    name = "minisgl_spec_acceptance_rate"
+    assert buckets(s, name, ACCEPT_RATE_BUCKETS) == cumulative(rates, ACCEPT_RATE_BUCKETS)
+    assert s[name + "_count"] == 6 and s[name + "_sum"] == 4.0
+
+
+def test_no_speculative_metrics_when_it_is_off():
+    stats = {"spec_draft_tokens_total": 0, "spec_accepted_tokens_total": 0, "spec_verify_outcomes": []}
+    assert not any("spec" in k for k in parse(new_metrics(stats).render().decode()))
 
 
 def test_each_server_counts_in_its_own_registry():

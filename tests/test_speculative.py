@@ -193,7 +193,9 @@ def test_greedy_tokens_equal_without_speculation(tiny_model_dir, reference, page
     assert all(r == "length" for r in reasons.values())
     assert any(rec.phase == "verify" for rec in records)
     assert s.accepted_tokens_total > 0  # the drafts did pay: fewer steps than tokens
-    assert sum(s.accepted_per_verify) > 0
+    outcomes = s.verify_outcomes  # [drafts][accepted]
+    assert sum(a * n for row in outcomes for a, n in enumerate(row)) == s.accepted_tokens_total
+    assert sum(d * n for d, row in enumerate(outcomes) for n in row) == s.draft_tokens_total
     assert len(records) < sum(len(v) for v in reference.values())
 
 
@@ -464,3 +466,54 @@ def test_server_flags_reach_the_scheduler_config():
     cfg = SchedulerConfig(**over)
     assert (cfg.speculative_ngram_max, cfg.speculative_ngram_min) == (4, 2)
     assert "speculative_algorithm" not in parse_args([]).scheduler_overrides()  # off by default
+
+
+# ---------------------------------------------------------------- the real server
+@pytest.mark.slow
+def test_server_streams_the_same_answer_and_reports_the_drafts(tmp_path):
+    """Over HTTP with --speculative-algorithm ngram: the same greedy answer as without it, the
+    exact SSE framing and usage when a step brings several tokens, and the acceptance on
+    /metrics (histograms) and /dashboard/state."""
+    import json
+
+    import httpx
+    from test_server import ServerProcess, metrics, parse_sse, wait_metrics
+
+    body = {
+        "model": "smollm2-135m",
+        "messages": [{"role": "user", "content": REPEAT_CHATS[4]}],
+        "max_tokens": 40,
+        "temperature": 0,
+    }
+
+    def ask(server, stream: bool):
+        r = httpx.post(server.url + "/v1/chat/completions", json={**body, "stream": stream}, timeout=120)
+        assert r.status_code == 200
+        if not stream:
+            out = r.json()
+            return out["choices"][0]["message"]["content"], out["usage"]["completion_tokens"]
+        chunks = [json.loads(p) for p in parse_sse(r.text) if p != "[DONE]"]
+        text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+        usage = [c["usage"] for c in chunks if c.get("usage")]
+        return text, usage[-1]["completion_tokens"] if usage else None
+
+    answers = {}
+    for spec in (False, True):
+        server = ServerProcess(tmp_path, *(["--speculative-algorithm", "ngram"] if spec else []))
+        try:
+            server.wait_ready()
+            answers[spec] = ask(server, stream=False)
+            if spec:
+                body["stream_options"] = {"include_usage": True}
+                assert ask(server, stream=True) == answers[spec]
+                m = wait_metrics(server, lambda m: m.get("minisgl_spec_accepted_drafts_per_verify_count", 0) > 0, "")
+                assert m["minisgl_spec_accepted_tokens_total"] > 0  # the prompt is made to be repeated
+                assert m["minisgl_spec_accepted_drafts_per_verify_sum"] == m["minisgl_spec_accepted_tokens_total"]
+                assert m["minisgl_spec_acceptance_rate_count"] == m["minisgl_spec_accepted_drafts_per_verify_count"]
+                state = httpx.get(server.url + "/dashboard/state", timeout=5).json()
+                assert sum(map(sum, state["scheduler"]["spec_verify_outcomes"])) > 0
+            else:
+                assert not any("spec" in k for k in metrics(server))
+        finally:
+            server.stop()
+    assert answers[True] == answers[False]

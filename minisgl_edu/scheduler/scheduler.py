@@ -140,11 +140,13 @@ class Scheduler(OverlapMixin):
         self._stats_key_sent: Optional[tuple] = None  # change_key() when the last one was sent
         self._next_stats_at = 0.0  # time.monotonic() before which no stats message goes out
         self.grammar_compiler = None  # structured output (engine/grammar.py), made on first use
-        # Speculative decoding: drafts proposed and accepted, and how many drafts each verify
-        # accepted (index a: verifies that accepted a drafts), for /metrics and /dashboard.
+        # Speculative decoding: drafts proposed and accepted, and each request's verifies by
+        # outcome (verify_outcomes[d][a]: verifies of d drafts that accepted a), for /metrics
+        # and /dashboard.
         self.draft_tokens_total = 0
         self.accepted_tokens_total = 0
-        self.accepted_per_verify = [0] * (config.speculative_num_draft_tokens + 1)
+        k = config.speculative_num_draft_tokens
+        self.verify_outcomes = [[0] * (k + 1) for _ in range(k + 1)]
         # Injection points for the course's exercises: the real engine calls these.
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
@@ -437,7 +439,7 @@ class Scheduler(OverlapMixin):
         accepted = len(tokens) - 1  # the last token is the model's own
         self.draft_tokens_total += len(draft)
         self.accepted_tokens_total += accepted
-        self.accepted_per_verify[accepted] += 1
+        self.verify_outcomes[len(draft)][accepted] += 1
         req.draft_misses = 0 if accepted else req.draft_misses + 1
         req.draft_pause = backoff(req.draft_misses)
         record.accepted[req.uid] = draft[:accepted]

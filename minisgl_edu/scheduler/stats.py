@@ -41,8 +41,10 @@ class StatsDetail:
     page_size: int
     # The batch scheduled last (it has just run; under the overlap loop it is still running).
     batch_id: int  # 0: none yet
-    batch_phase: str  # "prefill" | "decode" | "mixed"; "" before the first batch
-    batch: list[tuple[int, str, int, int]]  # (uid, "prefill" | "decode", start position, tokens computed)
+    batch_phase: str  # "prefill" | "decode" | "mixed" | "verify"; "" before the first batch
+    # (uid, "prefill" | "decode" | "verify", start position, tokens computed); a request that
+    # verifies drafts computes its newest token and the drafts: 1 + drafts tokens
+    batch: list[tuple[int, str, int, int]]
     waiting: list[int]  # uids in the waiting queue, head first (the first MAX_LISTED)
     running: list[int]  # uids decoding
     # Each running request, then each listed waiting one:
@@ -63,6 +65,12 @@ class SchedulerStats:
     running_requests: int
     waiting_requests: int
     generated_tokens_total: int
+    # Speculative decoding (all 0 and [] when it is off): drafts proposed and accepted, and each
+    # request's verifies by outcome, spec_verify_outcomes[d][a] = verifies of d drafts that accepted
+    # a (the histograms of /metrics are built from it).
+    spec_draft_tokens_total: int
+    spec_accepted_tokens_total: int
+    spec_verify_outcomes: list[list[int]]
     detail: StatsDetail
 
 
@@ -110,7 +118,8 @@ def collect_stats(s: Scheduler) -> SchedulerStats:
     items: list[tuple[int, str, int, int]] = []
     if batch is not None:
         for it in batch.items:
-            items.append((it.req.uid, "decode" if it.is_decode else "prefill", it.start, it.num_tokens))
+            phase = "verify" if it.draft else "decode" if it.is_decode else "prefill"
+            items.append((it.req.uid, phase, it.start, it.num_tokens))
     requests = [
         (
             r.uid,
@@ -147,5 +156,8 @@ def collect_stats(s: Scheduler) -> SchedulerStats:
         running_requests=len(s.running),
         waiting_requests=len(s.waiting),
         generated_tokens_total=s.generated_tokens_total,
+        spec_draft_tokens_total=s.draft_tokens_total,
+        spec_accepted_tokens_total=s.accepted_tokens_total,
+        spec_verify_outcomes=[list(row) for row in s.verify_outcomes] if s.config.speculative_algorithm else [],
         detail=detail,
     )

@@ -11,7 +11,8 @@ Where this sits on the request path: at the HTTP edge, in the API server process
   and SGLang's (`sglang:cached_tokens_total`), with the prefix `minisgl_`: the names the
   scheduler's gauges already have. (prometheus_client accepts a colon as vLLM and SGLang use it,
   but Prometheus reserves colons for recording rules written by users.)
-* The scheduler's own statistics (`SchedulerStats`: pages, running and waiting requests), which
+* The scheduler's own statistics (`SchedulerStats`: pages, running and waiting requests, and with
+  speculative decoding the drafts accepted, as counters and two histograms), which
   it pushes to the API server every few steps (`SchedulerStatsMsg`, kept in
   `FrontendState.stats`), and the number of requests the API server waits on. Those values live
   elsewhere, so a collector reads them when /metrics is scraped instead of copying them here.
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 PREFIX = "minisgl_"
 
@@ -53,7 +54,11 @@ SCHEDULER_STATS = {
     "running_requests": ("gauge", "Requests in the decode batch."),
     "waiting_requests": ("gauge", "Requests waiting for (or part-way through) prefill."),
     "generated_tokens_total": ("counter", "Tokens the scheduler sampled since start-up, aborted requests included."),
+    "spec_draft_tokens_total": ("counter", "Speculative decoding: draft tokens proposed for verification."),
+    "spec_accepted_tokens_total": ("counter", "Speculative decoding: draft tokens the model accepted."),
 }
+# Speculative decoding: the share of a verify's drafts that were accepted.
+ACCEPT_RATE_BUCKETS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 @dataclass
@@ -75,9 +80,13 @@ class _SchedulerStatsCollector:
         self.in_flight = in_flight
 
     def collect(self) -> Iterator[Metric]:
-        for key, value in self.scheduler_stats().items():
+        stats = self.scheduler_stats()
+        speculating = bool(stats.get("spec_verify_outcomes"))
+        for key, value in stats.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue  # only numbers are metrics
+            if key.startswith("spec_") and not speculating:
+                continue  # speculative decoding is off: no such metrics
             kind, help_text = SCHEDULER_STATS.get(key, ("gauge", f"Scheduler statistic {key}."))
             family = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
             yield family(PREFIX + key, help_text, value=value)
@@ -86,6 +95,32 @@ class _SchedulerStatsCollector:
             "Generation requests the API server is waiting on.",
             value=self.in_flight(),
         )
+        if speculating:
+            yield from speculative_histograms(stats["spec_verify_outcomes"])
+
+
+def speculative_histograms(outcomes: list[list[int]]) -> Iterator[Metric]:
+    """Two histograms over every request's verifies, from `outcomes[d][a]` (verifies of d drafts
+    that accepted a): drafts accepted per verify (the step gave a + 1 tokens: the accepted drafts
+    and the model's own), and the share accepted, a / d. The scheduler counts outcomes rather than
+    observations, so both are exact and the message stays small."""
+    k = len(outcomes) - 1
+    verifies = [(d, a, n) for d, row in enumerate(outcomes) for a, n in enumerate(row) if n and d]
+    total = sum(n for _, _, n in verifies)
+    accepted = sum(a * n for _, a, n in verifies)
+    yield HistogramMetricFamily(
+        PREFIX + "spec_accepted_drafts_per_verify",
+        "Speculative decoding: drafts one request's verify accepted (it gave that many tokens plus one).",
+        buckets=[(str(float(b)), sum(n for _, a, n in verifies if a <= b)) for b in range(k + 1)] + [("+Inf", total)],
+        sum_value=accepted,
+    )
+    yield HistogramMetricFamily(
+        PREFIX + "spec_acceptance_rate",
+        "Speculative decoding: the share of one request's drafts that its verify accepted.",
+        buckets=[(str(b), sum(n for d, a, n in verifies if a / d <= b)) for b in ACCEPT_RATE_BUCKETS]
+        + [("+Inf", total)],
+        sum_value=sum(a / d * n for d, a, n in verifies),
+    )
 
 
 class ServerMetrics:
