@@ -186,6 +186,17 @@ def test_repeated_prompts_come_back_in_rounds():
     assert [p.prompt for p in plan[3:]] == [p.prompt for p in plan[:3]]
 
 
+def test_edit_prompts_cycle_through_the_repetitive_set():
+    from minisgl_edu.bench.chat_prompts import EDIT_REQUESTS
+
+    plan = make_workload("chat", 10, None, 1, float("inf"), seed=0, prompt_set="edits")
+    assert [p.prompt for p in plan] == [EDIT_REQUESTS[i % len(EDIT_REQUESTS)] for i in range(10)]
+    with pytest.raises(ValueError, match="edits"):
+        make_workload("completions", 2, None, 1, float("inf"), seed=0, prompt_set="edits")
+    with pytest.raises(ValueError, match="prompt_set"):
+        BenchConfig(prompt_set="code")
+
+
 # ---------------------------------------------------------------- the client, exactly
 
 

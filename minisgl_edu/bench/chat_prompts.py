@@ -53,3 +53,35 @@ QUESTIONS: tuple[str, ...] = (
     "What is the difference between a virus and a bacterium?",
     "Plan a one-day visit to a city museum for a family with children.",
 )
+
+# The repetitive workload (`--prompt-set edits`): a text or a piece of code to hand back with a
+# small change, as a user asks an assistant to fix a paragraph or rename a variable. Most of the
+# answer repeats the request, so speculative decoding's n-gram drafts (`scheduler/ngram.py`) find
+# it there; the questions above are the workload where they find little.
+_PARAGRAPHS = (
+    "The server receives a request, turns its text into tokens, and places it in the waiting queue. "
+    "The scheduler picks requests from the queue, gives each one pages of the KV cache, and runs the "
+    "model on them as one batch. Each step adds one token to every running request.",
+    "Our team meets every Monday at nine to plan the week. We review the open tickets, agree on who "
+    "takes which one, and write the plan on the board. On Friday we look at the board again and move "
+    "what is left to the next week.",
+    "To make the soup, chop two onions, three carrots and a stick of celery. Fry the onions in olive "
+    "oil until soft, add the carrots and celery, pour in a litre of stock, and let it simmer for "
+    "twenty minutes before you blend it.",
+)
+_CODE = (
+    "def total_price(items, tax_rate):\n    subtotal = 0\n    for item in items:\n"
+    "        subtotal += item.price * item.quantity\n    tax = subtotal * tax_rate\n    return subtotal + tax\n",
+    "def count_words(text):\n    counts = {}\n    for word in text.split():\n        word = word.lower()\n"
+    "        counts[word] = counts.get(word, 0) + 1\n    return counts\n",
+)
+EDIT_REQUESTS: tuple[str, ...] = (
+    "Repeat this paragraph with the word 'server' changed to 'engine':\n\n" + _PARAGRAPHS[0],
+    "Copy this text exactly:\n\n" + _PARAGRAPHS[1],
+    "Fix the punctuation if needed and repeat the paragraph:\n\n" + _PARAGRAPHS[2],
+    "Rewrite this function with the variable subtotal renamed to net:\n\n" + _CODE[0],
+    "Add a docstring to this function and repeat the rest unchanged:\n\n" + _CODE[1],
+    "Repeat this paragraph with 'Monday' changed to 'Tuesday':\n\n" + _PARAGRAPHS[1],
+    "Copy this recipe exactly:\n\n" + _PARAGRAPHS[2],
+    "Repeat this code exactly:\n\n" + _CODE[0],
+)

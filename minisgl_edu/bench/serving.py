@@ -4,6 +4,7 @@
     python -m minisgl_edu.bench.serving --num-prompts 16 --concurrency 4 --output-len 32
     python -m minisgl_edu.bench.serving --request-rate 2 --num-prompts 40 --json run.json --plot run.png
     python -m minisgl_edu.bench.serving --endpoint chat --input-len 200 --repeat-prompts 2
+    python -m minisgl_edu.bench.serving --endpoint chat --prompt-set edits --concurrency 1   # speculative
     python -m minisgl_edu.bench.serving --base-url http://127.0.0.1:8080 --ignore-eos   # llama-server
 
 Where this sits on the request path: outside it, as the client. Each request is a streaming
@@ -75,6 +76,7 @@ Clock = Callable[[], float]
 class BenchConfig:
     base_url: str = DEFAULT_BASE_URL
     endpoint: str = "completions"  # "completions" (token-id prompts) or "chat"
+    prompt_set: str = "questions"  # chat: "questions", or "edits" (texts handed back with a small change)
     model: Optional[str] = None  # None: the first id that GET /v1/models lists
     api_key: Optional[str] = None  # sent as "Authorization: Bearer <key>"
     num_prompts: int = 16  # distinct prompts; requests = num_prompts * repeat_prompts
@@ -91,6 +93,8 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if self.endpoint not in ("completions", "chat"):
             raise ValueError(f"endpoint must be 'completions' or 'chat', got {self.endpoint!r}")
+        if self.prompt_set not in ("questions", "edits"):
+            raise ValueError(f"prompt_set must be 'questions' or 'edits', got {self.prompt_set!r}")
         for name in ("num_prompts", "output_len", "repeat_prompts"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
@@ -262,7 +266,13 @@ async def run_benchmark_async(
 ) -> BenchResult:
     """Run the benchmark in the current event loop. `transport` replaces the network (tests)."""
     plan = make_workload(
-        config.endpoint, config.num_prompts, config.input_len, config.repeat_prompts, config.request_rate, config.seed
+        config.endpoint,
+        config.num_prompts,
+        config.input_len,
+        config.repeat_prompts,
+        config.request_rate,
+        config.seed,
+        config.prompt_set,
     )
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     # No pool limit: the concurrency is ours to set, and a queue inside httpx would count as server time.
@@ -331,6 +341,13 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         help="prompt tokens: exactly this many random ids (completions, default 128), or about this many "
         "(chat: questions joined; default one question). The report counts the server's prompt_tokens",
     )
+    ap.add_argument(
+        "--prompt-set",
+        choices=["questions", "edits"],
+        default=d.prompt_set,
+        help="chat prompts: questions (default), or edits: a text or code to repeat with a small change "
+        "(the workload where speculative decoding's drafts pay)",
+    )
     ap.add_argument("--output-len", type=int, default=d.output_len, help="max_tokens of every request")
     ap.add_argument("--concurrency", type=int, help="requests in flight at most (default: no cap)")
     ap.add_argument("--request-rate", type=float, default=d.request_rate, help="Poisson arrivals/s (default inf)")
@@ -352,6 +369,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         config = BenchConfig(
             base_url=args.base_url,
             endpoint=args.endpoint,
+            prompt_set=args.prompt_set,
             model=args.model,
             api_key=args.api_key,
             num_prompts=args.num_prompts,

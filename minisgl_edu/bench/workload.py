@@ -9,7 +9,9 @@ Prompts need no download:
 - completions: random token ids from `SAFE_TOKEN_IDS`, exactly `input_len` of them (sent as a
   list of ints in `prompt`, which our server, llama.cpp and vLLM accept);
 - chat: questions from `chat_prompts.QUESTIONS`, one as it is, or numbered and joined until the
-  text is about `input_len` tokens by `CHARS_PER_TOKEN`. That is an estimate (the client has no
+  text is about `input_len` tokens by `CHARS_PER_TOKEN`; or, with `prompt_set="edits"`, the
+  requests of `chat_prompts.EDIT_REQUESTS` (hand a text back with a small change: the workload
+  of speculative decoding), in order. That is an estimate (the client has no
   tokenizer, and the chat template adds its own tokens): the report counts what the server says,
   its usage `prompt_tokens`.
 
@@ -27,7 +29,7 @@ from typing import Optional, Union
 
 import numpy as np
 
-from minisgl_edu.bench.chat_prompts import QUESTIONS
+from minisgl_edu.bench.chat_prompts import EDIT_REQUESTS, QUESTIONS
 
 # Token ids that are ordinary text pieces in every vocabulary of 32k ids or more: the lowest ids
 # are special or byte tokens in many vocabularies, and the special tokens of large ones (Llama 3,
@@ -79,6 +81,11 @@ def chat_prompts(n: int, input_len: Optional[int], seed: int) -> list[str]:
     return prompts
 
 
+def edit_prompts(n: int) -> list[str]:
+    """`n` requests to repeat a text or code with a small change, cycling through the set."""
+    return [EDIT_REQUESTS[i % len(EDIT_REQUESTS)] for i in range(n)]
+
+
 def arrival_times(n: int, request_rate: float, seed: int) -> list[float]:
     """Send times in seconds after the start: the first at 0, then exponential gaps of mean
     1/request_rate (a Poisson process); all 0 when the rate is inf."""
@@ -97,10 +104,15 @@ def make_workload(
     repeat_prompts: int,
     request_rate: float,
     seed: int,
+    prompt_set: str = "questions",
 ) -> list[PlannedRequest]:
     """num_prompts x repeat_prompts requests: the prompts in order, then again for each repeat."""
-    if endpoint == "chat":
-        prompts: list[Prompt] = list(chat_prompts(num_prompts, input_len, seed))
+    if prompt_set == "edits":
+        if endpoint != "chat" or input_len is not None:
+            raise ValueError("prompt_set 'edits' is for the chat endpoint, without input_len")
+        prompts: list[Prompt] = list(edit_prompts(num_prompts))
+    elif endpoint == "chat":
+        prompts = list(chat_prompts(num_prompts, input_len, seed))
     else:
         prompts = list(random_token_prompts(num_prompts, input_len or DEFAULT_INPUT_LEN, seed))
     total = num_prompts * repeat_prompts
