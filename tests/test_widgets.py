@@ -195,3 +195,78 @@ def test_timeline_names_never_overlap_when_everything_happens_at_once():
     assert_readable(fig)
     assert len({round(t.get_position()[1], 3) for t in fig.axes[0].texts}) >= 12  # they stack in rows
     matplotlib.pyplot.close(fig)
+
+
+# ---------------------------------------------------------------- speculative decoding: a verify batch
+
+
+def test_verify_marks_of_a_run_cut_by_a_finish():
+    """Accepted, rejected, the model's own token, and drafts accepted after the request finished."""
+    from minisgl_edu.runtime import BatchItemView
+    from minisgl_edu.widgets.stepper import verify_marks
+
+    item = BatchItemView(0, 40, 5, True, draft=[5, 6, 7, 8], accepted=[5, 6], tokens=[5, 6, 9])
+    assert verify_marks(item) == [(5, "accepted"), (6, "accepted"), (7, "rejected"), (8, "rejected"), (9, "model")]
+    every = BatchItemView(0, 40, 3, True, draft=[5, 6], accepted=[5, 6], tokens=[5, 6, 9])
+    assert verify_marks(every) == [(5, "accepted"), (6, "accepted"), (9, "model")]  # the bonus token
+    # EOS (6) inside the accepted run: the request stops there; 7 was accepted but never sent.
+    cut = BatchItemView(0, 40, 5, True, draft=[5, 6, 7, 8], accepted=[5, 6, 7], tokens=[5, 6])
+    assert verify_marks(cut) == [(5, "accepted"), (6, "accepted"), (7, "after finish"), (8, "rejected")]
+
+
+def test_stepper_and_page_map_show_a_scripted_verify_step(tiny_model_dir, monkeypatch):
+    """One request's first decode step carries four drafts: the model's next two tokens, then two
+    wrong ones. The stepper shows them before the step, then which were accepted and rejected,
+    the model's own token and the page given back; the page map marks that page, now free."""
+    import minisgl_edu.scheduler.scheduler as scheduler_module
+    from minisgl_edu.widgets.stepper import render_html
+
+    prompt, params = PROMPTS[0], SamplingParams(max_tokens=8, ignore_eos=True)
+    with LocalServer(tiny_model_dir, device="cpu", page_size=1, num_pages=64) as plain:
+        ref = plain.generate(prompt, params).token_ids  # the tokens without speculation
+    wrong = [(ref[3] + 1) % 49152, (ref[3] + 2) % 49152]
+    script = {len(prompt) + 1: [ref[1], ref[2], *wrong]}  # tokens known -> drafts; none otherwise
+    monkeypatch.setattr(scheduler_module, "propose_ngram", lambda tokens, k, n_max, n_min: script.get(len(tokens), []))
+
+    srv = LocalServer(tiny_model_dir, device="cpu", page_size=1, num_pages=64, speculative_algorithm="ngram")
+    st = SchedulerStepper(srv, [prompt], params)
+    pm = KVPageMap(srv)
+    st.step_button.click()  # the prefill; the next batch verifies the drafts
+    planned = st.model.snapshot.next_batch
+    assert planned.phase == "verify" and planned.items[0].draft == script[len(prompt) + 1]
+    assert "next batch #2 (verify, 5 tokens)" in st.view.value
+    piece = {t: esc(repr(srv.tokenizer.decode([t]))) for t in ref + wrong}
+    assert all(piece[t] in st.view.value for t in script[len(prompt) + 1])  # the drafts, before the check
+    row_before = list(st.model.snapshot.pages.rows[0])
+    free_before = st.model.snapshot.free_pages
+
+    st.step_button.click()  # the verify step
+    ran = st.model.history[-1]
+    assert ran.phase == "verify" and ran.items[0].tokens == ref[1:4]
+    html = st.view.value
+    assert "batch #2 just ran: a verify batch" in html
+    for t in ref[1:3]:
+        assert f"title='accepted (token {t})'" in html and piece[t] in html
+    for t in wrong:
+        assert f"title='rejected (token {t})'" in html
+    assert f"title='model (token {ref[3]})'" in html
+    # Positions len(prompt)..+4 were reserved; three tokens were kept, so the last page goes back.
+    freed = ran.items[0].freed_pages
+    assert freed == row_before[len(prompt) + 4 :] and len(freed) == 1
+    assert f"<td style='padding:0 8px'>{freed}</td>" in html
+    snap = srv.snapshot()
+    assert freed[0] not in snap.pages.rows[0]
+    assert f"given back this step (rejected drafts), now free: uid 0: pages {freed}" in pm.view.value
+    assert f"page {freed[0]}: given back by uid 0 this step" in pm.view.value
+    assert pm.freed[-1] == {0: freed} and snap.free_pages == free_before + 1
+
+    st.run_button.click()  # no more drafts: plain decode steps to the end, the same tokens
+    assert srv.result(0).token_ids == ref
+    assert "just ran: a verify batch" not in render_html(srv.snapshot())
+    fig = st.figure()
+    assert "2/4" in [t.get_text() for t in fig.axes[0].texts]  # the verify cell: 2 of 4 accepted
+    matplotlib.pyplot.close(fig)
+    pm.slider.value = 2  # back to the verify step: its page is marked again
+    assert f"page {freed[0]}: given back by uid 0 this step" in pm.view.value
+    matplotlib.pyplot.close(pm.figure())
+    srv.stop()

@@ -239,11 +239,11 @@ class LocalServer:
             self._run_tokenizer()
             batch, self._planned = self._planned or self.scheduler.schedule(), None
             record = self.scheduler.run_batch(batch) if batch is not None else None
-            self._run_detokenizer()
+            tokens = self._run_detokenizer()
             self._listen()
             if record is not None:
                 self.steps += 1
-            self._last = _view(record)
+            self._last = self._with_text(_view(record, tokens))
             snap = self._snapshot()
         for callback in list(self.on_step):
             callback(snap)
@@ -332,14 +332,19 @@ class LocalServer:
         if isinstance(msg, UserMsg) and msg.uid in self.results:
             self.results[msg.uid].prompt_token_ids = list(msg.input_ids)
 
-    def _run_detokenizer(self) -> None:
+    def _run_detokenizer(self) -> dict[int, list[int]]:
+        """Hand the scheduler's `DetokenizeMsg`s to the detokenizer; returns the new tokens by uid."""
         msgs = self.io.drain()
+        tokens: dict[int, list[int]] = {}
         for m in msgs:
             res = self.results.get(m.uid)
-            if res is not None and m.next_token >= 0:
-                res.token_ids.append(m.next_token)
+            if m.next_token >= 0:
+                tokens.setdefault(m.uid, []).append(m.next_token)
+                if res is not None:
+                    res.token_ids.append(m.next_token)
         if msgs:
             self._detokenizer_worker.handle(msgs)
+        return tokens
 
     def _listen(self) -> None:
         """The API server's `listen`: route each UserReply to its request by uid."""
@@ -439,7 +444,7 @@ class LocalServer:
         return Snapshot(
             steps=self.steps,
             batch=self._last,
-            next_batch=BatchView.planned(self._planned) if self._planned is not None else None,
+            next_batch=self._with_text(BatchView.planned(self._planned)) if self._planned is not None else None,
             waiting=[r.uid for r in s.waiting],
             running=[r.uid for r in s.running],
             requests=requests,
@@ -453,6 +458,14 @@ class LocalServer:
             free_pages=s.cache.num_available,
         )
 
+    def _with_text(self, view: Optional[BatchView]) -> Optional[BatchView]:
+        """`view` with the text of each draft, and of the tokens of the requests that drafted (the
+        widgets show a verify batch with them); other batches need none."""
+        if view is not None and view.has_drafts:
+            ids = {t for it in view.items if it.draft for t in it.draft + it.tokens}
+            view.token_text = {t: self.tokenizer.decode([t]) for t in sorted(ids)}
+        return view
+
     def __enter__(self) -> LocalServer:
         return self
 
@@ -460,13 +473,17 @@ class LocalServer:
         self.stop()
 
 
-def _view(record: Optional[StepRecord]) -> Optional[BatchView]:
+def _view(record: Optional[StepRecord], tokens: dict[int, list[int]]) -> Optional[BatchView]:
+    """The widgets' view of a step that ran; `tokens`: the new tokens each request sent this step."""
     if record is None:
         return None
-    return BatchView(
-        record.batch_id,
-        record.phase,
-        [BatchItemView(u, s, n, u in record.decode_uids) for u, s, n in record.items],
-        dict(record.next_tokens),
-        dict(record.finished),
-    )
+    items = []
+    for u, s, n in record.items:
+        item = BatchItemView(u, s, n, u in record.decode_uids)
+        if u in record.drafts:
+            item.draft = list(record.drafts[u])
+            item.accepted = list(record.accepted.get(u, []))
+            item.freed_pages = list(record.freed_pages.get(u, []))
+        item.tokens = list(tokens.get(u, []))
+        items.append(item)
+    return BatchView(record.batch_id, record.phase, items, dict(record.next_tokens), dict(record.finished))

@@ -20,8 +20,19 @@ from minisgl_edu.kvcache import PageMapSnapshot
 class BatchItemView:
     uid: int
     start: int  # position of the first token computed this step
-    num_tokens: int  # tokens computed this step: a prompt chunk, or 1 for decode
+    num_tokens: int  # tokens computed this step: a prompt chunk, or 1 for decode (1 + drafts to verify)
     is_decode: bool = False  # a decode token (True) or a prompt chunk (False)
+    # (speculative decoding) The drafts this request carries; once the batch ran, the drafts the
+    # model accepted, the tokens the request got this step (the client's; a finish inside the
+    # accepted run cuts them short) and the pages given back (those of rejected drafts).
+    draft: list[int] = field(default_factory=list)
+    accepted: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    freed_pages: list[int] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.start + self.num_tokens
 
 
 @dataclass
@@ -31,10 +42,13 @@ class BatchView:
     items. The scheduler never sees it; `StepRecord` is the scheduler's own account of a step."""
 
     batch_id: int
-    phase: str  # "prefill" | "decode" | "mixed" (prompt chunks and decode tokens together)
+    # "prefill" | "decode" | "mixed" (prompt chunks and decode tokens together) | "verify" (a
+    # decode batch in which some requests also carry drafts)
+    phase: str
     items: list[BatchItemView]
     next_tokens: dict[int, int] = field(default_factory=dict)  # uid -> sampled token (after it ran)
     finished: dict[int, str] = field(default_factory=dict)  # uid -> finish_reason (after it ran)
+    token_text: dict[int, str] = field(default_factory=dict)  # token id -> its text, for the drafts and tokens
 
     @property
     def uids(self) -> list[int]:
@@ -44,13 +58,17 @@ class BatchView:
     def num_tokens(self) -> int:
         return sum(it.num_tokens for it in self.items)
 
+    @property
+    def has_drafts(self) -> bool:
+        return any(it.draft for it in self.items)
+
     @classmethod
     def planned(cls, batch: Batch) -> BatchView:
         """A batch chosen by `Scheduler.schedule()` that has not run yet."""
         return cls(
             batch.batch_id,
             batch.phase,
-            [BatchItemView(it.req.uid, it.start, it.num_tokens, it.is_decode) for it in batch.items],
+            [BatchItemView(it.req.uid, it.start, it.num_tokens, it.is_decode, list(it.draft)) for it in batch.items],
         )
 
 

@@ -6,6 +6,10 @@ cache) the pages of finished requests. `CacheManager.snapshot()` says who owns e
 module draws it: a coloured cell per page used by a request, a "C" on pages kept in the prefix
 cache (several requests may share one), a blank cell per free page, then each running request's
 page-table row. `KVPageMap` keeps one picture per step so a slider can go back in time.
+
+With speculative decoding, a verify step reserves pages for a request's drafts before they are
+checked; the pages that held only rejected drafts go back to the free list at the end of the step
+(`CacheManager.trim`). The map marks those with a red "x" in the step that gave them back.
 """
 
 from __future__ import annotations
@@ -36,8 +40,19 @@ def page_counts(pages: PageMapSnapshot) -> dict[str, int]:
     return {"in use": used, "cached only": cached_only, "free": pages.num_pages - used - cached_only}
 
 
-def render_html(pages: PageMapSnapshot, max_pages: Optional[int] = None) -> str:
+def freed_in(snap: Snapshot) -> dict[int, list[int]]:
+    """The pages each request gave back in the step `snap` comes from (its rejected drafts')."""
+    if snap.batch is None:
+        return {}
+    return {it.uid: list(it.freed_pages) for it in snap.batch.items if it.freed_pages}
+
+
+def render_html(
+    pages: PageMapSnapshot, max_pages: Optional[int] = None, freed: Optional[dict[int, list[int]]] = None
+) -> str:
+    """The page grid and the page-table rows; `freed`: uid -> pages it gave back this step."""
     users = page_users(pages)
+    given_back = {p: uid for uid, ps in (freed or {}).items() for p in ps}
     n = pages.num_pages if max_pages is None else min(max_pages, pages.num_pages)
     cells = []
     for p in range(n):
@@ -46,9 +61,13 @@ def render_html(pages: PageMapSnapshot, max_pages: Optional[int] = None) -> str:
         mark = "C" if pages.cached[p] else ""
         if len(users[p]) > 1:
             mark += str(len(users[p]))  # shared by this many requests
+        title = f"page {p}: users {users[p]}{' cached' if pages.cached[p] else ''}"
+        style = "border:1px solid #999"
+        if p in given_back and not users[p]:  # free now (a later step may have handed it out again)
+            mark, style = "&#10007;", "border:1px solid #d62728;color:#d62728;font-weight:bold"
+            title = f"page {p}: given back by uid {given_back[p]} this step (its rejected drafts)"
         cells.append(
-            f"<div title='page {p}: users {users[p]}{' cached' if pages.cached[p] else ''}' "
-            f"style='width:22px;height:22px;background:{bg};border:1px solid #999;font-size:10px;"
+            f"<div title='{title}' style='width:22px;height:22px;background:{bg};{style};font-size:10px;"
             f"text-align:center;line-height:22px'>{mark}</div>"
         )
     grid = (
@@ -63,15 +82,27 @@ def render_html(pages: PageMapSnapshot, max_pages: Optional[int] = None) -> str:
         f"{k}: {v}" for k, v in counts.items()
     )
     more = f"<div>(first {n} pages shown)</div>" if n < pages.num_pages else ""
-    return head + grid + more + "<h4>page table rows</h4>" + (rows or "<div>(no request holds a row)</div>")
+    back = ""
+    if freed:
+        listed = "; ".join(f"uid {uid}: pages {esc(ps)}" for uid, ps in sorted(freed.items()))
+        back = f"<div>given back this step (rejected drafts), now free: {listed}</div>"
+    return head + grid + more + back + "<h4>page table rows</h4>" + (rows or "<div>(no request holds a row)</div>")
 
 
-def plot_page_map(pages: PageMapSnapshot, ax: Any = None, max_pages: Optional[int] = None, title: str = "") -> Any:
-    """The page grid as a matplotlib figure: colour = owner, grey = cached only, hatch = cached."""
+def plot_page_map(
+    pages: PageMapSnapshot,
+    ax: Any = None,
+    max_pages: Optional[int] = None,
+    title: str = "",
+    freed: Optional[dict[int, list[int]]] = None,
+) -> Any:
+    """The page grid as a matplotlib figure: colour = owner, grey = cached only, hatch = cached,
+    a red x = given back this step (`freed`: uid -> pages, speculative decoding's rejected drafts)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 
     users = page_users(pages)
+    given_back = {p for ps in (freed or {}).values() for p in ps}
     n = pages.num_pages if max_pages is None else min(max_pages, pages.num_pages)
     nrows = -(-n // COLUMNS)
     if ax is None:
@@ -87,12 +118,16 @@ def plot_page_map(pages: PageMapSnapshot, ax: Any = None, max_pages: Optional[in
         )
         if len(users[p]) > 1:
             ax.text(x + 0.46, y + 0.46, str(len(users[p])), ha="center", va="center", fontsize=7)
+        elif p in given_back and not users[p]:
+            ax.text(x + 0.46, y + 0.46, "x", ha="center", va="center", fontsize=8, color="#d62728", weight="bold")
     ax.set_xlim(0, COLUMNS)
     ax.set_ylim(0, nrows)
     ax.set_aspect("equal")
     ax.axis("off")
     handles = [Patch(color=uid_colour(u), label=f"uid {u}") for u in sorted(pages.rows)]
     handles.append(Patch(facecolor="white", edgecolor="0.6", hatch="//", label="in prefix cache"))
+    if given_back:
+        handles.append(Patch(facecolor="white", edgecolor="#d62728", label="x: given back this step"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     ax.set_title(
         title or f"KV pages (page size {pages.page_size}); a number = shared by that many requests", fontsize=9
@@ -110,19 +145,22 @@ class KVPageMap:
         self.srv = srv
         self.max_pages = max_pages
         self.history: list[PageMapSnapshot] = [srv.snapshot().pages]
+        self.freed: list[dict[int, list[int]]] = [{}]  # per entry of history: pages given back in that step
         self.step_button = W.Button(description="Step", icon="step-forward")
         self.refresh_button = W.Button(description="Refresh", icon="refresh")
         self.slider = W.IntSlider(value=0, min=0, max=0, description="after step")
         self.view = W.HTML()
         self.step_button.on_click(lambda _: srv.step())  # on_step below records and redraws
-        self.refresh_button.on_click(lambda _: self._record(srv.snapshot()))
+        # Not a step: nothing was given back since the last picture.
+        self.refresh_button.on_click(lambda _: self._record(srv.snapshot(), step=False))
         self.slider.observe(lambda change: self._draw(), names="value")
         srv.on_step.append(self._record)
         self.widget = W.VBox([W.HBox([self.step_button, self.refresh_button, self.slider]), self.view])
         self._draw()
 
-    def _record(self, snap: Snapshot) -> None:
+    def _record(self, snap: Snapshot, step: bool = True) -> None:
         self.history.append(snap.pages)
+        self.freed.append(freed_in(snap) if step else {})
         at_end = self.slider.value == self.slider.max
         self.slider.max = len(self.history) - 1
         if at_end:
@@ -135,10 +173,10 @@ class KVPageMap:
         return self.history[self.slider.value]
 
     def _draw(self) -> None:
-        self.view.value = render_html(self.pages, self.max_pages)
+        self.view.value = render_html(self.pages, self.max_pages, self.freed[self.slider.value])
 
     def figure(self) -> Any:
-        return plot_page_map(self.pages, max_pages=self.max_pages)
+        return plot_page_map(self.pages, max_pages=self.max_pages, freed=self.freed[self.slider.value])
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

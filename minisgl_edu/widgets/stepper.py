@@ -5,6 +5,11 @@ Where this sits on the request path: on top of `LocalServer`, i.e. around `Sched
 history of batches; `SchedulerStepper` only draws the model's latest `Snapshot` and wires the
 buttons to it. `render_html` and `plot_schedule` are pure functions of snapshots, so everything
 here works without a browser (tests click the buttons with `button.click()`).
+
+With speculative decoding on, a step may run a "verify" batch: the requests that guessed their
+next tokens carry them as drafts. The view then shows, for the batch that just ran, which drafts
+the model accepted, which it rejected, the model's own token and the pages given back
+(`verify_marks`); the next batch lists each request's drafts before they are checked.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.runtime import BatchView, LocalServer, Snapshot
+from minisgl_edu.runtime import BatchItemView, BatchView, LocalServer, Snapshot
 from minisgl_edu.widgets.common import esc, table, uid_colour
 
 
@@ -63,19 +68,98 @@ class StepperModel:
         return self.snapshot
 
 
+def _piece(batch: BatchView, token: int) -> str:
+    """A token as the view shows it: its text quoted (spaces and newlines visible), else its id."""
+    text = batch.token_text.get(token)
+    return repr(text) if text is not None else f"#{token}"
+
+
 def _batch_rows(batch: BatchView) -> list[list[Any]]:
-    """One row per item, with the item's own phase: a mixed batch has both."""
+    """One row per item, with the item's own phase: a mixed batch has both, a verify batch may
+    have requests with drafts and requests without."""
     rows = []
     for it in batch.items:
-        phase = "decode" if it.is_decode else "prefill"
-        what = f"position {it.start}" if it.is_decode else f"prompt tokens {it.start}..{it.start + it.num_tokens - 1}"
+        if it.draft:
+            phase = "verify"
+            drafts = " ".join(_piece(batch, t) for t in it.draft)
+            what = f"position {it.start}, then {len(it.draft)} drafts at {it.start + 1}..{it.end - 1}: {drafts}"
+        elif it.is_decode:
+            phase, what = "decode", f"position {it.start}"
+        else:
+            phase, what = "prefill", f"prompt tokens {it.start}..{it.end - 1}"
         rows.append([it.uid, phase, it.num_tokens, what])
     return rows
+
+
+def verify_marks(item: BatchItemView) -> list[tuple[int, str]]:
+    """What became of each draft of a request in a verify batch that ran, then the model's token.
+
+    Each draft is "accepted" (the model's own choice at that position was the draft), "rejected"
+    (the first draft it disagreed with, and every draft after it, which was computed after a
+    wrong token), or "after finish" (accepted, but the request finished on an earlier token of
+    the run, so the client never gets it). Last, ("model") the model's own token at the first
+    position it disagreed, or after the last draft when it accepted them all; absent when the
+    request finished inside the accepted run.
+    """
+    n = len(item.accepted)
+    marks = []
+    for j, token in enumerate(item.draft):
+        if j >= n:
+            marks.append((token, "rejected"))
+        else:
+            marks.append((token, "accepted" if j < len(item.tokens) else "after finish"))
+    if len(item.tokens) > n:
+        marks.append((item.tokens[n], "model"))
+    return marks
+
+
+_MARK_STYLE = {
+    "accepted": ("&#10003; ", "background:#c7e9c0"),
+    "rejected": ("&#10007; ", "background:#fcbba1;text-decoration:line-through"),
+    "after finish": ("&#10003; ", "background:#eeeeee;color:#777"),
+    "model": ("", "border:1px solid #1f77b4;font-weight:bold"),
+}
+
+
+def _mark_html(batch: BatchView, token: int, status: str) -> str:
+    sign, style = _MARK_STYLE[status]
+    return (
+        f"<span title='{status} (token {token})' style='{style};padding:0 3px;margin-right:2px'>"
+        f"{sign}{esc(_piece(batch, token))}</span>"
+    )
+
+
+def verify_html(batch: BatchView) -> str:
+    """The outcome of a verify batch that ran: per request that drafted, its drafts marked
+    accepted or rejected, the model's own token, the tokens kept and the pages given back."""
+    rows = []
+    for it in batch.items:
+        if not it.draft:
+            continue
+        marks = verify_marks(it)
+        drafts = "".join(_mark_html(batch, t, status) for t, status in marks if status != "model")
+        model = "".join(_mark_html(batch, t, status) for t, status in marks if status == "model")
+        finished = batch.finished.get(it.uid)
+        kept = f"{len(it.tokens)}" + (f" (finished: {esc(finished)})" if finished else "")
+        freed = esc(it.freed_pages) if it.freed_pages else "none"
+        rows.append([it.uid, f"{len(it.accepted)} of {len(it.draft)}: {drafts}", model or "-", kept, freed])
+    legend = (
+        "<div style='font-size:90%'>&#10003; accepted: the model's own choice at that position was the "
+        "draft; &#10007; rejected: it was not (the drafts after it were computed after a wrong token); "
+        "boxed: the model's own token, which the same forward pass gives for free</div>"
+    )
+    return (
+        f"<h4>batch #{batch.batch_id} just ran: a verify batch (drafts checked in one forward pass)</h4>"
+        + table(["uid", "drafts accepted", "model's token", "tokens this step", "pages given back"], rows, raw=True)
+        + legend
+    )
 
 
 def render_html(snap: Snapshot) -> str:
     """The stepper's view of one snapshot: next batch, queues, and every request's text so far."""
     parts = [f"<b>steps run: {snap.steps}</b> &nbsp; free KV pages: {snap.free_pages} / {snap.pages.num_pages}"]
+    if snap.batch is not None and snap.batch.has_drafts:
+        parts.append(verify_html(snap.batch))
     b = snap.next_batch
     if b is not None:
         parts.append(f"<h4>next batch #{b.batch_id} ({b.phase}, {b.num_tokens} tokens)</h4>")
@@ -118,6 +202,7 @@ def plot_schedule(history: list[BatchView], ax: Any = None) -> Any:
 
     Prefill cells carry the number of prompt tokens computed, so chunked prefill shows as several
     dark cells in a row. A mixed batch is a column with both (decoding goes on beside the chunks).
+    A decode cell of a request that verified drafts carries "accepted/drafts" (speculative decoding).
     Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
@@ -139,10 +224,15 @@ def plot_schedule(history: list[BatchView], ax: Any = None) -> Any:
             )
             if prefill:
                 ax.text(step, y[it.uid], str(it.num_tokens), ha="center", va="center", fontsize=7, color="white")
+            elif it.draft:
+                ax.text(step, y[it.uid], f"{len(it.accepted)}/{len(it.draft)}", ha="center", va="center", fontsize=6)
     ax.set_xlim(0.3, len(history) + 0.7)
     ax.set_ylim(-0.6, len(uids) - 0.4)
     ax.set_yticks([y[u] for u in uids], [f"uid {u}" for u in uids])
-    ax.set_xlabel("step (one batch each): dark = prefill (prompt tokens written in), light = decode")
+    label = "step (one batch each): dark = prefill (prompt tokens written in), light = decode"
+    if any(b.has_drafts for b in history):
+        label += "\nn/k in a decode cell: a verify of k drafts that accepted n"
+    ax.set_xlabel(label)
     fig.tight_layout()
     return fig
 
