@@ -1,17 +1,23 @@
 """Speculative decoding on a GPU: the same greedy tokens with and without drafts, on the torch and
-FlashInfer backends, compared with the torch backend on CPU. Prints a short table last.
+FlashInfer backends, compared with the torch backend on CPU; then, given the bundled model's GGUF
+file, the real model at one stream with the server's CUDA defaults, drafts off and on, on the
+edit requests and on the chat questions of the serving benchmark. Prints short tables last.
 
-    bash scripts/gpu.sh speculative      (or: python scripts/gpu_speculative.py MODEL_DIR)
+    bash scripts/gpu.sh speculative MODEL_DIR [GGUF]   (or: python scripts/gpu_speculative.py ...)
 """
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.scheduler import Scheduler, SchedulerConfig
+from minisgl_edu.tokenizer.template import encode_prompt
+
+DEVICE = "cuda"  # one_stream: the server's defaults on this device
 
 
 def prompts() -> list[list[int]]:
@@ -74,7 +80,51 @@ def head_dim_64(tokenizer_dir: str) -> str:
     return str(out)
 
 
+def one_stream(model: str, spec: bool, prompts: list[str]) -> tuple[list[list[int]], int, int, float]:
+    """Each chat prompt alone, greedy, up to 256 tokens, with the server's CUDA defaults (FlashInfer,
+    CUDA graphs, overlap): -> the tokens, drafts proposed and accepted, seconds of generation."""
+    cfg = dict(model=model, device=DEVICE, dtype="bfloat16" if DEVICE == "cuda" else "float32")
+    if spec:
+        cfg["speculative_algorithm"] = "ngram"
+    s = Scheduler(SchedulerConfig(**cfg))
+    tok = s.tokenizer
+    sp = SamplingParams(max_tokens=256)
+
+    def generate(uid: int, text: str) -> list[int]:
+        s.add_request(uid, encode_prompt(tok, [{"role": "user", "content": text}]), sp)
+        s.run_until_idle(overlap=True)
+        return [m.next_token for m in s.io.drain() if m.next_token >= 0]
+
+    generate(10_000, prompts[0])  # warm-up
+    drafts0, accepted0 = s.draft_tokens_total, s.accepted_tokens_total
+    t0 = time.perf_counter()
+    out = [generate(uid, p) for uid, p in enumerate(prompts)]
+    seconds = time.perf_counter() - t0
+    return out, s.draft_tokens_total - drafts0, s.accepted_tokens_total - accepted0, seconds
+
+
+def real_model(gguf: str) -> None:
+    from minisgl_edu.bench.chat_prompts import EDIT_REQUESTS, QUESTIONS
+    from minisgl_edu.models.convert import convert_gguf
+
+    model = "/tmp/smollm2-135m"
+    os.makedirs(model, exist_ok=True)
+    convert_gguf(gguf, model)
+    rows = []
+    for name, prompts in (("edits", list(EDIT_REQUESTS)), ("questions", list(QUESTIONS[:8]))):
+        off, _, _, t_off = one_stream(model, False, prompts)
+        on, drafts, accepted, t_on = one_stream(model, True, prompts)
+        n_off, n_on = sum(map(len, off)), sum(map(len, on))
+        same = sum(a == b for a, b in zip(off, on))
+        rows.append((name, n_off / t_off, n_on / t_on, same, len(prompts), drafts, accepted))
+    print(f"{'workload':<10} {'off tok/s':>10} {'on tok/s':>9} {'x':>6} {'same':>6} {'drafts':>7} {'accepted':>9}")
+    for name, off, on, same, n, drafts, accepted in rows:
+        print(f"{name:<10} {off:>10.1f} {on:>9.1f} {on / off:>6.2f} {same:>3}/{n} {drafts:>7} {accepted:>9}")
+
+
 def main() -> None:
+    if len(sys.argv) > 2:
+        real_model(sys.argv[2])
     model = head_dim_64(sys.argv[1])
     rows = []
     ref, _, _ = run(model, "cpu", "torch", False, "float32")
