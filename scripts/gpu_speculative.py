@@ -83,7 +83,9 @@ def head_dim_64(tokenizer_dir: str) -> str:
 def one_stream(model: str, spec: bool, prompts: list[str]) -> tuple[list[list[int]], int, int, float]:
     """Each chat prompt alone, greedy, up to 256 tokens, with the server's CUDA defaults (FlashInfer,
     CUDA graphs, overlap): -> the tokens, drafts proposed and accepted, seconds of generation."""
-    cfg = dict(model=model, device=DEVICE, dtype="bfloat16" if DEVICE == "cuda" else "float32")
+    # A KV cache of 64k tokens: enough for one stream, and the next Scheduler of this process finds
+    # the GPU's memory free (the server's default takes most of it).
+    cfg = dict(model=model, device=DEVICE, dtype="bfloat16" if DEVICE == "cuda" else "float32", num_pages=4096)
     if spec:
         cfg["speculative_algorithm"] = "ngram"
     s = Scheduler(SchedulerConfig(**cfg))

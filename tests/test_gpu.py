@@ -505,6 +505,30 @@ def test_cuda_graph_greedy_matches_eager(tiny_qwen3_dir, n):
 
 
 @gpu
+@needs_cuda
+@pytest.mark.parametrize("backend", ["flashinfer", "auto"])  # auto: our Triton decode kernel for small batches
+def test_verify_graphs_give_the_tokens_of_plain_decoding(tiny_qwen3_dir, backend, monkeypatch):
+    """Speculative decoding on the GPU: verify batches replay verify graphs (each position a decode
+    row of its request), and the greedy tokens are those without drafts."""
+    from minisgl_edu.engine.cuda_graph import CudaGraphRunner
+
+    replays = []
+    run_verify = CudaGraphRunner.run_verify
+    monkeypatch.setattr(
+        CudaGraphRunner, "run_verify", lambda self, *a: replays.append(len(a[0])) or run_verify(self, *a)
+    )
+    plain = make_scheduler(tiny_qwen3_dir, "cuda", attention_backend=backend)
+    spec = make_scheduler(tiny_qwen3_dir, "cuda", attention_backend=backend, speculative_algorithm="ngram")
+    rng = random.Random(1)
+    ps = [[rng.randrange(3, 500) for _ in range(rng.randint(2, 6))] * rng.randint(4, 12) for _ in range(6)]
+    a = generate(plain, ps, 40, overlap=True)
+    b = generate(spec, ps, 40, overlap=True)
+    assert a == b
+    assert replays and spec.accepted_tokens_total > 0
+    assert_all_pages_back(spec)
+
+
+@gpu
 @pytest.mark.kernel
 @needs_kernels
 @pytest.mark.parametrize("page_size", [1, 16])

@@ -21,6 +21,15 @@ A graph replays fixed kernels on fixed addresses with fixed shapes. So:
 * padding rows read token 0 from a spare entry of `last_tokens`, sit at position 0, write their
   K/V to the pool's dummy page and attend to one token there: harmless work whose output is dropped.
 
+Verify batches (speculative decoding, `verify.py`) get graphs of their own when speculation is on.
+A request that verifies k drafts computes k+1 tokens at positions p .. p+k, each attending to the
+request's tokens up to itself: that is k+1 decode rows on the same page-table row, with lengths
+p+1 .. p+k+1 (all K/V of a layer are stored before any row attends, so row j sees the drafts
+before it). So a verify graph of size n runs n such token rows through the same attention plan as
+a decode graph of size n; what differs is that its input tokens come from the host (the drafts,
+`PackedGraphInputs.ids`), and it returns the logits of every row and writes nothing back: which
+token a request keeps is decided after the verify, on the host.
+
 Prefill batches (variable token counts) always run eagerly. Graphs share one memory pool, so the
 largest is captured first and the smaller ones reuse its memory.
 """
@@ -45,7 +54,7 @@ def batch_sizes(max_bs: int) -> list[int]:
 
 
 class CudaGraphRunner:
-    def __init__(self, engine, max_bs: int, greedy_kernel: bool = True) -> None:
+    def __init__(self, engine, max_bs: int, greedy_kernel: bool = True, verify: bool = False) -> None:
         self.engine = engine
         self.model = engine.model
         self.attn = engine.attn
@@ -68,6 +77,10 @@ class CudaGraphRunner:
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
         self.logits: dict[int, torch.Tensor] = {}
         self.tokens: dict[int, torch.Tensor] = {}  # the greedy tokens, picked in the graph
+        # (speculative decoding) graphs of verify token rows, and the logits of each row
+        self.verify_graphs: dict[int, torch.cuda.CUDAGraph] = {}
+        self.verify_logits: dict[int, torch.Tensor] = {}
+        self.verifies = verify
         t0 = time.perf_counter()
         self._capture()
         self.capture_seconds = time.perf_counter() - t0
@@ -84,10 +97,28 @@ class CudaGraphRunner:
         self.engine.last_tokens.index_copy_(0, rows, tokens)
         return logits, tokens
 
-    def _prepare(self, bs: int, rows: list[int], positions: list[int], out_loc: list[int], kv_lens: list[int]) -> None:
-        """Write and send the inputs of a replay of size `bs`: len(rows) real requests, then padding."""
+    def _forward_verify(self, bs: int) -> torch.Tensor:
+        """What a verify graph of `bs` token rows records: -> float32 logits [bs, vocab]."""
+        hidden = self.model(self.inputs.ids[:bs], self.inputs.positions[:bs], self.attn)
+        return self.model.compute_logits(hidden)
+
+    def _prepare(
+        self,
+        bs: int,
+        rows: list[int],
+        positions: list[int],
+        out_loc: list[int],
+        kv_lens: list[int],
+        ids: list[int] | None = None,
+    ) -> None:
+        """Write and send the inputs of a replay of size `bs`: len(rows) real rows, then padding."""
         pad = bs - len(rows)
-        self.inputs.write(rows + [self.dummy_row] * pad, positions + [0] * pad, out_loc + [self.dummy_slot] * pad)
+        self.inputs.write(
+            rows + [self.dummy_row] * pad,
+            positions + [0] * pad,
+            out_loc + [self.dummy_slot] * pad,
+            None if ids is None else ids + [0] * pad,
+        )
         if rows:
             self.attn.prepare_for_replay(bs, rows, kv_lens, self.inputs)
         else:
@@ -107,6 +138,13 @@ class CudaGraphRunner:
                     self.logits[bs], self.tokens[bs] = self._forward(bs)
                 pool = graph.pool()
                 self.graphs[bs] = graph
+            for bs in reversed(self.bs_list if self.verifies else []):
+                self._prepare(bs, [], [], [], [], ids=[])
+                self._forward_verify(bs)  # warm up outside the capture
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, pool=pool, stream=self.stream):
+                    self.verify_logits[bs] = self._forward_verify(bs)
+                self.verify_graphs[bs] = graph
         self.stream.synchronize()
 
     def can_run(self, batch_size: int) -> bool:
@@ -133,3 +171,13 @@ class CudaGraphRunner:
             )
         self.graphs[bs].replay()
         return self.logits[bs][:b], self.tokens[bs][:b], self.inputs.rows[:b]
+
+    def run_verify(self, ids: list[int], positions: list[int], out_loc: list[int], rows: list[int]) -> torch.Tensor:
+        """Replay the verify graph for len(ids) token rows (`rows[i]`: the page-table row of the
+        request that token i belongs to); -> their logits [n, vocab]. Nothing is written to
+        `Engine.last_tokens`."""
+        n = len(ids)
+        bs = self._size_for(n)
+        self._prepare(bs, rows, positions, out_loc, [p + 1 for p in positions], ids=ids)
+        self.verify_graphs[bs].replay()
+        return self.verify_logits[bs][:n]

@@ -148,6 +148,8 @@ class Engine:
                     self,
                     min(config.cuda_graph_max_bs, self.page_table.max_reqs),
                     greedy_kernel="greedy" in config.triton_kernels and triton_available(),
+                    # verify graphs only where drafts will come: the scheduler's config says so
+                    verify=getattr(config, "speculative_algorithm", None) is not None,
                 )
 
     def _auto_backend(self) -> str:
@@ -252,6 +254,12 @@ class Engine:
                 self.last_tokens.index_copy_(0, rows, tokens)
                 logprobs = take_logprobs(logits, tokens, reqs)
             return self._pending(flags, tokens, logprobs)
+        verify_graph = graph is not None and graph.verifies and batch.phase == "verify"
+        if verify_graph and not device_at and graph.can_run(len(ids)):
+            # A verify batch (decode tokens, some with drafts) through a captured verify graph:
+            # every position is a row, and every row's logits are sampled from.
+            token_rows = [it.req.table_idx for it in batch.items for _ in range(it.num_tokens)]
+            return self._verify(batch, graph.run_verify(ids, positions, out_loc, token_rows))
         rows = self._tensor(row_list)
         if decode_ids:
             ids_t = self.last_tokens.index_select(0, rows)

@@ -9,12 +9,12 @@ share of a step is as long as the GPU's. Here they are one int64 buffer with fix
 written with numpy into page-locked memory and copied in one call; the graph's kernels read views
 of its device twin:
 
-    rows[MB] | positions[MB] | out_loc[MB] | lens[PB] | indptr[PB + 1] | page ids ...
+    rows[MB] | positions[MB] | out_loc[MB] | ids[MB] | lens[PB] | indptr[PB + 1] | page ids ...
 
 (MB = the largest graph's batch size, PB = the largest batch whose page lists travel here,
 `AttentionBackend.graph_page_rows`; a batch of b requests fills the first b entries of each.)
 
-A step writes the first three (`write`), the backend may add the page lists (`write_pages`, in
+A step writes the first three (`write`; a verify graph also the input tokens, `ids`), the backend may add the page lists (`write_pages`, in
 `prepare_for_replay`), then `send` copies what was written. Two host buffers take turns: overlap
 scheduling writes step N+1's inputs while step N may not have been copied yet, so before a buffer
 is written again, the event recorded after its last copy is waited on (long done, in practice: it
@@ -30,13 +30,13 @@ class PackedGraphInputs:
     def __init__(self, max_bs: int, page_rows: int, max_pages_per_req: int, device: torch.device) -> None:
         self.max_bs = mb = max_bs
         self.page_rows = pb = page_rows
-        self.lens_at = 3 * mb
+        self.lens_at = 4 * mb
         self.indptr_at = self.lens_at + pb
         self.pages_at = self.indptr_at + pb + 1  # where the page ids start
         size = self.pages_at + pb * max_pages_per_req
         self.device_buf = torch.zeros(size, dtype=torch.int64, device=device)
         # Fixed views: the captured kernels read these addresses.
-        self.rows, self.positions, self.out_loc = (self.device_buf[i * mb : (i + 1) * mb] for i in range(3))
+        self.rows, self.positions, self.out_loc, self.ids = (self.device_buf[i * mb : (i + 1) * mb] for i in range(4))
         self.lens = self.device_buf[self.lens_at : self.indptr_at]
         self.indptr = self.device_buf[self.indptr_at : self.pages_at]
         self.indices = self.device_buf[self.pages_at :]
@@ -46,8 +46,9 @@ class PackedGraphInputs:
         self._turn = 0
         self._end = 0  # entries of the current host buffer written so far
 
-    def write(self, rows: list[int], positions: list[int], out_loc: list[int]) -> None:
-        """Start a step: one entry per request of the graph, padding included."""
+    def write(self, rows: list[int], positions: list[int], out_loc: list[int], ids: list[int] | None = None) -> None:
+        """Start a step: one entry per request of the graph (per token of a verify graph),
+        padding included. `ids`: the input tokens, which only a verify graph reads from here."""
         i = self._turn
         if self._copied[i] is not None:
             self._copied[i].synchronize()
@@ -55,7 +56,9 @@ class PackedGraphInputs:
         a[0:bs] = rows
         a[mb : mb + bs] = positions
         a[2 * mb : 2 * mb + bs] = out_loc
-        self._end = 3 * mb
+        if ids is not None:
+            a[3 * mb : 3 * mb + bs] = ids
+        self._end = 4 * mb
 
     def write_pages(self, lens: list[int], pages: list[list[int]]) -> None:
         """Each request's KV length and page ids (pages[b], in order), padding included."""
