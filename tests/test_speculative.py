@@ -51,6 +51,29 @@ def test_ngram_draft_runs_on_through_a_repeating_tail():
     assert propose_ngram([1, 2, 3, 7, 1, 2, 3], 6, n_max=3, n_min=3) == [7, 1, 2, 3, 7, 1]
 
 
+def _plain_ngram(tokens, k, n_max, n_min):
+    """The rule written as a loop: longest n first, then the most recent earlier match."""
+    for n in range(min(n_max, len(tokens) - 1), n_min - 1, -1):
+        for start in range(len(tokens) - n - 1, -1, -1):
+            if tokens[start : start + n] == tokens[-n:]:
+                seq = list(tokens)
+                for i in range(k):
+                    seq.append(seq[start + n + i])
+                return seq[len(tokens) :]
+    return []
+
+
+def test_ngram_search_equals_the_plain_loop_on_random_text():
+    # Small alphabets give many matches; ids in the surrogate range (55296-57343) included.
+    rng = random.Random(0)
+    for _ in range(2000):
+        vocab = rng.choice([2, 3, 5, 60000])
+        tokens = [rng.randrange(vocab) for _ in range(rng.randint(1, 50))]
+        k, n_min = rng.randint(0, 6), rng.randint(1, 3)
+        n_max = rng.randint(n_min, 5)
+        assert propose_ngram(tokens, k, n_max, n_min) == _plain_ngram(tokens, k, n_max, n_min), tokens
+
+
 # ---------------------------------------------------------------- acceptance, greedy
 def test_accept_greedy_takes_the_agreeing_prefix_and_the_model_token():
     assert accept_greedy([4, 5, 6], [4, 5, 6, 7]) == [4, 5, 6, 7]  # all accepted + the bonus

@@ -25,12 +25,14 @@ def propose_ngram(tokens: list[int], k: int, n_max: int, n_min: int) -> list[int
     `tokens` (n from `n_max` down to `n_min`); [] when none of those suffixes occurs earlier."""
     if k <= 0:
         return []
+    # One character per token, so that the search runs in C (`str.rfind`) rather than a Python
+    # loop over the whole text at every step: chr() covers every id below 1,114,112.
+    text = "".join(map(chr, tokens))
     for n in range(min(n_max, len(tokens) - 1), n_min - 1, -1):
-        suffix = tokens[-n:]
-        # Most recent first: start the search where a match would end just before the suffix.
-        for start in range(len(tokens) - n - 1, -1, -1):
-            if tokens[start : start + n] == suffix:
-                return _copy_from(tokens, start + n, k)
+        # The most recent occurrence that ends before the last token, so not the suffix itself.
+        start = text.rfind(text[-n:], 0, len(text) - 1)
+        if start >= 0:
+            return _copy_from(tokens, start + n, k)
     return []
 
 
