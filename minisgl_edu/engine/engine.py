@@ -40,8 +40,9 @@ GPU_MAX_RUNNING = 256  # also the default largest CUDA graph (`cuda_graph_max_bs
 @dataclass
 class ForwardOutput:
     """The new tokens of each batch item, in order: none for a prompt chunk that leaves part of its
-    prompt to compute, one otherwise, and 1 to k+1 for an item that verified k drafts; with each
-    token its logprobs where the request asked for them (else None)."""
+    prompt to compute, one otherwise; for an item that verified k drafts, the model's token at each
+    of its positions (k+1 with greedy decoding), of which the scheduler's verify step keeps 1 to
+    k+1. With each token its logprobs where the request asked for them (else None)."""
 
     tokens: list[list[int]]
     logprobs: list[list[Optional[TokenLogprobs]]]
@@ -296,25 +297,28 @@ class Engine:
         return self._pending(flags, tokens, logprobs)
 
     def _verify(self, batch: Batch, logits: torch.Tensor) -> "PendingForward":
-        """(speculative decoding) Check each item's drafts against its logits (`verify.py`); the
-        result is ready at once, since accepting a draft needs the model's tokens on the host."""
+        """(speculative decoding) The model's token at every verified position of each item (its
+        "targets", `verify.py`); which of them the request keeps is the scheduler's verify step
+        (`scheduler/verify_step.py`). The result is ready at once: the tokens are on the host.
+
+        Nothing is written to `last_tokens`: which token is a request's newest is known only after
+        the verify step, on the host, and with speculation on every batch lands before the next is
+        scheduled and reads its input tokens from the host (`OverlapMixin._launch`)."""
         items = [it for it in batch.items if it.completes_prompt]
         reqs = [it.req for it in items]
-        new = verify(self.sampler.process_fn, logits, reqs, [it.draft for it in items])
-        self.last_tokens.index_copy_(
-            0, self._tensor([r.table_idx for r in reqs]), self._tensor([tokens[-1] for tokens in new])
-        )
-        # Logprobs of the kept tokens, each from the logits of the position that gave it.
+        targets = verify(self.sampler.process_fn, logits, reqs, [it.draft for it in items])
+        # Logprobs of each target, from the logits of its own position: the tokens a request keeps
+        # are its first targets, so their logprobs are the first of these.
         first_row = 0
         rows, row_reqs = [], []
-        for it, req, tokens in zip(items, reqs, new):
+        for it, req, tokens in zip(items, reqs, targets):
             rows.extend(range(first_row, first_row + len(tokens)))
             row_reqs.extend([req] * len(tokens))
             first_row += len(it.draft) + 1
-        kept = [t for tokens in new for t in tokens]
-        lp = take_logprobs(logits[self._tensor(rows)], self._tensor(kept), row_reqs)
-        flat = iter(lp.per_row(len(kept)) if lp is not None else [None] * len(kept))
-        per_item = iter([(tokens, [next(flat) for _ in tokens]) for tokens in new])
+        flat = [t for tokens in targets for t in tokens]
+        lp = take_logprobs(logits[self._tensor(rows)], self._tensor(flat), row_reqs)
+        per_row = iter(lp.per_row(len(flat)) if lp is not None else [None] * len(flat))
+        per_item = iter([(tokens, [next(per_row) for _ in tokens]) for tokens in targets])
         out = ForwardOutput([], [])
         for flag in [it.completes_prompt for it in batch.items]:
             tokens, lps = next(per_item) if flag else ([], [])

@@ -1,16 +1,17 @@
-"""Verify drafts: which of a request's guessed tokens the model agrees with (speculative decoding).
+"""Verify drafts: the model's own token at each position of a request's guesses (speculative decoding).
 
 Where this sits on the request path: in `Engine.forward_batch`, in place of the sampler, for a
 batch in which some requests carry drafts (`ScheduledReq.draft`, proposed by
 `scheduler/ngram.py`). Such a request computed k+1 positions in one forward pass: its newest
 token, then its k drafts. The logits at position j are the model's distribution for the token
 after draft j-1 (after the newest token for j = 0), so one pass gives k+1 next-token
-distributions, and the drafts are checked left to right against them:
+distributions, and from them `verify` gives the model's token at each position, the "targets":
 
-- greedy: draft j is accepted while it equals the argmax at position j; at the first mismatch the
-  argmax there is the request's next token (the model's own correction). If every draft is
-  accepted, the argmax at position k is a free extra token (the "bonus"). So a step gives between
-  1 and k+1 tokens, and exactly the tokens greedy decoding one by one would have given.
+- greedy: the argmax at each of the k+1 positions. The scheduler's verify step
+  (`scheduler/verify_step.py`) then accepts draft j while it equals targets[j] (`accept_greedy`);
+  at the first mismatch targets[j] is the request's next token (the model's own correction), and
+  if every draft is accepted, targets[k] is a free extra token (the "bonus"). So a step gives
+  between 1 and k+1 tokens, and exactly the tokens greedy decoding one by one would have given.
 - sampling (temperature > 0): the rule of speculative sampling (Leviathan, Kalman and Matias,
   "Fast Inference from Transformers via Speculative Decoding", 2023, Algorithm 1; Chen et al.,
   "Accelerating Large Language Model Decoding with Speculative Sampling", 2023) for a draft that is
@@ -18,6 +19,9 @@ distributions, and the drafts are checked left to right against them:
   min(1, p(x) / q(x)) = p(x); on rejection draw from the residual max(0, p - q), normalised, which
   is p with x removed. Then each emitted token has exactly the distribution p that sampling without
   drafts would have used. p is the distribution after the logits chain, temperature, top-k, top-p.
+  The rule needs the probabilities, so it runs here (`accept_sampled`); its tokens are the targets
+  up to the first rejected draft (the residual's draw there, never equal to that draft), and the
+  verify step's comparison keeps exactly them.
 
 Requests with penalties or a grammar never carry drafts (the scheduler's rule): their logits at
 position j would depend on drafts 0..j-1 as if already accepted. Logit bias is the same at every
@@ -35,7 +39,8 @@ from minisgl_edu.engine.sampler import filter_logits
 def accept_greedy(drafts: list[int], targets: list[int]) -> list[int]:
     """The tokens a verify step gives: the drafts the model agrees with, then its own next token.
 
-    `targets[j]` is the model's argmax at position j (len(drafts) + 1 of them).
+    `targets[j]` is the model's token at position j (len(drafts) + 1 of them, or with sampling up
+    to the first rejected draft).
     """
     n = 0
     while n < len(drafts) and drafts[n] == targets[n]:
@@ -62,9 +67,10 @@ def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> int:
 
 
 def verify(process_fn, logits: torch.Tensor, reqs: list[Req], drafts: list[list[int]]) -> list[list[int]]:
-    """The new tokens of each request. `logits`: the rows of every request in order, len(drafts[i])
-    + 1 rows for reqs[i] (one row, an ordinary next token, for a request without drafts);
-    `process_fn`: the sampler's logits chain."""
+    """The targets of each request: its len(drafts[i]) + 1 argmax tokens when greedy, speculative
+    sampling's tokens otherwise (a request without drafts: its ordinary next token). `logits`: the
+    rows of every request in order, len(drafts[i]) + 1 rows for reqs[i]; `process_fn`: the
+    sampler's logits chain."""
     row_reqs = [req for req, d in zip(reqs, drafts) for _ in range(len(d) + 1)]
     logits = process_fn(logits, row_reqs)
     argmax = torch.argmax(logits, dim=-1).tolist()  # one read-back for every greedy row
@@ -75,11 +81,11 @@ def verify(process_fn, logits: torch.Tensor, reqs: list[Req], drafts: list[list[
         start = rows.stop
         sp = req.sampling_params
         if sp.is_greedy:
-            out.append(accept_greedy(d, argmax[rows]))
+            out.append(argmax[rows])
             continue
         probs = torch.stack([filter_logits(row, sp.temperature, sp.top_k, sp.top_p) for row in logits[rows]])
         if not bool(torch.isfinite(probs).all()):  # a tiny temperature overflowed: greedy, as the sampler
-            out.append(accept_greedy(d, argmax[rows]))
+            out.append(argmax[rows])
             continue
         out.append(accept_sampled(d, probs, req.generator))
     return out

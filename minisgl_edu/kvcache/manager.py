@@ -102,14 +102,20 @@ class CacheManager:
             raise OutOfPages(f"request {req.uid} needs {need} pages, {self.allocator.num_free} free")
         self.page_table.append(req.table_idx, self.allocator.allocate(need))
 
-    def trim(self, req: Req, num_tokens: int) -> list[int]:
-        """Give back `req`'s pages past its first `num_tokens` tokens and return them (speculative
-        decoding: after a verify, pages that hold only rejected drafts). Never a cached page: the
-        request's own pages start after its prefix, and `num_tokens` is past its computed ones."""
-        keep = max(pages_for(num_tokens, self.page_size), max(req.prefix_len, req.shared_len) // self.page_size)
-        freed = self.page_table.truncate(req.table_idx, keep)
-        self.allocator.free(freed)
-        return freed
+    def trim(self, req: Req, pages: list[int]) -> list[int]:
+        """Return `pages`, the last pages of `req`'s row, to the free list (speculative decoding:
+        after a verify, the pages that hold only rejected drafts, as the verify step says). Refuses
+        pages that are not the end of the row or that hold the request's cached prefix (those are
+        the prefix cache's, perhaps shared): freeing them would corrupt other requests' K/V."""
+        pages = list(pages)
+        row = self.page_table.pages[req.table_idx]
+        keep = len(row) - len(pages)
+        if keep < 0 or row[keep:] != pages:
+            raise ValueError(f"request {req.uid}: pages {pages} are not the last pages of its row {row}")
+        if keep < max(req.prefix_len, req.shared_len) // self.page_size:
+            raise ValueError(f"request {req.uid}: pages {pages} include its cached prefix's (the prefix cache's)")
+        self.allocator.free(self.page_table.truncate(req.table_idx, keep))
+        return pages
 
     def share_prompt(self, req: Req) -> None:
         """(n > 1) Hand `req`'s full prompt pages to the prefix cache now, right after its prefill,

@@ -33,7 +33,7 @@ penalties) cannot be launched before that token is known: a batch with such a re
 the batch in flight first (`_needs_host_tokens`); the others keep overlapping.
 
 With speculative decoding on (`SchedulerConfig.speculative_algorithm`), each batch lands before
-the next is scheduled (see `overlap_step`): drafts come from the tokens on the host.
+the next is scheduled (see `overlap_step`): drafts and input tokens come from the host.
 
 Mixed batches (`SchedulerConfig.mixed_chunk`) need nothing more: the rules above are applied per
 item, so in one batch the prompt chunks advance `cached_len` at launch and the decode tokens count
@@ -86,7 +86,11 @@ class OverlapMixin:
             else:
                 it.req.cached_len = it.end  # not to be scheduled again while in flight
         self._trace_scheduled(batch)
-        pending = self.engine.launch_batch(batch, ids_on_device=True)
+        # With speculation every batch lands before the next is scheduled (`overlap_step`), so the
+        # input tokens are on the host; a verify's tokens never are on the device (the verify step
+        # decides them on the host).
+        on_device = self.config.speculative_algorithm is None
+        pending = self.engine.launch_batch(batch, ids_on_device=on_device)
         return InFlight(batch, pending, record, t0)
 
     def _complete(self, fl: InFlight):

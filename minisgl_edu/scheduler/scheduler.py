@@ -13,8 +13,10 @@ Where this sits on the request path: a `UserMsg` arrives from a tokenizer worker
                     send one `DetokenizeMsg` per new token to the detokenizer
 
 With speculative decoding on (`config.speculative_algorithm`), a decode batch may also carry
-each request's guessed next tokens (`_draft`, `ngram.py`): the engine checks them in the same
-forward pass, and a request can get several tokens in one step ("verify" batch).
+each request's guessed next tokens (`_draft`, `ngram.py`): the engine computes the model's own
+token at each of them in the same forward pass, and the verify step (`_verified`,
+`verify_step.py`) keeps those the model agrees with, so a request can get several tokens in one
+step ("verify" batch).
 
 New requests join between any two steps while others are decoding: continuous batching.
 """
@@ -46,6 +48,7 @@ from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
 from minisgl_edu.scheduler.ngram import backoff, propose_ngram
 from minisgl_edu.scheduler.overlap import OverlapMixin
 from minisgl_edu.scheduler.stats import STATS_BUDGET, SchedulerStats, change_key, collect_stats
+from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult, verify_step
 from minisgl_edu.trace import NULL_TRACER, Tracer
 
 
@@ -151,6 +154,7 @@ class Scheduler(OverlapMixin):
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
         self.schedule_fn: Callable[["Scheduler"], Optional[Batch]] = schedule_next_batch
+        self.verify_fn: Callable[[VerifyRequest, list[int], list[int]], VerifyResult] = verify_step
         self._init_overlap()  # bookkeeping of overlap_loop (see overlap.py); idle under normal_loop
 
     # ------------------------------------------------------------------ 1. receive
@@ -395,16 +399,10 @@ class Scheduler(OverlapMixin):
                 req.status = ReqStatus.DECODING
                 if req.shares_prompt:  # (n > 1) the other answers reuse these pages
                     self.cache.share_prompt(req)
-            # One token, or with drafts the accepted ones and then the model's own: each is checked
-            # as if it had come in a step of its own, so a finish inside the run cuts it there.
-            for i, (token, lp) in enumerate(zip(tokens, logprobs)):
-                if i:
-                    req.cached_len += 1  # token i follows accepted draft i-1, whose K/V is now valid
-                replies.append(self._add_token(req, token, lp, record))
-                if req.is_finished:
-                    break
-            if it.draft:
-                self._verified(req, it.draft, tokens, record)
+            if it.draft:  # (speculative decoding) `tokens` are the model's own at the k+1 positions
+                replies += self._verified(req, it.draft, tokens, logprobs, record)
+            else:
+                replies.append(self._add_token(req, tokens[0], logprobs[0], record))
         if replies:
             self.io.send(replies)
 
@@ -432,20 +430,30 @@ class Scheduler(OverlapMixin):
             msg.top_logprobs = [list(pair) for pair in logprobs.top]
         return msg
 
-    def _verified(self, req: Req, draft: list[int], tokens: list[int], record: StepRecord) -> None:
-        """(speculative decoding) Count what a verify accepted and roll back what it rejected: the
-        rejected drafts' K/V are dead, and pages that hold nothing else go back to the free list
-        (a finished request gave back all of its pages already)."""
-        accepted = len(tokens) - 1  # the last token is the model's own
+    def _verified(
+        self, req: Req, draft: list[int], targets: list[int], logprobs: list, record: StepRecord
+    ) -> list[DetokenizeMsg]:
+        """(speculative decoding) The verify step of `req` (`self.verify_fn`, by default
+        `verify_step`): it says which tokens the request keeps, how many K/V positions stay valid
+        and which pages hold only rejected drafts; here those pages go back, the tokens are added
+        one by one, and the drafts are counted."""
+        step = self.verify_fn(VerifyRequest.of(req, self.cache, self.eos_ids, self._decode_tail), draft, targets)
+        record.freed_pages[req.uid] = self.cache.trim(req, step.free_pages)
+        req.cached_len = step.kv_len  # the rejected drafts' K/V are dead: never counted, never cached
+        replies = []
+        for token, lp in zip(step.tokens, logprobs):
+            # Each as if it had come in a step of its own: `_add_token` runs the finish check, which
+            # finishes the request on the step's last token when the step cut the run there.
+            replies.append(self._add_token(req, token, lp, record))
+            if req.is_finished:
+                break
         self.draft_tokens_total += len(draft)
-        self.accepted_tokens_total += accepted
-        self.verify_outcomes[len(draft)][accepted] += 1
-        req.draft_misses = 0 if accepted else req.draft_misses + 1
+        self.accepted_tokens_total += step.accepted
+        self.verify_outcomes[len(draft)][step.accepted] += 1
+        req.draft_misses = 0 if step.accepted else req.draft_misses + 1
         req.draft_pause = backoff(req.draft_misses)
-        record.accepted[req.uid] = draft[:accepted]
-        if not req.is_finished:
-            # Pages for positions 0..total_len-1: the newest token's K/V is computed next step.
-            record.freed_pages[req.uid] = self.cache.trim(req, req.total_len)
+        record.accepted[req.uid] = draft[: step.accepted]
+        return replies
 
     def _decode_tail(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=True)
