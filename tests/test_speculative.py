@@ -247,6 +247,35 @@ def test_loops_and_mixed_batches_give_the_same_tokens(tiny_model_dir, reference,
     assert out == reference
 
 
+@pytest.mark.parametrize("guesses", [True, False])
+def test_overlap_loop_verifies_alone_and_overlaps_when_nothing_is_guessed(
+    tiny_model_dir, reference, guesses, monkeypatch
+):
+    """Under the overlap loop a verify batch is never launched while another batch runs (its input
+    tokens come from the host); when no request finds drafts, batches overlap as without
+    speculation. The tokens are the reference's either way."""
+    import minisgl_edu.scheduler.scheduler as scheduler_module
+
+    if not guesses:
+        monkeypatch.setattr(scheduler_module, "propose_ngram", lambda *a: [])
+    s = make(tiny_model_dir, spec=True)
+    launches = []  # (another batch in flight?, this one verifies drafts?)
+    launch = s._launch
+
+    def logged(batch):
+        launches.append((s._in_flight is not None, batch.has_drafts))
+        return launch(batch)
+
+    s._launch = logged
+    out, _, _ = run(s, PROMPTS, [GREEDY] * len(PROMPTS), overlap=True)
+    assert out == reference
+    assert (True, True) not in launches
+    if guesses:
+        assert (False, True) in launches
+    else:
+        assert sum(in_flight for in_flight, _ in launches) > len(launches) // 2
+
+
 def test_max_tokens_is_never_overshot(tiny_model_dir, reference):
     """Drafts are capped so the drafts and the bonus token fit in max_tokens."""
     for m in (1, 2, 3, 5, 7):

@@ -302,8 +302,7 @@ class Engine:
         (`scheduler/verify_step.py`). The result is ready at once: the tokens are on the host.
 
         Nothing is written to `last_tokens`: which token is a request's newest is known only after
-        the verify step, on the host, and with speculation on every batch lands before the next is
-        scheduled and reads its input tokens from the host (`OverlapMixin._launch`)."""
+        the verify step, on the host; the overlap loop writes it there then (`set_last_tokens`)."""
         items = [it for it in batch.items if it.completes_prompt]
         reqs = [it.req for it in items]
         targets = verify(self.sampler.process_fn, logits, reqs, [it.draft for it in items])
@@ -325,6 +324,12 @@ class Engine:
             out.tokens.append(tokens)
             out.logprobs.append(lps)
         return PendingForward([], None, ready=out)
+
+    def set_last_tokens(self, rows: list[int], tokens: list[int]) -> None:
+        """Page-table row `rows[i]`'s newest token is `tokens[i]` (decided on the host: after a
+        verify), for a decode batch that reads its input tokens from `last_tokens`."""
+        if rows:
+            self.last_tokens.index_copy_(0, self._tensor(rows), self._tensor(tokens))
 
     def _pending(self, flags: list[bool], tokens: torch.Tensor, logprobs: Optional[BatchLogprobs]) -> "PendingForward":
         """Copy the tokens to page-locked host memory without waiting; result() waits on the event."""

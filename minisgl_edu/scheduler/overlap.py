@@ -32,8 +32,13 @@ Requests whose next logits depend on their previous token on the host (a grammar
 penalties) cannot be launched before that token is known: a batch with such a request waits for
 the batch in flight first (`_needs_host_tokens`); the others keep overlapping.
 
-With speculative decoding on (`SchedulerConfig.speculative_algorithm`), each batch lands before
-the next is scheduled (see `overlap_step`): drafts and input tokens come from the host.
+With speculative decoding on (`SchedulerConfig.speculative_algorithm`), drafts follow a request's
+newest token, so they are only made when no decode token is in flight, and a verify batch reads
+all its input tokens from the host; how many tokens a verify gives is known only when it lands.
+So a batch lands before the next is scheduled when it verified drafts, or when one of its
+requests would propose drafts now (`_lands_first`); a batch whose requests have nothing to guess
+keeps overlapping. After a verify, the newest token of each request (decided on the host by the
+verify step) is written to `Engine.last_tokens` for the decode batches that read it there.
 
 Mixed batches (`SchedulerConfig.mixed_chunk`) need nothing more: the rules above are applied per
 item, so in one batch the prompt chunks advance `cached_len` at launch and the decode tokens count
@@ -86,11 +91,8 @@ class OverlapMixin:
             else:
                 it.req.cached_len = it.end  # not to be scheduled again while in flight
         self._trace_scheduled(batch)
-        # With speculation every batch lands before the next is scheduled (`overlap_step`), so the
-        # input tokens are on the host; a verify's tokens never are on the device (the verify step
-        # decides them on the host).
-        on_device = self.config.speculative_algorithm is None
-        pending = self.engine.launch_batch(batch, ids_on_device=on_device)
+        # A verify batch is made only when every newest token is on the host (`_schedule_decode`).
+        pending = self.engine.launch_batch(batch, ids_on_device=not batch.has_drafts)
         return InFlight(batch, pending, record, t0)
 
     def _complete(self, fl: InFlight):
@@ -104,6 +106,9 @@ class OverlapMixin:
                     del self._ahead[key]
         # Requests that finished or were aborted meanwhile are skipped by _process_results.
         self._process_results(batch, out, fl.record)
+        if batch.has_drafts:  # the verify step decided each request's newest token on the host
+            verified = [it.req for it in batch.items if it.draft and not it.req.is_finished]
+            self.engine.set_last_tokens([r.table_idx for r in verified], [r.output_ids[-1] for r in verified])
         self.cache.unpin(batch.reqs)  # the GPU is done with these pages: deferred releases happen now
         fl.record.seconds = time.perf_counter() - fl.t0
         return fl.record
@@ -115,10 +120,8 @@ class OverlapMixin:
         Returns the StepRecord of the batch that was *finished* (None if none was in flight).
         """
         last, record = self._in_flight, None
-        if last is not None and self.config.speculative_algorithm is not None:
-            # Drafts are looked up in the tokens on the host, and how many tokens a verify gives
-            # is known only when it lands: with speculation each batch lands before the next one
-            # is scheduled, so this loop overlaps nothing (as `normal_loop`).
+        if last is not None and self._lands_first(last.batch):
+            # (speculative decoding) Its tokens are needed on the host before the next batch.
             record, last = self._complete(last), None
             self._in_flight = None
         batch = self.schedule(block=block and last is None)
@@ -133,6 +136,14 @@ class OverlapMixin:
             record = self._complete(last)
         self._maybe_send_stats()
         return record
+
+    def _lands_first(self, batch: Batch) -> bool:
+        """(speculative decoding) Must `batch` land before the next one is scheduled? Yes if it
+        verified drafts (how many tokens each request got is known only then), or if one of its
+        requests finds drafts in its tokens on the host (after the newest one, it likely will)."""
+        if self.config.speculative_algorithm is None:
+            return False
+        return batch.has_drafts or any(it.is_decode and self._guess(it.req) for it in batch.items)
 
     def _needs_host_tokens(self, batch: Batch) -> bool:
         """Does a request of `batch` with a token still in flight need that token before its own

@@ -304,10 +304,14 @@ class Scheduler(OverlapMixin):
 
     def _schedule_decode(self) -> Optional[Batch]:
         items = []
-        for req in self._decoding():
-            # Tokens sampled by a batch still in flight (overlap loop only; 0 in normal_loop).
-            ahead = self._tokens_ahead(req)
-            draft = self._draft(req) if not ahead else []
+        reqs = self._decoding()
+        # Tokens sampled by a batch still in flight (overlap loop only; 0 in normal_loop).
+        aheads = [self._tokens_ahead(req) for req in reqs]
+        # (speculative decoding) Drafts follow the newest token, so only when every request has
+        # it on the host: a verify batch reads all its input tokens from there.
+        drafting = not any(aheads)
+        for req, ahead in zip(reqs, aheads):
+            draft = self._draft(req) if drafting else []
             # The newest token's K/V is computed now, at position total_len - 1 (then the drafts').
             self.cache.reserve(req, req.total_len + ahead + len(draft))
             items.append(ScheduledReq(req, req.total_len - 1 + ahead, 1 + len(draft), draft))
@@ -317,11 +321,17 @@ class Scheduler(OverlapMixin):
 
     def _draft(self, req: Req) -> list[int]:
         """(speculative decoding) Guessed next tokens of `req` to verify this step, or []."""
+        if req.draft_pause > 0:
+            req.draft_pause -= 1  # its last drafts were all rejected (`ngram.backoff`)
+            return []
+        return self._guess(req)
+
+    def _guess(self, req: Req) -> list[int]:
+        """The drafts `req` proposes from its tokens on the host (and nothing changed), or []."""
         cfg = self.config
         if cfg.speculative_algorithm is None or req.grammar is not None or req.sampling_params.has_penalties:
             return []  # a grammar's mask and the penalties would depend on drafts not yet accepted
         if req.draft_pause > 0:
-            req.draft_pause -= 1  # its last drafts were all rejected (`ngram.backoff`)
             return []
         # The drafts plus the model's own token stay within max_new_tokens, so within the pages
         # reserved for the request at admission.
