@@ -80,14 +80,14 @@ def head_dim_64(tokenizer_dir: str) -> str:
     return str(out)
 
 
-def one_stream(model: str, spec: bool, prompts: list[str]) -> tuple[list[list[int]], int, int, float]:
+def one_stream(model: str, spec: dict | None, prompts: list[str]) -> tuple[list[list[int]], int, int, float]:
     """Each chat prompt alone, greedy, up to 256 tokens, with the server's CUDA defaults (FlashInfer,
     CUDA graphs, overlap): -> the tokens, drafts proposed and accepted, seconds of generation."""
     # A KV cache of 64k tokens: enough for one stream, and the next Scheduler of this process finds
     # the GPU's memory free (the server's default takes most of it).
     cfg = dict(model=model, device=DEVICE, dtype="bfloat16" if DEVICE == "cuda" else "float32", num_pages=4096)
-    if spec:
-        cfg["speculative_algorithm"] = "ngram"
+    if spec is not None:
+        cfg.update(speculative_algorithm="ngram", **spec)
     s = Scheduler(SchedulerConfig(**cfg))
     tok = s.tokenizer
     sp = SamplingParams(max_tokens=256)
@@ -113,15 +113,25 @@ def real_model(gguf: str) -> None:
     os.makedirs(model, exist_ok=True)
     convert_gguf(gguf, model)
     rows = []
+    variants = {
+        "k4 n2-4": {},
+        "k4 n3-4": {"speculative_ngram_min": 3},
+        "k8 n3-4": {"speculative_ngram_min": 3, "speculative_num_draft_tokens": 8},
+    }
     for name, prompts in (("edits", list(EDIT_REQUESTS)), ("questions", list(QUESTIONS[:8]))):
-        off, _, _, t_off = one_stream(model, False, prompts)
-        on, drafts, accepted, t_on = one_stream(model, True, prompts)
-        n_off, n_on = sum(map(len, off)), sum(map(len, on))
-        same = sum(a == b for a, b in zip(off, on))
-        rows.append((name, n_off / t_off, n_on / t_on, same, len(prompts), drafts, accepted))
-    print(f"{'workload':<10} {'off tok/s':>10} {'on tok/s':>9} {'x':>6} {'same':>6} {'drafts':>7} {'accepted':>9}")
-    for name, off, on, same, n, drafts, accepted in rows:
-        print(f"{name:<10} {off:>10.1f} {on:>9.1f} {on / off:>6.2f} {same:>3}/{n} {drafts:>7} {accepted:>9}")
+        off, _, _, t_off = one_stream(model, None, prompts)
+        for variant, spec in variants.items():
+            on, drafts, accepted, t_on = one_stream(model, spec, prompts)
+            n_off, n_on = sum(map(len, off)), sum(map(len, on))
+            same = sum(a == b for a, b in zip(off, on))
+            rows.append((name, variant, n_off / t_off, n_on / t_on, same, len(prompts), drafts, accepted))
+    print(
+        f"{'workload':<10} {'drafts':<8} {'off tok/s':>10} {'on tok/s':>9} {'x':>6} {'same':>6} {'drafts':>7} {'accepted':>9}"
+    )
+    for name, variant, off, on, same, n, drafts, accepted in rows:
+        print(
+            f"{name:<10} {variant:<8} {off:>10.1f} {on:>9.1f} {on / off:>6.2f} {same:>3}/{n} {drafts:>7} {accepted:>9}"
+        )
 
 
 def main() -> None:
