@@ -23,6 +23,7 @@ EXERCISES = {
     "schedule": "minisgl_edu.grading.schedule",
     "prefix_cache": "minisgl_edu.grading.prefix_cache",
     "logits_chain": "minisgl_edu.grading.logits_chain",
+    "verify": "minisgl_edu.grading.verify",
 }
 
 

@@ -62,6 +62,45 @@ def tokenizer(model: str = DEFAULT_MODEL):
         return _tokenizer_only(model)
 
 
+@functools.lru_cache(maxsize=1)
+def _tiny_model_dir() -> str:
+    import atexit
+    import shutil
+    import tempfile
+
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    from minisgl_edu.models.testing import tiny_hf_config
+
+    out = tempfile.mkdtemp(prefix="minisgl-grading-tiny-")
+    atexit.register(shutil.rmtree, out, True)
+    # Untied: with the input embeddings as its output layer, a random model repeats its last token.
+    cfg = tiny_hf_config("llama", vocab_size=49152, max_position_embeddings=4096, tie_word_embeddings=False)
+    with torch.random.fork_rng():  # the notebook's own random stream is left as it was
+        torch.manual_seed(0)
+        model = AutoModelForCausalLM.from_config(cfg)
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Writing model shards" bar in the notebook's output
+    try:
+        model.save_pretrained(out)
+    finally:
+        if bar:
+            hf_logging.enable_progress_bar()
+    tokenizer().save_pretrained(out)
+    return out
+
+
+def tiny_model() -> str:
+    """A 2-layer Llama with seeded random weights and the default model's tokenizer, written once
+    per process to a temporary directory. Its answers are nonsense but deterministic, varied, and
+    take milliseconds a step, so a grader can run many steps of the real scheduler on it:
+    `new_scheduler(model=tiny_model(), ...)`."""
+    with untimed():
+        return _tiny_model_dir()
+
+
 def new_scheduler(model: str = DEFAULT_MODEL, **overrides) -> Scheduler:
     """A fresh scheduler on the shared, already loaded engine."""
     with untimed():

@@ -1,0 +1,32 @@
+"""Looks for the stop strings in each new token's own text. A stop string usually spans tokens
+('two three' is ' two' + ' three'), so it only shows in the text of several tokens decoded
+together, and a run that contains it goes on."""
+
+from minisgl_edu.scheduler.verify_step import VerifyResult
+
+MUST_FAIL = {
+    "a stop string across accepted tokens",
+    "in the real engine, EOS, stop strings and max_tokens inside a run",
+}
+MUST_SAY = "decoded on its own"
+
+
+def verify_step(req, drafts, targets):
+    n = 0
+    while n < len(drafts) and drafts[n] == targets[n]:
+        n += 1
+    tokens, reason = [], None
+    for token in drafts[:n] + [targets[n]]:
+        tokens.append(token)
+        output = req.output_ids + tokens
+        if token in req.eos_ids and not req.ignore_eos:
+            reason = "stop"
+        elif any(s in req.decode([token]) for s in req.stop):
+            reason = "stop"
+        elif len(output) >= req.max_new_tokens:
+            reason = "length"
+        if reason:
+            break
+    total = req.prompt_len + len(req.output_ids) + len(tokens)
+    keep = -(-total // req.page_size)
+    return VerifyResult(n, tokens, reason, total - 1, req.pages[keep:])
