@@ -307,13 +307,6 @@ def describe(req: VerifyRequest, drafts: list[int], targets: list[int], words: b
     return "; ".join(parts)
 
 
-def _show(r: VerifyResult) -> str:
-    return (
-        f"accepted={r.accepted}, tokens={r.tokens}, finish_reason={r.finish_reason!r}, kv_len={r.kv_len}, "
-        f"free_pages={r.free_pages}"
-    )
-
-
 def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES) -> str:
     """What differs, and the known mistake that gives the student's result, if one does."""
     diffs = [f for f in FIELDS if getattr(got, f) != getattr(want, f)]

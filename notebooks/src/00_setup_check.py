@@ -108,6 +108,8 @@ The exercises live in `exercises/` and each ends with a `check(...)` cell that g
 * `exercises/06_prefix_cache.ipynb`: match, insert and evict in the radix prefix cache (`RadixCache`).
 * `exercises/07_logits_chain.ipynb`: penalties, logit bias and a grammar's mask between the model and
   the sampler (`process_logits`).
+* `exercises/08_verify.ipynb`: the verify step of speculative decoding (`verify_step`): which guessed
+  tokens a request keeps, where a finish cuts them, and which KV pages go back.
 
 For now, one warm-up: change the prompt above, and `max_tokens` to 40. Does the finish reason change?
 Why might it say `stop` for some prompts and `length` for others? (Chapter 08 answers it.)
