@@ -3,10 +3,11 @@
 Where this sits on the request path: with `SchedulerConfig.speculative_algorithm` on, a decode
 batch may carry drafts (`Scheduler._draft`, `ngram.py`): a request computes its newest token and
 its k drafts as k+1 positions in one forward pass, and the engine gives back the model's own
-token at each of them (`engine/verify.py`), the "targets". Then `Scheduler._process_results`
-calls `Scheduler.verify_fn` (by default `verify_step`, below) for that request, and applies what
-it returns: it gives the pages back, sets `req.cached_len`, and appends the tokens one by one
-(`_add_token`, which sends each to the detokenizer and runs the finish check on it).
+token at each of them (`engine/verify.py`), the "targets". Then `Scheduler._verified` calls
+`Scheduler.verify_fn` (by default `verify_step`, below) for that request, and applies what it
+returns: the pages go back (`CacheManager.trim`), `req.cached_len` becomes `kv_len`, and the tokens
+are appended one by one (`_add_token`, which sends each to the detokenizer and runs the finish
+check on it).
 
 The step, from the request's state, its drafts and the targets:
 
