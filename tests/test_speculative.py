@@ -455,7 +455,7 @@ def test_real_model_same_tokens_one_at_a_time_and_batched(real):
         s = _spec_scheduler(real)
         assert run(s, [p], [sp])[0][0] == ref[uid], REPEAT_CHATS[uid]
         accepted += s.accepted_tokens_total
-    assert accepted > 100  # the repetitive prompts did speculate
+    assert accepted > len(prompts) * 48 // 10  # the repetitive prompts did speculate: >10% of the tokens were drafts
     # Batched, with every other request not speculating (a presence penalty of 0 is still "off",
     # so a logit bias of 0 on one token stands for a request the chain touches but never changes).
     s = _spec_scheduler(real)
