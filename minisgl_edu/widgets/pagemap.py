@@ -113,8 +113,9 @@ def plot_page_map(
         x, y = p % COLUMNS, nrows - 1 - p // COLUMNS
         owner = users[p][0] if users[p] else None
         colour = uid_colour(owner) if owner is not None else ("#dddddd" if pages.cached[p] else "white")
+        edge = "#d62728" if p in given_back and not users[p] else "0.6"
         ax.add_patch(
-            Rectangle((x, y), 0.92, 0.92, facecolor=colour, edgecolor="0.6", hatch="//" if pages.cached[p] else None)
+            Rectangle((x, y), 0.92, 0.92, facecolor=colour, edgecolor=edge, hatch="//" if pages.cached[p] else None)
         )
         if len(users[p]) > 1:
             ax.text(x + 0.46, y + 0.46, str(len(users[p])), ha="center", va="center", fontsize=7)
