@@ -263,7 +263,61 @@ if snap.steps > 0 and rows:
     live_pages.refresh_button.click()  # an abort is not a step: redraw the page map now
     print(f"aborted uid {victim}; its pages {rows[victim]} are free again")
 else:
-    print("nothing to cancel yet: press Step a few times first (or Reset, then Step)")
+    print("nothing to cancel yet: press Step a few times first (or Reset, then Step);")
+    print("run without a browser, the cells below show what the clicks and this cell would")
+"""),
+    md(r"""
+### Without a browser
+
+Run without a browser (`jupyter nbconvert --execute`, `pytest --nbval`) or read on the web,
+nobody presses the buttons above: the live stepper shows no step and the abort cell has nothing
+to cancel. The two cells below show what those clicks would have shown. They leave `live_stepper`
+and `live_pages` alone (those stay yours to click): they build a second stepper and page map,
+not displayed, over a second server `demo` set up exactly like `live`, press its **Step** five
+times from code (`step_button.click()` runs the same callback as a click), and show the stepper's
+view as it would be drawn: three prefill batches, then the first decode batches.
+"""),
+    code(r"""
+from IPython.display import HTML
+
+demo = LocalServer("smollm2-135m", device="cpu", max_prefill_tokens=48, page_size=8, num_pages=64)
+demo.start(paused=True)
+demo_stepper = SchedulerStepper(demo, prompts, SamplingParams(max_tokens=40))  # not displayed
+demo_pages = KVPageMap(demo)  # not displayed either; it records a picture after every step
+for _ in range(5):
+    demo_stepper.step_button.click()  # one press of Step
+    ran = demo_stepper.model.history[-1]
+    print(f"step {demo_stepper.model.snapshot.steps} ran {show(ran)}; sampled {ran.next_tokens}")
+display(HTML(demo_stepper.view.value))  # the stepper's view after five presses
+"""),
+    md(r"""
+Then what the abort cell does, on `demo`: the request that holds the most pages is cancelled, and
+its pages are free again at once; the others keep theirs. The page-table rows and the page map's
+counts before and after, then the stepper's view: the aborted request is finished, with reason
+`abort`. The next batch was chosen before the abort and still lists it; when that batch runs, the
+scheduler leaves out the requests that finished in between (`run_batch` forwards
+`batch.without_finished()`), so one more press of **Step** samples a token for the others only.
+"""),
+    code(r"""
+from minisgl_edu.widgets.pagemap import page_counts
+
+before = demo.snapshot().pages
+rows = before.rows
+victim = max(rows, key=lambda u: len(rows[u]))
+print("page-table rows before:", dict(sorted(rows.items())))
+print("pages before:", page_counts(before))
+demo.abort(victim)
+demo_stepper.pause_button.click()  # as in the abort cell: the stepper shows the new plan
+demo_pages.refresh_button.click()  # and the page map a new picture
+after = demo_pages.pages
+print(f"aborted uid {victim}; its pages {rows[victim]} are free again")
+print("page-table rows after: ", dict(sorted(after.rows.items())))
+print("pages after: ", page_counts(after))
+display(HTML(demo_stepper.view.value))
+demo_stepper.step_button.click()
+ran = demo_stepper.model.history[-1]
+print(f"step {demo_stepper.model.snapshot.steps} ran {show(ran)}; sampled {ran.next_tokens}")
+demo.stop()  # the second server's background loop is not needed any more
 """),
     md(r"""
 ## Summary
