@@ -51,6 +51,10 @@ def build(src: Path, execute: bool, out_dir: Path = HERE) -> float:
 
 
 def main(argv: list[str]) -> int:
+    unknown = [a for a in argv if a.startswith("-") and a not in ("--no-exec", "--dir")]
+    if unknown:  # --help too: print the usage rather than rebuild every notebook
+        print(__doc__, file=sys.stderr if unknown != ["--help"] and unknown != ["-h"] else sys.stdout)
+        return 0 if unknown in (["--help"], ["-h"]) else 2
     execute = "--no-exec" not in argv
     out_dir = HERE
     if "--dir" in argv:
