@@ -17,6 +17,7 @@ from minisgl_edu.grading.core import Case, CaseResult, GradeResult, run_cases
 
 EXERCISES = {
     "finish": "minisgl_edu.grading.finish",
+    "finish_min_tokens": "minisgl_edu.grading.finish_min_tokens",
     "abort": "minisgl_edu.grading.abort",
     "detokenizer": "minisgl_edu.grading.detokenizer",
     "allocator": "minisgl_edu.grading.allocator",

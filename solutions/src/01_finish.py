@@ -79,6 +79,51 @@ function that calls or wraps the package's `check_finish` scores 0.
 result = check("finish", check_finish)
 """),
     md("""
+## Stretch: `min_tokens` (not in this engine)
+
+SGLang (`min_new_tokens`) and vLLM (`min_tokens`) let a request ask for a minimum length: until
+the output has `min_tokens` tokens, neither an EOS token nor a stop string finishes it. The length
+limit still does (if `min_tokens` is above `req.max_new_tokens`, the request ends with
+`"length"`). This engine has no such field, so write it as a function of its own, with
+`min_tokens` as an argument:
+
+`check_finish_min_tokens(req, eos_ids, decode, min_tokens)` returns `"stop"`, `"length"` or
+`None`, like `check_finish`, and
+
+* while `len(req.output_ids) < min_tokens` (output tokens only, the prompt does not count), only
+  the length limit can finish the request: an EOS or a stop string is held back (the token stays in
+  the output: the check decides, it never edits `req.output_ids`);
+* from the `min_tokens`-th output token on, `check_finish`'s rules apply unchanged: an EOS as that
+  very token finishes with `"stop"`, and so does a stop string that the decoded tail still shows
+  (SGLang's choice); `ignore_eos` still turns off the EOS test only;
+* `min_tokens=0` changes nothing.
+
+You may call your own `check_finish` from above; calling the package's is not an answer. Real
+engines also keep the model from *sampling* EOS before the minimum (a logits processor that masks
+the EOS ids); here only the finish check changes, so a held-back EOS shows in the output.
+
+`check` grades it on its own score line, `finish_min_tokens`: unit cases, then the real engine with
+`scheduler.finish_fn` set to your function with a `min_tokens` per request, compared with the
+grader's reference.
+"""),
+    code('''
+def check_finish_min_tokens(
+    req: Req, eos_ids: set[int], decode: Optional[Callable[[list[int]], str]], min_tokens: int
+) -> Optional[str]:
+    """check_finish, with EOS and stop strings held back until min_tokens output tokens exist."""
+    ### BEGIN SOLUTION
+    ### HINT: below min_tokens only the length limit counts; from min_tokens on, check_finish decides
+    n = len(req.output_ids)
+    if n < min_tokens:
+        # Too early for EOS and stop strings; the length limit is a hard cap all the same.
+        return "length" if n >= req.max_new_tokens else None
+    return check_finish(req, eos_ids, decode)
+    ### END SOLUTION
+'''),
+    code("""
+result_stretch = check("finish_min_tokens", check_finish_min_tokens)
+"""),
+    md("""
 ## Going further
 
 * Why does the scheduler, and not the detokenizer, have to notice stop strings? (What would the

@@ -1,0 +1,239 @@
+"""Exercise 1, stretch — `min_tokens`, which this engine does not have:
+`check_finish_min_tokens(req, eos_ids, decode, min_tokens) -> "stop" | "length" | None`.
+
+SGLang (`min_new_tokens`) and vLLM (`min_tokens`) let a request ask for at least that many output
+tokens: before `len(req.output_ids)` reaches `min_tokens`, neither an EOS token nor a stop string
+finishes it; the length limit (`req.max_new_tokens`) still does. From the `min_tokens`-th output
+token on, the rules of `check_finish` apply unchanged. The grader's reference is
+`reference_min_tokens` below (the package has none to copy); the scheduler knows nothing of
+min_tokens, so the engine case wraps the student's function per request into `finish_fn`.
+
+Graded on its own score line ("finish_min_tokens"), so the base exercise's score is unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from minisgl_edu.core import Req, SamplingParams
+from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.finish import EOS, PLAIN, _decode, _ids, _req
+from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
+from minisgl_edu.grading.own_code import borrowed
+from minisgl_edu.scheduler.finish import check_finish as package_check_finish
+
+
+def reference_min_tokens(
+    req: Req,
+    eos_ids: set[int],
+    decode: Optional[Callable[[list[int]], str]],
+    min_tokens: int,
+) -> Optional[str]:
+    """The stretch's reference: the package's check, with EOS and stop strings held back until
+    `min_tokens` output tokens exist (SGLang tests the length first, then this gate)."""
+    n = len(req.output_ids)
+    if n < min_tokens:
+        return "length" if n >= req.max_new_tokens else None
+    return package_check_finish(req, eos_ids, decode)
+
+
+def _own_code(fn) -> None:
+    """Wrapping the package's `check_finish` behind a min_tokens gate is the whole exercise: an
+    answer that calls it is not the student's own, just as in the base part."""
+    if fn is SOLUTION:
+        return
+    used = borrowed(fn, package_check_finish)
+    if used:
+        raise AssertionError(f"this is not your own code: it uses {used}. Write the answer yourself")
+
+
+def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str) -> None:
+    _own_code(fn)
+    before = list(req.output_ids)
+    got = fn(req, set(EOS), _decode, min_tokens)
+    if req.output_ids != before:
+        raise AssertionError(
+            "your check_finish_min_tokens changed req.output_ids: it only decides whether the request "
+            "is finished; a token held back by min_tokens stays in the output (the client sees it)"
+        )
+    if got == want and type(got) is type(want):
+        return
+    raise AssertionError(
+        f"{why}: your check_finish_min_tokens returned {got!r}, expected {want!r} (output {_decode(before)!r}, "
+        f"{len(before)} output tokens, min_tokens={min_tokens}, max {req.max_new_tokens})"
+    )
+
+
+def case_eos_waits(fn):
+    _expect(
+        fn,
+        _req([PLAIN, PLAIN, 2]),
+        5,
+        None,
+        "3 output tokens of min_tokens=5: an EOS before min_tokens must not finish the request",
+    )
+    _expect(fn, _req([PLAIN] * 5 + [0]), 5, "stop", "6 output tokens, min_tokens=5: the newest token 0 is an EOS")
+    _expect(fn, _req([PLAIN, 2]), 0, "stop", "min_tokens=0 holds nothing back: EOS finishes as in check_finish")
+
+
+def case_boundary(fn):
+    _expect(
+        fn,
+        _req([PLAIN] * 4 + [2]),
+        5,
+        "stop",
+        "the EOS is the 5th output token and min_tokens=5: the minimum is reached with this very token, "
+        "so it finishes (hold back while len(req.output_ids) < min_tokens, not <=)",
+    )
+    _expect(
+        fn,
+        _req([PLAIN] * 3 + [2]),
+        5,
+        None,
+        "the EOS is the 4th output token and min_tokens=5: one short of the minimum, so keep going",
+    )
+
+
+def case_stop_waits(fn):
+    ids = _ids("one two three")
+    n = len(ids)
+    _expect(
+        fn,
+        _req(ids, stop=["two three"]),
+        n + 1,
+        None,
+        f"the stop string 'two three' completes at output token {n}, but min_tokens={n + 1}: stop strings wait "
+        "for min_tokens just as EOS does",
+    )
+    _expect(
+        fn,
+        _req(ids, stop=["two three"]),
+        n,
+        "stop",
+        f"the stop string completes at output token {n} and min_tokens={n}: it finishes",
+    )
+
+
+def case_length_still_ends(fn):
+    _expect(
+        fn,
+        _req([PLAIN] * 3, max_new=3),
+        10,
+        "length",
+        "min_tokens=10 but req.max_new_tokens=3: the length limit still ends the request "
+        "(min_tokens holds back EOS and stop strings only, never max_tokens)",
+    )
+    _expect(
+        fn,
+        _req([PLAIN, PLAIN, 2], max_new=3),
+        10,
+        "length",
+        "the last allowed token is an EOS, but min_tokens=10 holds the EOS back: the request ends by its "
+        "length limit, so the reason is 'length', not 'stop'",
+    )
+    _expect(fn, _req([PLAIN] * 2, max_new=3), 10, None, "2 of max 3 tokens and min_tokens=10: keep going")
+
+
+def case_output_only(fn):
+    long_prompt = "Please count slowly from one to twenty, one number per line, and say nothing else."
+    assert len(_ids(long_prompt)) > 8, "setup: the prompt must be longer than min_tokens"
+    _expect(
+        fn,
+        _req([PLAIN, 2], prompt=long_prompt),
+        8,
+        None,
+        "min_tokens counts output tokens only (len(req.output_ids)), never the prompt: 2 of min 8",
+    )
+
+
+def case_ignore_eos(fn):
+    _expect(
+        fn,
+        _req([PLAIN] * 3 + [2], ignore_eos=True),
+        2,
+        None,
+        "min_tokens=2 is reached, but ignore_eos is set: an EOS still does not finish the request",
+    )
+    ids = _ids("one two three")
+    _expect(
+        fn,
+        _req(ids, ignore_eos=True, stop=["two three"]),
+        len(ids),
+        "stop",
+        "ignore_eos turns off the EOS test only: once min_tokens is reached, a stop string still finishes",
+    )
+    _expect(
+        fn,
+        _req([PLAIN] * 3 + [2]),
+        2,
+        "stop",
+        "min_tokens=2 is reached and ignore_eos is not set: min_tokens is not an ignore_eos for the whole "
+        "request, the EOS finishes now",
+    )
+
+
+# Per request: its min_tokens. Request 0 samples an EOS early (after 1-3 tokens with no min_tokens)
+# and must go on to 8; request 1 would stop on "2 =" at once and must go on; request 2 asks for a
+# minimum above max_tokens and ends by length.
+ENGINE_PROMPTS = [
+    [{"role": "user", "content": "Answer yes or no: is the sky blue?"}],
+    [{"role": "user", "content": "What is 2+2? Reply with just the number."}],
+    [{"role": "user", "content": "What is the capital of France?"}],
+]
+ENGINE_PARAMS = [
+    SamplingParams(max_tokens=12),
+    SamplingParams(max_tokens=12, stop=["2 ="]),
+    SamplingParams(max_tokens=4),
+]
+ENGINE_MIN = [8, 6, 20]
+
+
+def _run(fn):
+    def finish_fn(req, eos_ids, decode=None):
+        return fn(req, eos_ids, decode, ENGINE_MIN[req.uid])
+
+    return run_requests(ENGINE_PARAMS, ENGINE_PROMPTS, setup=lambda s: setattr(s, "finish_fn", finish_fn))
+
+
+def case_real_engine(fn):
+    fail_fast_if_stub(fn, set(EOS), _decode, 1)
+    _own_code(fn)
+    ref = remember("finish_min_tokens", lambda: _run(reference_min_tokens))
+    plain = remember("finish_min_tokens:without", lambda: run_requests(ENGINE_PARAMS, ENGINE_PROMPTS))
+    assert [len(plain.tokens[u]) < ENGINE_MIN[u] for u in range(2)] == [True, True], (
+        "setup: without min_tokens, requests 0 and 1 should finish before their minimum"
+    )
+    got = _run(fn)
+    for uid in range(len(ENGINE_PROMPTS)):
+        where = (
+            f"request {uid} (min_tokens={ENGINE_MIN[uid]}, max_tokens={ENGINE_PARAMS[uid].max_tokens}, "
+            f"stop={ENGINE_PARAMS[uid].stop or []})"
+        )
+        assert got.reasons.get(uid) == ref.reasons[uid] and len(got.tokens.get(uid, [])) == len(ref.tokens[uid]), (
+            f"{where}: finished with {got.reasons.get(uid)!r} after {len(got.tokens.get(uid, []))} tokens; "
+            f"expected {ref.reasons[uid]!r} after {len(ref.tokens[uid])} (without min_tokens it stopped after "
+            f"{len(plain.tokens[uid])})"
+        )
+        assert got.tokens[uid] == ref.tokens[uid], f"{where}: different tokens from the reference"
+
+
+CASES = [
+    Case("stretch: EOS waits for min_tokens", case_eos_waits, "while len(req.output_ids) < min_tokens, ignore EOS"),
+    Case("stretch: the min_tokens-th token counts", case_boundary, "< min_tokens holds back, == min_tokens does not"),
+    Case("stretch: stop strings wait too", case_stop_waits, "hold back the stop-string test as well as EOS"),
+    Case(
+        "stretch: max_tokens still ends it",
+        case_length_still_ends,
+        "test the length limit whether or not min_tokens is reached",
+    ),
+    Case("stretch: output tokens only", case_output_only, "len(req.output_ids), not the prompt's length"),
+    Case("stretch: with ignore_eos", case_ignore_eos, "min_tokens and ignore_eos are two separate rules"),
+    Case(
+        "stretch: in the real engine",
+        case_real_engine,
+        "the scheduler calls your function after every token, with each request's min_tokens",
+        engine=True,
+    ),
+]
+SYMBOL = "check_finish_min_tokens"
+SOLUTION = reference_min_tokens
