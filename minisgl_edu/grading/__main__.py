@@ -79,12 +79,13 @@ def _print_json(stream: IO[str], result: NotebookGrade, **extra) -> None:
 def _summary(results: list[NotebookGrade]) -> str:
     """The table at the end: one row per notebook and exercise, then the total score line."""
     width = max([len(r.notebook) for r in results] + [8])
-    lines = [f"{'notebook':<{width}}  {'exercise':<12} score"]
+    ex = max([len(g.exercise) for r in results for g in r.grades] + [8])
+    lines = [f"{'notebook':<{width}}  {'exercise':<{ex}} score"]
     for r in results:
         if not r.grades:
-            lines.append(f"{r.notebook:<{width}}  {'-':<12} 0/0    {r.problem}")
+            lines.append(f"{r.notebook:<{width}}  {'-':<{ex}} 0/0    {r.problem}")
         for g in r.grades:
-            lines.append(f"{r.notebook:<{width}}  {g.exercise:<12} {g.score}/{g.total}")
+            lines.append(f"{r.notebook:<{width}}  {g.exercise:<{ex}} {g.score}/{g.total}")
     score, total = sum(r.score for r in results), sum(r.total for r in results)
     lines.append(f"score: {score}/{total}")
     return "\n".join(lines)
