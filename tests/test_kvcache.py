@@ -71,6 +71,16 @@ def _run(mgr, req, new_tokens):
         req.cached_len = req.total_len - 1 if t == new_tokens - 1 else req.total_len
 
 
+def test_radix_sequences_are_the_root_to_leaf_keys():
+    c = RadixCache(page_size=2)
+    assert c.sequences() == set()
+    c.insert([1, 2, 3, 4], [10, 11])
+    c.insert([1, 2, 5, 6, 7, 8], [10, 12, 13])  # splits the first edge after [1, 2]
+    assert c.sequences() == {(1, 2, 3, 4), (1, 2, 5, 6, 7, 8)}
+    c.evict(1)  # the least recently used leaf page goes
+    assert c.sequences() == {(1, 2, 5, 6, 7, 8)}
+
+
 @pytest.mark.parametrize("cache", ["radix", "naive"])
 def test_manager_release_returns_every_page(cache):
     mgr = _manager(cache=cache)

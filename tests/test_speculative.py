@@ -295,25 +295,11 @@ def test_prefix_cache_holds_only_verified_tokens(tiny_model_dir, reference):
         _, pages = s.cache.prefix_cache.match_prefix(seq)
         assert len(pages) >= len(PROMPTS[uid]) + len(reference[uid]) - 2  # the last output is never computed
     tree = s.cache.prefix_cache
-    for key in _cached_sequences(tree):
-        assert any(seq[: len(key)] == key for seq in full), key
+    for key in tree.sequences():
+        assert any(tuple(seq[: len(key)]) == key for seq in full), key
     # Reuse: the same prompts again, now served from the cache.
     again, _, _ = run(s, PROMPTS, [GREEDY] * len(PROMPTS))
     assert again == reference
-
-
-def _cached_sequences(tree) -> list[list[int]]:
-    """Every root-to-leaf token sequence of a radix cache."""
-    out = []
-
-    def walk(node, prefix):
-        if not node.children:
-            out.append(prefix)
-        for child in node.children.values():
-            walk(child, prefix + list(child.key))
-
-    walk(tree.root, [])
-    return out
 
 
 @pytest.mark.parametrize("overlap", [False, True])

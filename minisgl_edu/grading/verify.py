@@ -590,19 +590,6 @@ class _StudentRaised(Exception):
     pass
 
 
-def _cached_sequences(tree) -> set[tuple[int, ...]]:
-    out: set[tuple[int, ...]] = set()
-
-    def walk(node, prefix):
-        if not node.children and prefix:
-            out.add(tuple(prefix))
-        for child in node.children.values():
-            walk(child, prefix + list(child.key))
-
-    walk(tree.root, [])
-    return out
-
-
 def _drafter(s, answers: dict[int, list[int]], how: str, uid_of: Callable[[int], int]):
     """Drafts the grader proposes in place of the n-gram lookup: what the request says without
     drafts and without finishing early (`answers`), capped as the scheduler caps them, with one
@@ -671,7 +658,7 @@ def _run(fn, scenario: Scenario, again: bool = False) -> EngineRun:
                 run.reasons[msg.uid] = msg.finish_reason
         if base == 0:
             run.problem = _at_the_end(s)
-            run.cached = _cached_sequences(s.cache.prefix_cache)
+            run.cached = s.cache.prefix_cache.sequences()
             if run.problem:
                 return run
     return run

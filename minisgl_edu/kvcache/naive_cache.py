@@ -41,3 +41,6 @@ class NaiveCache:
 
     def cached_pages(self) -> set[int]:
         return set()
+
+    def sequences(self) -> set[tuple[int, ...]]:
+        return set()

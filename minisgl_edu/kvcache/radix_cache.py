@@ -173,3 +173,15 @@ class RadixCache:
 
     def cached_pages(self) -> set[int]:
         return {p for node in self._nodes() for p in node.pages}
+
+    def sequences(self) -> set[tuple[int, ...]]:
+        """Every token sequence the tree holds in full: the keys from the root down to each leaf
+        (what tests and graders compare to check which tokens were cached)."""
+        out = set()
+        for node in self._leaves():
+            keys = []
+            while node is not self.root:
+                keys.append(node.key)
+                node = node.parent
+            out.add(tuple(t for key in reversed(keys) for t in key))
+        return out
