@@ -143,11 +143,9 @@ class Scheduler(OverlapMixin):
         self._stats_key_sent: Optional[tuple] = None  # change_key() when the last one was sent
         self._next_stats_at = 0.0  # time.monotonic() before which no stats message goes out
         self.grammar_compiler = None  # structured output (engine/grammar.py), made on first use
-        # Speculative decoding: drafts proposed and accepted, and each request's verifies by
-        # outcome (verify_outcomes[d][a]: verifies of d drafts that accepted a), for /metrics
-        # and /dashboard.
-        self.draft_tokens_total = 0
-        self.accepted_tokens_total = 0
+        # Speculative decoding: each request's verifies by outcome (verify_outcomes[d][a]:
+        # verifies of d drafts that accepted a), for /metrics and /dashboard; the drafts proposed
+        # and accepted are counted from it (`draft_tokens_total`, `accepted_tokens_total`).
         k = config.speculative_num_draft_tokens
         self.verify_outcomes = [[0] * (k + 1) for _ in range(k + 1)]
         # Injection points for the course's exercises: the real engine calls these.
@@ -457,8 +455,6 @@ class Scheduler(OverlapMixin):
             replies.append(self._add_token(req, token, lp, record))
             if req.is_finished:
                 break
-        self.draft_tokens_total += len(draft)
-        self.accepted_tokens_total += step.accepted
         self.verify_outcomes[len(draft)][step.accepted] += 1
         req.draft_misses = 0 if step.accepted else req.draft_misses + 1
         req.draft_pause = backoff(req.draft_misses)
@@ -550,6 +546,16 @@ class Scheduler(OverlapMixin):
         return records
 
     # ------------------------------------------------------------------ inspection
+    @property
+    def draft_tokens_total(self) -> int:
+        """(speculative decoding) Drafts proposed for verification since start-up."""
+        return sum(d * n for d, row in enumerate(self.verify_outcomes) for n in row)
+
+    @property
+    def accepted_tokens_total(self) -> int:
+        """(speculative decoding) Drafts the model accepted since start-up."""
+        return sum(a * n for row in self.verify_outcomes for a, n in enumerate(row))
+
     def stats(self) -> SchedulerStats:
         """The gauges of /metrics and the detail of /dashboard (`stats.py`)."""
         return collect_stats(self)
