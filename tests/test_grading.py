@@ -300,10 +300,11 @@ def test_shell_grader_runs_a_cell_that_defines_a_dataclass(tmp_path, capsys):
 
 @pytest.mark.slow
 @_mark("allocator")
+@_mark("allocator_contiguous")
 def test_shell_grader_on_the_exercise_and_solution_notebooks(capsys):
     from minisgl_edu.grading.__main__ import main
 
-    total = len(exercise("allocator").CASES)
+    total = len(exercise("allocator").CASES) + len(exercise("allocator_contiguous").CASES)  # base part and stretch
     assert main(["solutions/04_page_allocator.ipynb"]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == f"score: {total}/{total}"
     assert main(["exercises/04_page_allocator.ipynb"]) == 1

@@ -83,6 +83,124 @@ notebook; and the class must be your own code (wrapping the package's `PageAlloc
 result = check("allocator", PageAllocator)
 """),
     md("""
+## Stretch: contiguous runs, best fit (not in this engine)
+
+The allocator above may hand out any free ids, and this engine does not mind: its attention
+kernels read a request's pages through the page table, one id at a time, wherever they lie. An
+allocator can still try to give a request *consecutive* pages. Its page-table row then compresses
+into a few ranges (`[(40, 6), (3, 2)]` instead of eight ids), and code that copies a request's
+K/V as a whole (to host memory, to another GPU; this engine does neither) could move a few large
+ranges instead of many pages. This is a variation for you to build, not what the engines below
+do: mini-sglang's `CacheManager` keeps its free pages in a tensor, takes the first `n` and puts
+freed pages at the end; SGLang's `PagedTokenToKVPoolAllocator` also takes the first `n` of its free list, and (with
+`need_sort`) sorts freed pages back in only when that list runs short, so consecutive ids tend to
+come out together without anyone tracking runs; vLLM's `FreeKVCacheBlockQueue` hands out blocks
+from the front of a queue ordered for prefix-cache eviction (least recently used first), with no
+regard to contiguity.
+
+Write `ContiguousPageAllocator(num_pages)`, with the interface of `PageAllocator` above
+(`num_free`, `allocate(n)`, `free(pages)`, `OutOfPages`, `ValueError`), plus:
+
+* `runs` (a property): the free pages as a list of `(start, length)` pairs of *maximal* runs of
+  consecutive ids, sorted by `start`. Two runs never touch: free pages 3, 4, 5 are `(3, 3)`,
+  never `(3, 1), (4, 2)`. A new allocator of 10 pages has `runs == [(0, 10)]`.
+* `allocate(n)`:
+  * if some free run has at least `n` pages, take the first `n` pages of the *smallest* such run
+    (best fit); of runs of the same length, the one with the lowest start;
+  * if no single run holds `n` pages but `num_free >= n`, it must still succeed: the cache
+    manager checks `num_free` only, and a request it admitted must get its pages. Then take the
+    *largest* run whole (of equal ones, the lowest start) and serve the pages still needed by
+    these same two rules, again and again;
+  * if `num_free < n`, raise `OutOfPages` and take nothing;
+  * return the pages in increasing order; `allocate(0)` returns `[]`.
+* `free(pages)`: the pages, in any order, join the free runs, merged with the free run just
+  before them and the one just after. A call with any page that is not in use (freed twice,
+  never handed out, `-1`, `num_pages`), or with the same page twice, raises `ValueError` and
+  changes nothing, not even for the good pages of that call.
+
+The answer is fully determined, so the grader compares your pages and `runs` with its own after
+every step: best fit against first fit, ties, a fragmented pool, running out, runs merging on
+either side, refused frees, and two long random workloads. Then it puts your allocator into a
+real scheduler (`scheduler.cache.allocator`), gives it 28 pages for eight requests, three at a
+time, and compares every `allocate` the cache manager makes with its own, the tokens, and that
+every page is back at the end (`runs == [(0, 28)]`). It is graded on its own score line,
+`allocator_contiguous`; keeping a package `PageAllocator` inside is not an answer (your own
+`PageAllocator` from above is fine, if it helps).
+"""),
+    code("""
+class ContiguousPageAllocator:
+    def __init__(self, num_pages: int) -> None:
+        self.num_pages = num_pages
+        ### BEGIN SOLUTION
+        # Each free run twice: by its start (start -> length) and by its end (end -> start, where
+        # end is one past its last page), so a freed page finds both its neighbours at once.
+        self.by_start: dict[int, int] = {0: num_pages} if num_pages > 0 else {}
+        self.by_end: dict[int, int] = {num_pages: 0} if num_pages > 0 else {}
+        self.in_use: set[int] = set()
+        ### END SOLUTION
+
+    @property
+    def num_free(self) -> int:
+        ### BEGIN SOLUTION
+        return self.num_pages - len(self.in_use)
+        ### END SOLUTION
+
+    @property
+    def runs(self) -> list[tuple[int, int]]:
+        ### BEGIN SOLUTION
+        return sorted(self.by_start.items())
+        ### END SOLUTION
+
+    def allocate(self, n: int) -> list[int]:
+        ### BEGIN SOLUTION
+        if n > self.num_free:
+            raise OutOfPages(f"asked for {n} pages, {self.num_free} free")
+        pages: list[int] = []
+        while len(pages) < n:
+            need = n - len(pages)
+            fitting = [(length, start) for start, length in self.by_start.items() if length >= need]
+            if fitting:
+                length, start = min(fitting)  # smallest, then lowest start
+                count = need
+            else:
+                _, start = min((-length, start) for start, length in self.by_start.items())  # largest
+                length = count = self.by_start[start]
+            del self.by_start[start]
+            del self.by_end[start + length]
+            if count < length:  # the rest of the run stays free
+                self.by_start[start + count] = length - count
+                self.by_end[start + length] = start + count
+            pages.extend(range(start, start + count))
+        self.in_use.update(pages)
+        return sorted(pages)
+        ### END SOLUTION
+
+    def free(self, pages: list[int]) -> None:
+        ### BEGIN SOLUTION
+        pages = list(pages)
+        for p in pages:
+            if p not in self.in_use:
+                raise ValueError(f"page {p!r} is not in use (freed twice, or never handed out)")
+        if len(set(pages)) != len(pages):
+            raise ValueError(f"the same page twice in one call: {pages}")
+        for p in pages:
+            self.in_use.remove(p)
+            start, length = p, 1
+            if p in self.by_end:  # a free run ends just before p
+                start = self.by_end.pop(p)
+                length += self.by_start.pop(start)
+            if p + 1 in self.by_start:  # a free run starts just after p
+                after = self.by_start.pop(p + 1)
+                del self.by_end[p + 1 + after]
+                length += after
+            self.by_start[start] = length
+            self.by_end[start + length] = start
+        ### END SOLUTION
+"""),
+    code("""
+result_stretch = check("allocator_contiguous", ContiguousPageAllocator)
+"""),
+    md("""
 ## Going further
 
 * The package's allocator hands out page 0 first. Why does that make the page map of chapter 06

@@ -1,0 +1,526 @@
+"""Exercise 4, stretch — a page allocator that hands out contiguous runs of pages, best fit:
+`ContiguousPageAllocator(num_pages)` with `allocate(n)`, `free(pages)`, `num_free` and `runs`.
+
+The base part's allocator may hand out any free ids. This one keeps the free pages as maximal runs
+of consecutive ids (`runs`: sorted `(start, length)` pairs, two runs never touch) and serves
+`allocate(n)` from the start of the smallest run that holds `n` pages (ties: the lowest id). When
+no single run holds `n` but enough pages are free in all, it still succeeds: it takes the largest
+run whole (ties: the lowest id) and serves what is left by the same rule, again and again. Pages
+come back in increasing order; `free` merges a freed page with the free runs on both sides, and
+refuses every bad call (double free, an id never handed out, the same id twice) with ValueError
+before it changes anything.
+
+The package has no such allocator to copy; the grader's reference is `ReferenceContiguousAllocator`
+below, written the simplest way: a set of free pages, with the runs read off it when needed. Its
+answer is fully determined, so the cases compare the student's pages and runs with it after every
+step. The engine case swaps the student's class into `scheduler.cache` as the base part does, with
+few pages and requests of different lengths so that the free pages fragment, and compares every
+`allocate` the cache manager makes with the reference's.
+
+Graded on its own score line ("allocator_contiguous"), so the base exercise's score is unchanged.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Optional
+
+from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.harness import remember, run_requests, tiny_model
+from minisgl_edu.grading.own_code import borrowed
+from minisgl_edu.kvcache.allocator import OutOfPages
+from minisgl_edu.kvcache.allocator import PageAllocator as package_allocator
+
+
+def free_runs(free: set[int]) -> list[tuple[int, int]]:
+    """The maximal runs of consecutive ids in `free`, as sorted (start, length) pairs."""
+    out: list[tuple[int, int]] = []
+    for p in sorted(free):
+        if out and out[-1][0] + out[-1][1] == p:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((p, 1))
+    return out
+
+
+class ReferenceContiguousAllocator:
+    """The stretch's reference: best fit over the free runs, the largest run first when none fits."""
+
+    def __init__(self, num_pages: int) -> None:
+        self.num_pages = num_pages
+        self._free = set(range(num_pages))
+
+    @property
+    def num_free(self) -> int:
+        return len(self._free)
+
+    @property
+    def runs(self) -> list[tuple[int, int]]:
+        return free_runs(self._free)
+
+    def allocate(self, n: int) -> list[int]:
+        if n > len(self._free):
+            raise OutOfPages(f"asked for {n} pages, {len(self._free)} free")
+        taken: list[int] = []
+        while len(taken) < n:
+            need = n - len(taken)
+            runs = self.runs
+            fits = [(length, start) for start, length in runs if length >= need]
+            if fits:
+                _, start = min(fits)  # the smallest run that holds the rest; ties: the lowest id
+                count = need
+            else:
+                start, count = min(runs, key=lambda r: (-r[1], r[0]))  # the largest; ties: the lowest id
+            pages = range(start, start + count)
+            self._free.difference_update(pages)
+            taken.extend(pages)
+        return sorted(taken)
+
+    def free(self, pages: list[int]) -> None:
+        pages = list(pages)
+        used = set(range(self.num_pages)) - self._free
+        for p in pages:
+            if p not in used:
+                raise ValueError(f"page {p!r} is not in use (freed twice, or never handed out)")
+        if len(set(pages)) != len(pages):
+            raise ValueError(f"the same page twice in one call: {pages}")
+        self._free.update(pages)
+
+
+def _own_code(cls) -> None:
+    """The package's `PageAllocator` is the base part's answer: a class that is, subclasses, or
+    keeps one inside is not the student's own, just as in the base part."""
+    if cls is SOLUTION:
+        return
+    used = borrowed(cls, package_allocator)
+    if used:
+        raise AssertionError(f"this is not your own code: it uses {used}. Write the answer yourself")
+
+
+# --- reading the student's allocator ------------------------------------------------------------
+
+
+def _num_free(a) -> int:
+    got = a.num_free
+    assert not callable(got), "num_free is a method: make it a property (the cache manager reads allocator.num_free)"
+    assert isinstance(got, int), f"num_free is {got!r}, not an int"
+    return got
+
+
+def _runs(a) -> list[tuple[int, int]]:
+    got = a.runs
+    assert not callable(got), "runs is a method: make it a property (the grader reads allocator.runs)"
+    try:
+        pairs = [tuple(r) for r in got]
+    except TypeError:
+        raise AssertionError(f"runs is {got!r}: it must be a list of (start, length) pairs") from None
+    assert all(len(r) == 2 and all(isinstance(x, int) for x in r) for r in pairs), (
+        f"runs is {got!r}: it must be a list of (start, length) pairs of ints"
+    )
+    return pairs
+
+
+def _touching(runs: list[tuple[int, int]]) -> Optional[str]:
+    for (s1, n1), (s2, n2) in zip(runs, runs[1:]):
+        if s1 + n1 == s2:
+            return f"runs {(s1, n1)} and {(s2, n2)} touch: they are one run, {(s1, n1 + n2)}"
+    return None
+
+
+@dataclass
+class _Pair:
+    """The student's allocator and the reference, driven by the same calls."""
+
+    mine: object
+    ref: ReferenceContiguousAllocator
+
+    @classmethod
+    def new(cls, impl, num_pages: int) -> "_Pair":
+        return cls(impl(num_pages), ReferenceContiguousAllocator(num_pages))
+
+    def same_state(self, after: str) -> None:
+        want_runs, got_runs = self.ref.runs, _runs(self.mine)
+        want_free, got_free = self.ref.num_free, _num_free(self.mine)
+        if got_runs != want_runs:
+            if got_runs != sorted(got_runs):
+                why = "runs must be sorted by their start"
+            else:
+                why = _touching(got_runs) or ""
+                if why:
+                    why += ": free must merge a freed page with the free run just before it and the one just after it"
+            raise AssertionError(
+                f"after {after}, your runs are {got_runs}, expected {want_runs}" + (f"; {why}" if why else "")
+            )
+        assert got_free == want_free, f"after {after}, num_free is {got_free}, expected {want_free} (runs {want_runs})"
+
+    def allocate(self, n: int, why: str = "") -> list[int]:
+        before = self.ref.runs
+        want = self.ref.allocate(n)
+        try:
+            got = self.mine.allocate(n)
+        except OutOfPages as e:
+            raise AssertionError(
+                f"allocate({n}) with free runs {before} ({sum(r[1] for r in before)} pages free) raised OutOfPages; "
+                + (
+                    "no single run holds them, but num_free >= n: the engine counts on that allocate "
+                    "succeeding (it checks num_free only), so take pages from several runs"
+                    if all(length < n for _, length in before)
+                    else "a run holds them"
+                )
+            ) from e
+        assert isinstance(got, list) and all(isinstance(p, int) for p in got), (
+            f"allocate({n}) returned {got!r}: it must return a list of page ids"
+        )
+        if got != want:
+            raise AssertionError(_wrong_pages(n, before, got, want, why))
+        overlap = sorted(p for start, length in _runs(self.mine) for p in range(start, start + length) if p in got)
+        assert not overlap, (
+            f"allocate({n}) gave {got}, but your runs {_runs(self.mine)} still list page(s) {overlap} as free: "
+            "a page both handed out and free is handed out twice (is the rest of the run off by one?)"
+        )
+        self.same_state(f"allocate({n}) gave {got}")
+        return got
+
+    def free(self, pages: list[int]) -> None:
+        self.ref.free(pages)
+        self.mine.free(list(pages))
+        self.same_state(f"free({pages})")
+
+    def refuse(self, pages: list[int], why: str) -> None:
+        before_runs, before_free = self.ref.runs, self.ref.num_free
+        try:
+            self.ref.free(pages)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"setup: the reference accepted free({pages})")
+        try:
+            self.mine.free(list(pages))
+        except ValueError:
+            pass
+        except Exception as e:
+            raise AssertionError(f"free({pages}) raised {type(e).__name__}; {why} must raise ValueError") from e
+        else:
+            raise AssertionError(
+                f"free({pages}) was accepted: {why} must raise ValueError (or that page is handed out twice)"
+            )
+        got_runs, got_free = _runs(self.mine), _num_free(self.mine)
+        assert (got_runs, got_free) == (before_runs, before_free), (
+            f"free({pages}) raised ValueError, but it changed your allocator: runs {before_runs} became {got_runs}, "
+            f"num_free {before_free} became {got_free}. A refused free changes nothing: check every page "
+            "before you put any back"
+        )
+
+
+def _run_of(pages: list[int], runs: list[tuple[int, int]]) -> Optional[tuple[int, int]]:
+    """The free run that holds all of `pages`, if one does."""
+    for start, length in runs:
+        if all(start <= p < start + length for p in pages):
+            return start, length
+    return None
+
+
+def _pages(n: int) -> str:
+    return f"{n} page" if n == 1 else f"{n} pages"
+
+
+def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: list[int], why: str) -> str:
+    """Why the student's allocate(n) gave `got` instead of `want`, in the words of the contract."""
+    head = f"allocate({n}) with free runs {before} gave {got}, expected {want}"
+    if why:
+        head += f" ({why})"
+    if sorted(got) == want:
+        return f"{head}: the right pages, in the wrong order; return them in increasing order"
+    if len(got) != n or len(set(got)) != n:
+        return f"{head}: {n} distinct pages expected"
+    fits = [(start, length) for start, length in before if length >= n]
+    theirs = _run_of(got, before)
+    if fits and theirs is not None:
+        best = min(fits, key=lambda r: (r[1], r[0]))
+        if theirs == best:
+            if max(got) == theirs[0] + theirs[1] - 1:
+                return f"{head}: you took the end of run {theirs}; take the first {_pages(n)} of the run"
+            return f"{head}: take the first {_pages(n)} of run {theirs}"
+        if theirs[1] == best[1]:
+            return (
+                f"{head}: you took them from run {theirs}; runs {best} and {theirs} are both the smallest that "
+                f"hold {_pages(n)}, and of runs that tie the lowest id wins"
+            )
+        if theirs == fits[0]:
+            which = "the first run that holds them (first fit)"
+        elif theirs[1] == max(r[1] for r in before):
+            which = "the largest run (worst fit)"
+        else:
+            which = f"run {theirs}"
+        return f"{head}: you took them from {which}; best fit takes the smallest run that holds them, {best}"
+    if not fits:
+        return (
+            f"{head}: no single run holds {_pages(n)}, so the rule is: take the largest run whole (ties: the "
+            "lowest id), then serve the pages still needed by the same rule (best fit if a run holds them, "
+            "else the largest run again)"
+        )
+    return head
+
+
+# --- the cases ---------------------------------------------------------------------------------
+
+
+def _carve(impl, sizes: list[int], free_blocks: list[int]) -> _Pair:
+    """A fresh allocator of sum(sizes) pages, cut into blocks of `sizes` by one allocate each (from
+    page 0 on), then the blocks numbered in `free_blocks` given back, in that order."""
+    _own_code(impl)
+    pair = _Pair.new(impl, sum(sizes))
+    pair.same_state(f"{type(pair.mine).__name__}({sum(sizes)})")
+    blocks = [pair.allocate(n, "one run of free pages: take the first n") for n in sizes]
+    for i in free_blocks:
+        pair.free(blocks[i])
+    return pair
+
+
+def case_best_fit(impl):
+    # Free runs (0, 3), (4, 2), (7, 6), (14, 4) of 20 pages: first fit, worst fit and best fit differ.
+    pair = _carve(impl, [3, 1, 2, 1, 6, 1, 4, 2], [0, 2, 4, 6])
+    pair.allocate(2, "the run of 2 at page 4 is the smallest that holds 2: an exact fit empties it")
+    pair.allocate(4, "the run of 4 at page 14 fits exactly")
+    pair.allocate(1, "the run of 3 at page 0 is now the smallest")
+    pair.allocate(4, "only the run of 6 at page 7 holds 4: its first 4 pages, 2 stay free")
+    pair.allocate(2, "two runs of 2 are left, at pages 1 and 11")
+
+
+def case_ties(impl):
+    # Free runs (0, 2), (3, 3), (7, 3), (11, 2) of 16 pages, given back from the highest id down.
+    pair = _carve(impl, [2, 1, 3, 1, 3, 1, 2, 3], [6, 4, 2, 0])
+    pair.allocate(3, "runs of 3 at pages 3 and 7 tie: the lowest id wins")
+    pair.allocate(1, "runs of 2 at pages 0 and 11 tie")
+    pair.allocate(2, "runs (1, 1), (7, 3), (11, 2): the run of 2 fits exactly")
+
+
+def case_fragmented(impl):
+    # Free runs (0, 5), (6, 2), (9, 4), (14, 2) of 17 pages: 13 free, no run holds more than 5.
+    pair = _carve(impl, [5, 1, 2, 1, 4, 1, 2, 1], [0, 2, 4, 6])
+    pair.allocate(7, "no run holds 7: the run of 5 whole, then 2 more by best fit: a run of 2 fits exactly")
+    pair.allocate(5, "no run holds 5: the run of 4 whole, then 1 more from the smallest run")
+    assert _num_free(pair.mine) == 1, "setup"
+    pair.allocate(1, "the last free page")
+    # Runs of equal length: the largest is taken whole, the lowest id first.
+    pair = _carve(impl, [3, 1, 3, 1, 3, 1, 1, 2], [4, 2, 0, 6])
+    pair.allocate(8, "no run holds 8: the three runs of 3 tie as the largest, so pages 0-2, then 4-6, then 2 more")
+
+
+def case_out_of_pages(impl):
+    pair = _carve(impl, [4, 1, 3, 1, 2], [0, 2])
+    before = pair.ref.runs
+    for n in (8, 100):
+        try:
+            pair.mine.allocate(n)
+        except OutOfPages:
+            pass
+        except Exception as e:
+            raise AssertionError(
+                f"allocate({n}) with 7 pages free raised {type(e).__name__}: raise OutOfPages (the scheduler catches that one)"
+            ) from e
+        else:
+            raise AssertionError(f"allocate({n}) with 7 pages free must raise OutOfPages")
+        got = _runs(pair.mine)
+        assert got == before and _num_free(pair.mine) == 7, (
+            f"allocate({n}) raised OutOfPages but took pages: runs {before} became {got}, num_free is "
+            f"{_num_free(pair.mine)}. Check n against num_free before you take anything"
+        )
+    pair.allocate(7, "all 7 free pages are still there")
+    pair.allocate(0, "allocate(0) takes nothing")
+
+
+def case_merge_left_first(impl):
+    # Blocks [0-2], [3-4], [5-9], [10-11] of 12 pages, all in use, given back from the left: each
+    # block is freed next to the free run on its left.
+    pair = _carve(impl, [3, 2, 5, 2], [0, 1, 2, 3])
+    pair.allocate(12, "every page is free again: one run of 12")
+
+
+def case_merge_right_first(impl):
+    # The same blocks freed the other way round: each is freed next to the free run on its right.
+    pair = _carve(impl, [3, 2, 5, 2], [3, 2, 1, 0])
+    pair.allocate(12, "every page is free again: one run of 12")
+    # One page freed between two free runs joins both in one step.
+    pair.free([0, 1, 2, 4, 5, 6])
+    pair.free([3])
+    pair.allocate(7, "pages 0-6 are one run again")
+
+
+def case_bad_free(impl):
+    pair = _carve(impl, [3, 4, 3], [1])  # pages 0-2 and 7-9 in use, 3-6 free
+    pair.refuse([4], "page 4, which is free,")
+    pair.refuse([0, 0], "the same page twice in one call, [0, 0],")
+    pair.refuse([10], "page 10 of an allocator of 10 pages (ids are 0..9)")
+    pair.refuse([-1], "page -1")
+    pair.refuse([2, 3], "[2, 3], where page 3 is free,")
+    pair.refuse([7, 8, 9, 7], "[7, 8, 9, 7], page 7 twice,")
+    pair.free([2, 0])
+    pair.refuse([0], "page 0, freed a moment ago,")
+    pair.free([1, 7, 9, 8])
+
+
+def case_workload(impl):
+    _own_code(impl)
+    for seed, num_pages in [(1, 37), (2, 50)]:
+        rng = random.Random(seed)
+        pair = _Pair.new(impl, num_pages)
+        held: list[list[int]] = []
+        for step in range(250):
+            r = rng.random()
+            where = f"workload {seed} ({num_pages} pages), step {step}"
+            if r < 0.5 or not held:
+                n = rng.randint(0, min(12, pair.ref.num_free + 2))
+                if n > pair.ref.num_free:
+                    before = pair.ref.runs
+                    try:
+                        pair.mine.allocate(n)
+                    except OutOfPages:
+                        pass
+                    else:
+                        raise AssertionError(
+                            f"{where}: allocate({n}) with {pair.ref.num_free} free must raise OutOfPages"
+                        )
+                    assert _runs(pair.mine) == before, (
+                        f"{where}: allocate({n}) with {pair.ref.num_free} free raised OutOfPages, but it changed "
+                        f"your runs {before} to {_runs(pair.mine)}: check n against num_free before you take anything"
+                    )
+                    continue
+                held.append(pair.allocate(n, where))
+            elif r < 0.9:
+                pages = held.pop(rng.randrange(len(held)))
+                rng.shuffle(pages)  # the cache manager gives pages back in any order
+                pair.free(pages)
+            else:
+                pages = held[rng.randrange(len(held))]
+                if pages:
+                    pair.refuse([pages[0], pages[0]], f"{where}: the same page twice in one call")
+
+
+# --- the real engine -------------------------------------------------------------------------
+
+
+class _Recorder:
+    """The student's allocator in `scheduler.cache`, with every allocate and free written down."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, list[int], list[tuple[int, int]], list[int]]] = []
+
+    @property
+    def num_free(self) -> int:
+        return self.inner.num_free
+
+    def allocate(self, n: int) -> list[int]:
+        before = _runs(self.inner)
+        pages = self.inner.allocate(n)
+        self.calls.append(("allocate", [n], before, list(pages)))
+        return pages
+
+    def free(self, pages) -> None:
+        pages = list(pages)
+        before = _runs(self.inner)
+        self.inner.free(pages)
+        self.calls.append(("free", pages, before, []))
+
+
+# The pool's 256 pages are many more than a few short requests need: the allocator is given only
+# ENGINE_PAGES of them, so requests wait for pages, finish at different times and leave holes
+# between pages still in use. The scheduler admits a request only when its whole run fits
+# (prompt + max_tokens), so it never runs out mid-decode. A tiny random-weight model (harness.py)
+# keeps the many steps fast; the pages, not the words, are graded here.
+ENGINE_PAGES = 28
+ENGINE_CONFIG = dict(max_running_requests=3, cache="naive")
+ENGINE_PROMPTS = [
+    [{"role": "user", "content": text}]
+    for text in [
+        "Say hello.",
+        "What is the capital of France?",
+        "Name a colour.",
+        "Count to five.",
+        "Écris un mot.",
+        "Why is the sky blue? Answer in one short sentence please.",
+        "Hi",
+        "List three fruits.",
+    ]
+]
+ENGINE_PARAMS = [SamplingParams(max_tokens=m, ignore_eos=True) for m in (9, 30, 5, 22, 14, 7, 26, 11)]
+
+
+def _run(impl):
+    recorder: list[_Recorder] = []
+
+    def setup(s):
+        recorder.append(_Recorder(impl(ENGINE_PAGES)))
+        s.cache.allocator = recorder[0]
+
+    got = run_requests(ENGINE_PARAMS, ENGINE_PROMPTS, setup=setup, model=tiny_model(), **ENGINE_CONFIG)
+    return got, recorder[0]
+
+
+def case_real_engine(impl):
+    impl(4)  # an unfinished class fails here, before the engine runs
+    _own_code(impl)
+    ref, ref_calls = remember("allocator_contiguous", lambda: _run(ReferenceContiguousAllocator))
+    got, calls = _run(impl)
+    for i, (mine, want) in enumerate(zip(calls.calls, ref_calls.calls)):
+        op, args, before, pages = want
+        assert mine[:2] == want[:2], (
+            f"call {i} of the cache manager: {op}({args[0] if op == 'allocate' else args}) expected, "
+            f"got {mine[0]}({mine[1][0] if mine[0] == 'allocate' else mine[1]})"
+        )
+        if mine[2] != before:
+            why = _touching(mine[2])
+            raise AssertionError(
+                f"in the real engine, before call {i} ({op}) your runs were {mine[2]}, expected {before}"
+                + (f"; {why}: free must merge a freed page with the free runs on both sides" if why else "")
+            )
+        if op == "allocate":
+            assert mine[3] == pages, "in the real engine, " + _wrong_pages(args[0], before, mine[3], pages, f"call {i}")
+    assert len(calls.calls) == len(ref_calls.calls), (
+        f"the cache manager called your allocator {len(calls.calls)} times, the reference {len(ref_calls.calls)}"
+    )
+    for uid in ref.tokens:
+        assert got.tokens.get(uid) == ref.tokens[uid], (
+            f"request {uid}: the engine produced different tokens with your allocator (two requests wrote the same page?)"
+        )
+    missing = ENGINE_PAGES - _num_free(calls.inner)
+    assert missing == 0, f"{missing} page(s) are missing after all requests ended"
+    runs = _runs(calls.inner)
+    assert runs == [(0, ENGINE_PAGES)], (
+        f"every page is free after the requests ended, so runs must be [(0, {ENGINE_PAGES})], not {runs}"
+    )
+
+
+CASES = [
+    Case("stretch: best fit, not first fit", case_best_fit, "the smallest free run that holds n pages"),
+    Case("stretch: ties go to the lowest id", case_ties, "of two runs of the same length, the one that starts lower"),
+    Case(
+        "stretch: fragmented, enough pages in all",
+        case_fragmented,
+        "num_free >= n must succeed even if no run holds n pages",
+    ),
+    Case("stretch: out of pages takes nothing", case_out_of_pages, "compare n with num_free before taking any page"),
+    Case(
+        "stretch: coalescing, left neighbour freed first",
+        case_merge_left_first,
+        "a freed page joins the free run that ends just before it",
+    ),
+    Case(
+        "stretch: coalescing, right neighbour freed first",
+        case_merge_right_first,
+        "a freed page joins the free run that starts just after it",
+    ),
+    Case("stretch: bad frees change nothing", case_bad_free, "check every page of the call before freeing any"),
+    Case("stretch: many steps against the reference", case_workload, "pages and runs are compared after every step"),
+    Case(
+        "stretch: in the real engine",
+        case_real_engine,
+        "eight requests, three at a time, in 28 pages, with your allocator in scheduler.cache",
+        engine=True,
+    ),
+]
+SYMBOL = "ContiguousPageAllocator"
+SOLUTION = ReferenceContiguousAllocator

@@ -1,0 +1,61 @@
+"""free() puts the pages of one call back as runs, but never merges them with the free runs
+already there: free pages 0-2 then 3-4 give (0, 3), (3, 2) instead of (0, 5), and a request of 5
+no longer finds a run that holds it."""
+
+from minisgl_edu.kvcache import OutOfPages
+
+MUST_FAIL = {"stretch: coalescing, left neighbour freed first", "stretch: coalescing, right neighbour freed first"}
+MUST_SAY = "merge a freed page"
+
+
+class ContiguousPageAllocator:
+    def __init__(self, num_pages):
+        self.num_pages = num_pages
+        self.by_start = {0: num_pages} if num_pages else {}
+        self.by_end = {num_pages: 0} if num_pages else {}
+        self.in_use = set()
+
+    @property
+    def num_free(self):
+        return self.num_pages - len(self.in_use)
+
+    @property
+    def runs(self):
+        return sorted(self.by_start.items())
+
+    def _take(self, start, count):
+        length = self.by_start.pop(start)
+        del self.by_end[start + length]
+        if count < length:
+            self.by_start[start + count] = length - count
+            self.by_end[start + length] = start + count
+        return list(range(start, start + count))
+
+    def allocate(self, n):
+        if n > self.num_free:
+            raise OutOfPages(f"{n} > {self.num_free}")
+        pages = []
+        while len(pages) < n:
+            need = n - len(pages)
+            fitting = [(length, start) for start, length in self.by_start.items() if length >= need]
+            if fitting:
+                pages += self._take(min(fitting)[1], need)
+            else:
+                _, start = min((-length, start) for start, length in self.by_start.items())
+                pages += self._take(start, self.by_start[start])
+        self.in_use.update(pages)
+        return sorted(pages)
+
+    def free(self, pages):
+        pages = list(pages)
+        if any(p not in self.in_use for p in pages) or len(set(pages)) != len(pages):
+            raise ValueError(f"bad free: {pages}")
+        for p in sorted(pages):
+            self.in_use.remove(p)
+            if p in self.by_end and p - 1 in pages:  # the page before, freed in this same call
+                start = self.by_end.pop(p)
+                length = self.by_start.pop(start) + 1
+            else:
+                start, length = p, 1
+            self.by_start[start] = length
+            self.by_end[start + length] = start

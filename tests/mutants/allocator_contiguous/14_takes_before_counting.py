@@ -1,0 +1,63 @@
+"""Takes runs until n pages are covered and raises OutOfPages only when the runs run out: the
+pages taken before that are lost, and num_free shrinks on every failed allocate."""
+
+from minisgl_edu.kvcache import OutOfPages
+
+MUST_FAIL = {"stretch: out of pages takes nothing"}
+MUST_SAY = "check n against num_free"
+
+
+class ContiguousPageAllocator:
+    def __init__(self, num_pages):
+        self.num_pages = num_pages
+        self.by_start = {0: num_pages} if num_pages else {}
+        self.by_end = {num_pages: 0} if num_pages else {}
+        self.in_use = set()
+
+    @property
+    def num_free(self):
+        return self.num_pages - len(self.in_use)
+
+    @property
+    def runs(self):
+        return sorted(self.by_start.items())
+
+    def _take(self, start, count):
+        length = self.by_start.pop(start)
+        del self.by_end[start + length]
+        if count < length:
+            self.by_start[start + count] = length - count
+            self.by_end[start + length] = start + count
+        return list(range(start, start + count))
+
+    def allocate(self, n):
+        pages = []
+        while len(pages) < n:
+            need = n - len(pages)
+            fitting = [(length, start) for start, length in self.by_start.items() if length >= need]
+            if not self.by_start:
+                raise OutOfPages(f"{n} pages asked, ran out")
+            if fitting:
+                pages += self._take(min(fitting)[1], need)
+            else:
+                _, start = min((-length, start) for start, length in self.by_start.items())
+                pages += self._take(start, self.by_start[start])
+        self.in_use.update(pages)
+        return sorted(pages)
+
+    def free(self, pages):
+        pages = list(pages)
+        if any(p not in self.in_use for p in pages) or len(set(pages)) != len(pages):
+            raise ValueError(f"bad free: {pages}")
+        for p in pages:
+            self.in_use.remove(p)
+            start, length = p, 1
+            if p in self.by_end:
+                start = self.by_end.pop(p)
+                length += self.by_start.pop(start)
+            if p + 1 in self.by_start:
+                after = self.by_start.pop(p + 1)
+                del self.by_end[p + 1 + after]
+                length += after
+            self.by_start[start] = length
+            self.by_end[start + length] = start
