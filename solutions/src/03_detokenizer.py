@@ -113,6 +113,84 @@ notebook; and the class must be your own code (a subclass or wrapper of the pack
 result = check("detokenizer", IncrementalDetokenizer)
 """),
     md("""
+## Stretch: keep the stop string (`include_stop_str_in_output`, not in this engine)
+
+vLLM's `SamplingParams` has `include_stop_str_in_output`: when it is set, the answer keeps the stop
+string instead of losing it. (SGLang's nearest field, `no_stop_trim`, goes further: its
+detokenizer then skips the trimming altogether and returns the whole text of the tokens, including
+what the last token carries past the stop string.) This engine has neither, so write a class of
+your own, built as
+
+`StopKeepingDetokenizer(tokenizer, stop, include_stop_str_in_output)`
+
+with the same `add(token_id) -> str` and `finish() -> str` as above. The contract:
+
+* **Flag set:** the pieces join to the full decode cut right **after** the first stop string to
+  complete in the text, the stop string included. Nothing after it is ever shown: a token often
+  carries text past the end of the stop string (`' welcome'` completes `"welc"`), and that text is
+  cut, even in the middle of the token.
+* **Which stop string:** the one that *ends* first in the text. When one token completes two stop
+  strings, that is not necessarily the first listed, nor the one that begins first: with
+  `stop=["e two", "tw"]` and the text `"one two three"`, the answer is `"one tw"`. (vLLM checks
+  the list in order and takes the first one it finds in the new text; with one token per step the
+  two rules differ only when a token completes two stop strings at once, and "ends first" is what
+  a character-by-character stream would give.)
+* **Flag unset:** exactly the base part: cut before the first stop string, nothing of it shown.
+* **When text may be shown:** never half a character, never anything past the stop string. With
+  the flag set, text that could be the start of a stop string no longer has to wait: if the stop
+  string completes, that text is shown as part of it, and if it does not, it is ordinary text. So
+  every whole character decoded so far may go out at once, as long as the newest text is checked
+  for a stop string first (vLLM holds back nothing when the flag is set). Holding such a tail back
+  as in the base part is also accepted. Either way, after each token at most
+  `len(longest stop string) - 1` characters may still be waiting: text that is known not to begin
+  a stop string goes out then, not only at `finish()`.
+* **`finish()`** returns what is left, and nothing twice: if the stop string was already returned,
+  there is nothing left.
+
+What the rest of the engine expects is unchanged: the detokenizer worker keeps one object per
+request, calls `add()` for every token and `finish()` when the request ends, and sends each piece
+to the client. The scheduler's own stop check (exercise 1) still ends the request on the token that
+completes a stop string; only the text shown changes.
+
+You may build on your own `IncrementalDetokenizer` from above (subclass it); building on the
+package's is not an answer. `check` grades it on its own score line, `detokenizer_include_stop`:
+the real tokenizer with stop strings across tokens, ending inside a token, at the very start,
+made of multi-byte characters, two stop strings completed by one token (in both orders), no stop
+string, text held back when the request ends, the flag unset; then real requests of the engine,
+replayed through the detokenizer worker with your class, compared with the grader's reference.
+"""),
+    code('''
+class StopKeepingDetokenizer(IncrementalDetokenizer):
+    def __init__(self, tokenizer, stop=(), include_stop_str_in_output=False):
+        super().__init__(tokenizer, stop)
+        ### BEGIN SOLUTION
+        ### HINT: see the contract above
+        self.include_stop_str_in_output = include_stop_str_in_output
+        ### END SOLUTION
+
+    def _release(self, final: bool) -> str:
+        """The next piece of `decoded` that may be shown: the base part's, or cut after a stop string."""
+        ### BEGIN SOLUTION
+        if not self.include_stop_str_in_output:
+            return super()._release(final)
+        if self.stopped:
+            return ""
+        ends = []
+        for s in self.stop:
+            # a stop string can begin in text already returned: search from len(s) - 1 characters back
+            i = self.decoded.find(s, max(0, self.sent - len(s) + 1))
+            if i >= 0:
+                ends.append(i + len(s))
+        end = min(ends) if ends else len(self.decoded)  # the stop string that ends first wins
+        self.stopped = bool(ends)
+        out, self.sent = self.decoded[self.sent:end], end
+        return out
+        ### END SOLUTION
+'''),
+    code("""
+result_stretch = check("detokenizer_include_stop", StopKeepingDetokenizer)
+"""),
+    md("""
 ## Going further
 
 * Why decode a window that starts one step *back* instead of only the new tokens? Try

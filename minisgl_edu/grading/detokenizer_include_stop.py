@@ -1,0 +1,374 @@
+"""Exercise 3, stretch — `include_stop_str_in_output`, which this engine does not have: a class
+built as `StopKeepingDetokenizer(tokenizer, stop, include_stop_str_in_output)` with the base
+part's `add(token_id) -> str` and `finish() -> str`.
+
+vLLM's `SamplingParams.include_stop_str_in_output` (SGLang's `no_stop_trim` is its cousin) asks
+for the stop string to stay in the answer. With the flag set, the pieces must join to the full
+decode cut right AFTER the first stop string to complete in the text (where one token completes
+two stop strings, the one that ends first wins, whatever the order of the list). A token often
+carries text past the end of the stop string: that text is cut. With the flag unset the class
+behaves exactly as the base part (cut before the stop string, nothing of it shown).
+
+What may be shown when: never half a character, never anything after the end of the stop
+string, and text is not held back for ever: after each token, at most `len(longest stop) - 1`
+characters of what is decoded may still be waiting (the base part's hold-back; with the flag set
+nothing needs to wait, since a possible beginning of a stop string is part of the answer either
+way). The grader accepts every stream inside those bounds, so a student may hold back as in the
+base part or release at once.
+
+The grader's reference is `reference_stop_keeping` below (the package has none to copy). The
+engine case runs real requests through the scheduler and replays its `DetokenizeMsg`s through the
+detokenizer worker's own `DetokenizeManager`, with one object of the student's class per request.
+Graded on its own score line ("detokenizer_include_stop"), so the base exercise's score is unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.detokenizer import REPLACEMENT, _full, _piece, _tokens_of
+from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
+from minisgl_edu.grading.own_code import borrowed
+from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
+from minisgl_edu.tokenizer.server import DetokenizeManager, _DetokState
+
+
+class reference_stop_keeping(package_detokenizer):
+    """The stretch's reference: the package's detokenizer, with a second way to cut. With the flag
+    set nothing is held back, and the cut is at the smallest end of any stop string in the text."""
+
+    def __init__(self, tokenizer, stop: Iterable[str] = (), include_stop_str_in_output: bool = False) -> None:
+        super().__init__(tokenizer, stop)
+        self.include_stop_str_in_output = include_stop_str_in_output
+
+    def _release(self, final: bool) -> str:
+        if not self.include_stop_str_in_output:
+            return super()._release(final)
+        if self.stopped:
+            return ""
+        # Everything before `_released` was searched when it was released: only an occurrence that
+        # ends after it is new, and it may begin up to len(s) - 1 characters before it.
+        ends = []
+        for s in self.stop:
+            at = self._decoded.find(s, max(0, self._released - len(s) + 1))
+            if at >= 0:
+                ends.append(at + len(s))
+        end = min(ends) if ends else len(self._decoded)
+        self.stopped = bool(ends)
+        out = self._decoded[self._released : end]
+        self._released = end
+        self.text += out
+        return out
+
+
+def _own_code(cls) -> None:
+    """Building on the package's `IncrementalDetokenizer` (subclass or wrapper) is not an answer,
+    just as in the base part; building on your own class from the base part is fine."""
+    if cls is SOLUTION:
+        return
+    used = borrowed(cls, package_detokenizer)
+    if used:
+        raise AssertionError(f"this is not your own code: it uses {used}. Write the answer yourself")
+
+
+def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
+    detok = cls(tokenizer(), list(stop), include)
+    pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
+    pieces.append(_piece(detok.finish(), "finish()"))
+    return pieces
+
+
+def _complete_prefix(ids: list[int], n: int, full: str) -> str:
+    """The text of the first n tokens that is certain: up to the last of them that ends a character
+    (a token that begins a character also holds what comes before it, such as a space)."""
+    while n > 0 and _full(ids[:n]).endswith(REPLACEMENT):
+        n -= 1
+    text = _full(ids[:n])
+    k = 0
+    while k < min(len(text), len(full)) and text[k] == full[k]:
+        k += 1
+    return full[:k]
+
+
+def _first_to_complete(full: str, stop: list[str]) -> tuple[str, int]:
+    """(stop string, end) of the stop string that ends first in `full`, or ('', -1)."""
+    found = [(full.find(s) + len(s), s) for s in stop if s and s in full]
+    if not found:
+        return "", -1
+    end, s = min(found)
+    return s, end
+
+
+def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str) -> None:
+    full = _full(ids)
+    flag = f"include_stop_str_in_output={include}"
+    where = f"(text {full!r}, stop={stop}, {flag})"
+    bad = [p for p in pieces if REPLACEMENT in p]
+    assert not bad or REPLACEMENT in full, (
+        f"a piece contains a broken character: {bad[0]!r} {where}; a character that spans tokens was shown "
+        "before its last token arrived (hold text back while the decoded window ends in '\\ufffd')"
+    )
+    winner, _ = _first_to_complete(full, stop)
+    longest = max([len(s) for s in stop if s] or [1])
+    shown = ""
+    for n, piece in enumerate(pieces[:-1], start=1):
+        before, shown = shown, shown + piece
+        certain = _complete_prefix(ids, n, full)
+        stop_complete = any(s and s in certain for s in stop)
+        if not expected.startswith(shown):
+            if shown.startswith(expected) and include:
+                start = full.find(winner)
+                note = ""
+                if start < len(before):
+                    note = (
+                        f" The stop string began in text you had already returned ({before!r}): if you look for "
+                        "stop strings only in text not yet returned, you never see this one whole."
+                    )
+                raise AssertionError(
+                    f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+                    f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Cut right after the "
+                    f"end of the stop string, even in the middle of a token.{note}"
+                )
+            if shown.startswith(expected):
+                raise AssertionError(
+                    f"after token {n} your add() had returned {shown!r}: with {flag} nothing of the stop string "
+                    f"{winner!r} may be shown, the base part's rule {where}"
+                )
+            raise AssertionError(
+                f"after token {n} your add() had returned {shown!r}, which is not how the answer {expected!r} "
+                f"begins {where}"
+            )
+        if not stop_complete and len(shown) < len(certain) - (longest - 1):
+            waiting = certain[len(shown) :]
+            raise AssertionError(
+                f"after token {n} your add() had returned only {shown!r} and still held back {waiting!r} {where}: "
+                f"no stop string can begin that far back (the longest has {longest} characters), so that text is "
+                "ordinary text of the answer. Release held-back text as soon as the next tokens show it is not "
+                "a stop string, not only at finish()"
+            )
+    joined = shown + pieces[-1]
+    if joined == expected:
+        return
+    said = f"your pieces {pieces!r} join to {joined!r}, expected {expected!r} {where}"
+    if include and winner and joined == expected[: -len(winner)]:
+        raise AssertionError(
+            f"{said}: the stop string {winner!r} is missing. With include_stop_str_in_output=True the answer "
+            "keeps it: cut right after the stop string, not before it"
+        )
+    if winner and joined.count(winner) > expected.count(winner):
+        if not include and joined.startswith(expected + winner):
+            raise AssertionError(
+                f"{said}: with include_stop_str_in_output=False the stop string is not shown; the flag decides, "
+                "and False is exactly the base part"
+            )
+        raise AssertionError(
+            f"{said}: the stop string {winner!r} was shown twice, once by add() and again by finish(); once a "
+            "stop string has been returned, finish() has nothing left to give"
+        )
+    if joined.startswith(expected) and include:
+        raise AssertionError(
+            f"{said}: text after the stop string leaked; cut right after the end of {winner!r}, even in the "
+            "middle of a token"
+        )
+    if expected.startswith(joined):
+        raise AssertionError(f"{said}: {expected[len(joined) :]!r} was never returned; finish() returns what is left")
+    raise AssertionError(said)
+
+
+def _play(cls, text: str, stop: list[str], include: bool, expected: str) -> None:
+    _own_code(cls)
+    ids = tokenizer().encode(text)
+    _judge(_stream(cls, ids, stop, include), ids, stop, include, expected)
+
+
+def case_across_tokens(cls):
+    text, stop = "one two three four five", "three four"
+    assert len(_tokens_of(text, stop)) >= 2, "setup: the stop string must span two tokens"
+    _play(cls, text, [stop], True, "one two three four")
+
+
+def case_inside_a_token(cls):
+    text, stop = "one two three four", "wo thr"
+    assert len(_tokens_of(text, stop)) == 2 and not text.endswith(stop), "setup: the stop string must end in a token"
+    _play(cls, text, [stop], True, "one two thr")
+    # At the very start: the first token completes the stop string and carries more text.
+    assert _tokens_of("Hello there", "Hel") == ["Hello"], "setup: 'Hel' must end inside the first token"
+    _play(cls, "Hello there", ["Hel"], True, "Hel")
+
+
+def case_multibyte(cls):
+    text = "ok 🙂🚀 done"
+    assert REPLACEMENT in _full(tokenizer().encode(text)[:3]), "setup: the rocket must span tokens"
+    _play(cls, text, ["🚀"], True, "ok 🙂🚀")
+    _play(cls, text, ["🚀 d"], True, "ok 🙂🚀 d")
+    text, stop = "北京欢迎你", "京欢"
+    assert len(_tokens_of(text, stop)) > len(stop), "setup: the stop string must take more tokens than characters"
+    _play(cls, text, [stop], True, "北京欢")
+
+
+def case_first_to_complete(cls):
+    text = "one two three"
+    assert len(_tokens_of(text, "two")) == 1, "setup: ' two' must be one token completing both stop strings"
+    for stops, expected, why in (
+        (["wo", " t"], "one t", "' t' ends before 'wo' does"),
+        ([" t", "wo"], "one t", "' t' ends before 'wo' does"),
+        (["e two", "tw"], "one tw", "'tw' ends before 'e two' does, although 'e two' begins first"),
+        (["tw", "e two"], "one tw", "'tw' ends before 'e two' does, although 'e two' begins first"),
+    ):
+        ids = tokenizer().encode(text)
+        _own_code(cls)
+        pieces = _stream(cls, ids, stops, True)
+        joined = "".join(pieces)
+        others = {text[: text.find(s) + len(s)] for s in stops}
+        if joined != expected and joined in others:
+            raise AssertionError(
+                f"stop={stops}, include_stop_str_in_output=True: the token ' two' completes both stop strings, and "
+                f"your pieces join to {joined!r}, expected {expected!r}: {why}. The stop string that ends first in "
+                "the text wins, whatever its place in the list"
+            )
+        _judge(pieces, ids, stops, True, expected)
+
+
+def case_no_stop_and_finish(cls):
+    _play(cls, "The KV cache stores keys and values. 北京 🙂", [], True, "The KV cache stores keys and values. 北京 🙂")
+    _play(cls, "one two three", ["xyz"], True, "one two three")
+    # The request ends while 'three' could still begin the stop string: finish() returns it.
+    _play(cls, "one two three", ["three four"], True, "one two three")
+    # The stop string completes with the very last token: finish() must not repeat it.
+    _play(cls, "one two three", ["two three"], True, "one two three")
+
+
+def case_not_held_for_ever(cls):
+    text = "one two three five six seven eight nine ten eleven"
+    for include in (True, False):
+        _play(cls, text, ["three four"], include, text)
+
+
+def case_flag_false(cls):
+    _play(cls, "one two three four five", ["three four"], False, "one two ")
+    _play(cls, "one two three four", ["wo thr"], False, "one t")
+    _play(cls, "Hello there", ["Hel"], False, "")
+    _play(cls, "北京欢迎你", ["欢迎"], False, "北京")
+    _play(cls, "one two three", ["wo", " t"], False, "one")
+
+
+# Per request: its prompt, its stop strings and include_stop_str_in_output. Request 0 stops inside
+# the token ' welcome'; in request 1 the token ' Paris' completes both stop strings, the second
+# listed ending first; request 2's stop string spans a newline and four tokens; request 3 has none;
+# request 4 is the base part (flag False).
+ENGINE_PROMPTS = [
+    [{"role": "user", "content": "Say hello."}],
+    [{"role": "user", "content": "What is the capital of France?"}],
+    [{"role": "user", "content": "Write a haiku about the sea."}],
+    [{"role": "user", "content": "Count from one to ten in words."}],
+    [{"role": "user", "content": "Say hello."}],
+]
+ENGINE_PARAMS = [
+    SamplingParams(max_tokens=24, stop=["welc"]),
+    SamplingParams(max_tokens=24, stop=["is Par", "s P"]),
+    SamplingParams(max_tokens=32, stop=["shore,\nA"]),
+    SamplingParams(max_tokens=12),
+    SamplingParams(max_tokens=24, stop=["there, w"]),
+]
+ENGINE_INCLUDE = [True, True, True, True, False]
+
+
+def _engine_messages():
+    """The scheduler's DetokenizeMsgs of the engine requests, step by step (greedy: deterministic)."""
+    s = new_scheduler()
+    for uid, (prompt, sp) in enumerate(zip(ENGINE_PROMPTS, ENGINE_PARAMS)):
+        s.add_request(uid, encode(s, prompt), sp)
+    steps = []
+    while not s.is_idle:
+        s.step()
+        steps.append(s.io.drain())
+        assert len(steps) < 500, "setup: the engine requests never finished"
+    return steps
+
+
+def _replay(cls) -> tuple[dict[int, list[str]], dict[int, list[int]]]:
+    """The detokenizer worker's DetokenizeManager, with one `cls` object per request: each
+    request's UserReply texts (what the client receives) and its tokens."""
+    manager = DetokenizeManager(tokenizer())
+    for uid, sp in enumerate(ENGINE_PARAMS):
+        manager.decode_map[uid] = _DetokState(cls(tokenizer(), list(sp.stop), ENGINE_INCLUDE[uid]))
+    chunks: dict[int, list[str]] = {uid: [] for uid in range(len(ENGINE_PARAMS))}
+    tokens: dict[int, list[int]] = {uid: [] for uid in range(len(ENGINE_PARAMS))}
+    for msgs in remember("detokenizer_include_stop", _engine_messages):
+        for msg in msgs:
+            if msg.next_token >= 0:
+                tokens[msg.uid].append(msg.next_token)
+            reply = manager.detokenize(msg)
+            if reply is not None:
+                chunks[msg.uid].append(_piece(reply.incremental_output, "your class (in the detokenizer worker)"))
+    return chunks, tokens
+
+
+def case_real_engine(cls):
+    _stream(cls, [], [], True)  # an unfinished class fails here, before the engine runs
+    _own_code(cls)
+    ref, tokens = _replay(SOLUTION)
+    for uid, sp in enumerate(ENGINE_PARAMS):
+        text = "".join(ref[uid])
+        if sp.stop:
+            hit = [s for s in sp.stop if s in _full(tokens[uid])]
+            assert hit, f"setup: engine request {uid} should have met one of its stop strings {sp.stop}"
+            assert ENGINE_INCLUDE[uid] == any(text.endswith(s) for s in sp.stop), f"setup: request {uid} ends {text!r}"
+    got, _ = _replay(cls)
+    for uid, sp in enumerate(ENGINE_PARAMS):
+        expected = "".join(ref[uid])
+        where = f"engine request {uid} (stop={sp.stop}, include_stop_str_in_output={ENGINE_INCLUDE[uid]})"
+        shown = ""
+        for piece in got[uid]:
+            assert REPLACEMENT not in piece, f"{where}: a broken character was sent to the client: {piece!r}"
+            shown += piece
+            assert expected.startswith(shown), (
+                f"{where}: the client was sent {shown!r}, but the answer is {expected!r}"
+                + (" (text after the stop string leaked)" if shown.startswith(expected) else "")
+            )
+        assert shown == expected, f"{where}: the client received {shown!r}, expected {expected!r}"
+
+
+CASES = [
+    Case(
+        "stretch: stop string across tokens, kept",
+        case_across_tokens,
+        "with the flag set the answer ends with the stop string",
+    ),
+    Case(
+        "stretch: text after the stop string is cut",
+        case_inside_a_token,
+        "a token can carry text past the end of the stop string",
+    ),
+    Case("stretch: characters spanning tokens", case_multibyte, "still never half a character"),
+    Case(
+        "stretch: the first stop string to complete wins",
+        case_first_to_complete,
+        "the smallest end among the stop strings found, not the first listed nor the first to begin",
+    ),
+    Case(
+        "stretch: no stop string, and finish()",
+        case_no_stop_and_finish,
+        "finish() returns what is left, and never a second copy",
+    ),
+    Case(
+        "stretch: text is not held back for ever",
+        case_not_held_for_ever,
+        "a possible stop string's beginning waits only until it is known",
+    ),
+    Case(
+        "stretch: include_stop_str_in_output=False is the base part",
+        case_flag_false,
+        "with the flag unset, cut before the stop string, as in the base part",
+    ),
+    Case(
+        "stretch: in the real engine",
+        case_real_engine,
+        "the detokenizer worker builds one object per request and calls add() per token, finish() at the end",
+        engine=True,
+    ),
+]
+SYMBOL = "StopKeepingDetokenizer"
+SOLUTION = reference_stop_keeping

@@ -1,0 +1,59 @@
+"""Reuses the base part's choice, the stop string that begins first, and cuts after it. With the
+stop string kept, the one that ends first is the one that completed first; 'e two' begins
+before 'tw' but ends after it."""
+
+MUST_FAIL = {"stretch: the first stop string to complete wins"}
+MUST_SAY = "although 'e two' begins first"
+
+
+class StopKeepingDetokenizer:
+    def __init__(self, tokenizer, stop=(), include_stop_str_in_output=False):
+        self.tokenizer = tokenizer
+        self.stop = [s for s in stop if s]
+        self.include = include_stop_str_in_output
+        self.ids = []
+        self.decoded = ""  # whole characters decoded so far
+        self.sent = 0
+        self.stopped = False
+
+    def add(self, token_id):
+        if self.stopped:
+            return ""
+        self.ids.append(token_id)
+        text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
+        if not text.endswith("\ufffd"):
+            self.decoded = text
+        return self._release(final=False)
+
+    def finish(self):
+        return self._release(final=True)
+
+    def _cut_before(self, final):
+        hits = [i for i in (self.decoded.find(s, self.sent) for s in self.stop) if i >= 0]
+        if hits:
+            self.stopped = True
+            return min(hits)
+        if final:
+            return len(self.decoded)
+        pending = len(self.decoded) - self.sent
+        hold = [k for s in self.stop for k in range(1, len(s)) if k <= pending and self.decoded.endswith(s[:k])]
+        return len(self.decoded) - max(hold or [0])
+
+    def _release(self, final):
+        if self.stopped:
+            return ""
+        end = self._cut_after() if self.include else self._cut_before(final)
+        out, self.sent = self.decoded[self.sent : end], end
+        return out
+
+    def _cut_after(self):
+        found = []
+        for s in self.stop:
+            i = self.decoded.find(s, max(0, self.sent - len(s) + 1))
+            if i >= 0:
+                found.append((i, s))
+        if found:
+            self.stopped = True
+            i, s = min(found)
+            return i + len(s)
+        return len(self.decoded)
