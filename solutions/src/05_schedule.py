@@ -137,6 +137,86 @@ finishes. Every batch must equal the engine's own, and so must the tokens.
 result = check("schedule", schedule_next_batch)
 """),
     md("""
+## Stretch: longest prefix match first (not in this engine)
+
+Your `schedule_next_batch` considers waiting requests first come, first served. SGLang can do
+otherwise (`--schedule-policy lpm`, *longest prefix match*; its default is `fcfs`): before it builds
+a prefill batch, it matches every waiting request against the prefix cache and considers the
+ones with the longest cached prefix first (`SchedulePolicy.calc_priority` in
+`python/sglang/srt/managers/schedule_policy.py`). Such a request computes fewer tokens and is
+admitted before eviction takes its cached pages away; when it shares pages with a running
+request, it also needs fewer new pages. Write that order into a function of its own,
+`schedule_next_batch_lpm(scheduler)`. Everything the base part does stays as it was (prefill
+first, the token budget and chunks, admission of the whole run, stopping at the first request
+that does not fit, the decode batch), except **the order in which the requests not yet
+admitted are considered**:
+
+* **the key** is the number of prefix pages `cache.admit(req)` would give the request, which is
+  what `scheduler.cache.match(req)` returns (`(handle, pages)`): whole pages, and never the
+  prompt's last token, whose logits give the first output token. Not a count of tokens, and not
+  the prompt's length;
+* **most cached pages first**; requests with the same number (none cached at all, for instance)
+  keep their **arrival order**;
+* when **more than `LPM_MAX_WAITING` = 8** requests are in `scheduler.waiting`, keep the arrival
+  order (SGLang does the same above 128 waiting requests: matching every one of them every step
+  costs too much);
+* a request part-way through a chunked prefill (it holds a row, `req.table_idx >= 0`) still goes
+  first, as in the base part; the decode batch keeps `scheduler.running` order;
+* `scheduler.waiting` itself stays in arrival order: change only the order you consider the
+  requests in (the next step breaks ties by arrival order again).
+
+With the naive cache every match is empty, so the order is plain first come, first served. You
+may call your own `try_admit` from above; calling the package's `schedule_next_batch` (or the
+scheduler's `_schedule_prefill`, `_try_admit`, ...) is not an answer. SGLang's version has one more
+rule, left out here (in-batch prefix caching): of the waiting requests that share a prefix not yet
+cached, it keeps the first in place and moves the others to the end of the queue, so that the
+prefix is computed once and they find it cached later.
+mini-sglang (`PrefillManager.schedule_next_batch`) and this engine only do first come, first served.
+
+`check` grades it on its own score line, `schedule_lpm`: unit cases built by hand (a cached
+prefix that a later request shares, ties, whole pages, the threshold, a chunked prefill, a request
+that fits because its prefix pages are already held), then the real engine: a request that
+continues a finished request's prompt and an unrelated one arrive together; your batches must be
+the grader's reference, and the tokens those of the base part.
+"""),
+    code('''
+LPM_MAX_WAITING = 8  # more requests waiting than this: first come, first served
+
+
+def schedule_next_batch_lpm(scheduler) -> Optional[Batch]:
+    """schedule_next_batch, with the waiting requests not yet admitted considered longest cached prefix first."""
+    ### BEGIN SOLUTION
+    ### HINT: see the contract above
+    cache = scheduler.cache
+    waiting = list(scheduler.waiting)
+    started = [r for r in waiting if r.table_idx >= 0]  # part-way through a chunked prefill
+    new = [r for r in waiting if r.table_idx < 0]
+    if len(waiting) <= LPM_MAX_WAITING:
+        new.sort(key=lambda r: len(cache.match(r)[1]), reverse=True)  # stable: ties keep arrival order
+    items = []
+    budget = scheduler.max_prefill_tokens
+    for req in started + new:
+        if budget <= 0:
+            break
+        if req.table_idx < 0 and not try_admit(scheduler, req):
+            break  # nobody overtakes the first one (in this order) that does not fit
+        chunk = min(req.remaining_prompt, budget)
+        cache.reserve(req, req.cached_len + chunk)
+        items.append(ScheduledReq(req, req.cached_len, chunk))
+        req.status = ReqStatus.PREFILLING
+        budget -= chunk
+    if items:
+        return Batch("prefill", items)
+    for req in scheduler.running:
+        cache.reserve(req, req.total_len)
+        items.append(ScheduledReq(req, req.total_len - 1, 1))
+    return Batch("decode", items) if items else None
+    ### END SOLUTION
+'''),
+    code("""
+result_stretch = check("schedule_lpm", schedule_next_batch_lpm)
+"""),
+    md("""
 ## Going further
 
 * Reserving every request's worst case up front wastes pages when most answers are short. What

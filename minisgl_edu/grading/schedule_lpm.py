@@ -1,0 +1,524 @@
+"""Exercise 5, stretch — longest prefix match first, which this engine does not have:
+`schedule_next_batch_lpm(scheduler) -> Batch | None`.
+
+The base part admits waiting requests first come, first served. SGLang's `lpm` policy
+(`--schedule-policy lpm`, `SchedulePolicy` in `python/sglang/srt/managers/schedule_policy.py`)
+looks at the prefix cache first: every waiting request is matched against it and the queue is
+sorted by the length of the match, longest first (a stable sort, so equal matches keep their
+order), then admitted as before. A request whose prefix is cached goes before its pages are
+evicted, and it needs fewer new pages. With more than 128 requests waiting SGLang falls back to
+first come, first served, because matching every waiting request each step costs too much.
+
+Here the same rules as the base part hold, except the order in which the requests not yet admitted
+are considered: by the number of prefix pages `cache.admit` would give them
+(`scheduler.cache.match(req)`), most first, ties in arrival order, and arrival order when more than
+`LPM_MAX_WAITING` requests wait. A request part-way through a chunked prefill still goes first,
+and the decode batch and `scheduler.waiting` itself keep their order. The grader's reference is
+`reference_lpm` below (the package has none to copy). The unit cases build the scheduler's state
+by hand, as the base grader does; the engine case runs chat requests on the default model where
+the order changes which request is admitted first.
+
+Graded on its own score line ("schedule_lpm"), so the base exercise's score is unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
+from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.harness import collect, fail_fast_if_stub, new_scheduler, remember, require_passing
+from minisgl_edu.grading.own_code import borrowed
+from minisgl_edu.grading.schedule import (
+    FAKE_TOKEN,
+    _apply,
+    _check_batch,
+    _check_rows,
+    _hide_engine_answer,
+    _ids,
+    _items,
+    _show,
+    _show_expected,
+    decide,
+)
+from minisgl_edu.kvcache import OutOfPages, pages_for
+from minisgl_edu.scheduler import Scheduler
+from minisgl_edu.scheduler.scheduler import schedule_next_batch as package_schedule_next_batch
+
+LPM_MAX_WAITING = 8  # the notebook states the same number; SGLang's is 128
+
+
+# ---------------------------------------------------------------------------- the reference
+def _prefix_pages(scheduler, req: Req) -> int:
+    """The prefix pages `cache.admit(req)` would give `req` (whole pages, the last token left out)."""
+    _, pages = scheduler.cache.match(req)
+    return len(pages)
+
+
+def _lpm_order(scheduler) -> list[Req]:
+    """The order the waiting requests are considered in: the ones already admitted (part-way
+    through their prompt) first, then the rest by cached prefix, most first (a stable sort)."""
+    waiting = list(scheduler.waiting)
+    started = [r for r in waiting if r.table_idx >= 0]
+    new = [r for r in waiting if r.table_idx < 0]
+    if len(waiting) <= LPM_MAX_WAITING:
+        new.sort(key=lambda r: -_prefix_pages(scheduler, r))
+    return started + new
+
+
+def _fits(scheduler, req: Req) -> bool:
+    """The base part's admission, unchanged."""
+    cache = scheduler.cache
+    admitted = scheduler.running + [r for r in scheduler.waiting if r.table_idx >= 0]
+    if len(admitted) >= scheduler.max_running:
+        return False
+    cache.admit(req)
+    need = 0
+    for r in admitted + [req]:
+        need += max(pages_for(len(r.input_ids) + r.max_new_tokens, cache.page_size) - cache.held_pages(r), 0)
+    if need > cache.num_available:
+        cache.release(req, cache_it=False)
+        req.cached_len = req.prefix_len = 0
+        return False
+    return True
+
+
+def reference_lpm(scheduler) -> Optional[Batch]:
+    """The base part's decision with the waiting requests considered in `_lpm_order`."""
+    cache = scheduler.cache
+    items = []
+    budget = scheduler.max_prefill_tokens
+    for req in _lpm_order(scheduler):
+        if budget <= 0:
+            break
+        if req.table_idx < 0 and not _fits(scheduler, req):
+            break  # nobody overtakes the first request (in this order) that does not fit
+        chunk = min(req.remaining_prompt, budget)
+        cache.reserve(req, req.cached_len + chunk)
+        items.append(ScheduledReq(req, req.cached_len, chunk))
+        req.status = ReqStatus.PREFILLING
+        budget -= chunk
+    if items:
+        return Batch("prefill", items)
+    for req in scheduler.running:
+        cache.reserve(req, req.total_len)
+        items.append(ScheduledReq(req, req.total_len - 1, 1))
+    return Batch("decode", items) if items else None
+
+
+# ---------------------------------------------------------------------------- helpers
+def _own_code(fn) -> None:
+    """The base part's answer is the package's `schedule_next_batch`: using it (or its module)
+    is not an answer here either. Calling the student's own base function is fine."""
+    if fn is SOLUTION:
+        return
+    used = borrowed(fn, package_schedule_next_batch)
+    if used:
+        raise AssertionError(f"this is not your own code: it uses {used}. Write the answer yourself")
+
+
+def _decide(fn, s: Scheduler) -> Optional[Batch]:
+    """One decision, checked as in the base part, and `scheduler.waiting` left in arrival order."""
+    _own_code(fn)
+    before = [r.uid for r in s.waiting]
+    batch = decide(fn, s)
+    after = [r.uid for r in s.waiting]
+    assert after == before, (
+        f"scheduler.waiting was {before} before your decision and {after} after: leave the queue in "
+        "arrival order and change only the order you consider the requests in (the next step breaks "
+        "ties, and falls back to first come, first served, by arrival order)"
+    )
+    return batch
+
+
+def _sched(budget: int = 64, cache: str = "radix", **overrides) -> Scheduler:
+    return new_scheduler(max_prefill_tokens=budget, cache=cache, **overrides)
+
+
+def _cached(s: Scheduler, ids: list[int]) -> list[int]:
+    """Put `ids` (whole pages) in the prefix cache as an earlier, finished request would have."""
+    n = len(ids) // s.cache.page_size
+    s.cache.prefix_cache.insert(ids, s.cache.allocator.allocate(n))
+    return ids
+
+
+def _add(s: Scheduler, uid: int, ids: list[int], max_tokens: int = 8, pages: Optional[int] = None) -> Req:
+    """A waiting request; `pages`: the cached prefix pages it must find (a check of the setup)."""
+    req = s.add_request(uid, ids, SamplingParams(max_tokens=max_tokens, ignore_eos=True))
+    assert req is not None, f"setup: request {uid} was rejected"
+    if pages is not None:
+        assert _prefix_pages(s, req) == pages, f"setup: request {uid} should find {pages} cached pages"
+    return req
+
+
+def _run_as_running(s: Scheduler, req: Req) -> Req:
+    """Make `req` a running request, as after its prefill (with its cached prefix, if any)."""
+    n = len(req.input_ids)
+    s.waiting.remove(req)
+    s.cache.admit(req)
+    s.cache.reserve(req, n)
+    req.cached_len = n
+    req.output_ids.append(FAKE_TOKEN)
+    req.status = ReqStatus.DECODING
+    s.running.append(req)
+    return req
+
+
+def _pages(s: Scheduler, uids) -> str:
+    return ", ".join(f"request {u}: {_prefix_pages(s, s.reqs[u])}" for u in uids)
+
+
+def _expect_order(batch, want: list[int], s: Scheduler, what: str, shown: list[int]) -> None:
+    got = [it.req.uid for it in batch.items] if batch is not None and batch.is_prefill else None
+    assert got == want, (
+        f"{what}: the prefill batch should hold requests {want} in that order, yours is {_show(batch)} "
+        f"(cached prefix pages, in arrival order: {_pages(s, shown)})"
+    )
+
+
+# ---------------------------------------------------------------------------- unit cases
+def case_longest_first(fn):
+    s = _sched()
+    shared = _cached(s, _ids(24, 50))  # 6 pages of an earlier request's prompt
+    _add(s, 0, _ids(30, 1), pages=0)  # the longest prompt, nothing cached
+    _add(s, 1, shared[:8] + _ids(10, 2), pages=2)
+    _add(s, 2, shared + _ids(3, 3), pages=6)
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    _expect_order(
+        batch,
+        [2, 1, 0],
+        s,
+        "requests 0, 1, 2 arrive in that order with 0, 2 and 6 cached prefix pages: the longest cached "
+        "prefix goes first (not the longest prompt, not the shortest prefix)",
+        order,
+    )
+    assert _items(batch) == ("prefill", [(2, 24, 3), (1, 8, 10), (0, 0, 30)]), (
+        f"each request's chunk starts after its cached prefix (req.cached_len once admitted): {_show(batch)}"
+    )
+
+
+def _two_ties(arrivals: list[int]):
+    s = _sched()
+    shared = _cached(s, _ids(8, 60))
+    _add(s, 5, _ids(6, 5), pages=0)
+    for uid in arrivals:
+        _add(s, uid, shared + _ids(3, uid), pages=2)
+    return s
+
+
+def case_ties(fn):
+    for arrivals in ([3, 4], [4, 3]):
+        s = _two_ties(arrivals)
+        order = [r.uid for r in s.waiting]
+        batch = _decide(fn, s)
+        _expect_order(
+            batch,
+            arrivals + [5],
+            s,
+            f"requests {arrivals[0]} then {arrivals[1]} arrive after request 5, both with 2 cached prefix "
+            "pages: equal matches keep their arrival order (a stable sort, not by uid, not reversed)",
+            order,
+        )
+
+
+def case_whole_pages(fn):
+    s = _sched()
+    shared = _cached(s, _ids(16, 70))  # 4 pages
+    _add(s, 0, shared[:9] + _ids(5, 71), pages=2)  # 9 tokens in common: 2 whole pages
+    _add(s, 1, shared[:11] + _ids(5, 72), pages=2)  # 11 tokens in common: still 2 whole pages
+    _add(s, 2, shared[:7] + _ids(5, 73), pages=1)
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    _expect_order(
+        batch,
+        [0, 1, 2],
+        s,
+        "requests 0 and 1 share 9 and 11 tokens with the cached prompt, but the cache matches whole pages "
+        "of 4 tokens: 2 pages each, a tie, so they keep arrival order (count the pages scheduler.cache.match "
+        "returns, not tokens in common)",
+        order,
+    )
+    s = _sched()
+    shared = _cached(s, _ids(16, 80))
+    _add(s, 0, list(shared), pages=3)  # the whole prompt is cached; admit leaves its last page to compute
+    _add(s, 1, shared + _ids(3, 81), pages=4)
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    _expect_order(
+        batch,
+        [1, 0],
+        s,
+        "request 0's whole 16-token prompt is cached, but cache.admit leaves its last token to compute (its "
+        "logits give the first output token), so it gets 3 pages; request 1 gets all 4. Count what "
+        "scheduler.cache.match(req) returns, not match_prefix(req.input_ids)",
+        order,
+    )
+
+
+def case_no_prefix_fcfs(fn):
+    s = _sched()
+    shared = _cached(s, _ids(8, 90))
+    _add(s, 0, _ids(6, 10), pages=0)
+    _add(s, 1, _ids(9, 11), pages=0)
+    _add(s, 2, shared[:4] + _ids(5, 12), pages=1)
+    _add(s, 3, _ids(5, 13), pages=0)
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    _expect_order(
+        batch,
+        [2, 0, 1, 3],
+        s,
+        "only request 2 finds a cached prefix: it goes first, and the others, with none, keep their arrival "
+        "order among themselves",
+        order,
+    )
+
+
+def _queue(n: int) -> tuple[Scheduler, list[int]]:
+    """n waiting requests; only the last to arrive has a cached prefix."""
+    s = _sched()
+    shared = _cached(s, _ids(8, 100))
+    for uid in range(n - 1):
+        _add(s, uid, _ids(5, 20 + uid), pages=0)
+    _add(s, n - 1, shared + _ids(3, 40), pages=2)
+    return s, [r.uid for r in s.waiting]
+
+
+def case_threshold(fn):
+    n = LPM_MAX_WAITING
+    s, order = _queue(n)
+    batch = _decide(fn, s)
+    _expect_order(
+        batch,
+        [n - 1, 0, 1, 2],
+        s,
+        f"exactly LPM_MAX_WAITING = {n} requests wait, so the cached-prefix order still holds (it falls back "
+        f"to first come, first served only when MORE than {n} wait): request {n - 1} first, then the first "
+        "three of the rest (4 requests may be admitted at once)",
+        order,
+    )
+    s, order = _queue(n + 1)
+    batch = _decide(fn, s)
+    _expect_order(
+        batch,
+        [0, 1, 2, 3],
+        s,
+        f"{n + 1} requests wait, more than LPM_MAX_WAITING = {n}: first come, first served, as in the base "
+        "part (SGLang stops sorting above 128, because matching every waiting request each step costs too much)",
+        order,
+    )
+
+
+def case_only_new_requests(fn):
+    s = _sched(budget=16)
+    shared = _cached(s, _ids(24, 110))
+    _add(s, 0, _ids(40, 14), pages=0)
+    steps = [
+        ("prefill", [(0, 0, 16)]),
+        ("prefill", [(0, 16, 16)]),
+        ("prefill", [(0, 32, 8), (1, 24, 4)]),
+    ]
+    for n, expected in enumerate(steps, 1):
+        if n == 2:
+            _add(s, 1, shared + _ids(4, 15), pages=6)
+        batch = _decide(fn, s)
+        assert _items(batch) == expected, (
+            f"step {n}: request 0 is part-way through its 40-token prompt ({s.reqs[0].cached_len} tokens done "
+            "before this step; it holds a page-table row) and request 1 waits with 6 cached prefix pages: a "
+            "request part-way through a chunked prefill keeps going first, only requests not yet admitted are "
+            f"reordered. Expected {_show_expected(expected)}, got {_show(batch)}"
+        )
+        _apply(s, batch)
+    s = _sched()
+    shared = _cached(s, _ids(24, 120))
+    _run_as_running(s, _add(s, 0, _ids(10, 16), pages=0))
+    _run_as_running(s, _add(s, 1, shared + _ids(4, 17), pages=6))
+    batch = _decide(fn, s)
+    want = ("decode", [(0, 10, 1), (1, 28, 1)])
+    assert _items(batch) == want, (
+        f"nobody waits: decode every running request in scheduler.running order, whatever their cached prefix "
+        f"(the order is for admitting waiting requests only). Expected {_show_expected(want)}, got {_show(batch)}"
+    )
+
+
+def case_room_for_the_cached(fn):
+    s = _sched()
+    shared = _cached(s, _ids(40, 130))  # 10 pages, a system prompt that a running request uses
+    _run_as_running(s, _add(s, 0, shared + _ids(4, 18), max_tokens=920, pages=10))
+    plain = _add(s, 1, _ids(44, 19), max_tokens=36, pages=0)  # may take 20 pages
+    sharing = _add(s, 2, shared + _ids(4, 20), max_tokens=36, pages=10)  # 20 pages, 10 already there
+    available = s.cache.num_available
+    others = pages_for(44 + 920, 4) - s.cache.held_pages(s.reqs[0])
+    assert (available - others, s.cache.prefix_cache.num_evictable) == (15, 0), "setup: 15 pages to spare"
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    assert sharing.table_idx >= 0 and plain.table_idx < 0, (
+        "15 pages are left beside the running request. Request 1 (arrived first, nothing cached) may need 20: "
+        "it does not fit. Request 2 shares the running request's 10 cached prompt pages, so it needs only 10 "
+        "new ones: considered first (longest cached prefix), it is admitted; request 1 then still does not fit "
+        f"and waits. Yours: {_show(batch)}; admitted: "
+        f"{[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({_pages(s, order)} cached pages)"
+    )
+    assert _items(batch) == ("prefill", [(2, 40, 4)]), f"expected request 2's last 4 prompt tokens, got {_show(batch)}"
+
+
+def case_naive_cache(fn):
+    s = _sched(cache="naive")
+    for uid, n in enumerate([20, 8, 30]):
+        _add(s, uid, _ids(n, 30 + uid), pages=0)
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    _expect_order(
+        batch,
+        [0, 1, 2],
+        s,
+        "the naive cache caches nothing, so every request matches 0 pages: all tie, and the order is first "
+        "come, first served (prompts of 20, 8 and 30 tokens: their length does not matter)",
+        order,
+    )
+
+
+# ---------------------------------------------------------------------------- the real engine
+# Request 0 runs alone (in two chunks) and its prompt's pages stay in the prefix cache. Then
+# request 1 (unrelated) and request 2 (request 0's prompt, continued) arrive together, 1 first.
+# First come, first served admits 1 first; longest prefix match admits 2 first, and the budget of
+# 9 tokens then cuts request 1's prompt into a chunk that continues next step. The order changes
+# no request's tokens.
+ENGINE_REQUESTS = [
+    # (uid, arrives before step, text, max_tokens)
+    (0, 1, "The capital of France is Paris. The capital of Germany is", 2),
+    (1, 4, "My favourite colour is", 4),
+    (2, 4, "The capital of France is Paris. The capital of Germany is Berlin. The capital of Italy is", 4),
+]
+ENGINE_BUDGET = 9
+
+
+def _run(fn) -> tuple[list, dict, dict, Scheduler]:
+    s = new_scheduler(max_prefill_tokens=ENGINE_BUDGET, cache="radix")
+    s.schedule_fn = fn
+    steps: list = []
+    for n in range(1, 60):
+        for uid, step, text, max_tokens in ENGINE_REQUESTS:
+            if step == n:
+                s.add_request(uid, s.tokenizer.encode(text), SamplingParams(max_tokens=max_tokens, ignore_eos=True))
+        if s.is_idle and n > 4:
+            break
+        student = fn is not reference_lpm and fn is not package_schedule_next_batch
+        if student:
+            _hide_engine_answer(s)
+        before = [r.uid for r in s.waiting]
+        batch = s._schedule_next_batch()
+        if student:
+            if batch is None and not s.is_idle:
+                raise AssertionError(
+                    f"at step {n}, {len(s.waiting)} request(s) wait and {len(s.running)} run, but your "
+                    "function returned None: they would wait forever"
+                )
+            _check_batch(s, batch)
+            _check_rows(s, batch)
+            assert [r.uid for r in s.waiting] == before, f"step {n}: leave scheduler.waiting in arrival order"
+        steps.append(_items(batch))
+        if batch is not None:
+            s.run_batch(batch)
+    else:
+        raise AssertionError("the requests never finished within 60 steps")
+    out = collect(s)
+    return steps, out.tokens, out.reasons, s
+
+
+def _first_admitted(steps) -> list[int]:
+    """The uids in the first prefill batch with request 1 or 2 in it."""
+    for step in steps:
+        if step is not None and step[0] == "prefill" and step[1][0][0] != 0:
+            return [uid for uid, _, _ in step[1]]
+    return []
+
+
+def _reference_runs():
+    def compute():
+        steps, tokens, reasons, s = _run(reference_lpm)
+        fcfs_steps, fcfs_tokens, _, _ = _run(package_schedule_next_batch)
+        assert s.reqs == {} and len(reasons) == 3, "setup: the reference run changed"
+        assert _first_admitted(steps) == [2, 1] and _first_admitted(fcfs_steps) == [1, 2], (
+            "setup: longest prefix match should admit request 2 first, first come, first served request 1"
+        )
+        assert tokens == fcfs_tokens, "setup: the order should not change any request's tokens"
+        return steps, tokens, reasons, fcfs_steps
+
+    return remember("schedule_lpm", compute)
+
+
+def case_real_engine(fn):
+    fail_fast_if_stub(fn)
+    _own_code(fn)
+    require_passing(CASES[:-1], fn)
+    ref_steps, ref_tokens, ref_reasons, fcfs_steps = _reference_runs()
+    try:
+        steps, tokens, reasons, s = _run(fn)
+    except OutOfPages as e:
+        raise AssertionError(
+            f"the engine ran out of KV pages with your scheduling ({e}): a request was admitted whose "
+            "whole run did not fit, and it ran out half-way"
+        ) from None
+    for n, (got, want) in enumerate(zip(steps, ref_steps), 1):
+        if got != want:
+            fcfs = fcfs_steps[n - 1] if n <= len(fcfs_steps) else None
+            note = " (that is the first come, first served order of the base part)" if got == fcfs else ""
+            raise AssertionError(
+                f"step {n}: longest prefix match runs {_show_expected(want) if want else 'nothing'}, yours ran "
+                f"{_show_expected(got) if got else 'nothing'}{note}. Request 2 continues request 0's prompt, "
+                "whose pages are in the prefix cache; request 1 arrived at the same step with nothing cached"
+            )
+    assert len(steps) == len(ref_steps), f"{len(steps)} steps, longest prefix match needs {len(ref_steps)}"
+    assert tokens == ref_tokens and reasons == ref_reasons, "the requests got different tokens from the reference"
+    s.cache.check()
+    assert s.cache.num_available == s.cache.num_pages, "KV pages are missing after every request finished"
+
+
+CASES = [
+    Case(
+        "stretch: the longest cached prefix goes first",
+        case_longest_first,
+        "sort the requests not yet admitted by len(pages) of scheduler.cache.match(req), largest first",
+    ),
+    Case("stretch: ties keep arrival order", case_ties, "a stable sort on the cached length alone keeps arrival order"),
+    Case(
+        "stretch: whole pages, as admit counts them",
+        case_whole_pages,
+        "compare the page count scheduler.cache.match(req) returns: whole pages, the last prompt token left out",
+    ),
+    Case(
+        "stretch: no cached prefix, arrival order",
+        case_no_prefix_fcfs,
+        "requests that match nothing all tie: they keep their arrival order",
+    ),
+    Case(
+        "stretch: the LPM_MAX_WAITING threshold",
+        case_threshold,
+        "first come, first served when len(scheduler.waiting) > LPM_MAX_WAITING, longest prefix match otherwise",
+    ),
+    Case(
+        "stretch: only new requests are reordered",
+        case_only_new_requests,
+        "a request with req.table_idx >= 0 in scheduler.waiting keeps going first; the decode batch is unchanged",
+    ),
+    Case(
+        "stretch: cached pages make room",
+        case_room_for_the_cached,
+        "the base part's admission rule, applied in the new order: stop at the first that does not fit",
+    ),
+    Case(
+        "stretch: no prefix cache, first come first served",
+        case_naive_cache,
+        "with the naive cache every match is empty: the order is the arrival order",
+    ),
+    Case(
+        "stretch: in the real engine",
+        case_real_engine,
+        "request 2's prompt is cached in part: it is admitted before request 1; compare your batches",
+        engine=True,
+    ),
+]
+SYMBOL = "schedule_next_batch_lpm"
+SOLUTION = reference_lpm
