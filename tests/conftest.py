@@ -9,6 +9,20 @@ import pytest
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--reverse",
+        action="store_true",
+        help="run the collected tests in reverse order: state that one test leaves behind for a later one "
+        "(a kernel compiled, a global set, a stream left current) then shows up as a failure",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--reverse"):
+        items.reverse()
+
+
 @pytest.fixture(scope="session")
 def default_model_dir() -> str:
     """The default model (SmolLM2-135M-Instruct), converted from its GGUF once and cached."""

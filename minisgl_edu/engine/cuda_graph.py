@@ -37,6 +37,7 @@ largest is captured first and the smaller ones reuse its memory.
 from __future__ import annotations
 
 import bisect
+import gc
 import time
 
 import torch
@@ -127,6 +128,20 @@ class CudaGraphRunner:
 
     @torch.inference_mode()
     def _capture(self) -> None:
+        # No garbage collection while a graph records: a collection there can run the finalizer of
+        # some earlier object that calls CUDA (frees an event, a graph, page-locked memory), which
+        # is not allowed during a capture and spoils it ("operation failed due to a previous error
+        # during capture", at whichever launch comes next). SGLang keeps the collector out of a capture
+        # too (`freeze_gc` in its graph runner).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._capture_all()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _capture_all(self) -> None:
         pool = None
         with torch.cuda.stream(self.stream):
             for bs in reversed(self.bs_list):

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Wheels the lent GPU machine lacks for the request-field tests (XGrammar for JSON schemas, and what
+# it needs beside torch and transformers), for that machine's Python (3.12), into .gpu/extra.
+# On the GPU machine, before the tests:
+#   [ -d /tmp/xg-site/xgrammar ] || python3 -m pip install -q --no-index --no-deps --target /tmp/xg-site .gpu/extra/*.whl
+#   export PYTHONPATH=$PYTHONPATH:/tmp/xg-site
+set -eu
+cd "$(dirname "$0")/.."
+py=${PY:-.venv/bin/python}
+version() { "$py" -m pip show "$1" | awk '/^Version/{print $2}'; }
+mkdir -p .gpu/extra
+for pkg in "xgrammar==$(version xgrammar)" "apache-tvm-ffi==$(version apache-tvm-ffi)" "pydantic==$(version pydantic)" \
+  "pydantic-core==$(version pydantic-core)" annotated-types typing-inspection; do
+  "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
+    "$pkg" -d .gpu/extra
+done
+ls .gpu/extra
