@@ -1,0 +1,524 @@
+"""Exercise 6, stretch — least-frequently-used eviction, which this engine does not have: a class
+`cls(page_size)` with the radix cache's interface (`match_prefix`, `lock`, `unlock`, `insert`,
+`evict`, `num_evictable`, `num_cached`, `cached_pages`) whose `evict(n)` frees the unlocked leaves
+with the fewest hits first.
+
+The contract, as the notebook states it: every `match_prefix` adds one hit to each node whose pages
+it returns (the whole matched path, not only its deepest node); `insert` adds none. When an edge is
+split, both parts keep the hit count it had (the match that split it then adds one to the upper
+part). `evict` orders the unlocked leaves by (hits, last use), fewest hits first and, among equal
+hits, the least recently used first (a final tie, which the tree never produces, goes to the
+smaller first page id); a parent left childless joins them with its own count. SGLang's
+`--radix-eviction-policy lfu` orders by the same pair (`LFUStrategy`: `(hit_count,
+last_access_time)`).
+
+The grader's reference is `ReferenceLFURadixCache` below (the package has none to copy). The unit
+cases build small trees (page size 2) through the public methods; then the class runs inside a
+`CacheManager` with few pages, where which prefixes survive decides each admission's prefix hit;
+last, inside the real engine, where the LFU order keeps a prompt that three requests used and
+the package's LRU order does not.
+
+Graded on its own score line ("prefix_cache_lfu"), so the base exercise's score is unchanged.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
+from minisgl_edu.grading.own_code import borrowed
+from minisgl_edu.grading.prefix_cache import POOL_PAGES, _evict, _insert, _match, _new, _play, _workload
+from minisgl_edu.kvcache.allocator import PageAllocator
+from minisgl_edu.kvcache.radix_cache import RadixCache as PackageRadixCache
+from minisgl_edu.kvcache.radix_cache import RadixNode
+
+
+class ReferenceLFURadixCache(PackageRadixCache):
+    """The stretch's reference: the package's tree, plus a hit count per node."""
+
+    def __init__(self, page_size: int) -> None:
+        super().__init__(page_size)
+        self.hits: dict[RadixNode, int] = {}  # nodes compare by identity (eq=False)
+
+    def match_prefix(self, ids: list[int]) -> tuple[RadixNode, list[int]]:
+        node, pages = super().match_prefix(ids)
+        up = node
+        while up is not self.root:  # one hit for every node on the matched path
+            self.hits[up] = self.hits.get(up, 0) + 1
+            up = up.parent
+        return node, pages
+
+    def _split(self, node: RadixNode, n: int) -> RadixNode:
+        upper = super()._split(node, n)
+        self.hits[upper] = self.hits.get(node, 0)  # both parts keep the edge's count
+        return upper
+
+    def _order(self, node: RadixNode) -> tuple[int, int, int, RadixNode]:
+        return (self.hits.get(node, 0), node.last_access, node.pages[0], node)
+
+    def evict(self, num_pages: int) -> list[int]:
+        heap = [self._order(n) for n in self._leaves() if n.lock_ref == 0]
+        heapq.heapify(heap)
+        freed: list[int] = []
+        while heap and len(freed) < num_pages:
+            node = heapq.heappop(heap)[-1]
+            freed.extend(node.pages)
+            self._evictable_pages -= len(node.pages)
+            self.hits.pop(node, None)
+            parent = node.parent
+            del parent.children[self._first(node.key, 0)]
+            if parent is not self.root and not parent.children and parent.lock_ref == 0:
+                heapq.heappush(heap, self._order(parent))
+        return freed
+
+
+def _own_code(cls) -> None:
+    """The package's LRU RadixCache is the base part's answer: subclassing or calling it is not the
+    student's own code. Their own RadixCache from the base part is fine."""
+    if cls is SOLUTION:
+        return
+    used = borrowed(cls, PackageRadixCache)
+    if used:
+        raise AssertionError(f"this is not your own code: it uses {used}. Write the answer yourself")
+
+
+def _fresh(cls, *seqs):
+    """A cache with `seqs` inserted in order: (tokens, pages) pairs that share nothing."""
+    _own_code(cls)
+    cache = _new(cls)
+    for ids, pages in seqs:
+        _insert(cache, ids, pages, 0, "nothing of it was cached")
+    return cache
+
+
+def _hit(cache, ids: list[int], times: int = 1) -> None:
+    for _ in range(times):
+        _match(cache, ids)
+
+
+def _counts(cache, cached: int, evictable: int, after: str) -> None:
+    """What CacheManager.check() relies on: the counts add up to what the tree holds."""
+    held = len(set(cache.cached_pages()))
+    assert cache.num_cached == held == cached, (
+        f"after {after}, num_cached is {cache.num_cached} and cached_pages() holds {held} pages; expected {cached}"
+    )
+    assert cache.num_evictable == evictable, (
+        f"after {after}, num_evictable is {cache.num_evictable}, expected {evictable} (pages of unlocked nodes)"
+    )
+
+
+def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: dict | None = None) -> None:
+    held = set(cache.cached_pages())
+    nodes = {seq: [pages for pages in path if set(pages) <= held] for seq, path in nodes.items()}
+    freed = _evict(cache, n, nodes)
+    if sorted(freed) == sorted(want):
+        return
+    said = (wrong or {}).get(tuple(sorted(freed)), "")
+    raise AssertionError(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}")
+
+
+X, X_PAGES = [1, 1, 2, 2], [20, 21]
+Y, Y_PAGES = [3, 3, 4, 4], [30, 31]
+Z, Z_PAGES = [5, 5, 6, 6], [40, 41]
+XY = {tuple(X): [X_PAGES], tuple(Y): [Y_PAGES]}
+XYZ = {**XY, tuple(Z): [Z_PAGES]}
+
+
+# ---------------------------------------------------------------------------- unit cases
+def case_fewest_hits(cls):
+    lru = (
+        " (you evicted X, the least recently used leaf, as plain LRU does; it is also the most used one. "
+        "Order by hits first: recency only breaks ties)"
+    )
+    cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
+    _hit(cache, X)
+    _hit(cache, Y, 3)
+    _expect_freed(
+        cache,
+        1,
+        XY,
+        X_PAGES,
+        "X was matched once, Y 3 times since: X has the fewest hits",
+        {tuple(Y_PAGES): " (you evicted Y, the most frequently used leaf: the fewest hits go first)"},
+    )
+    cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
+    _hit(cache, X, 2)
+    _hit(cache, X + [9])  # 5 tokens: the two whole pages of X match
+    _hit(cache, Y)
+    _expect_freed(
+        cache,
+        1,
+        XY,
+        Y_PAGES,
+        "X was matched 3 times long ago, Y once just now: the leaf with the fewest hits goes first (Y), "
+        "however recently it was used",
+        {tuple(X_PAGES): lru},
+    )
+    _counts(cache, 2, 2, "evicting Y")
+    cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
+    _hit(cache, Y, 3)
+    _hit(cache, X)
+    _expect_freed(
+        cache,
+        1,
+        XY,
+        X_PAGES,
+        "the same with the roles swapped: Y was matched 3 times long ago, X once just now, so X goes first",
+        {tuple(Y_PAGES): lru.replace("evicted X", "evicted Y")},
+    )
+    _counts(cache, 2, 2, "evicting X")
+
+
+def case_ties(cls):
+    cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
+    _hit(cache, X)
+    _hit(cache, Y)
+    tie = " (with equal hits, the least recently used goes first, not the most recently used)"
+    _expect_freed(
+        cache,
+        1,
+        XY,
+        X_PAGES,
+        "X and Y have one hit each and X was used earlier: a tie in hits goes to the least recently used",
+        {tuple(Y_PAGES): tie},
+    )
+    cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
+    _hit(cache, Y)
+    _hit(cache, X)
+    _expect_freed(
+        cache,
+        1,
+        XY,
+        Y_PAGES,
+        "one hit each, Y used earlier this time: Y goes first",
+        {tuple(X_PAGES): tie},
+    )
+    cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
+    _insert(cache, X, [50, 51], 2, "X is cached")  # a use, not a hit
+    _expect_freed(
+        cache,
+        1,
+        XY,
+        Y_PAGES,
+        "no hits on either; X was inserted again after Y, which marks it used (as in the base part): "
+        "Y is the least recently used",
+        {tuple(X_PAGES): tie},
+    )
+    _counts(cache, 2, 2, "evicting Y")
+
+
+P_C1 = [1, 2, 3, 4, 5, 6]  # P = [1, 2, 3, 4] (pages 10, 11), then C1 = [5, 6] (page 12)
+P_C2 = [1, 2, 3, 4, 7, 7]  # then C2 = [7, 7] (page 22)
+Q, Q_PAGES = [8, 8, 9, 9], [30, 31]
+PATH_NODES = {tuple(P_C1): [[10, 11], [12]], tuple(P_C2): [[10, 11], [22]], tuple(Q): [Q_PAGES]}
+
+
+def case_path(cls):
+    cache = _fresh(cls, (P_C1, [10, 11, 12]))
+    _insert(cache, P_C2, [60, 61, 22], 2, "its first two pages are P's")
+    _insert(cache, Q, Q_PAGES, 0, "Q shares nothing")
+    _hit(cache, P_C1, 2)
+    _hit(cache, P_C2, 2)
+    _hit(cache, Q, 3)
+    _expect_freed(
+        cache,
+        2,
+        PATH_NODES,
+        [12, 22],
+        "the leaves C1 and C2 have 2 hits each, Q has 3: both one-page leaves go first",
+    )
+    _counts(cache, 4, 4, "evicting C1 and C2")
+    _expect_freed(
+        cache,
+        1,
+        PATH_NODES,
+        Q_PAGES,
+        "P (pages 10, 11) was passed by all 4 matches on their way to C1 and C2, so it has 4 hits, Q has 3: "
+        "Q goes first",
+        {
+            (10, 11): " (P has fewer hits in your tree: a match counts one hit for every node whose pages it "
+            "returns, the ancestors of the deepest node too, not only the node it ends at)"
+        },
+    )
+    _counts(cache, 2, 2, "evicting Q")
+
+
+A = [1, 2, 3, 4, 5, 6, 7, 8]  # pages 10..13
+A_HEAD = [1, 2, 3, 4, 9, 9]  # matches A's first two pages: splits A into U (10, 11) and L (12, 13)
+V, V_PAGES = [5, 5, 6, 6], [50, 51]
+W = [1, 2, 3, 4, 7, 7]
+SPLIT_NODES = {tuple(A): [[10, 11], [12, 13]], tuple(V): [V_PAGES], tuple(W): [[10, 11], [72]]}
+
+
+def case_split(cls):
+    cache = _fresh(cls, (A, [10, 11, 12, 13]), (V, V_PAGES))
+    _hit(cache, A, 3)
+    _hit(cache, V, 2)
+    _hit(cache, A_HEAD)  # U: 3 + 1 hits, L: 3 hits
+    _expect_freed(
+        cache,
+        2,
+        SPLIT_NODES,
+        V_PAGES,
+        "A had 3 hits when a match split its edge after two pages: the lower part L (pages 12, 13) keeps "
+        "those 3 hits, V has 2, so V goes first",
+        {(12, 13): " (L lost its hits in the split: both parts of a split keep the count the edge had)"},
+    )
+    cache = _fresh(cls, (A, [10, 11, 12, 13]), (V, V_PAGES))
+    _hit(cache, A, 3)
+    _hit(cache, V, 3)
+    _hit(cache, A_HEAD)  # U: 4 hits, used just now; L: 3 hits, used before V
+    _expect_freed(cache, 2, SPLIT_NODES, [12, 13], "L and V have 3 hits each and L was used before V: L goes first")
+    _expect_freed(
+        cache,
+        2,
+        SPLIT_NODES,
+        V_PAGES,
+        "the upper part U (pages 10, 11) kept A's 3 hits and the splitting match added one: 4 hits against "
+        "V's 3, so V goes first",
+        {
+            (
+                10,
+                11,
+            ): " (U has fewer hits in your tree: the upper part of a split keeps the count of the edge it was cut from)"
+        },
+    )
+    _counts(cache, 2, 2, "evicting L and V")
+    cache = _fresh(cls, (A, [10, 11, 12, 13]))
+    _hit(cache, A, 2)
+    _insert(cache, Z, Z_PAGES, 0, "Z shares nothing")
+    _hit(cache, Z)
+    _insert(cache, W, [70, 71, 72], 2, "W shares A's first two pages")  # an insert splits A: no hits
+    _expect_freed(
+        cache,
+        3,
+        {**SPLIT_NODES, tuple(Z): [Z_PAGES]},
+        [72] + Z_PAGES,
+        "an insert split A (2 hits) after two pages and added W's own page 72 (0 hits); Z has 1 hit: W's "
+        "leaf goes, then Z, and L (pages 12, 13) keeps its 2 hits",
+        {(12, 13, 72): " (L lost its hits when the insert split A's edge: both parts keep the count)"},
+    )
+    _counts(cache, 4, 4, "evicting W's leaf and Z")
+
+
+def case_insert_no_hit(cls):
+    cache = _fresh(cls, (X, X_PAGES))
+    _hit(cache, X)
+    _insert(cache, Y, Y_PAGES, 0, "Y shares nothing with X")
+    _insert(cache, Y, [40, 41], 2, "Y is cached")
+    _expect_freed(
+        cache,
+        1,
+        XY,
+        Y_PAGES,
+        "X was matched once; Y was only inserted (twice): an insert is a finished request handing its pages "
+        "back, not a hit, so Y has 0 hits and goes first",
+        {tuple(X_PAGES): " (your insert counted hits: only match_prefix does)"},
+    )
+    _counts(cache, 2, 2, "evicting Y")
+
+
+def case_locked(cls):
+    cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES), (Z, Z_PAGES))
+    _hit(cache, Y, 5)
+    node, _ = _match(cache, X)  # X: 1 hit, locked by a running request
+    cache.lock(node)
+    _counts(cache, 6, 4, "locking X")
+    _expect_freed(cache, 2, XYZ, Z_PAGES, "Z has no hits: it goes first")
+    locked = " (X is locked by a running request: never evict a node with lock_ref > 0, however few its hits)"
+    _expect_freed(
+        cache,
+        2,
+        XYZ,
+        Y_PAGES,
+        "X (1 hit) is locked, so Y goes, however many hits it has: it is the only unlocked leaf",
+        {tuple(X_PAGES): locked},
+    )
+    freed = _evict(cache, 10, XYZ)
+    assert freed == [], f"evict(10) freed {sorted(freed)}, but only the locked X is left{locked}"
+    _counts(cache, 2, 0, "evicting all that is unlocked")
+    cache.unlock(node)
+    _counts(cache, 2, 2, "unlocking X")
+    _expect_freed(cache, 2, XYZ, X_PAGES, "once unlocked, X can go")
+    _counts(cache, 0, 0, "evicting everything")
+
+
+B = [1, 2, 3, 4, 9, 9]  # shares A's first two pages: P = (10, 11), C = (12, 13), B's leaf = (22)
+CHAIN_NODES = {tuple(A): [[10, 11], [12, 13]], tuple(B): [[10, 11], [22]], tuple(Q): [Q_PAGES]}
+
+
+def _chain(cls):
+    cache = _fresh(cls, (A, [10, 11, 12, 13]))
+    _hit(cache, A)  # P and C: 1 hit each (P gets its count in the split below)
+    _insert(cache, B, [60, 61, 22], 2, "B shares A's first two pages")
+    _insert(cache, Q, Q_PAGES, 0, "Q shares nothing")
+    _hit(cache, Q, 3)
+    return cache
+
+
+def case_chain(cls):
+    cache = _chain(cls)
+    _expect_freed(
+        cache,
+        5,
+        CHAIN_NODES,
+        [22, 12, 13, 10, 11],
+        "B's leaf (0 hits, 1 page) and C (1 hit, 2 pages) go first; that leaves their parent P (pages 10, 11, "
+        "1 hit) childless, and in the same call it competes with its own count: 1 hit against Q's 3, so P goes",
+        {
+            (12, 13, 22, 30, 31): " (P never became a candidate: a parent left childless joins the leaves "
+            "in the same call, ordered by its own hits)"
+        },
+    )
+    _counts(cache, 2, 2, "evicting the chain")
+    cache = _chain(cls)
+    _expect_freed(
+        cache, 3, CHAIN_NODES, [22, 12, 13], "exactly 3 pages: B's leaf and C; stop once at least 3 are freed"
+    )
+    _counts(cache, 4, 4, "evicting 3 pages")
+    _expect_freed(cache, 1, CHAIN_NODES, [10, 11], "P (1 hit) before Q (3 hits); a node goes whole")
+    _counts(cache, 2, 2, "evicting P")
+
+
+def _reference_prefix_lens(seed: int) -> list[int]:
+    return remember(f"prefix_cache_lfu/workload {seed}", lambda: _play(SOLUTION, _workload(seed), POOL_PAGES))
+
+
+def case_manager(cls):
+    _own_code(cls)
+    for seed in range(3, 6):
+        try:
+            got = _play(cls, _workload(seed), POOL_PAGES)  # few pages: evictions all the time
+        except AssertionError as e:
+            raise AssertionError(f"workload {seed}: {e}") from None
+        want = _reference_prefix_lens(seed)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g == w, (
+                f"workload {seed}, admission {i}: the cache matched {g} prompt tokens, but with the "
+                f"contract's eviction order it would match {w}: an earlier evict() freed other pages "
+                "than fewest-hits-first"
+            )
+
+
+# ---------------------------------------------------------------------------- the real engine
+HOT = "Please list the colours of the rainbow in order, one per line."
+COLD = "Name three animals that live in the sea."
+BIG = "Write the numbers from one to twenty in words, separated by commas, without anything else."
+# (uid, text). Each request runs alone. HOT runs three times (its prefix: 2 hits), then COLD once
+# (0 hits, but used after HOT); BIG needs more pages than are free and forces an eviction. Then HOT
+# comes back: with fewest-hits-first COLD's pages went and HOT's prefix is still cached; least
+# recently used order would have freed HOT's.
+ENGINE_REQUESTS = [(0, HOT), (1, HOT), (2, HOT), (3, COLD), (4, BIG), (5, HOT)]
+ENGINE_PARAMS = SamplingParams(max_tokens=3, ignore_eos=True)
+ENGINE_PAGES = 9
+
+
+def _check_pages(s) -> None:
+    """CacheManager.check() for a pool cut down to ENGINE_PAGES pages."""
+    cache = s.cache
+    owned = {p for row in cache.page_table.used_rows() for p in cache.page_table.pages[row]}
+    used = cache.allocator.used_pages()
+    assert used == set(cache.prefix_cache.cached_pages()) | owned, "a page is allocated but nobody holds it (leak)"
+    assert cache.allocator.num_free + len(used) == ENGINE_PAGES, "a page is neither free nor allocated"
+
+
+def _run(cls):
+    s = new_scheduler(cache="radix")
+    s.cache.allocator = PageAllocator(ENGINE_PAGES)  # a small KV pool: BIG must evict
+    if cls is not PackageRadixCache:
+        s.cache.prefix_cache = cls(s.cache.page_size)
+    starts = {}
+    for uid, text in ENGINE_REQUESTS:
+        s.add_request(uid, s.tokenizer.encode(text), ENGINE_PARAMS)
+        for _ in range(50):
+            if s.is_idle:
+                break
+            rec = s.step()
+            if rec is not None and rec.phase == "prefill":
+                starts.update({u: start for u, start, _ in rec.items})
+            _check_pages(s)
+    out = collect(s)
+    return starts, out.tokens, s
+
+
+def _reference_run():
+    def compute():
+        starts, tokens, _ = _run(SOLUTION)
+        lru, _, _ = _run(PackageRadixCache)
+        last = ENGINE_REQUESTS[-1][0]
+        assert starts[last] > 0 and lru[last] < starts[last], (
+            f"setup: the last request should keep its prefix with LFU ({starts}) and lose it with LRU ({lru})"
+        )
+        return starts, tokens, lru
+
+    return remember("prefix_cache_lfu", compute)
+
+
+def case_real_engine(cls):
+    require_passing(CASES[:-1], cls)
+    try:
+        starts, tokens, s = _run(cls)
+    except AssertionError as e:
+        raise AssertionError(f"in the real engine, the KV pages stopped adding up: {e}") from None
+    ref_starts, ref_tokens, lru = _reference_run()
+    for uid, text in ENGINE_REQUESTS:
+        got, want = starts.get(uid), ref_starts[uid]
+        if got == want:
+            continue
+        extra = ""
+        if got == lru[uid]:
+            extra = " (that is what least-recently-used eviction gives)"
+        raise AssertionError(
+            f"request {uid} ({text!r}) started its prefill at token {got}, expected {want}: the cache kept "
+            f"other pages than fewest-hits-first eviction would{extra}"
+        )
+    assert tokens == ref_tokens, "the requests got different tokens than with the reference cache"
+    assert s.cache.num_available == ENGINE_PAGES, (
+        "KV pages are missing after every request finished (cached pages must all be evictable)"
+    )
+
+
+CASES = [
+    Case(
+        "stretch: fewest hits go first",
+        case_fewest_hits,
+        "order the unlocked leaves by hits, then by last use",
+    ),
+    Case(
+        "stretch: equal hits, least recently used first",
+        case_ties,
+        "the last use breaks a tie in hits, oldest first",
+    ),
+    Case(
+        "stretch: a match counts its whole path",
+        case_path,
+        "match_prefix adds a hit to every node whose pages it returns",
+    ),
+    Case(
+        "stretch: a split keeps the count in both parts",
+        case_split,
+        "the new upper node copies the hits of the edge it is cut from; the lower part keeps them",
+    ),
+    Case("stretch: insert is not a hit", case_insert_no_hit, "only match_prefix counts hits; insert marks use only"),
+    Case(
+        "stretch: locked nodes stay, whatever their count",
+        case_locked,
+        "candidates are leaves with lock_ref == 0, whatever their hits",
+    ),
+    Case(
+        "stretch: a childless parent competes with its own count",
+        case_chain,
+        "a parent left childless joins the candidates in the same call, with its own hits",
+    ),
+    Case("stretch: inside the cache manager", case_manager, "the unit cases must pass first"),
+    Case(
+        "stretch: in the real engine",
+        case_real_engine,
+        "a prompt that three requests used survives an eviction that a recent, unused one does not",
+        engine=True,
+    ),
+]
+SYMBOL = "LFURadixCache"
+SOLUTION = ReferenceLFURadixCache
