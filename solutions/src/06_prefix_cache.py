@@ -226,6 +226,114 @@ cache.
 result = check("prefix_cache", RadixCache)
 """),
     md("""
+## Stretch: least-frequently-used eviction (not in this engine)
+
+Your `evict` frees the least recently used leaves. A system prompt that hundreds of requests share
+can still lose its pages to a prompt that one request used a moment ago. SGLang offers the other
+order with `--radix-eviction-policy lfu`: its `LFUStrategy` ranks a leaf by `(hit_count,
+last_access_time)`, fewest hits first. (mini-sglang has LRU only: one `timestamp` per node.) This
+engine has no such option, so write `LFURadixCache(page_size)`: the same interface as
+`RadixCache`, the same tree and the same answers from `match_prefix`, `insert`, `lock` and
+`unlock`, and an `evict(n)` in this order.
+
+**The contract.**
+
+* **A hit.** Every call of `match_prefix` adds one hit to *each* node whose pages it returns: the
+  deepest node and all its ancestors up to, not including, the root. A match that returns no pages
+  counts nothing. `insert` counts no hit: it is a finished request handing its pages back, and that
+  request's own match already counted when it was admitted. A new leaf starts with 0 hits. (The
+  cache manager calls `match_prefix` once per admitted request.)
+* **Use** is what the base part already tracks: `match_prefix` and `insert` mark every node they
+  pass, and a new leaf, as used just now.
+* **A split** (by a match or by an insert that ends inside an edge): both parts keep the hit count
+  the edge had, and the lower part keeps its last use; the call that split the edge then counts
+  (a match) and marks as used the upper part, which is on its path.
+* **`evict(n)`** frees unlocked leaves until at least `n` pages are freed (or none are left), in
+  this order: fewest hits first; among equal hits, the least recently used first; if hits and last
+  use are both equal (the tree never produces that), the node with the smaller first page id.
+  A node goes whole. A parent left childless (and unlocked) becomes a candidate in the same call,
+  with its own hit count, and competes with the other leaves. A locked node (`lock_ref > 0`) is
+  never evicted, whatever its count.
+* `num_evictable`, `num_cached` and `cached_pages()` mean what they mean in the base part, and the
+  cache manager's `check()` must hold after every call.
+
+You may subclass your own `RadixCache` from the cell above (the solution does), or write the class
+from scratch; subclassing or calling the package's `minisgl_edu.kvcache.radix_cache.RadixCache` is
+not an answer. SGLang's own counting: for a long time its plain radix cache initialised
+`hit_count` but never incremented it, so `lfu` evicted as `lru`; SGLang PR #18843 (2026) added the
+increments, in `insert` too, which this contract leaves out. Its hierarchical cache
+(`HiRadixCache`) counts a hit for every node on a matched path and copies `hit_count` into the
+upper node when it splits an edge, as here.
+
+`check` grades it on its own score line, `prefix_cache_lfu`: unit cases on small trees (page size
+2) where LFU and LRU disagree, ties, counts along a path, splits, locks and chains of parents;
+then the class inside a `CacheManager` with few pages, where which prefixes survive decides each
+admission's prefix hit; last, the real engine with a pool of 9 pages: a prompt that three requests
+used and a newer prompt that one used, then a long request that must evict, then the first prompt
+again, which must still find its prefix.
+"""),
+    code('''
+class LFURadixCache(RadixCache):
+    """Your RadixCache, evicting the leaves with the fewest hits first."""
+
+    def __init__(self, page_size: int) -> None:
+        super().__init__(page_size)
+        ### BEGIN SOLUTION
+        self.hits: dict[Node, int] = {}  # a Node compares by identity: a dict key per node
+        ### END SOLUTION
+
+    def split(self, node: Node, n: int) -> Node:
+        ### BEGIN SOLUTION
+        upper = super().split(node, n)
+        self.hits[upper] = self.hits.get(node, 0)  # both parts keep the edge's count
+        return upper
+        ### END SOLUTION
+
+    def match_prefix(self, ids: list[int]) -> tuple[Node, list[int]]:
+        ### BEGIN SOLUTION
+        node, pages = super().match_prefix(ids)
+        up = node
+        while up is not self.root:  # every node whose pages the match returns
+            self.hits[up] = self.hits.get(up, 0) + 1
+            up = up.parent
+        return node, pages
+        ### END SOLUTION
+
+    def evict(self, num_pages: int) -> list[int]:
+        ### BEGIN SOLUTION
+        def order(node: Node) -> tuple[int, int, int, Node]:
+            return (self.hits.get(node, 0), node.last_access, node.pages[0], node)
+
+        heap = [order(n) for n in self.nodes() if not n.children and n.lock_ref == 0]
+        heapq.heapify(heap)
+        freed: list[int] = []
+        while heap and len(freed) < num_pages:
+            node = heapq.heappop(heap)[-1]
+            freed += node.pages
+            self.hits.pop(node, None)
+            parent = node.parent
+            del parent.children[node.key[: self.page_size]]
+            if parent is not self.root and not parent.children and parent.lock_ref == 0:
+                heapq.heappush(heap, order(parent))
+        return freed
+        ### END SOLUTION
+'''),
+    code("""
+try:
+    cache = LFURadixCache(page_size=2)
+    cache.insert([1, 1, 2, 2], [20, 21])   # X
+    cache.insert([3, 3, 4, 4], [30, 31])   # Y
+    for _ in range(3):
+        cache.match_prefix([1, 1, 2, 2])   # X: 3 hits, long ago
+    cache.match_prefix([3, 3, 4, 4])       # Y: 1 hit, just now
+    print("evicted:", cache.evict(1))      # LRU would take X; fewest hits takes Y
+except NotImplementedError as e:
+    print("not written yet:", e)
+"""),
+    code("""
+result_stretch = check("prefix_cache_lfu", LFURadixCache)
+"""),
+    md("""
 ## Going further
 
 * Why does the manager match `prompt[:-1]` and not the whole prompt, even when the whole prompt
