@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The serving benchmark on a GPU against our server with its defaults (what a presenter gets from
+# `python -m minisgl_edu.serve`): random bf16 weights of the Qwen3-0.6B shape (the offline
+# benchmark's preset) with the bundled model's tokenizer files ($MINISGL_EDU_TOKENIZER_DIR), the
+# chat endpoint, streaming, ~512-token prompts, 256 output tokens, ignore_eos; one stream, 64
+# concurrent streams, a burst of 256. Needs the server's wheels (scripts/gpu_stage_extra.sh).
+# Prints a table last; each run's JSON goes to $OUT when set.
+#   bash scripts/gpu.sh serving [SERVER ARGS...]
+set -eu
+tok=${MINISGL_EDU_TOKENIZER_DIR:?set MINISGL_EDU_TOKENIZER_DIR to the default model\'s tokenizer files}
+out=${OUT:-/tmp/gpu_serving}
+mkdir -p "$out"
+model=$(python -c "from minisgl_edu.bench.offline import random_qwen3_dir; print(random_qwen3_dir())")
+cp "$tok"/tokenizer.json "$tok"/tokenizer_config.json "$tok"/chat_template.jinja "$model"/
+start=$(date +%s)
+python -m minisgl_edu.serve --model "$model" "$@" > "$out/server.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+until python -c "import httpx; httpx.get('http://127.0.0.1:1919/v1/models').raise_for_status()" 2>/dev/null; do
+  kill -0 $pid 2>/dev/null || { tail -40 "$out/server.log"; exit 1; }
+  sleep 2
+done
+echo "server ready after $(( $(date +%s) - start )) s:"
+grep -i -E "ready|running requests" "$out/server.log" | tail -3
+bench() {
+  python -m minisgl_edu.bench.serving --endpoint chat --input-len 512 --output-len 256 --ignore-eos \
+    --no-progress --json "$out/$1.json" "${@:2}" > "$out/$1.txt" 2>&1 || { tail -20 "$out/$1.txt"; exit 1; }
+}
+bench warmup --num-prompts 32 --concurrency 32
+bench one_stream --num-prompts 16 --concurrency 1
+bench streams_64 --num-prompts 256 --concurrency 64
+bench burst_256 --num-prompts 256 --concurrency 256
+python - "$out" <<'PY'
+import json, sys
+print(f"\n{'run':<11} {'ok':>4} {'out tok/s':>10} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} {'ITL p50':>8} {'ITL p99':>8}  (ms)")
+for name in ("one_stream", "streams_64", "burst_256"):
+    s = json.load(open(f"{sys.argv[1]}/{name}.json"))["summary"]
+    p = lambda k, q: s[k][q] if s.get(k) else float("nan")
+    print(f"{name:<11} {s['succeeded']:>4} {s['output_throughput']:>10,.0f} {p('ttft_ms','p50'):>9.1f} "
+          f"{p('ttft_ms','p99'):>9.1f} {p('tpot_ms','p50'):>9.2f} {p('itl_ms','p50'):>8.2f} {p('itl_ms','p99'):>8.2f}")
+PY
