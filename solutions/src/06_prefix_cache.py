@@ -242,7 +242,7 @@ engine has no such option, so write `LFURadixCache(page_size)`: the same interfa
   deepest node and all its ancestors up to, not including, the root. A match that returns no pages
   counts nothing. `insert` counts no hit: it is a finished request handing its pages back, and that
   request's own match already counted when it was admitted. A new leaf starts with 0 hits. (The
-  cache manager calls `match_prefix` once per admitted request.)
+  cache manager calls `match_prefix` when it admits a request.)
 * **Use** is what the base part already tracks: `match_prefix` and `insert` mark every node they
   pass, and a new leaf, as used just now.
 * **A split** (by a match or by an insert that ends inside an edge): both parts keep the hit count
