@@ -26,6 +26,7 @@ EXERCISES = {
     "schedule": "minisgl_edu.grading.schedule",
     "schedule_lpm": "minisgl_edu.grading.schedule_lpm",
     "prefix_cache": "minisgl_edu.grading.prefix_cache",
+    "prefix_cache_lfu": "minisgl_edu.grading.prefix_cache_lfu",
     "logits_chain": "minisgl_edu.grading.logits_chain",
     "verify": "minisgl_edu.grading.verify",
 }
