@@ -1,0 +1,37 @@
+"""Caches the partial last page too: it rounds the computed length up to whole pages
+(-(-cached_len // page_size)), so a page with only some of its slots computed goes into the prefix
+cache, filed under tokens whose K/V it does not all hold."""
+
+from minisgl_edu.core import ReqStatus
+from minisgl_edu.message import DetokenizeMsg
+
+MUST_FAIL = {"stretch: decoding, full pages only"}
+MUST_SAY = "partial last page"
+
+
+def abort_request_to_cache(scheduler, uid):
+    req = scheduler.reqs.pop(uid, None)
+    if req is None:
+        return False
+    if req in scheduler.waiting:
+        scheduler.waiting.remove(req)
+    if req in scheduler.running:
+        scheduler.running.remove(req)
+    cache = scheduler.cache
+    if req.table_idx >= 0:
+        ps = cache.page_size
+        row = cache.page_table.pages[req.table_idx]
+        own_from = max(req.prefix_len, req.shared_len) // ps
+        full = -(-req.cached_len // ps)
+        existing = cache.prefix_cache.insert(req.all_ids[: req.cached_len], row[:full])
+        cache.allocator.free(row[own_from:existing])
+        cache.allocator.free(row[full:])
+        cache.prefix_cache.unlock(req.cache_handle)
+        req.cache_handle = None
+        del cache.uid_of_row[req.table_idx]
+        cache.page_table.free_row(req.table_idx)
+        req.table_idx = -1
+    req.status = ReqStatus.FINISHED
+    req.finish_reason = "abort"
+    scheduler.io.send([DetokenizeMsg(uid, -1, True, "abort", list(req.sampling_params.stop))])
+    return True
