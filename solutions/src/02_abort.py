@@ -37,7 +37,8 @@ have finished a moment ago: that is normal, not an error) and then send nothing.
 
 Only full pages whose K/V was computed can ever go into a prefix cache. mini-sglang does insert an
 aborted request's full, computed pages into its radix cache; this engine does not cache an aborted
-request at all (`cache_it=False`): all its own pages go back to the free list.
+request at all (`cache_it=False`): all its own pages go back to the free list. (The stretch part
+at the end of this notebook does it mini-sglang's way.)
 """),
     code("""
 from __future__ import annotations
@@ -85,10 +86,88 @@ notebook; and the answer must be your own code (calling the package's `abort_req
 result = check("abort", abort_request)
 """),
     md("""
+## Stretch: cache what the aborted request computed (mini-sglang's choice)
+
+mini-sglang frees an aborted request exactly as it frees a finished one: `_free_req_resources`
+(`scheduler/scheduler.py`) frees the request's table row and calls `cache_req(req, finished=True)`,
+which inserts the request's first `cached_len` tokens, cut down to whole pages
+(`RadixCache.insert_prefix` aligns the length down to the page size), frees the pages that the
+cache already held for those tokens, and frees the tail. SGLang gets there another way: a running
+request that is aborted is marked `to_abort`, its next `check_finished` ends it with
+`FINISH_ABORT`, and it leaves through the finished path (`tree_cache.cache_finished_req`); a
+request still in the waiting queue is simply removed. Either way a client that retries the same
+prompt, or resends the conversation so far, reuses what the aborted request had computed.
+
+Write `abort_request_to_cache(scheduler, uid) -> bool`. The whole contract of the base part still
+holds: the request leaves `scheduler.reqs`, `waiting` and `running`, is marked finished with
+`"abort"`, the detokenizer gets one `DetokenizeMsg(uid, -1, True, "abort", stop)`, its row is
+freed, it returns `True` or `False` as before, and a batch scheduled before the abort or still in
+flight must not be harmed. What changes is where its pages go:
+
+* **Only computed tokens count**: the first `req.cached_len` tokens of `req.all_ids`, whose K/V is
+  written in the pool. The newest sampled token is not one of them (its K/V is computed by the
+  next step, which an aborted request never gets), nor is the part of a prompt whose chunks have
+  not run, nor a page that `schedule()` reserved for a batch that has not run yet.
+* **Whole pages only**: the full pages of those tokens go into `scheduler.cache.prefix_cache`,
+  filed under their tokens, so that a new request starting with the same tokens gets them as its
+  prefix hit (`cached_tokens`). A last page that is only partly computed goes to the free list.
+* **Nothing twice**: pages that the cache already holds for the same tokens (the request's own
+  prefix hit, or another request's copy of the same text) stay the cache's; the request's copies
+  go to the free list. The request's lock on its cached prefix is released exactly once: another
+  request may still be reading the same prefix.
+* **Nothing to cache**: a request still waiting without a row has computed nothing; with the naive
+  cache (`cache="naive"`, which keeps nothing) every page of the request goes to the free list.
+* On the overlap loop no page goes back to the free list while the request's batch is in flight.
+
+Afterwards `scheduler.cache.check()` holds (every page is free, in a row, or in the prefix cache,
+exactly once), and once every request is over, every page is free or evictable. You may use the
+cache manager and the prefix cache; calling or wrapping the package's `abort_request` is not an
+answer.
+
+`check` grades it on its own score line, `abort_to_cache`, with the real engine (page size 4).
+It aborts a decoding request whose computed tokens end inside a page, exactly at the end of one,
+and one slot short of the end (the newest token would fill it); a request part-way through a
+chunked prefill; a waiting request and unknown or finished uids; requests between `schedule()` and
+`run_batch()` (a decode step, and a first prompt chunk after a prefix hit); a request whose batch
+is in flight on the overlap loop; a request that shares its cached prefix with a request still
+running; and requests under the naive cache. After each abort it checks which tokens the prefix
+cache holds along the request's ids, which pages it took, the free count and the locks, then sends
+a new request that should reuse exactly the pages cached.
+"""),
+    code('''
+def abort_request_to_cache(scheduler, uid: int) -> bool:
+    """abort_request, with the request's computed full pages handed to the prefix cache."""
+    ### BEGIN SOLUTION
+    ### HINT: see the contract above
+    req = scheduler.reqs.pop(uid, None)
+    if req is None:
+        return False
+    if req in scheduler.waiting:
+        scheduler.waiting.remove(req)
+    if req in scheduler.running:
+        scheduler.running.remove(req)
+    # A finished request's path fits an aborted one: release() inserts all_ids[:cached_len] in
+    # whole pages, frees the duplicates of pages the cache already had and the partial tail,
+    # unlocks the prefix once, caches nothing under the naive cache, and waits for a batch in
+    # flight. cached_len never counts the newest sampled token, nor a chunk or page not yet run.
+    scheduler.cache.release(req, cache_it=True)
+    req.status = ReqStatus.FINISHED
+    req.finish_reason = "abort"
+    scheduler.io.send([DetokenizeMsg(uid, -1, True, "abort", list(req.sampling_params.stop))])
+    return True
+    ### END SOLUTION
+'''),
+    code("""
+result_stretch = check("abort_to_cache", abort_request_to_cache)
+"""),
+    md("""
 ## Going further
 
 * On a GPU with overlap scheduling, the batch that contains the aborted request may already be
   running. Why must its pages then wait before going back to the free list? (Chapter 09.)
 * What would happen over a day of traffic if `release` were forgotten for the mid-prefill case?
+* mini-sglang advances `cached_len` as soon as a forward pass is queued (`Req.complete_one` in
+  `Engine.forward_batch`), so an abort that lands while the batch runs caches the token that batch
+  is computing. This engine counts a decode token only when its batch lands. Why is each safe?
 """),
 ]
