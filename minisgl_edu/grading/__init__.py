@@ -19,6 +19,7 @@ EXERCISES = {
     "finish": "minisgl_edu.grading.finish",
     "finish_min_tokens": "minisgl_edu.grading.finish_min_tokens",
     "abort": "minisgl_edu.grading.abort",
+    "abort_to_cache": "minisgl_edu.grading.abort_to_cache",
     "detokenizer": "minisgl_edu.grading.detokenizer",
     "detokenizer_include_stop": "minisgl_edu.grading.detokenizer_include_stop",
     "allocator": "minisgl_edu.grading.allocator",
