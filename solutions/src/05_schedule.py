@@ -11,47 +11,89 @@ CELLS = [
 Every step of `normal_loop` calls `Scheduler._schedule_next_batch`, which calls
 `self.schedule_fn(self)`: your function. It returns the `Batch` the engine runs next, or `None`
 when there is nothing to do. The package's own version is `schedule_next_batch` in
-`minisgl_edu/scheduler/scheduler.py` (with `_schedule_prefill`, `_try_admit` and
-`_schedule_decode`); don't peek before you try, and don't call those methods: the grader hides them.
+`minisgl_edu/scheduler/scheduler.py`, with the `Scheduler` methods `_schedule_prefill`, `_try_admit`
+and `_schedule_decode`: don't read them before you try, and don't call them (the grader hides them).
+Chapter 04 watches the decision from outside; this text says what it must satisfy, not how.
 
 The state you read and change:
 
 | what | where |
 |---|---|
-| requests not yet decoding, first come first served; the head may be part-way through its prompt | `scheduler.waiting` (a deque of `Req`) |
+| requests not yet decoding, in arrival order; the head may be part-way through its prompt | `scheduler.waiting` (a deque of `Req`) |
 | requests whose prompt is done, one new token per step | `scheduler.running` (a list) |
 | the token budget of one prefill batch | `scheduler.max_prefill_tokens` |
 | at most this many requests admitted at once | `scheduler.max_running` |
 | prompt tokens already in the KV cache / still to compute | `req.cached_len` / `req.remaining_prompt` |
+| the longest answer the request may get (`max_tokens`, clamped to the context) | `req.max_new_tokens` |
 | the request's page-table row; `-1` until it is admitted | `req.table_idx` |
+| pages and rows: `admit(req)` (a row, and the request's cached prefix: it sets `req.cached_len` and `req.prefix_len`), `reserve(req, n)` (pages for its first `n` tokens), `release(req, cache_it=False)` (everything back), `held_pages(req)`, `num_available`, `page_size` | `scheduler.cache` |
+| whole pages for `n` tokens (rounded up) | `pages_for(n, page_size)` |
 
-The rules, as the engine has them:
+## The contract
 
-1. **Prefill first.** If anyone waits, try a prefill batch; only if it has nothing in it, decode.
-   A new request then gets its first token without waiting for the others to finish.
-2. **The budget.** Walk `scheduler.waiting` in order. Each request contributes
-   `min(req.remaining_prompt, budget left)` tokens starting at `req.cached_len`; stop when the
-   budget is used up. A prompt longer than what is left is cut: the rest runs in the next steps
-   (**chunked prefill**). A request part-way through its prompt is already admitted
-   (`req.table_idx >= 0`) and simply continues.
-3. **Admission.** A request that is not admitted yet starts only if its *whole* run, the prompt
-   plus `req.max_new_tokens`, is sure to fit: add up, over every admitted request (running, and
-   waiting with a row) plus this one, `pages_for(len(r.input_ids) + r.max_new_tokens, page_size)
-   - cache.held_pages(r)`, and compare with `cache.num_available` (free pages plus cached pages no
-   one uses, which `cache.reserve` evicts when needed). Then a running request can never run out of
-   pages half-way. `cache.admit(req)` gives it a row and its cached prefix (so count after it);
-   if it does not fit, undo with `cache.release(req, cache_it=False)` and reset `req.cached_len`
-   and `req.prefix_len` to 0. Also refuse when `scheduler.max_running` requests are admitted.
-4. **First come, first served.** Stop at the first request that does not fit, even if a smaller
-   one behind it would: otherwise a long request can wait forever behind short ones.
-5. **Pages for the tokens.** Before adding an item, `cache.reserve(req, end)` makes sure the
-   request holds pages up to position `end`. An item is `ScheduledReq(req, start, num_tokens)`.
-6. **Decode.** One item per running request, in `scheduler.running` order: the newest token, at
-   position `req.total_len - 1`, so reserve up to `req.total_len`.
+**What you return.** `Batch("prefill", items)` or `Batch("decode", items)`, where each item is
+`ScheduledReq(req, start, num_tokens)`: this step computes the K/V of the request's tokens at
+positions `start` to `start + num_tokens - 1` (its *end* is `start + num_tokens`). Or `None` when
+nothing can run at all; never a batch without items.
 
-Never return an empty `Batch`: return `None`. A prompt that could never fit (longer than the KV
-cache or the context) does not reach you: `Scheduler.add_request` rejects it at once with an error
-for the client (`_validate`), so every request in `waiting` fits once it is alone.
+**Prefill first.** If any prompt token can be computed this step, the batch is a prefill batch;
+a decode batch only when none can. (A new request then gets its first token without waiting for
+the others to finish.)
+
+**A prefill batch** holds waiting requests only, each once, and:
+
+* **in queue order, nobody overtaking:** its requests are the first ones of `scheduler.waiting`,
+  in that order. A request that cannot be admitted yet ends the batch there, even if a smaller one
+  behind it would fit (otherwise a long request can wait forever behind short ones);
+* **the budget:** its items add up to at most `scheduler.max_prefill_tokens` tokens, and it is as
+  full as the budget and the queue allow: every item but the last covers its request's whole
+  remaining prompt, and the last is cut only where the budget runs out (**chunked prefill**; a
+  chunk may be any size from one token). A prompt longer than the budget runs over several steps;
+* **each item continues its prompt:** `start` is `req.cached_len` (tokens already in the cache,
+  from earlier chunks or a cached prefix), and the item stays within the prompt;
+* **a request part-way through its prompt** (it holds a row, `req.table_idx >= 0`) is admitted
+  already: it continues, and is not admitted again.
+
+**Admission.** A request that holds no row joins a prefill batch only once admitted (it then holds
+a row). Admission must keep this invariant, which the rest of the engine relies on (a running
+request never runs out of pages half-way, so nothing ever has to be pre-empted):
+
+* every admitted request (running, and waiting with a row) may grow to `len(req.input_ids) +
+  req.max_new_tokens` tokens, which take `pages_for(that, page_size)` whole pages. Summed over
+  the admitted requests, the pages each may still take beyond what it holds now must be at most
+  `cache.num_available`. A request whose admission would break it waits; one that keeps it exactly
+  (equal) is admitted;
+* the pages a request *holds* include the cached prefix that `cache.admit` gave it: those it does
+  not need again. `cache.num_available` is the free pages plus the cached pages that no admitted
+  request holds (`reserve` evicts those when needed); cached pages that a running request holds are
+  neither;
+* at most `scheduler.max_running` requests are admitted at once;
+* a request that is not admitted leaves no trace: no row, no pages, `cached_len` and `prefix_len` 0.
+
+A prompt that could never fit (longer than the KV cache or the context) does not reach you:
+`Scheduler.add_request` rejects it at once with an error for the client (`_validate`), so every
+request in `waiting` fits once it is alone.
+
+**Pages.** When you return, every request in the batch holds exactly the pages of its tokens up to
+its item's end, `pages_for(end, page_size)`: not fewer (the engine writes the K/V there) and not
+more (a page taken early is one that admission counted as available to others).
+
+**A decode batch** has one item for every request in `scheduler.running`, in that order, each
+computing the request's newest token (the one at position `req.total_len - 1`).
+
+**What the grader plays.** Unit cases build a scheduler's state by hand and look at your one
+decision: nothing to do; prefill before decode; several prompts, an exact budget and chunks
+(lengths that are not multiples of the page size of 4, budgets that fit exactly, miss by one token
+or leave one token over, chunks that end on a page boundary or one token past it); requests that
+do not fit (memory that fits exactly or is one page short), one that must not be overtaken, cached
+pages that count as available, a prompt whose prefix is cached on pages that a running request holds
+while memory is tight, the request limit, and the same requests in both arrival orders. After each
+decision it checks the batch against this contract and the pages and rows with `cache.check()`. Then
+the real engine runs with your function deciding every step and every batch must equal the engine's:
+three short requests (a chunked prompt, a late arrival, one waiting for pages), and six requests
+over about thirty steps, more than fit at once (one admitted on an exact fit after others have
+decoded, others waiting for pages and then for a row). A failed case says what went wrong and how
+to look at it.
 
 **How mini-sglang does it** (`python/minisgl/scheduler/`): the same prefill-first rule
 (`Scheduler._schedule_next_batch` tries `PrefillManager.schedule_next_batch` first, then
@@ -80,7 +122,7 @@ from minisgl_edu.kvcache import pages_for
 def try_admit(scheduler, req: Req) -> bool:
     """Admit `req` if its whole run fits beside everyone admitted; otherwise change nothing."""
     ### BEGIN SOLUTION
-    ### HINT: count the admitted, cache.admit(req), add up every admitted worst case, undo if > cache.num_available
+    ### HINT: see the contract above
     cache = scheduler.cache
     admitted = scheduler.running + [r for r in scheduler.waiting if r.table_idx >= 0]
     if len(admitted) >= scheduler.max_running:
@@ -101,7 +143,7 @@ def try_admit(scheduler, req: Req) -> bool:
 def schedule_next_batch(scheduler) -> Optional[Batch]:
     """The next batch: prefill under the token budget if anyone waits, else decode; None if idle."""
     ### BEGIN SOLUTION
-    ### HINT: walk scheduler.waiting with the budget (admit new ones with try_admit), else decode scheduler.running
+    ### HINT: see the contract above
     cache = scheduler.cache
     items = []
     budget = scheduler.max_prefill_tokens
@@ -126,12 +168,9 @@ def schedule_next_batch(scheduler) -> Optional[Batch]:
     md("""
 ## Check your answer
 
-The unit cases build a scheduler's state by hand (waiting requests, one part-way through a
-chunked prefill, running ones holding most of the pages, a prefix cache full of unused pages) and
-look at your one decision; the model does not run for them. The last case runs three short
-requests on the default model with your function deciding every step: a prompt chunked by a
-budget of 6 tokens, a request that arrives late, and one that waits for pages until another
-finishes. Every batch must equal the engine's own, and so must the tokens.
+`check` plays the scenarios listed under "What the grader plays" above: first the unit cases (the
+model does not run for them), then the two engine runs, which start only once every unit case
+passes. Every batch must equal the engine's own, and so must the tokens.
 """),
     code("""
 result = check("schedule", schedule_next_batch)
