@@ -6,11 +6,24 @@ cases build small trees (page size 2) through the public methods only and look a
 back: pages of matches, the count `insert` returns, what `evict` frees and what stays. Then the
 class runs inside a `CacheManager` on a workload with shared prefixes and evictions (no model),
 and last inside the real engine, where a request reuses the pages of an earlier one.
+
+Several cases play the edges of the contract: the order of eviction tested against the order of
+insertion both ways, an insert that uses a cached prompt again, a parent left childless that
+competes by its own last use, a prefix that running requests hold while memory is tight, evict(n)
+where n is not a multiple of a node's pages (and where it fits exactly), tokens past the last whole
+page, inserting what is already there; and the cache manager's state after many steps under
+memory pressure, against the package's cache.
+
+The exercise text states the contract only. The help a student needs after a failure is in the
+failed assertion's message (what was wrong, then "Hint:" for that assertion); every message names
+the tokens and pages it is about, so it reads without the grader's source. A case's hint names the
+part of the contract it plays.
 """
 
 from __future__ import annotations
 
 import random
+from typing import Optional
 
 import torch
 
@@ -53,22 +66,31 @@ def _insert(cache, ids: list[int], pages: list[int], expect: int, why: str) -> N
     assert got == expect, (
         f"insert({ids}, {pages}) returned {got!r}, expected {expect}: {why}. The count tells the "
         "cache manager which of its own pages are duplicates to free; a wrong count leaks pages or "
-        "frees pages the tree still holds"
+        "frees pages the tree still holds. Hint: the count is the number of leading pages of the "
+        "sequence that the tree had before this call (as match_prefix would have found them), not "
+        "the number of pages added; only the part that was not cached is added, below the node where the "
+        "cached prefix ends"
     )
 
 
-def _expect_pages(cache, ids: list[int], want: list[int], why: str) -> None:
+def _expect_pages(cache, ids: list[int], want: list[int], why: str, hint: str = "") -> None:
     got = _pages(cache, ids)
-    assert got == want, f"match_prefix({ids}) returned pages {got}, expected {want}: {why}"
+    assert got == want, f"match_prefix({ids}) returned pages {got}, expected {want}: {why}" + (
+        f". Hint: {hint}" if hint else ""
+    )
 
 
 def _expect_cached(cache, want: set[int], after: str) -> None:
     got = set(cache.cached_pages())
     lost, extra = sorted(want - got), sorted(got - want)
     assert not lost, (
-        f"after {after}, page(s) {lost} vanished from the tree: they are neither cached nor given back (leaked)"
+        f"after {after}, page(s) {lost} vanished from the tree: they are neither cached nor given back "
+        "(leaked). Hint: pages leave the tree only through evict's return value"
     )
-    assert not extra, f"after {after}, the tree holds page(s) {extra} that it should not have"
+    assert not extra, (
+        f"after {after}, the tree holds page(s) {extra} that it should not have. Hint: insert keeps the "
+        "tree's own pages for the part it had already; the caller frees its copies of those"
+    )
     assert cache.num_cached == len(want), (
         f"after {after}, num_cached is {cache.num_cached} but the tree holds {len(want)} distinct pages "
         "(a page stored twice?)"
@@ -91,16 +113,16 @@ def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
             if got and len(got) < len(pages) and not set(pages) & after:
                 raise AssertionError(
                     f"evict({n}) removed the node holding pages {pages} but returned only {got}: the "
-                    "others are now in neither the tree nor the free list (leaked). A node goes whole: "
-                    "return all its pages"
+                    "others are now in neither the tree nor the free list (leaked). Hint: a node goes "
+                    "whole: return all its pages"
                 )
         gone = [any(p in freed for p in pages) for pages in nodes]
         if any(gone) and not all(gone[gone.index(True) :]):
             first = nodes[gone.index(True)][0]
             raise AssertionError(
-                f"evict({n}) freed page {first} of {list(seq)} but not the pages after it: it removed a "
-                "node that still has children. Evict leaves only; a parent becomes a leaf once its last "
-                "child is gone"
+                f"evict({n}) freed page {first} of the cached sequence {list(seq)} but not the pages after "
+                "it: it removed a node that still has children. Hint: evict leaves only; a parent becomes "
+                "a leaf once its last child is gone"
             )
     both = sorted(set(freed) & after)
     assert not both, (
@@ -117,6 +139,11 @@ def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
 
 C = [1, 2, 3, 4, 9, 9, 9, 9]
 AC_NODES = {tuple(A): [[10, 11], [12, 13]], tuple(C): [[10, 11], [52, 53]]}  # the nodes on each path
+A_TXT = "[1, 2, 3, 4, 5, 6, 7, 8] (pages 10, 11, 12, 13)"
+AC_TXT = (
+    "[1, 2, 3, 4, 5, 6, 7, 8] (pages 10, 11, 12, 13) and [1, 2, 3, 4, 9, 9, 9, 9], which shares the "
+    "first two pages and adds 52, 53 (the tree: pages 10, 11, then 12, 13 on one branch and 52, 53 on the other)"
+)
 
 
 def _tree_a_c(cls):
@@ -124,7 +151,7 @@ def _tree_a_c(cls):
     cache = _new(cls)
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
     c = list(C)
-    _insert(cache, c, [50, 51, 52, 53], 2, "the first two pages of C (tokens 1, 2, 3, 4) were in the tree")
+    _insert(cache, c, [50, 51, 52, 53], 2, f"its first two pages (tokens 1, 2, 3, 4) were cached by {A}")
     return cache, c
 
 
@@ -132,111 +159,156 @@ def _tree_a_c(cls):
 def case_empty(cls):
     cache = _new(cls)
     node, pages = _match(cache, [1, 2, 3, 4])
-    assert pages == [], f"an empty cache matches nothing, but match_prefix returned pages {pages}"
+    assert pages == [], (
+        f"an empty cache matches nothing, but match_prefix returned pages {pages}. Hint: with nothing "
+        "cached, match_prefix returns the root and []"
+    )
     cache.lock(node)
     cache.unlock(node)
     assert cache.num_cached == 0 and cache.num_evictable == 0, "an empty cache holds no pages"
-    assert cache.evict(3) == [], "evicting from an empty cache frees nothing"
+    assert cache.evict(3) == [], "evicting from an empty cache frees nothing: evict(3) must return []"
 
 
 def case_whole_pages(cls):
     cache = _new(cls)
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
-    _expect_pages(cache, A, A_PAGES, "all of A is cached")
-    _expect_pages(cache, A + [9, 9], A_PAGES, "A is a prefix of these tokens")
+    _expect_pages(cache, A, A_PAGES, f"all of {A_TXT} is cached")
+    _expect_pages(cache, A + [9, 9], A_PAGES, f"{A_TXT} is cached and is a prefix of these tokens")
+    partial = (
+        f"a page is shared only if all its {PS} tokens match (the K/V of the rest is not there); "
+        "tokens past the last whole page are ignored"
+    )
     _expect_pages(
         cache,
         A[:7],
         [10, 11, 12],
-        "7 tokens cover 3 whole pages and one half page; a page is shared only if all its "
-        f"{PS} tokens match (the K/V of the rest is not there)",
+        f"with {A_TXT} cached, 7 tokens cover 3 whole pages and one half page",
+        partial,
     )
     _expect_pages(
-        cache, [1, 2, 3, 9, 5, 6], [10], "the tokens differ inside the second page, so only the first page is shared"
+        cache,
+        [1, 2, 3, 9, 5, 6],
+        [10],
+        f"with {A_TXT} cached, the tokens differ inside the second page, so only the first page is shared",
+        partial,
     )
-    _expect_pages(cache, [1], [], "one token is less than a page")
-    _expect_pages(cache, [2, 1, 3, 4], [], "the first page differs")
+    _expect_pages(cache, [1], [], "one token is less than a page", partial)
+    _expect_pages(cache, [2, 1, 3, 4], [], f"with {A_TXT} cached, the first page differs")
 
 
 def case_insert_existing(cls):
     cache = _new(cls)
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
-    _insert(cache, A, [20, 21, 22, 23], 4, "all four pages of A were in the tree already")
-    _expect_cached(cache, set(A_PAGES), "inserting A twice")
-    _expect_pages(cache, A, A_PAGES, "the tree keeps its own pages; the caller frees the duplicates")
+    _insert(cache, A, [20, 21, 22, 23], 4, f"all four pages of {A_TXT} were in the tree already")
+    _expect_cached(cache, set(A_PAGES), f"inserting {A} twice, with pages 10..13 and then 20..23")
+    _expect_pages(
+        cache,
+        A,
+        A_PAGES,
+        f"{A_TXT} was cached first; inserting it again with pages 20..23 changes nothing",
+        "the tree keeps its own pages; the caller frees its duplicates (the count tells it which)",
+    )
     b = [1, 2, 3, 4, 5, 6, 30, 31]
-    _insert(cache, b, [40, 41, 42, 43], 3, "B's first three pages (tokens 1..6) were in the tree")
-    _expect_cached(cache, {10, 11, 12, 13, 43}, "inserting B, which shares three pages with A")
-    _expect_pages(cache, b, [10, 11, 12, 43], "B shares A's first three pages, then has its own")
-    _expect_pages(cache, A, A_PAGES, "A must still be there after B")
+    _insert(cache, b, [40, 41, 42, 43], 3, f"its first three pages (tokens 1..6) were cached by {A}")
+    _expect_cached(cache, {10, 11, 12, 13, 43}, f"inserting {b} with pages 40..43 over the cached {A_TXT}")
+    _expect_pages(cache, b, [10, 11, 12, 43], f"{b} shares the first three pages of {A_TXT}, then has page 43")
+    _expect_pages(cache, A, A_PAGES, f"{A_TXT} must still match whole after {b} was inserted")
+    # Tokens past the last whole page, and a sequence cached on two nodes now.
     _insert(
         cache,
         A[:5],
         [60, 61],
         2,
-        "5 tokens are 2 whole pages (a partial page is never cached), both in the tree already",
+        f"5 tokens are 2 whole pages (a partial page is never cached), both cached by {A}",
     )
+    _insert(cache, A + [9], [70, 71, 72, 73], 4, f"all four whole pages of these 9 tokens are cached ({A_TXT})")
+    _insert(cache, b[:7], [10, 11, 12], 3, "these 7 tokens are 3 whole pages, all cached (pages 10, 11, 12)")
+    _expect_cached(
+        cache,
+        {10, 11, 12, 13, 43},
+        f"inserting sequences whose whole pages were all cached already ({A[:5]}, {A + [9]}, {b[:7]})",
+    )
+    _insert(cache, [5, 5, 5], [80], 0, "nothing of it was cached")
+    _expect_cached(
+        cache, {10, 11, 12, 13, 43, 80}, "inserting [5, 5, 5] with one page, 80 (its last token is half a page)"
+    )
+    _expect_pages(cache, [5, 5, 5, 5], [80], "[5, 5, 5] was inserted with one page: its first page, tokens 5, 5")
 
 
 def case_split(cls):
     cache = _new(cls)
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
     node, pages = _match(cache, [1, 2, 3, 4, 9, 9])
-    assert pages == [10, 11], f"match_prefix([1, 2, 3, 4, 9, 9]) returned {pages}, expected [10, 11]"
+    assert pages == [10, 11], (
+        f"with {A_TXT} cached, match_prefix([1, 2, 3, 4, 9, 9]) returned {pages}, expected [10, 11]"
+    )
     cache.lock(node)
     assert cache.num_evictable == 2, (
-        f"the match ended inside A's edge (2 of its 4 pages), and lock() pinned that match: pages 12, 13 "
-        f"must still be evictable, but num_evictable is {cache.num_evictable}. Split the edge where the "
-        "match ends, so that the node returned covers exactly the matched pages"
+        f"with {A_TXT} cached, match_prefix([1, 2, 3, 4, 9, 9]) matched its first 2 pages and lock() "
+        f"pinned that match: pages 12, 13 must still be evictable, but num_evictable is {cache.num_evictable}. "
+        "Hint: the node match_prefix returns must cover exactly the matched pages; when a match ends "
+        "inside an edge, split the edge there"
     )
     freed = _evict(cache, 10, {tuple(A): [[10, 11], [12, 13]]})
-    assert sorted(freed) == [12, 13], f"with [1, 2, 3, 4] locked, evict(10) must free pages 12, 13, not {sorted(freed)}"
-    _expect_pages(cache, A, [10, 11], "the locked part stays")
+    assert sorted(freed) == [12, 13], (
+        f"with {A_TXT} cached and a match of its first two pages locked, evict(10) must free pages 12, 13, "
+        f"not {sorted(freed)}"
+    )
+    _expect_pages(cache, A, [10, 11], "the locked part (pages 10, 11) stays, pages 12, 13 were evicted")
     cache.unlock(node)
     cache = _new(cls)
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
     node, _ = _match(cache, A)
     cache.lock(node)
-    _expect_pages(cache, [1, 2, 3, 4, 9, 9], [10, 11], "the first two pages of A match")
+    _expect_pages(cache, [1, 2, 3, 4, 9, 9], [10, 11], f"the first two pages of {A_TXT} match")
     assert cache.num_evictable == 0, (
-        f"a running request locked all of A, then a match split A's edge: both parts are still in use, "
-        f"but num_evictable is {cache.num_evictable}. The upper part of a split keeps the lock count "
-        "(lock_ref) of the edge it was cut from"
+        f"a running request locked all of {A_TXT}, then match_prefix([1, 2, 3, 4, 9, 9]) split its edge "
+        f"after page 11: both parts are still in use, but num_evictable is {cache.num_evictable}. Hint: "
+        "the upper part of a split keeps the lock count (lock_ref) of the edge it was cut from, and the "
+        "lower part keeps it too"
     )
     cache.unlock(node)
-    assert cache.num_evictable == 4, "after the unlock all four pages of A are evictable"
+    assert cache.num_evictable == 4, (
+        f"after the request that locked all of {A_TXT} unlocked it (a later match split its edge after "
+        f"page 11), all four pages must be evictable, but num_evictable is {cache.num_evictable}. Hint: the "
+        "node the request locked is the one its unlock gets back; after a split it is the lower part"
+    )
     cache, c = _tree_a_c(cls)
-    _expect_cached(cache, {10, 11, 12, 13, 52, 53}, "inserting C, which leaves A after two pages")
-    _expect_pages(cache, A, A_PAGES, "A must still match whole after C split its edge")
-    _expect_pages(cache, c, [10, 11, 52, 53], "C shares A's first two pages")
+    _expect_cached(cache, {10, 11, 12, 13, 52, 53}, f"inserting {AC_TXT}")
+    _expect_pages(cache, A, A_PAGES, f"{A_TXT} must still match whole after {c} split its edge")
+    _expect_pages(cache, c, [10, 11, 52, 53], f"{c} shares the first two pages of {A_TXT}")
 
 
 def case_lock_ancestors(cls):
     cache = _new(cls)
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
     d = [1, 2, 3, 4, 5, 6, 8, 8]
-    _insert(cache, d, [70, 71, 72, 73], 3, "D shares A's first three pages")
+    _insert(cache, d, [70, 71, 72, 73], 3, f"its first three pages were cached by {A}")
+    tree = f"with {A_TXT} and {d} (which shares pages 10, 11, 12 and adds 73) cached"
     node, pages = _match(cache, d)
-    assert pages == [10, 11, 12, 73], f"match_prefix(D) returned {pages}, expected [10, 11, 12, 73]"
+    assert pages == [10, 11, 12, 73], f"{tree}, match_prefix({d}) returned {pages}, expected [10, 11, 12, 73]"
     cache.lock(node)
     assert cache.num_evictable == 1, (
-        f"a request locked D's prefix (pages 10, 11, 12, 73): only page 13 is evictable, but num_evictable "
-        f"is {cache.num_evictable}. lock() must add one to lock_ref of the node and of every node above "
-        "it, up to the root: a running request needs its whole prefix"
+        f"{tree}, a request locked the match of {d} (pages 10, 11, 12, 73): only page 13 is evictable, "
+        f"but num_evictable is {cache.num_evictable}. Hint: a lock protects every page the match returned: "
+        "the node locked and every node above it, up to the root, count it"
     )
     cache.lock(node)
     cache.unlock(node)
     assert cache.num_evictable == 1, (
-        "a second request locked the same prefix and one of the two unlocked it: it is still in use. "
-        "lock_ref counts the requests, it is not a flag"
+        f"{tree}, two requests locked the match of {d} and one of them unlocked it: it is still in use, but "
+        f"num_evictable is {cache.num_evictable}. Hint: lock_ref counts the requests, it is not a flag"
     )
     freed = _evict(cache, 10, {tuple(A): [[10, 11, 12], [13]], tuple(d): [[10, 11, 12], [73]]})
     assert freed == [13], (
-        f"with D locked, evict(10) may free only page 13, not {sorted(freed)}: the others belong to a "
-        "prefix a running request still reads"
+        f"{tree} and the match of {d} locked, evict(10) may free only page 13, not {sorted(freed)}: the "
+        "others belong to a prefix a running request still reads"
     )
     cache.unlock(node)
-    assert cache.num_evictable == cache.num_cached == 4, "after the last unlock every page is evictable again"
+    assert cache.num_evictable == cache.num_cached == 4, (
+        f"after the last unlock every page is evictable again: num_evictable is {cache.num_evictable}, "
+        f"num_cached {cache.num_cached}, expected 4. Hint: unlock undoes exactly what lock did"
+    )
 
 
 def case_evict_locked(cls):
@@ -246,18 +318,23 @@ def case_evict_locked(cls):
     freed = _evict(cache, 10, AC_NODES)
     locked = sorted(set(freed) & {10, 11, 52, 53})
     assert not locked, (
-        f"evict freed page(s) {locked} of a prefix that a running request has locked: its K/V would be "
-        "overwritten while it still reads them. Evict only nodes with lock_ref == 0"
+        f"with {AC_TXT} cached and the match of {c} locked, evict freed page(s) {locked} of that locked "
+        "prefix: its K/V would be overwritten while a running request still reads them. Hint: evict "
+        "only nodes with lock_ref == 0"
     )
-    assert sorted(freed) == [12, 13], f"evict(10) must free A's own pages 12, 13, freed {sorted(freed)}"
+    assert sorted(freed) == [12, 13], (
+        f"with {AC_TXT} cached and the match of {c} locked, evict(10) must free pages 12, 13 (the only "
+        f"unlocked ones), freed {sorted(freed)}"
+    )
 
 
 def case_leaves_first(cls):
     cache, c = _tree_a_c(cls)
     freed = _evict(cache, 3, AC_NODES)
-    assert len(freed) >= 3, f"evict(3) freed {len(freed)} pages, but 6 were evictable"
+    assert len(freed) >= 3, f"with {AC_TXT} cached, evict(3) freed {len(freed)} pages, but 6 were evictable"
     assert not set(freed) & {10, 11}, (
-        "evict(3) freed the shared pages 10, 11 while A's and C's own pages could go first: evict leaves first"
+        f"with {AC_TXT} cached, evict(3) freed the shared pages 10, 11 while the two branches' own pages "
+        "could go first. Hint: evict leaves only; a node with children stays"
     )
 
 
@@ -268,36 +345,199 @@ def case_enough_pages(cls):
         ids, pages = [first, first, 7, 7], [20 + 2 * i, 21 + 2 * i]
         _insert(cache, ids, pages, 0, "these three sequences share no page")
         seqs[tuple(ids)] = [pages]
+    tree = "with [1, 1, 7, 7], [3, 3, 7, 7] and [5, 5, 7, 7] cached (2 pages each, pages 20..25)"
     assert cache.evict(0) == [], "evict(0) frees nothing"
     freed = _evict(cache, 3, seqs)
     assert len(freed) == 4, (
-        f"evict(3) with leaves of 2 pages each must free two whole leaves (4 pages), it freed {len(freed)}: "
-        "keep evicting until at least num_pages are freed, and a node goes whole"
+        f"{tree}, evict(3) must free two whole leaves (4 pages), it freed {len(freed)}. Hint: keep "
+        "evicting until at least num_pages are freed, and a node goes whole"
     )
-    assert cache.num_evictable == cache.num_cached == 2, "after evicting 4 of 6 pages, 2 stay cached and evictable"
+    assert cache.num_evictable == cache.num_cached == 2, (
+        f"{tree}, after evicting 4 of the 6 pages, 2 stay cached and evictable"
+    )
     freed = _evict(cache, 100, seqs)
-    assert len(freed) == 2, f"evict(100) frees what is left (2 pages), it freed {len(freed)}"
+    assert len(freed) == 2, f"{tree}, after evict(3), evict(100) frees what is left (2 pages), it freed {len(freed)}"
     cache, c = _tree_a_c(cls)
     freed = _evict(cache, 6, AC_NODES)
     assert sorted(freed) == [10, 11, 12, 13, 52, 53], (
-        f"evict(6) on A and C (6 pages, none locked) freed {sorted(freed)}: once both leaves are gone, their "
-        "parent (pages 10, 11) is a leaf and must be evicted in the same call"
+        f"with {AC_TXT} cached, none locked, evict(6) freed {sorted(freed)}. Hint: once both branches "
+        "are gone, their parent (pages 10, 11) is a leaf and is evicted in the same call"
     )
     assert cache.num_cached == 0 and cache.num_evictable == 0, "everything was evicted"
 
 
-def case_lru(cls):
-    cache = _new(cls)
-    x, y = [1, 1, 2, 2], [3, 3, 4, 4]
-    _insert(cache, x, [20, 21], 0, "the cache was empty")
-    _insert(cache, y, [30, 31], 0, "Y shares nothing with X")
-    _expect_pages(cache, x, [20, 21], "X is cached")  # X is now the most recently used
-    freed = _evict(cache, 1, {tuple(x): [[20, 21]], tuple(y): [[30, 31]]})
-    assert sorted(freed) == [30, 31], (
-        f"evict(1) freed {sorted(freed)}: X was matched after Y was inserted, so Y (pages 30, 31) is the "
-        "least recently used leaf and goes first. match_prefix and insert must mark the nodes they pass "
-        "as used"
+LRU_HINT = (
+    "a node is used when match_prefix or insert passes it or creates it (a split's upper part is on "
+    "that path, the lower part keeps its last use); evict takes the unlocked leaf whose last use is the "
+    "oldest. A heap (heapq) of (last use, a tie-breaker such as id(node), node) over the unlocked leaves, "
+    "to which a parent left childless is added, does it"
+)
+
+
+def case_whole_nodes(cls):
+    three = {(1, 1, 2, 2, 3, 3): [20, 21, 22], (4, 4, 5, 5, 6, 6): [30, 31, 32], (7, 7, 8, 8, 9, 9): [40, 41, 42]}
+    tree = (
+        "with [1, 1, 2, 2, 3, 3] (pages 20, 21, 22), [4, 4, 5, 5, 6, 6] (30, 31, 32) and "
+        "[7, 7, 8, 8, 9, 9] (40, 41, 42) inserted in that order, unlocked and not used since, "
     )
+    seqs = {ids: [pages] for ids, pages in three.items()}
+
+    def fresh():
+        cache = _new(cls)
+        for ids, pages in three.items():
+            _insert(cache, list(ids), pages, 0, "these sequences share no page")
+        return cache
+
+    def expect(freed: list[int], want: list[int], call: str, why: str) -> None:
+        if sorted(freed) == want:
+            return
+        assert not (set(want) < set(freed)), (
+            f"{tree}{call} freed {sorted(freed)}, expected exactly {want}: {why}. Hint: stop as soon as at "
+            "least num_pages are freed; one node more is a cached prefix lost for nothing"
+        )
+        for pages in three.values():
+            if set(pages) <= set(freed) and set(pages) & set(want) == set():
+                raise AssertionError(
+                    f"{tree}{call} freed {sorted(freed)}, expected {want}: pages {pages} are not the least "
+                    f"recently used. Hint: {LRU_HINT}"
+                )
+        assert len(freed) <= len(want), (
+            f"{tree}{call} freed {sorted(freed)}, expected exactly {want}: {why}. Hint: stop as soon as at "
+            "least num_pages are freed; one node more is a cached prefix lost for nothing"
+        )
+        raise AssertionError(
+            f"{tree}{call} freed {sorted(freed)}, expected {want}: {why}. Hint: a node goes whole, even when "
+            "it holds more pages than were asked for; its pages are all returned"
+        )
+
+    cache = fresh()
+    expect(_evict(cache, 1, seqs), [20, 21, 22], "evict(1)", "the least recently used node goes whole (3 pages)")
+    expect(
+        _evict(cache, 3, seqs),
+        [30, 31, 32],
+        "after evict(1) freed pages 20, 21, 22, evict(3)",
+        "the next node's 3 pages are exactly enough",
+    )
+    cache = fresh()
+    expect(
+        _evict(cache, 4, seqs),
+        [20, 21, 22, 30, 31, 32],
+        "evict(4)",
+        "one node's 3 pages are not enough, so the two least recently used nodes go whole (6 pages)",
+    )
+    assert cache.num_cached == cache.num_evictable == 3, (
+        f"{tree}after evict(4) freed 6 pages, pages 40, 41, 42 stay: num_cached is {cache.num_cached}, "
+        f"num_evictable {cache.num_evictable}, expected 3"
+    )
+
+
+def case_lru(cls):
+    x, y = [1, 1, 2, 2], [3, 3, 4, 4]
+    nodes = {tuple(x): [[20, 21]], tuple(y): [[30, 31]]}
+    xy = "[1, 1, 2, 2] (pages 20, 21) was inserted, then [3, 3, 4, 4] (pages 30, 31)"
+
+    def two():
+        cache = _new(cls)
+        _insert(cache, x, [20, 21], 0, "the cache was empty")
+        _insert(cache, y, [30, 31], 0, f"{y} shares nothing with {x}")
+        return cache
+
+    def expect(cache, want: list[int], story: str) -> None:
+        freed = _evict(cache, 1, nodes)
+        assert sorted(freed) == want, (
+            f"{story}; evict(1) freed {sorted(freed)}, expected {want}: the least recently used leaf goes "
+            f"first. Hint: {LRU_HINT}"
+        )
+
+    expect(two(), [20, 21], f"{xy}, and neither was used since: [1, 1, 2, 2] is the older")
+    cache = two()
+    _expect_pages(cache, x, [20, 21], f"{x} is cached")
+    expect(cache, [30, 31], f"{xy}, then match_prefix({x}) used the older one: [3, 3, 4, 4] is now the older")
+    cache = two()
+    _expect_pages(cache, y, [30, 31], f"{y} is cached")
+    expect(cache, [20, 21], f"{xy}, then match_prefix({y}) used the newer one: [1, 1, 2, 2] is still the older")
+    cache = two()
+    _insert(cache, x, [50, 51], 2, f"{x} was cached")
+    expect(
+        cache,
+        [30, 31],
+        f"{xy}, then insert({x}, [50, 51]) (a finished request handing the same tokens back) used it: "
+        "[3, 3, 4, 4] is now the older, since insert marks the nodes it passes as used",
+    )
+    cache = _new(cls)
+    _insert(cache, [1, 1, 2, 2, 3, 3], [20, 21, 22], 0, "the cache was empty")
+    _insert(cache, y, [30, 31], 0, "it shares nothing with [1, 1, 2, 2, 3, 3]")
+    _insert(cache, x, [50, 51], 2, "[1, 1, 2, 2, 3, 3] was cached (pages 20, 21, 22)")
+    freed = _evict(cache, 1, {(1, 1, 2, 2, 3, 3): [[20, 21], [22]], tuple(y): [[30, 31]]})
+    assert 22 not in freed or len(freed) == 1, (
+        f"evict(1) freed {sorted(freed)}: page 22 alone was enough. Hint: stop as soon as at least num_pages are freed"
+    )
+    assert sorted(freed) == [22], (
+        "[1, 1, 2, 2, 3, 3] (pages 20, 21, 22) was inserted, then [3, 3, 4, 4] (pages 30, 31), then "
+        "insert([1, 1, 2, 2], [50, 51]) used pages 20, 21 but not page 22 (tokens 3, 3, which it does not "
+        f"reach); evict(1) freed {sorted(freed)}, expected [22], the page used longest ago. Hint: {LRU_HINT}"
+    )
+
+
+def case_parent_own_use(cls):
+    cache = _new(cls)
+    _insert(cache, [5, 5, 6, 6, 7, 7], [60, 61, 62], 0, "the cache was empty")
+    _insert(cache, [3, 3, 4, 4], [30, 31], 0, "it shares nothing with [5, 5, 6, 6, 7, 7]")
+    _expect_pages(cache, [5, 5, 8, 8], [60], "the first page of [5, 5, 6, 6, 7, 7] (tokens 5, 5) is cached")
+    nodes = {(5, 5, 6, 6, 7, 7): [[60], [61, 62]], (3, 3, 4, 4): [[30, 31]]}
+    freed = _evict(cache, 3, nodes)
+    assert sorted(freed) == [30, 31, 61, 62], (
+        "[5, 5, 6, 6, 7, 7] (pages 60, 61, 62) was inserted, then [3, 3, 4, 4] (pages 30, 31), then "
+        "match_prefix([5, 5, 8, 8]) used page 60 only. evict(3) freed "
+        f"{sorted(freed)}, expected pages 61, 62 (used longest ago) and then 30, 31: once 61, 62 are gone, "
+        "page 60's node is a leaf, but it was used after [3, 3, 4, 4] was inserted, so it stays. Hint: a "
+        "parent left childless joins the candidates with its own last use, not its child's"
+    )
+
+
+def case_locked_pressure(cls):
+    cache = _new(cls)
+    sx, sy, z = [1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 2, 2, 5, 5, 6, 6], [7, 7, 8, 8]
+    _insert(cache, sx, [10, 11, 12, 13], 0, "the cache was empty")
+    _insert(cache, sy, [40, 41, 22, 23], 2, f"its first two pages were cached by {sx}")
+    first, _ = _match(cache, sx)  # a running request, admitted long ago
+    cache.lock(first)
+    _insert(cache, z, [30, 31], 0, "it shares nothing with the others")
+    _expect_pages(cache, sy, [10, 11, 22, 23], f"{sy} is cached on pages 10, 11, 22, 23")
+    second, pages = _match(cache, [1, 1, 2, 2, 9, 9])  # a second running request shares the prefix
+    assert pages == [10, 11], f"match_prefix([1, 1, 2, 2, 9, 9]) returned {pages}, expected [10, 11]"
+    cache.lock(second)
+    story = (
+        f"{sx} (pages 10, 11, 12, 13) was inserted and a running request locked its match; then {sy} "
+        f"(sharing pages 10, 11, adding 22, 23) and {z} (pages 30, 31) were inserted, {sy} was matched, "
+        "and a second running request locked the match of [1, 1, 2, 2, 9, 9] (pages 10, 11)"
+    )
+    nodes = {tuple(sx): [[10, 11], [12, 13]], tuple(sy): [[10, 11], [22, 23]], tuple(z): [[30, 31]]}
+    assert cache.num_evictable == 4, (
+        f"{story}: only pages 22, 23, 30, 31 are evictable, but num_evictable is {cache.num_evictable}"
+    )
+    freed = _evict(cache, 3, nodes)
+    assert sorted(freed) == [22, 23, 30, 31], (
+        f"{story}. Memory is tight: evict(3) freed {sorted(freed)}, expected 30, 31 and 22, 23 (the unlocked "
+        "leaves, least recently used first), and pages 12, 13 kept although they are the least recently "
+        "used. Hint: a locked leaf is skipped, not a reason to stop: newer unlocked leaves can still go, "
+        "and only pages actually freed count towards num_pages"
+    )
+    assert cache.num_evictable == 0 and cache.num_cached == 4, (
+        f"{story}; after evict(3) freed 4 pages, the 4 locked pages 10..13 stay cached and none is evictable: "
+        f"num_cached is {cache.num_cached}, num_evictable {cache.num_evictable}"
+    )
+    freed = _evict(cache, 2, nodes)
+    assert freed == [], f"{story}; with only locked pages left, evict(2) must free nothing, not {freed}"
+    cache.unlock(first)
+    freed = _evict(cache, 10, nodes)
+    assert sorted(freed) == [12, 13], (
+        f"{story}; once the first request unlocked its match, evict(10) may free pages 12, 13 only (the "
+        f"second request still holds 10, 11), not {sorted(freed)}"
+    )
+    cache.unlock(second)
+    freed = _evict(cache, 10, {(1, 1, 2, 2): [[10, 11]]})
+    assert sorted(freed) == [10, 11], f"{story}; once both unlocked, evict(10) frees pages 10, 11, not {sorted(freed)}"
 
 
 # ---------------------------------------------------------------------------- with the cache manager
@@ -337,19 +577,24 @@ DONE = {
 }
 
 
-def _play(cls, ops: list[tuple], num_pages: int) -> list[int]:
-    """Run `ops` on a manager with `cls` as its prefix cache; returns each admission's prefix_len."""
+def _play(cls, ops: list[tuple], num_pages: int, states: Optional[list] = None) -> list[int]:
+    """Run `ops` on a manager with `cls` as its prefix cache; returns each admission's prefix_len.
+    With `states`, appends (operations done, sorted cached pages, evictable pages) every 20
+    operations and before the final eviction."""
     mgr = _manager(cls, num_pages)
     live: list[Req] = []
     prefix_lens = []
     uid = 0
-    for op, a, b in ops + [("end", 0, 0)]:
+    for i, (op, a, b) in enumerate(ops + [("end", 0, 0)]):
+        if states is not None and (op == "end" or i % 20 == 0):
+            states.append((i, sorted(mgr.prefix_cache.cached_pages()), mgr.prefix_cache.num_evictable))
         try:
             if op == "end":
                 for req in live:
                     mgr.release(req, cache_it=True)
                 assert mgr.prefix_cache.num_evictable == mgr.prefix_cache.num_cached, (
-                    "every request has finished, yet some cached pages are still locked: unlock must undo lock exactly"
+                    "every request has finished, yet some cached pages are still locked. Hint: unlock must "
+                    "undo lock exactly, on the node that lock was given (even if a split moved its upper part)"
                 )
                 mgr.allocator.free(mgr.prefix_cache.evict(num_pages))
             else:
@@ -393,8 +638,9 @@ def _play_one(mgr: CacheManager, live: list[Req], prefix_lens: list[int], uid: i
     except OutOfPages:
         raise AssertionError(
             f"num_evictable said {mgr.prefix_cache.num_evictable} cached pages could be evicted, but "
-            f"evict() did not give back enough for {need} pages: num_evictable must count exactly the "
-            "pages of unlocked nodes, and evict must free them"
+            f"evict() did not give back enough for {need} pages. Hint: evict must be able to free every "
+            "unlocked page (num_evictable counts them): skip locked leaves and keep going, and a parent "
+            "left childless becomes a candidate"
         ) from None
     req.output_ids = [0] * b  # "computed": the prompt and all but the last output token
     req.cached_len = len(a) + b - 1
@@ -413,11 +659,46 @@ def case_manager(cls):
         want = list(_reference_prefix_lens(seed))
         for i, (g, w) in enumerate(zip(got, want)):
             assert g == w, (
-                f"workload {seed}, admission {i}: the cache matched {g} prompt tokens, the longest cached "
-                f"prefix in whole pages is {w}"
+                f"workload {seed} (nothing evicted), admission {i}: the cache matched {g} prompt tokens, the "
+                f"longest cached prefix in whole pages is {w}. Hint: the match is the longest cached prefix "
+                "of the prompt, in whole pages"
             )
     for seed in range(3, 6):
         _play(cls, _workload(seed), POOL_PAGES)  # few pages: evictions all the time
+
+
+PRESSURE_SEEDS = (6, 7, 8)
+PRESSURE_STEPS = 400
+
+
+def _reference_pressure(seed: int) -> tuple[list[int], list]:
+    def compute():
+        states: list = []
+        lens = _play(reference, _workload(seed, PRESSURE_STEPS), POOL_PAGES, states)
+        return lens, states
+
+    return remember(f"prefix_cache/pressure {seed}", compute)
+
+
+def case_many_steps(cls):
+    for seed in PRESSURE_SEEDS:
+        states: list = []
+        got = _play(cls, _workload(seed, PRESSURE_STEPS), POOL_PAGES, states)
+        want, want_states = _reference_pressure(seed)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g == w, (
+                f"{PRESSURE_STEPS} operations on {POOL_PAGES} pages (workload {seed}): admission {i} matched {g} "
+                f"prompt tokens, the package's cache {w}. Under memory pressure what is still cached decides the "
+                "match, so an eviction before it freed other pages than least recently used first. Hint: "
+                f"{LRU_HINT}; a node goes whole and evict stops as soon as it has freed at least num_pages"
+            )
+        for (step, pages, evictable), (_, want_pages, want_evictable) in zip(states, want_states):
+            assert pages == want_pages and evictable == want_evictable, (
+                f"{PRESSURE_STEPS} operations on {POOL_PAGES} pages (workload {seed}): after operation {step} the "
+                f"tree caches {len(pages)} pages, {evictable} evictable; the package's cache {len(want_pages)}, "
+                f"{want_evictable} evictable (pages that differ: {sorted(set(pages) ^ set(want_pages))[:8]}). "
+                f"Hint: {LRU_HINT}"
+            )
 
 
 # ---------------------------------------------------------------------------- the real engine
@@ -485,24 +766,20 @@ def case_real_engine(cls):
 
 
 CASES = [
-    Case("empty cache", case_empty, "match on an empty tree returns (root, [])"),
-    Case("match whole pages", case_whole_pages, "compare page by page; a partly matching page is not shared"),
-    Case(
-        "insert over a cached prefix",
-        case_insert_existing,
-        "walk first; only the part that did not match becomes a new leaf; return the matched pages",
-    ),
-    Case("split on a partial match", case_split, "cut the edge where the match ends (key, pages, lock_ref)"),
-    Case("locks reach the root", case_lock_ancestors, "lock/unlock walk node.parent up to the root, counting"),
-    Case("locked nodes are not evicted", case_evict_locked, "only leaves with lock_ref == 0"),
-    Case("leaves first", case_leaves_first, "start from the leaves; a node with children stays"),
-    Case(
-        "evict frees enough pages",
-        case_enough_pages,
-        "loop until len(freed) >= num_pages; push a parent that just became a leaf",
-    ),
-    Case("least recently used first", case_lru, "touch nodes in match and insert; a heap on last_access"),
+    Case("empty cache", case_empty, "the contract: match_prefix on an empty cache"),
+    Case("match whole pages", case_whole_pages, "the contract: what match_prefix returns"),
+    Case("insert over a cached prefix", case_insert_existing, "the contract: what insert keeps and returns"),
+    Case("split on a partial match", case_split, "the contract: the node match_prefix returns, and lock_ref"),
+    Case("locks reach the root", case_lock_ancestors, "the contract: what lock and unlock protect"),
+    Case("locked nodes are not evicted", case_evict_locked, "the contract: what evict may free"),
+    Case("leaves first", case_leaves_first, "the contract: what evict may free"),
+    Case("evict frees enough pages", case_enough_pages, "the contract: how much evict frees"),
+    Case("evict frees whole nodes, no more than needed", case_whole_nodes, "the contract: how much evict frees"),
+    Case("least recently used first", case_lru, "the contract: the order of evict, and what counts as a use"),
+    Case("a childless parent keeps its own last use", case_parent_own_use, "the contract: the order of evict"),
+    Case("locked prefix under memory pressure", case_locked_pressure, "the contract: what evict may free"),
     Case("inside the cache manager", case_manager, "the unit cases must pass first"),
+    Case("many steps under memory pressure", case_many_steps, "the unit cases must pass first"),
     Case("in the real engine", case_real_engine, "a request reuses an earlier request's pages", engine=True),
 ]
 SYMBOL = "RadixCache"
