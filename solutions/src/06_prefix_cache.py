@@ -4,39 +4,92 @@ CELLS = [
     md("""
 # Exercise 6 — The radix prefix cache
 
-**Goal:** write the tree that lets requests with a common beginning (a system prompt, a chat
-history) share the KV pages of that beginning: match, insert, lock, and evict unused leaves.
+**Goal:** write the cache that lets requests with a common beginning (a system prompt, a chat
+history) share the KV pages of that beginning, and that gives back the pages nobody uses when
+memory runs out.
 **Time:** about 45 minutes.
 
-Where it sits (`minisgl_edu/kvcache/manager.py`, the scheduler's `CacheManager`):
+Where it sits: the scheduler's `CacheManager` (`minisgl_edu/kvcache/manager.py`) owns one, as
+`cache.prefix_cache`, and calls it at four moments of a request's life:
 
-* **admit** — `match_prefix(prompt[:-1])` returns the deepest node that matches and the pages on
-  the way. The request reuses those pages (its `prefix_len`) and computes only the rest, and
-  `lock(node)` pins them while it runs. (The last prompt token is always computed: its logits give
-  the first output token.)
-* **finish** — `insert(tokens, pages)` adds what the request computed, in whole pages, and
-  returns how many leading pages were in the tree already: the manager frees its own copies of
-  those. `unlock(node)` releases the pin.
-* **out of pages** — `reserve` calls `evict(n)`: remove unlocked leaves, least recently used
-  first, until at least `n` pages are freed, and return their page ids.
-* `num_evictable` (pages no running request uses, which `num_available` counts as free),
-  `num_cached` and `cached_pages()` are given below: they walk the tree.
+* **admit**: `match_prefix(prompt[:-1])`. The request starts with the pages returned (its
+  `prefix_len` is their tokens) and computes only the rest; then `lock(node)` on the node returned.
+  (The last prompt token is always computed: its logits give the first output token.)
+* **finish**: `insert(tokens, pages)` with what the request computed, in whole pages. The count it
+  returns tells the manager which of the request's pages are duplicates of pages the tree already
+  had (it frees those); the tree keeps the others. Then `unlock(node)`, with the node of the admission.
+* **abort**: `unlock(node)` only; the request's own pages go back to the free list.
+* **out of pages**: `reserve` calls `evict(n)` and puts the page ids it returns on the free list.
 
-The tree works in whole pages. An edge holds a run of tokens whose length is a multiple of
-`page_size`, with one page id per `page_size` tokens; a node's children are keyed by the first
-page of their tokens (a tuple of `page_size` ids). A page is shared only if **all** its tokens
-match. When a match or an insert ends inside an edge, **split** it there: the upper part gets the
-matched tokens and pages and the lock count, the lower part keeps the rest. `lock` adds one to
-`lock_ref` of the node **and every node above it** up to the root (a running request needs its
-whole prefix); `unlock` takes it back. Only a leaf with `lock_ref == 0` may be evicted; when its
-parent loses its last child, the parent may be evicted next.
+In between, the manager counts `num_evictable` cached pages as free (`num_available`), and its
+`check()` verifies that every page is exactly one of: free, cached (`cached_pages()`), or held by a
+running request that computed it.
 
-The package's own version is `minisgl_edu/kvcache/radix_cache.py`; don't peek before you try (the
-grader refuses an answer that uses it).
+## The contract
+
+**Whole pages.** The cache stores K/V in pages of `page_size` tokens (2 in the grader's small
+trees, 16 in the engine). A page is shared only if **all** its tokens match: the K/V of a token
+depends on every token before it. Tokens after the last whole page are ignored, by `match_prefix`
+and `insert` alike.
+
+**The tree** (given: `Node`, and `nodes`, `num_evictable`, `num_cached`, `cached_pages`, which read
+it). A node holds a run of tokens (`key`) and one page id per `page_size` of them (`pages`): page `i`
+holds the K/V of `key[i * page_size:(i + 1) * page_size]`, after the tokens on the path from the root.
+The given readers rely on three invariants, after every call:
+
+1. every cached page is in exactly one node, once;
+2. the children of a node start with different pages (`children` is keyed by the first
+   `page_size` tokens of a child's `key`);
+3. `lock_ref` of a node counts the locks taken on it or on a node below it and not yet undone
+   (the root's is 1: it is never evicted). `num_evictable` counts the pages of nodes whose
+   `lock_ref` is 0, and the manager counts those as free: `evict` must be able to free every one.
+
+**`match_prefix(ids)`** returns `(node, pages)`: `pages` are the page ids of the longest cached
+prefix of `ids`, in whole pages, in order (`[]` and the root when nothing matches), and the pages on
+the path from the root to `node` are exactly `pages`, no more. When the cached run goes on past the
+match, the node holding it is cut in two there (both parts keep its `lock_ref`; the lower part keeps
+its last use), so that such a node exists. A match never changes which pages are cached.
+
+**`lock(node)` / `unlock(node)`**: `lock` protects every page on the path from the root to `node`
+(the pages the match returned) from eviction until the matching `unlock`. Locks count: two
+requests that locked the same node need two unlocks. `unlock` gets the node that `lock` got, even
+if a later call has cut it in two meanwhile.
+
+**`insert(ids, pages)`** returns `k`, the number of leading pages of this sequence that the tree
+had before the call (what `match_prefix` would have returned, counted), not the number added.
+`pages[i]` holds tokens `ids[i * page_size:(i + 1) * page_size]`; only those `len(pages)` pages count.
+The tree keeps its own pages for the first `k` and takes `pages[k:]`; `pages[:k]` stay the caller's.
+Inserting a sequence that is cached already returns `len(pages)` and changes no page.
+
+**A use.** `match_prefix` and `insert` use the cached pages they reach: those they return or find,
+and those `insert` adds. Pages of a cached run that goes on past the sequence are not used by that
+call (the run is cut there, as for a match). `evict` goes by the order of last use.
+
+**`evict(n)`** frees cached pages and returns their ids, each once; they leave the tree, and the
+caller hands them out again.
+
+* It removes whole nodes, and only unlocked leaves (`lock_ref == 0`, no children). A node whose
+  last child goes becomes a leaf, and may go in the same call, by its own last use.
+* The least recently used leaf goes first. A locked leaf is never freed, even when it is the least
+  recently used and memory is tight: the others can still go.
+* It stops as soon as it has freed at least `n` pages: it frees more than `n` only because the last
+  node goes whole, and fewer only when nothing unlocked is left (it returns what it freed, no error).
+
+**What the grader plays** (the unit cases, page size 2, through these methods only): matches in
+whole pages and with tokens past the last whole page; inserts over a cached prefix and of what is
+cached already; matches that end inside a run, locked or not; locks held by one and by two
+requests; eviction order against insertion order both ways, with uses by `match_prefix` and by
+`insert`; a parent left childless; a prefix that running requests hold while memory is tight;
+`evict(n)` with `n` below, equal to and above a node's pages. Then your class runs inside a
+`CacheManager` for hundreds of steps with few pages, where what it keeps decides every admission's
+prefix hit, against the package's cache; and in the real engine.
+
+The package's own version is `minisgl_edu/kvcache/radix_cache.py`; don't read it before you try
+(the grader refuses an answer that uses it). A failed case says what went wrong and gives a hint.
 
 **How mini-sglang does it** (`python/minisgl/kvcache/radix_cache.py`): the same tree, page-aligned
 matches, splits (`split_at`), lock counts up to the root (`lock_handle`) and least recently used
-leaves first (a heap on `timestamp`). Its nodes store one KV slot index per *token* where this
+leaves first (a `timestamp` per node). Its nodes store one KV slot index per *token* where this
 engine stores one page id per page, so its `evict(size)` and its sizes count tokens; `match_prefix`
 returns a handle whose indices are collected by walking up to the root, and `evict` asserts that
 enough is evictable, where this engine's returns what it can. Its scheduler also inserts a prompt
@@ -96,12 +149,13 @@ class RadixCache:
     def cached_pages(self) -> set[int]:
         return {p for n in self.nodes() for p in n.pages}
 
-    # --- yours ----------------------------------------------------------------------------
+    # --- yours: walk and split are helpers you may shape as you like (the grader and the
+    # cache manager call only the methods of the contract) -----------------------------------
     def walk(self, key: tuple[int, ...]) -> tuple[Node, int, list[int]]:
-        """Follow `key` (whole pages) down as far as it matches, splitting the last edge if the
-        match ends inside it. Returns (deepest matched node, tokens matched, pages on the way)."""
+        """The longest cached prefix of `key` (whole pages), as (the node where it ends, tokens
+        matched, its pages), with the tree cut so that such a node exists."""
         ### BEGIN SOLUTION
-        ### HINT: look up children[key[at:at + page_size]], compare page by page, split on a partial match
+        ### HINT: see the contract above
         ps = self.page_size
         node, at, pages = self.root, 0, []
         while at < len(key):
@@ -121,9 +175,10 @@ class RadixCache:
         ### END SOLUTION
 
     def split(self, node: Node, n: int) -> Node:
-        """Cut `node`'s edge after its first n tokens; return the new upper node."""
+        """Cut `node`'s run after its first n tokens (whole pages): returns the node that now holds
+        those n tokens; `node` holds the rest, below it."""
         ### BEGIN SOLUTION
-        ### HINT: a new upper node takes key[:n], pages[:n // page_size], the parent, lock_ref and last_access
+        ### HINT: see the contract above
         ps = self.page_size
         upper = Node(node.key[:n], node.pages[: n // ps], node.parent, node.lock_ref, node.last_access)
         node.parent.children[upper.key[:ps]] = upper
@@ -133,9 +188,9 @@ class RadixCache:
         ### END SOLUTION
 
     def match_prefix(self, ids: list[int]) -> tuple[Node, list[int]]:
-        """The longest cached prefix of `ids`, in whole pages: (its deepest node, its pages)."""
+        """The longest cached prefix of `ids`, in whole pages: (the node where it ends, its pages)."""
         ### BEGIN SOLUTION
-        ### HINT: cut ids to whole pages, then walk
+        ### HINT: see the contract above
         whole = len(ids) // self.page_size * self.page_size
         node, _, pages = self.walk(tuple(ids[:whole]))
         return node, pages
@@ -143,7 +198,7 @@ class RadixCache:
 
     def lock(self, node: Node) -> None:
         ### BEGIN SOLUTION
-        ### HINT: every node from here up to (not including) the root
+        ### HINT: see the contract above
         while node is not self.root:
             node.lock_ref += 1
             node = node.parent
@@ -151,6 +206,7 @@ class RadixCache:
 
     def unlock(self, node: Node) -> None:
         ### BEGIN SOLUTION
+        ### HINT: see the contract above
         while node is not self.root:
             if node.lock_ref <= 0:
                 raise ValueError("unlocked more often than locked")
@@ -159,10 +215,10 @@ class RadixCache:
         ### END SOLUTION
 
     def insert(self, ids: list[int], pages: list[int]) -> int:
-        """Add `ids` with their `pages` (one per page_size tokens; a partial last page is not
+        """Add `ids` with their `pages` (one per page_size tokens; tokens past them are not
         cached). Returns how many leading pages were in the tree already."""
         ### BEGIN SOLUTION
-        ### HINT: walk the key; the part that did not match becomes a new leaf under the node reached
+        ### HINT: see the contract above
         ps = self.page_size
         key = tuple(ids[: len(pages) * ps])
         node, at, _ = self.walk(key)
@@ -175,10 +231,10 @@ class RadixCache:
         ### END SOLUTION
 
     def evict(self, num_pages: int) -> list[int]:
-        """Remove unlocked leaves, least recently used first, until at least num_pages are freed
+        """Free unlocked leaves, least recently used first, until at least num_pages are freed
         (or nothing unlocked is left). Returns the freed page ids."""
         ### BEGIN SOLUTION
-        ### HINT: a heap of (last_access, id(node), node) over unlocked leaves; a parent left childless joins it
+        ### HINT: see the contract above
         heap = [(n.last_access, id(n), n) for n in self.nodes() if not n.children and n.lock_ref == 0]
         heapq.heapify(heap)
         freed: list[int] = []
@@ -214,13 +270,11 @@ except NotImplementedError as e:
     md("""
 ## Check your answer
 
-Unit cases on hand-built trees (page size 2): matches in whole pages, inserts that meet an
-existing prefix, splits, lock counts, and eviction (locked nodes stay, leaves go first, least
-recently used first, enough pages). Then your class runs inside a `CacheManager` through a
-workload of requests that share prefixes, finish, are aborted and force evictions, with
-`check()` after every operation; and finally inside the real engine on the default model, where
-a second request reuses the first one's pages and gets the same tokens as with the package's
-cache.
+The cases of "What the grader plays" above: unit cases on small trees, your class inside a
+`CacheManager` (a workload with plenty of pages, then hundreds of steps with few, `check()` after
+every operation), and last the real engine on the default model, where a second request reuses the
+first one's pages and gets the same tokens as with the package's cache. A failed case says what
+went wrong, on which tokens and pages, and gives a hint.
 """),
     code("""
 result = check("prefix_cache", RadixCache)
