@@ -13,7 +13,9 @@ Where we are on the path: inside the scheduler process. Before every forward pas
 makes sure each request in the batch has room for the tokens about to be computed
 (`CacheManager.reserve`); the engine writes their keys and values there; when a request ends,
 `CacheManager.release` gives its pages back. Files: `kvcache/pool.py`, `kvcache/allocator.py`,
-`kvcache/page_table.py`, `kvcache/manager.py`, `kvcache/radix_cache.py`.
+`kvcache/page_table.py`, `kvcache/manager.py`, and `kvcache/radix_cache.py`, the prefix cache: do
+exercise 6 (`exercises/06_prefix_cache.ipynb`) before you read that one, since the exercise asks
+you to write it without reading it.
 """),
     md(r"""
 ## Why pages
@@ -85,7 +87,7 @@ print("free pages (cached ones count as free):", snap.free_pages, "of", snap.pag
 """),
     md(r"""
 When uid 0 finished, its row was freed, but its **full** pages were not wiped: they went into the
-**prefix cache** (a radix tree keyed by token ids, `kvcache/radix_cache.py`). The keys and values
+**prefix cache** (a radix tree keyed by token ids; you write it in exercise 6). The keys and values
 of a token depend only on the tokens before it, so any later prompt that starts with the same
 tokens can reuse them. Cached pages nobody uses are still "free": they are evicted (least
 recently used first) when a request needs the room. Only full pages go in: the last, half-filled
@@ -199,6 +201,7 @@ print("naive cache:", prefill_tokens(naive, prompts), "prompt tokens computed")
    what does it buy? (`exercises/02_abort.ipynb`)
 4. `exercises/04_page_allocator.ipynb`: write the page allocator that `CacheManager` uses.
 5. `exercises/06_prefix_cache.ipynb`: write the radix cache itself (`match_prefix`, `insert`,
-   `evict`) that the engine uses in place of `kvcache/radix_cache.py`.
+   `evict`) that the engine uses in place of `kvcache/radix_cache.py`; read that file after the
+   exercise, not before.
 """),
 ]
