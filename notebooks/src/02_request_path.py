@@ -449,7 +449,9 @@ behind.
    `TokenizeMsg` is sent and where `UserReply`s are received. How does a reply find its HTTP
    response?
 2. `_schedule_next_batch` and `_forward`: which one decides *which* requests run, and which one
-   calls the engine? Check your answer against the `scheduled` events in the trace above.
+   calls the engine? Answer from the `scheduled` events in the trace above, not from the source:
+   `exercises/05_schedule.ipynb` asks you to write that decision without reading the engine's (do
+   chapter 04, then exercise 5, before you read `_schedule_next_batch` in `scheduler/scheduler.py`).
 3. Section 4 cut a stream and section 7 showed the hops. Cut one yourself *before* its first
    token: freeze `minisgl-TP0-scheduler` with SIGSTOP (as section 5 did with a tokenizer), start a
    stream, close it, then let the scheduler go on. Which function sends the `AbortMsg` this time

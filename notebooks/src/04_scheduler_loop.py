@@ -31,7 +31,9 @@ def step(self, block=False):
                                      # 4. _process_results: append, finish check, DetokenizeMsg
 ```
 
-It blocks on its inbox only when it has nothing to run. `_schedule_next_batch` is **prefill
+(The decision itself, `schedule_next_batch` in the same file, is exercise 5: this chapter watches
+it from outside; do the exercise before you read that function.) It blocks on its inbox only when
+it has nothing to run. `_schedule_next_batch` is **prefill
 first**: if a request waits (and fits), the next batch computes prompt tokens (so new requests get
 their first token quickly); otherwise it is one **decode** batch of every running request, one
 token each. So every batch is prefill-only or decode-only (unless you turn mixing on, below). mini-sglang decides the same
@@ -335,12 +337,14 @@ demo.stop()  # the second server's background loop is not needed any more
    which requests share them?
 2. With `max_running_requests=1`, what happens to uid 2 while uid 0 decodes? Is that still
    continuous batching?
-3. In `scheduler/scheduler.py`, find the line that makes a request that does not fit stop the
-   whole prefill loop (`break`) instead of letting later requests overtake it. Why is
-   first-come-first-served a reasonable choice here?
-4. In `exercises/01_finish.ipynb` you write the check that `_process_results` calls after every
+3. Do exercise 5 first: in `exercises/05_schedule.ipynb` you write the decision this chapter
+   watched, `schedule_next_batch`, which `_schedule_next_batch` calls (`Scheduler.schedule_fn`),
+   without reading the engine's.
+4. Once your exercise 5 has full marks, compare it with the engine's `schedule_next_batch` in
+   `scheduler/scheduler.py`: find where a request that does not fit stops the whole prefill batch
+   instead of letting later requests overtake it. Why is first-come-first-served a reasonable
+   choice here?
+5. In `exercises/01_finish.ipynb` you write the check that `_process_results` calls after every
    token (`Scheduler.finish_fn`).
-5. In `exercises/05_schedule.ipynb` you write the decision this chapter watched:
-   `schedule_next_batch`, which `_schedule_next_batch` calls (`Scheduler.schedule_fn`).
 """),
 ]
