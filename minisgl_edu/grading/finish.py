@@ -35,14 +35,14 @@ def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **
     return req
 
 
-def _expect(fn, req: Req, want: Optional[str], why: str) -> None:
-    got = fn(req, set(EOS), _decode)
+def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS) -> None:
+    got = fn(req, set(eos_ids), _decode)
     if got == want and type(got) is type(want):
         return
     shown = _decode(req.output_ids)
     raise AssertionError(
         f"{why}: your check_finish returned {got!r}, expected {want!r} "
-        f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens)"
+        f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})"
     )
 
 
@@ -64,6 +64,27 @@ def case_eos(fn):
     _expect(fn, _req([PLAIN, PLAIN, 0]), "stop", "the newest token 0 is in eos_ids {0, 2} (a set: every id counts)")
     _expect(fn, _req([2, PLAIN, PLAIN]), None, "only the newest token counts (an old EOS would have stopped it then)")
     _expect(fn, _req([PLAIN, PLAIN, PLAIN]), None, "no EOS, no stop string, room left")
+
+
+def case_eos_argument(fn):
+    other = {1, PLAIN}  # another model's end ids: here ' ok' ends the answer, and 2 is ordinary text
+    _expect(
+        fn,
+        _req([2, 2, PLAIN]),
+        "stop",
+        "eos_ids is {1, 10907} here (a model whose end ids are not SmolLM2's): use the eos_ids argument, "
+        "the scheduler passes the ids of the model it serves",
+        eos_ids=other,
+    )
+    _expect(
+        fn,
+        _req([PLAIN, 2]),
+        None,
+        "eos_ids is {1, 10907} here, so token 2 is ordinary text: use the eos_ids argument, "
+        "not the default model's ids",
+        eos_ids=other,
+    )
+    _expect(fn, _req([PLAIN, 2]), None, "eos_ids is empty (a model with no end id): no token is EOS", eos_ids=set())
 
 
 def case_length(fn):
@@ -154,6 +175,53 @@ def case_stop_multibyte(fn):
     )
 
 
+def case_stop_emoji_margin(fn):
+    text, stop = "x 🦀🦀!!", "🦀🦀!"
+    ids = _ids(text)
+    done = next(i for i in range(1, len(ids) + 1) if stop in _decode(ids[:i]))  # the token that completes it
+    need = next(w for w in range(1, done + 1) if stop in _decode(ids[done - w : done]))
+    assert need == len(stop) + 4 and not _decode(ids[:done]).endswith(stop), (
+        "setup: the stop string must need a window of exactly len(stop) + 4 tokens and end inside the newest token"
+    )
+    _expect(
+        fn,
+        _req(ids[: done - 1], stop=[stop]),
+        None,
+        f"{_decode(ids[: done - 1])!r} does not contain {stop!r} yet (its '!' comes with the next token)",
+    )
+    _expect(
+        fn,
+        _req(ids[:done], stop=[stop]),
+        "stop",
+        f"the newest token '!!' completes {stop!r} ({len(stop)} characters) and carries one more '!'; the stop "
+        f"string spans the last {need} tokens: an emoji is four bytes in UTF-8 and the byte-level tokenizer can "
+        "spend a token on each, so count the window in bytes (len(s.encode())), not in characters",
+    )
+    flag = _ids("Paris 🇫🇷, France")
+    _expect(
+        fn,
+        _req(flag[:7], stop=["🇫🇷"]),
+        "stop",
+        "the flag '🇫🇷' is 2 characters (two regional indicators, four bytes each) and takes the last 6 tokens: "
+        "count the window in bytes, not in characters",
+    )
+
+
+def case_longest_stop_sets_window(fn):
+    text, long = "one two three four five six seven", "two three four five six seven"
+    ids = _ids(text)
+    assert len(ids) == 7 and _spans(text, long) == 6, "setup: the long stop string must span 6 tokens"
+    for stops in (["!", long], [long, "!"]):
+        _expect(
+            fn,
+            _req(ids, stop=stops),
+            "stop",
+            f"stop={stops!r}: the output now ends with the second stop string, which spans {_spans(text, long)} "
+            "tokens: every stop string must fit in what you decode, so size the window by the longest one",
+        )
+    _expect(fn, _req(ids[:-1], stop=["!", long]), None, "'seven' has not come yet")
+
+
 def case_stop_in_prompt(fn):
     _expect(
         fn,
@@ -190,6 +258,7 @@ def case_real_engine(fn):
 
 CASES = [
     Case("EOS ids finish with 'stop'", case_eos, "compare req.output_ids[-1] with the set eos_ids"),
+    Case("eos_ids is the model's set", case_eos_argument, "the scheduler passes the served model's end ids"),
     Case("max_tokens finishes with 'length'", case_length, "len(req.output_ids) against req.max_new_tokens"),
     Case("the clamped limit", case_clamped, "req.max_new_tokens, not sampling_params.max_tokens"),
     Case("stop beats length", case_order, "EOS first, then stop strings, then the length"),
@@ -201,6 +270,16 @@ CASES = [
     ),
     Case("stop string inside a token", case_stop_inside_token, "`s in tail`, not tail.endswith(s)"),
     Case("stop string of CJK characters", case_stop_multibyte, "a window of len(stop) tokens is too short"),
+    Case(
+        "stop string of emoji, at the edge of the window",
+        case_stop_emoji_margin,
+        "a character is up to four bytes, and a byte-level token can hold a single byte",
+    ),
+    Case(
+        "the longest stop string sets the window",
+        case_longest_stop_sets_window,
+        "every stop string of the list must fit in what you decode",
+    ),
     Case("stop string in the prompt only", case_stop_in_prompt, "decode the output tokens, not the prompt"),
     Case("in the real engine", case_real_engine, "the scheduler calls your function after every token", engine=True),
 ]

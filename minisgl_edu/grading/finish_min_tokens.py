@@ -224,10 +224,14 @@ CASES = [
     Case(
         "stretch: max_tokens still ends it",
         case_length_still_ends,
-        "test the length limit whether or not min_tokens is reached",
+        "below min_tokens only the length limit can finish the request; test it whether or not min_tokens is reached",
     ),
     Case("stretch: output tokens only", case_output_only, "len(req.output_ids), not the prompt's length"),
-    Case("stretch: with ignore_eos", case_ignore_eos, "min_tokens and ignore_eos are two separate rules"),
+    Case(
+        "stretch: with ignore_eos",
+        case_ignore_eos,
+        "min_tokens and ignore_eos are two separate rules: from min_tokens on, check_finish's rules decide unchanged",
+    ),
     Case(
         "stretch: in the real engine",
         case_real_engine,

@@ -15,21 +15,24 @@ leaves the running set, its KV pages go back (to the prefix cache or the free li
 OpenAI response. The package's own version is `check_finish` in
 `minisgl_edu/scheduler/finish.py`; don't peek before you try.
 
-A request finishes with:
+The contract. `check_finish(req, eos_ids, decode)` is called once per new token, with that
+token already appended, and returns:
 
-* `"stop"` when the newest token is **any** of the model's end-of-sequence ids (`eos_ids`, a
-  set: some models have several), unless `req.sampling_params.ignore_eos` is true (benchmarks use
-  it to get a fixed output length);
-* `"stop"` when the text generated so far now contains one of `req.sampling_params.stop`. Only the
-  end of the output can contain a stop string that was not there one token ago, so decode only
-  the last few tokens with `decode(ids)`. A stop string of *n* characters spans at most *n* tokens
-  when every character is a token of its own, but a CJK character or an emoji takes two or three
-  byte tokens, so give the window a margin. Look for the stop string anywhere in that tail: the
-  newest token can complete it and carry more text after it. And only the output counts: a stop
-  string that appears in the prompt does not end the answer;
+* `"stop"` when the newest token is **any** of `eos_ids`: the end ids of the model being served,
+  a set (some models have several; the scheduler passes them, so they are not always SmolLM2's),
+  unless `req.sampling_params.ignore_eos` is true (benchmarks use it to get a fixed output length);
+* `"stop"` when the text of the output now contains one of `req.sampling_params.stop`. The text is
+  what `decode(ids)` gives for the output's token ids (the scheduler passes its tokenizer's
+  decode). Since the check runs after every token, a stop string found now was completed by the
+  newest token, and it can lie anywhere relative to the tokens: across several of them, ending
+  in the middle of the newest one (which then carries more text after it), or made of characters
+  that take several byte tokens each (CJK, emoji). Only the output counts: a stop string that
+  appears in the prompt does not end the answer. The check runs for every token of every request,
+  so it must not decode the whole output each time; what it does decode must still be enough to
+  see any stop string of the list that the newest token completes;
 * `"length"` when `len(req.output_ids)` reached `req.max_new_tokens` (the request's `max_tokens`,
   clamped by the scheduler to what fits in the context);
-* otherwise `None`: keep going.
+* otherwise `None`: keep going. It never changes `req.output_ids`.
 
 When two hold at once (the last allowed token is an EOS, or completes a stop string), the answer
 is `"stop"`: the model finished its answer; it was not cut off.
@@ -46,7 +49,7 @@ from minisgl_edu.grading import check
 def check_finish(req: Req, eos_ids: set[int], decode: Optional[Callable[[list[int]], str]] = None) -> Optional[str]:
     """Return "stop", "length" or None for `req`, whose newest token is req.output_ids[-1]."""
     ### BEGIN SOLUTION
-    ### HINT: EOS first (unless ignore_eos), then stop strings in the decoded tail, then max_new_tokens
+    ### HINT: see the contract above
     sp = req.sampling_params
     if not sp.ignore_eos and req.output_ids[-1] in eos_ids:
         return "stop"
@@ -64,12 +67,15 @@ def check_finish(req: Req, eos_ids: set[int], decode: Optional[Callable[[list[in
 ## Check your answer
 
 `check` first runs unit cases on hand-made requests, decoded with the default model's real
-tokenizer (the one the scheduler passes as `decode`): EOS ids, the length limit and its clamped
-value, which reason wins when two hold, `ignore_eos`, and stop strings that span two tokens, end
-inside a token, are made of CJK characters (several tokens each) or appear only in the prompt.
-Then it plugs your function into the real engine (`scheduler.finish_fn = check_finish`), runs
-three chat requests on the default model (one ends on EOS, one on `max_tokens`, one on a stop
-string) and compares token ids and finish reasons with the package's own version.
+tokenizer (the one the scheduler passes as `decode`): EOS ids (two of them, and another model's
+set), the length limit and its clamped value, which reason wins when two hold, `ignore_eos`, and
+stop strings that span two tokens, end inside a token, are made of CJK characters or emoji (an
+emoji takes up to four tokens), come second in a list of stop strings of different lengths, or
+appear only in the prompt. Then it plugs your function into the real engine
+(`scheduler.finish_fn = check_finish`), runs three chat requests on the default model (one ends
+on EOS, one on `max_tokens`, one on a stop string) and compares token ids and finish reasons with
+the package's own version. When a case fails, its message says what was expected and why, and a
+hint follows.
 
 Each case has a time limit (minutes, far more than a correct answer needs), so an answer that
 loops fails that case instead of hanging the notebook. The answer must be your own code: a
@@ -112,7 +118,7 @@ def check_finish_min_tokens(
 ) -> Optional[str]:
     """check_finish, with EOS and stop strings held back until min_tokens output tokens exist."""
     ### BEGIN SOLUTION
-    ### HINT: below min_tokens only the length limit counts; from min_tokens on, check_finish decides
+    ### HINT: see the contract above
     n = len(req.output_ids)
     if n < min_tokens:
         # Too early for EOS and stop strings; the length limit is a hard cap all the same.
