@@ -50,8 +50,34 @@ def _tokens_of(text: str, part: str) -> list[str]:
     return out
 
 
+def _check_timely(cls, ids: list[int], stop=()) -> None:
+    """After every add(), the text shown must be at least what the package's detokenizer has shown by
+    then: whole characters that cannot be the start of a stop string go out at once, not at finish()."""
+    tok = tokenizer()
+    mine, ref = cls(tok, list(stop)), reference(tok, list(stop))
+    shown, ref_shown = "", ""
+    for n, t in enumerate(ids):
+        shown += _piece(mine.add(t), f"add({t})")
+        ref_shown += ref.add(t)
+        if len(shown) < len(ref_shown):
+            waiting = ref_shown[len(shown) :]
+            if stop:
+                why = (
+                    f"it can no longer be the start of a stop string of {list(stop)!r}, so it goes out with this "
+                    "token: hold back only a tail that could still begin a stop string, and release it as soon "
+                    "as the next tokens show it does not"
+                )
+            else:
+                why = "there are no stop strings, so whole characters go out as soon as they are decoded"
+            raise AssertionError(
+                f"after token {n + 1} ({_full([t])!r}) your add() had returned {shown!r}, but {waiting!r} was "
+                f"already safe to show: {why}; the client should not wait for finish()"
+            )
+
+
 def _check_text(cls, text: str) -> None:
     ids = tokenizer().encode(text)
+    _check_timely(cls, ids)
     pieces = _stream(cls, ids)
     bad = [p for p in pieces if REPLACEMENT in p]
     assert not bad, (
@@ -149,6 +175,30 @@ def case_earliest_stop(cls):
     )
 
 
+def case_false_starts(cls):
+    text, stop = "They threw three trees, then three four times", ["three four", "trees!"]
+    ids = tokenizer().encode(text)
+    assert [_full([t]) for t in ids][2:4] == [" three", " trees"], "setup: ' three' and ' trees' must be tokens"
+    _check_timely(cls, ids, stop)
+    pieces = _stream(cls, ids, stop)
+    _check_never_partly_shown(pieces, "They threw three trees, then ", "three four")
+    _check_joined(pieces, stop, "They threw three trees, then ")
+
+
+def case_prefix_of_another(cls):
+    for stop in (["three", "three four"], ["three four", "three"]):
+        pieces = _stream(cls, tokenizer().encode("one two three"), stop)
+        joined = "".join(pieces)
+        assert "three" not in joined, (
+            f"stop={stop!r}: the request ended right after ' three', and your pieces {pieces!r} show 'three'. It "
+            "is a whole stop string, even though it is also the start of 'three four' (the scheduler ends the "
+            "request on that very token): finish() must still cut at a stop string, never show one"
+        )
+        _check_joined(pieces, stop, "one two ")
+        pieces = _stream(cls, tokenizer().encode("one two three four five"), stop)
+        _check_joined(pieces, stop, "one two ")
+
+
 def case_stop_cjk(cls):
     text, stop = "北京欢迎你", "欢迎"
     assert len(_tokens_of(text, stop)) > len(stop), "setup: the stop string must take more tokens than characters"
@@ -195,6 +245,16 @@ CASES = [
     Case("stop string inside a token", case_stop_inside_token, "cut at the stop string, even inside a token"),
     Case("held-back text at finish()", case_held_back_at_finish, "finish() releases what is held back"),
     Case("the earliest stop string wins", case_earliest_stop, "the smallest position among all stop strings"),
+    Case(
+        "false starts of a stop string",
+        case_false_starts,
+        "text held back as a possible stop string goes out once the next token shows it is not one",
+    ),
+    Case(
+        "a stop string that begins another",
+        case_prefix_of_another,
+        "a whole stop string ends the text even when a longer one could still follow",
+    ),
     Case("stop string of CJK characters", case_stop_cjk, "both traps at once"),
     Case("two requests at once", case_two_at_once, "keep all state on self, set in __init__"),
     Case(

@@ -12,23 +12,32 @@ sends `UserReply(uid, incremental_output, finished)` to the API server, which wr
 into an SSE chunk. It keeps one object per request, built as `IncrementalDetokenizer(tokenizer,
 stop)`; `add(token_id)` returns the text that may be shown now and `finish()` the rest.
 
-Two traps:
+The contract, for each request (`add` is called once per generated token, `finish` once at the
+end):
 
-1. **Characters that span tokens.** Byte-level BPE splits `🙂` or `北` into byte pieces. Decoding
-   only some of them gives `'\\ufffd'` (the replacement character). Decode a *window* of recent
-   tokens and emit new text only when the window does not end in `'\\ufffd'`.
-2. **Stop strings.** The client must never see a stop string, not even its first half. Stop
-   strings rarely line up with tokens: with SmolLM2's tokenizer, `"three four"` covers the token
-   `' three'` (all but its leading space) and the token `' four'`. After `' three'` the text ends in `"three"`,
-   which could be the start of the stop string, so hold it back; if `' four'` follows, cut the
-   text before `"three"` and return nothing after it; if something else follows, release it.
-   Look for a stop string in all the text not yet returned (it can begin in text you held
-   back), and if several occur, cut at the one that starts first. And when the request ends
-   while text is held back (`finish()`), that text is part of the answer: return it.
+* **Whole characters only.** Byte-level BPE splits `🙂` or `北` into byte pieces, and decoding only
+  some of them gives `'\\ufffd'` (the replacement character). No piece may contain a character
+  that is split that way.
+* **The right text.** The pieces of a request, joined, are the decode of all its tokens with
+  `tokenizer.decode(ids, skip_special_tokens=True)` (so `<|im_end|>` never shows), cut right
+  before the first stop string of `stop` that occurs in that text (when several occur, the one
+  that starts first, whatever its place in the list), and nothing after it.
+* **Never any part of a stop string.** Not even its first half: stop strings rarely line up with
+  tokens. With SmolLM2's tokenizer, `"three four"` covers the token `' three'` (all but its
+  leading space) and the token `' four'`; after `' three'` nobody knows yet whether `"three"` is
+  text or the start of the stop string, so it must not be shown yet. If `' four'` follows, the
+  text is cut before `"three"`; if something else follows, `"three"` is ordinary text.
+* **Nothing waits without a reason.** After every `add()`, all the text that is made of whole
+  characters and can no longer be the start of a stop string has been returned: a stream must
+  not stall until `finish()`. The grader checks this token by token.
+* **`finish()`**: the request has ended (the scheduler's own check stops it on the token that
+  completes a stop string, exercise 1). Return what is still held back, which is part of the
+  answer, except that a stop string is still never shown: a whole stop string that is also the
+  start of a longer one ends the text.
 
-Decode with `tokenizer.decode(ids, skip_special_tokens=True)` so `<|im_end|>` never shows. The
-worker keeps one object per request and several requests stream at once, so keep all state on
-`self`.
+The worker keeps one object per request and several requests stream at once, so keep all state
+on `self`. The package's own version is `IncrementalDetokenizer` in
+`minisgl_edu/tokenizer/detokenizer.py`; don't peek before you try.
 """),
     code("""
 from __future__ import annotations
@@ -41,7 +50,7 @@ class IncrementalDetokenizer:
         self.tokenizer = tokenizer
         self.stop = [s for s in stop if s]
         ### BEGIN SOLUTION
-        ### HINT: keep the ids, the text decoded so far, and how much of it you already returned
+        ### HINT: see the contract above
         self.ids = []
         self.decoded = ""   # complete characters decoded so far
         self.sent = 0       # how much of `decoded` was returned
@@ -53,7 +62,7 @@ class IncrementalDetokenizer:
     def add(self, token_id: int) -> str:
         """One new token; return the text that is safe to show now (maybe '')."""
         ### BEGIN SOLUTION
-        ### HINT: decode ids[window:read] and ids[window:]; the difference is new text unless it ends in '\\ufffd'
+        ### HINT: see the contract above
         if self.stopped:
             return ""
         self.ids.append(token_id)
@@ -68,7 +77,7 @@ class IncrementalDetokenizer:
     def finish(self) -> str:
         """The request ended: return whatever is still held back (never a stop string)."""
         ### BEGIN SOLUTION
-        ### HINT: release everything that is left, still cutting at a stop string
+        ### HINT: see the contract above
         return self._release(final=True)
         ### END SOLUTION
 
@@ -78,7 +87,7 @@ class IncrementalDetokenizer:
     def _release(self, final: bool) -> str:
         """The next piece of `decoded` that is safe to show (all of it if final), cut at a stop string."""
         ### BEGIN SOLUTION
-        ### HINT: look for a stop string after what was sent; else hold back a tail that starts one
+        ### HINT: see the contract above
         if self.stopped:
             return ""
         hits = [i for i in (self.decoded.find(s, self.sent) for s in self.stop) if i >= 0]
@@ -102,8 +111,12 @@ The grader feeds your class token ids of the default model's real tokenizer: Eng
 CJK and emoji text (with a zero-width-joiner emoji, which is several code points), a special
 token, a stop string that spans two tokens, one that ends inside a token, one made of CJK
 characters, a stream that ends while a possible stop string is held back, two stop strings
-completed by the same token, and two requests streaming at once. Then it streams the tokens of
-three real generations of the engine and compares the text with the package's detokenizer.
+completed by the same token, repeated false starts of a stop string, a stop string that is the
+start of another (in both orders, the request ending on it), and two requests streaming at once.
+It checks the pieces after every token against how far the package's detokenizer has got. Then it
+streams the tokens of three real generations of the engine and compares the text with the
+package's detokenizer. When a case fails, its message says what was shown and what was expected,
+and a hint follows.
 
 Each case has a time limit, so an answer that loops fails that case instead of hanging the
 notebook; and the class must be your own code (a subclass or wrapper of the package's
