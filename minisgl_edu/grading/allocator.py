@@ -9,6 +9,8 @@ ids, nothing taken on failure, every bad free refused. The real-engine case swap
 
 from __future__ import annotations
 
+import random
+
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.harness import reference_run, run_requests
@@ -124,6 +126,134 @@ def case_free_never_allocated(cls):
     assert all(0 <= p < 4 for p in got), f"allocate(3) gave {got!r}: a refused id was put on the free list"
 
 
+def _must_run_out(a, n: int, free: int) -> None:
+    try:
+        a.allocate(n)
+    except OutOfPages:
+        pass
+    except Exception as e:
+        raise AssertionError(f"allocate({n}) with {free} free raised {type(e).__name__}: raise OutOfPages") from e
+    else:
+        raise AssertionError(f"allocate({n}) with {free} free pages must raise OutOfPages")
+    assert _num_free(a) == free, (
+        f"a refused allocate({n}) must take nothing; num_free went from {free} to {_num_free(a)}"
+    )
+
+
+def case_exact_fit(cls):
+    a = cls(7)
+    x = _allocate(a, 3)
+    y = _allocate(a, 4)  # exactly num_free
+    assert sorted(x + y) == list(range(7)), (
+        f"allocate(3) then allocate(4) of 7 pages gave {x!r} and {y!r}: asking for exactly num_free pages "
+        "must give every free page"
+    )
+    assert _num_free(a) == 0, f"all 7 pages are handed out, but num_free is {_num_free(a)}"
+    try:
+        z = a.allocate(0)
+    except Exception as e:
+        raise AssertionError(
+            f"allocate(0) with no page free raised {type(e).__name__}: it asks for nothing, so it gets [] even "
+            "when the pool is full (the cache manager asks for 0 pages whenever the new tokens fit in a "
+            "request's last page)"
+        ) from e
+    assert z == [], f"allocate(0) with no page free returned {z!r}: it asks for nothing, so it gets []"
+    _must_run_out(a, 1, 0)
+    a.free(x)
+    _must_run_out(a, 4, 3)
+    again = _allocate(a, 3)
+    assert sorted(again) == sorted(x), f"after free({x!r}) allocate(3) gave {again!r}: those 3 pages are the free ones"
+
+
+def _free_nothing(a, when: str, want: int) -> None:
+    try:
+        a.free([])
+    except Exception as e:
+        raise AssertionError(
+            f"free([]) {when} raised {type(e).__name__}: giving back no pages is not an error (the cache "
+            "manager does it whenever a request has no page of its own to return); it changes nothing"
+        ) from e
+    assert _num_free(a) == want, f"free([]) {when} changed num_free to {_num_free(a)}, expected {want}"
+
+
+def case_free_empty(cls):
+    a = cls(3)
+    x = _allocate(a, 2)
+    _free_nothing(a, "with 2 of 3 pages in use", 1)
+    a.free(x)
+    _free_nothing(a, "after every page came back", 3)
+
+
+def case_refused_midway(cls):
+    a = cls(6)
+    x = _allocate(a, 4)
+    bad = [x[0], x[1], 6, x[2]]  # page 6 does not exist: refused in the middle of the list
+    _must_refuse(a, bad, f"free({bad!r}), with page 6 of an allocator of 6 pages,")
+    # The pages before the bad one may have been freed or not; each must be either free or still in use.
+    for p in x:
+        try:
+            a.free([p])
+        except ValueError:
+            pass  # already freed by the refused call: fine, as long as it is on the free list
+    lost = 6 - _num_free(a)
+    assert lost == 0, (
+        f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {_num_free(a)} of 6: {lost} "
+        "page(s) are lost, neither in use nor free. A refused free may give back the pages before the bad one "
+        "or none of them, but every page must stay either in use or on the free list"
+    )
+    got = _allocate(a, 6)
+    assert sorted(got) == list(range(6)), f"allocate(6) then gave {got!r}: every page once expected"
+
+
+def case_any_order(cls):
+    for order in ("newest first", "oldest first"):
+        a = cls(4)
+        first, second = _allocate(a, 2), _allocate(a, 2)
+        gone, kept = (second, first) if order == "newest first" else (first, second)
+        a.free(gone)
+        again = _allocate(a, 2)
+        assert not set(again) & set(kept), (
+            f"pages given back {order}: allocate(2) gave {again!r} while the other request still holds {kept!r}: "
+            "a page in use is never handed out twice, whatever order the pages came back in"
+        )
+        assert sorted(again) == sorted(gone), f"allocate(2) gave {again!r}: only {sorted(gone)!r} were free"
+
+
+def case_many_steps(cls):
+    rng = random.Random(4)
+    n = 13
+    a = cls(n)
+    held: list[list[int]] = []
+    for step in range(400):
+        free = n - sum(map(len, held))
+        if held and rng.random() < 0.45:
+            pages = held.pop(rng.randrange(len(held)))
+            if len(pages) > 1 and rng.random() < 0.3:  # give back part, keep the rest (a truncated row)
+                k = rng.randrange(1, len(pages))
+                rng.shuffle(pages)
+                held.append(pages[k:])
+                pages = pages[:k]
+            a.free(pages)
+        elif rng.random() < 0.1:
+            _must_run_out(a, free + 1 + rng.randrange(3), free)
+        else:
+            k = rng.randrange(0, min(free, 5) + 1)
+            got = _allocate(a, k)
+            mine = {p for h in held for p in h}
+            twice = sorted(set(got) & mine)
+            assert not twice, (
+                f"step {step}: allocate({k}) gave {got!r}, and {twice!r} are still held (after a mix of "
+                f"{step} allocations and frees in random order): a page is handed out twice"
+            )
+            assert all(0 <= p < n for p in got) and len(set(got)) == k, f"step {step}: allocate({k}) gave {got!r}"
+            held.append(got)
+        want = n - sum(map(len, held))
+        assert _num_free(a) == want, f"step {step}: num_free is {_num_free(a)}, expected {want}"
+    for pages in held:
+        a.free(pages)
+    assert sorted(_allocate(a, n)) == list(range(n)), "after everything came back, allocate(13) must give 0..12"
+
+
 def case_independent(cls):
     a, b = cls(4), cls(4)
     x = _allocate(a, 2)
@@ -162,6 +292,11 @@ CASES = [
     Case("double free", case_double_free, "remember which pages are in use"),
     Case("the same page twice in one free()", case_duplicate_in_one_call, "check each page as you free it"),
     Case("free of a page never handed out", case_free_never_allocated, "only a page in use may be freed"),
+    Case("exact fit, then nothing left", case_exact_fit, "allocate(num_free) gets every free page; then only 0 fits"),
+    Case("free([]) gives back nothing", case_free_empty, "an empty list is a valid free() that changes nothing"),
+    Case("a refused free() loses no page", case_refused_midway, "every page is either in use or on the free list"),
+    Case("pages given back in any order", case_any_order, "requests finish in any order, not first in, first out"),
+    Case("many steps in random order", case_many_steps, "the invariants hold after every step, not only the first"),
     Case("two allocators are independent", case_independent, "state on self, set in __init__"),
     Case("in the real engine", case_real_engine, "three requests with your allocator in scheduler.cache", engine=True),
 ]

@@ -13,17 +13,26 @@ need (`CacheManager.reserve`); when a request finishes or is aborted the pages c
 owner: a page handed out twice means two requests overwrite each other's keys and values, and
 nothing crashes; the answers are just wrong.
 
-Write a class `PageAllocator(num_pages)` with:
+Write a class `PageAllocator(num_pages)`. The contract:
 
-* `num_free` — how many pages are free (a property or attribute);
-* `allocate(n) -> list[int]` — `n` distinct free page ids from `range(num_pages)` (`[]` for
-  `n == 0`); if fewer than `n` are free, raise `OutOfPages` and take nothing;
-* `free(pages)` — give pages back. A page that is not in use raises `ValueError`: freed twice,
-  listed twice in the same call, never handed out, or not a page id at all (`-1`,
-  `num_pages`). Each of those would put an id on the free list that is not free, and it would be
-  handed out twice.
+* `num_free`: how many pages are free (a property or attribute: the cache manager reads
+  `allocator.num_free` as a number);
+* `allocate(n) -> list[int]`: `n` distinct free page ids from `range(num_pages)`, which are in use
+  from then on. Asking for exactly `num_free` pages gets every free page; `allocate(0)` returns
+  `[]`, even when no page is free (the cache manager asks for 0 pages whenever a step's tokens fit
+  in a request's last page). If fewer than `n` are free, raise `OutOfPages` and take nothing;
+* `free(pages)`: the pages are free again and may be handed out by a later `allocate`. Requests
+  finish in any order, so pages come back in any order and in any grouping (a whole request, or
+  part of one); `free([])` gives back nothing and is not an error. A page that is not in use
+  raises `ValueError`: freed twice, listed twice in the same call, never handed out, or not a page
+  id at all (`-1`, `num_pages`). Each of those would put an id on the free list that is not free,
+  and it would be handed out twice. When a call is refused, the pages listed before the bad one
+  may have been given back or not, but no page is ever lost: each is still either in use or free.
 
-Keep the state on `self`: every scheduler builds its own allocator.
+The invariant behind all of it: at every moment each page is either free or held by exactly one
+owner, however many requests have come and gone. Keep the state on `self`: every scheduler builds
+its own allocator. The package's own version is `PageAllocator` in
+`minisgl_edu/kvcache/allocator.py`; don't peek before you try.
 """),
     code("""
 from __future__ import annotations
@@ -36,7 +45,7 @@ class PageAllocator:
     def __init__(self, num_pages: int) -> None:
         self.num_pages = num_pages
         ### BEGIN SOLUTION
-        ### HINT: a list of free ids and a set of ids in use
+        ### HINT: see the contract above
         self.free_list = list(range(num_pages - 1, -1, -1))
         self.in_use = set()
         ### END SOLUTION
@@ -49,7 +58,7 @@ class PageAllocator:
 
     def allocate(self, n: int) -> list[int]:
         ### BEGIN SOLUTION
-        ### HINT: check n against the free count before taking anything
+        ### HINT: see the contract above
         if n > len(self.free_list):
             raise OutOfPages(f"asked for {n} pages, {len(self.free_list)} free")
         pages = [self.free_list.pop() for _ in range(n)]
@@ -59,7 +68,7 @@ class PageAllocator:
 
     def free(self, pages: list[int]) -> None:
         ### BEGIN SOLUTION
-        ### HINT: refuse a page that is not in use, then put it back on the free list
+        ### HINT: see the contract above
         for p in pages:
             if p not in self.in_use:
                 raise ValueError(f"page {p} freed twice")
@@ -71,13 +80,17 @@ class PageAllocator:
 ## Check your answer
 
 Unit cases first: distinct ids, `allocate(0)`, reuse after `free`, running out (nothing taken),
-every kind of bad `free` above, and two allocators side by side. Then the grader swaps your
+every kind of bad `free` above, an exact fit that leaves nothing free, `free([])`, a `free` refused
+in the middle of its list, pages given back newest first and oldest first, 400 random steps
+of allocations and frees on 13 pages with the invariant checked after each, and two allocators
+side by side. Then the grader swaps your
 allocator into a real scheduler (`scheduler.cache.allocator = PageAllocator(num_pages)`), runs
 three requests on the default model, and checks that the tokens equal the reference and that
 every page came back.
 
 Each case has a time limit, so an answer that loops fails that case instead of hanging the
 notebook; and the class must be your own code (wrapping the package's `PageAllocator` scores 0).
+When a case fails, its message says which call went wrong and why, and a hint follows.
 """),
     code("""
 result = check("allocator", PageAllocator)
