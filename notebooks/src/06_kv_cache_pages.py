@@ -15,7 +15,8 @@ makes sure each request in the batch has room for the tokens about to be compute
 `CacheManager.release` gives its pages back. Files: `kvcache/pool.py`, `kvcache/allocator.py`,
 `kvcache/page_table.py`, `kvcache/manager.py`, and `kvcache/radix_cache.py`, the prefix cache: do
 exercise 6 (`exercises/06_prefix_cache.ipynb`) before you read that one, since the exercise asks
-you to write it without reading it.
+you to write it without reading it. Likewise do exercise 4 (`exercises/04_page_allocator.ipynb`)
+before you read `kvcache/allocator.py`.
 """),
     md(r"""
 ## Why pages

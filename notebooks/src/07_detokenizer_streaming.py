@@ -12,7 +12,9 @@ and how its `UserReply`s become the SSE chunks a client reads.
 Where we are on the path: the scheduler sends one `DetokenizeMsg(uid, next_token, finished)` per
 new token. The detokenizer worker (`tokenizer/server.py`, `DetokenizeManager`) keeps one
 `IncrementalDetokenizer` (`tokenizer/detokenizer.py`) per uid and sends the new text as a
-`UserReply(uid, incremental_output, finished)` to the API server.
+`UserReply(uid, incremental_output, finished)` to the API server. Exercise 3 asks you to write
+that class without reading `tokenizer/detokenizer.py`: this chapter shows what it does, not its
+code; leave the file until you have done the exercise.
 """),
     code(r"""
 import os
@@ -68,7 +70,7 @@ print("finish ->", repr(d.finish()), "| total:", repr(d.text), "| equal to decod
 With `stop=["END"]`, the text `"... E"` might be the start of `END`. The detokenizer holds such a
 tail back until the next tokens decide: either it was not a stop string (and is released), or it
 was (and it and everything after it is dropped). The scheduler also stops generating when it
-sees the stop string (`scheduler/finish.py`), so the two together give OpenAI's behaviour. (Stop
+sees the stop string (its finish check, exercise 1), so the two together give OpenAI's behaviour. (Stop
 strings are this engine's addition; mini-sglang's API accepts a `stop` field and ignores it.)
 """),
     code(r"""
@@ -142,8 +144,8 @@ for e in srv.trace(0):
 ## Exercises
 
 1. Feed the detokenizer the ids of `"🙂🙂🙂"` and print what each `add` returns.
-2. Why does the window start one chunk back (`_prefix_offset`) rather than at the newest token?
-   Try decoding `" world"`'s token alone and after `"hello"`.
+2. Why does the decoded window start one chunk back rather than at the newest token? Try
+   decoding `" world"`'s token alone and after `"hello"`.
 3. With `stop=["\n\n"]`, when is a single `"\n"` released?
 4. `exercises/03_detokenizer.ipynb`: write `add` and `finish` yourself; the grader feeds them
    emoji, CJK and stop strings.

@@ -12,6 +12,9 @@ Where we are on the path: right after the engine samples a token, `_process_resu
 (`scheduler/scheduler.py`) appends it and asks `check_finish` (`scheduler/finish.py`) whether the
 request is done. A cancel comes the other way: `AbortMsg` from the API server, `AbortBackendMsg`
 from the tokenizer, `Scheduler.abort` frees the request wherever it is.
+
+Do `exercises/01_finish.ipynb` before this chapter: the chapter shows the shape of the package's
+`check_finish`, which that exercise asks you to write without reading `scheduler/finish.py`.
 """),
     code(r"""
 import os
