@@ -457,7 +457,8 @@ behind.
    stream, close it, then let the scheduler go on. Which function sends the `AbortMsg` this time
    (read `generate` in `server/generate.py`), and what does `abort_request` find? Then do
    `exercises/02_abort.ipynb`, where you write the cleanup.
-4. Find where a request is found to be finished (EOS or `max_tokens`) and where that becomes
-   `data: [DONE]`. `exercises/01_finish.ipynb` asks you to write that check.
+4. Do `exercises/01_finish.ipynb` first: it asks you to write the check that finds a request
+   finished (EOS, `max_tokens`, a stop string) without reading the package's. Then find where the
+   scheduler calls that check and where its answer becomes `data: [DONE]`.
 """),
 ]
