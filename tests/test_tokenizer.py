@@ -311,3 +311,24 @@ def test_default_chat_template_ends_with_the_assistant_turn(smollm2_tok):
     # The rendered template already starts with <|im_start|>; encoding it must not prepend another.
     im_start = smollm2_tok.convert_tokens_to_ids("<|im_start|>")
     assert ids[0] == im_start and ids[1] != im_start
+
+
+# ---------------------------------------------------------------- the scheduler's stop-string check
+
+
+@pytest.mark.parametrize("stop", ["END", "北京天安门", "🚀🚀🚀", "🇫🇷🇩🇪", "👩‍💻"])
+def test_check_finish_sees_a_stop_string_of_any_characters(tok, stop):
+    """On a byte-level tokenizer a stop string of b UTF-8 bytes can span b tokens (this one has
+    a token per byte for every emoji): the finish check stops on the very token that completes it,
+    never before, however many tokens its characters take."""
+    from minisgl_edu.core import Req
+    from minisgl_edu.scheduler.finish import check_finish
+
+    ids = tok.encode(f"a {stop} b")
+    decode = lambda xs: tok.decode(xs, skip_special_tokens=True)  # noqa: E731
+    completes = next(i for i in range(1, len(ids) + 1) if stop in decode(ids[:i]))
+    req = Req(uid=0, input_ids=[1], sampling_params=SamplingParams(max_tokens=100, stop=[stop]))
+    req.max_new_tokens = 100
+    for i in range(1, len(ids) + 1):
+        req.output_ids = ids[:i]
+        assert check_finish(req, set(), decode) == ("stop" if i >= completes else None), (i, completes)

@@ -205,6 +205,19 @@ def case_stop_emoji_margin(fn):
         "the flag '🇫🇷' is 2 characters (two regional indicators, four bytes each) and takes the last 6 tokens: "
         "count the window in bytes, not in characters",
     )
+    for text, stop in (("go 🚀🚀🚀 now", "🚀🚀🚀"), ("Paris 🇫🇷🇩🇪 Berlin", "🇫🇷🇩🇪")):
+        ids = _ids(text)
+        done = next(i for i in range(1, len(ids) + 1) if stop in _decode(ids[:i]))
+        need = next(w for w in range(1, done + 1) if stop in _decode(ids[done - w : done]))
+        assert need > len(stop) + 4, f"setup: {stop!r} must need more than len(stop) + 4 tokens"
+        _expect(
+            fn,
+            _req(ids[:done], stop=[stop]),
+            "stop",
+            f"{stop!r} is {len(stop)} characters, {len(stop.encode())} bytes in UTF-8, and spans the last {need} "
+            "tokens: a window of len(stop) plus a few tokens misses it, and the request never stops. A token "
+            "stands for at least one byte, so a window of len(s.encode()) tokens (plus a margin) always holds it",
+        )
 
 
 def case_longest_stop_sets_window(fn):

@@ -13,8 +13,10 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import Req
 
-# Decode a few more tokens than the stop string has characters: one character can need
-# several tokens, but never fewer than one token per character is safe to assume (+ margin).
+# How many of the newest tokens to decode: a stop string of b bytes in UTF-8 spans at most b tokens
+# (a token of a byte-level tokenizer stands for at least one byte, and a CJK character or an emoji,
+# 3 or 4 bytes, can take a token for each), plus a margin for the token whose text begins before
+# the stop string and for special tokens, which decode to nothing.
 _STOP_MARGIN = 4
 
 
@@ -30,7 +32,7 @@ def check_finish(
         return "stop"
     if sp.stop and decode is not None:
         # Only the tail can contain a stop string that was not there one token ago.
-        window = max(len(s) for s in sp.stop) + _STOP_MARGIN
+        window = max(len(s.encode("utf-8")) for s in sp.stop) + _STOP_MARGIN
         tail = decode(req.output_ids[-window:])
         for s in sp.stop:
             if s in tail:

@@ -54,7 +54,8 @@ def check_finish(req: Req, eos_ids: set[int], decode: Optional[Callable[[list[in
     if not sp.ignore_eos and req.output_ids[-1] in eos_ids:
         return "stop"
     if sp.stop and decode is not None:
-        window = max(len(s) for s in sp.stop) + 4
+        # a stop string of b bytes spans at most b tokens, + the token it starts in and a margin
+        window = max(len(s.encode("utf-8")) for s in sp.stop) + 4
         tail = decode(req.output_ids[-window:])
         if any(s in tail for s in sp.stop):
             return "stop"
