@@ -8,37 +8,70 @@ CELLS = [
 
 When a streaming client disconnects, the API server sends `AbortMsg(uid)` to a tokenizer
 worker, which forwards `AbortBackendMsg(uid)` to the scheduler. `Scheduler._process_msg` calls
-`Scheduler.abort(uid)`, which calls `self.abort_fn(self, uid)`: your function. The request can be
-in any of three places:
+`Scheduler.abort(uid)`, which calls `self.abort_fn(self, uid)`: your function,
+`abort_request(scheduler, uid) -> bool`. The package's own version is `abort_request` in
+`minisgl_edu/scheduler/abort.py`; don't read it before you try.
+
+The request can be anywhere in its life:
 
 | where | what it holds |
 |---|---|
 | waiting, not admitted | nothing yet (`req.table_idx == -1`) |
 | waiting, part-way through a chunked prefill | a page-table row and the pages of the chunks done so far |
 | running (decoding) | a row and pages for every token so far |
+| in a batch that `schedule()` chose and `run_batch()` has not run yet | the same, plus a page `schedule()` may have reserved for the token that batch computes |
+| in a batch in flight (the overlap loop computes it while messages arrive) | the same; the GPU may still write its pages |
 
-Whatever the case, it must:
+## The contract
 
-1. leave `scheduler.reqs`, `scheduler.waiting` and `scheduler.running`;
-2. give back its own pages and its row with `scheduler.cache.release(req, cache_it=False)`. That
-   also unlocks a cached prefix the request was reading: the first pages of its row may belong to
-   the prefix cache and be shared with other requests, so never free the row's pages by hand;
-3. be **marked finished**: `req.status = ReqStatus.FINISHED` and `req.finish_reason = "abort"`.
-   An abort can land between `scheduler.schedule()` and `scheduler.run_batch(batch)`: the
-   course's stepper (chapter 04) picks the next batch before you press the button, and on the
-   overlap loop a batch is in flight while messages arrive. That batch still holds the request;
-   `run_batch` (and the overlap loop) skip requests that are finished, but one that is not would
-   be computed with its pages and row already gone;
-4. tell the detokenizer, with a `DetokenizeMsg(uid, -1, True, "abort", stop)` sent through
-   `scheduler.io.send([...])`, so that it and the API server free their state for the uid.
+After `abort_request(scheduler, uid)` returns `True`:
 
-Return `True` if you aborted something, `False` for a uid the scheduler does not know (it may
-have finished a moment ago: that is normal, not an error) and then send nothing.
+* **Where the request is not.** In none of `scheduler.reqs` (the live requests by uid),
+  `scheduler.waiting` (a first-come-first-served `deque`; its head may be part-way through a
+  chunked prefill, and the aborted request need not be the head) and `scheduler.running`. Every
+  other request stays where it was, in the same order, with its row and pages untouched, and goes on
+  to produce exactly the tokens it would have produced.
+* **What it is marked.** `req.status == ReqStatus.FINISHED` and `req.finish_reason == "abort"`. A
+  batch chosen before the abort may still list the request: the course's stepper (chapter 04) picks
+  the next batch before you press the button, and the overlap loop has one in flight. `run_batch`
+  and the overlap loop skip requests that are finished, and compute any other with whatever its row
+still holds.
+* **What the detokenizer is told.** Exactly one message, through `scheduler.io.send([...])`: a
+  `DetokenizeMsg` with the request's `uid`, `next_token=-1` (no token: a real id would be
+  detokenized and shown to the client), `finished=True`, `finish_reason="abort"` and `stop`, the
+  request's stop strings (`list(req.sampling_params.stop)`). On it the detokenizer and the API
+  server drop what they hold for the uid.
+* **Where every page and the row go** (pages of 4 tokens in the grader; a row lists the request's
+  pages in token order):
 
-Only full pages whose K/V was computed can ever go into a prefix cache. mini-sglang does insert an
-aborted request's full, computed pages into its radix cache; this engine does not cache an aborted
-request at all (`cache_it=False`): all its own pages go back to the free list. (The stretch part
-at the end of this notebook does it mini-sglang's way.)
+| what the request held | after the abort |
+|---|---|
+| its own pages: every page of its row after the prefix it was admitted with (`req.prefix_len` tokens; for the first of `n` answers to one prompt, which hands its prompt's pages to the cache, `req.shared_len` if larger), full, partly written, or reserved by `schedule()` for a step that has not run | on the allocator's free list, each exactly once |
+| the pages of its cached prefix (the row's pages before those), perhaps read by other running requests too | in the prefix cache, never on the free list; the request's hold on them (a lock, counted per request) given up once: still locked while another running request holds them, evictable when nobody does |
+| its page-table row | free |
+| the prefix cache | holds exactly the pages it held before: this engine does not cache an aborted request |
+
+So the free count goes up by exactly the number of the request's own pages, and
+`scheduler.cache.check()` (every page free, in a row, or in the prefix cache, exactly once)
+still holds.
+
+* **A batch in flight.** On the overlap loop the request leaves the queues and is marked at once,
+  but none of its pages goes back to the free list before the batch that holds it lands; then they
+  all do.
+
+It returns `True` when the uid was live and is now aborted, and `False` for a uid the scheduler
+does not know: never seen, finished a moment ago (that is normal: a client often hangs up just as
+its answer ends, so it is not an error), or already aborted. For those nothing changes at all and
+nothing is sent.
+
+`scheduler.cache` is the cache manager (`minisgl_edu/kvcache/manager.py`, which you may read and
+use): it knows which pages of a row are a request's own and which are the prefix cache's, and how
+to wait for a batch in flight. Your answer must be your own code: calling or wrapping the
+package's `abort_request` scores 0.
+
+mini-sglang puts an aborted request's full, computed pages into its radix cache; this engine gives
+all of its own pages back to the free list. Both are valid choices (chapter 08 weighs them); the
+stretch part at the end of this notebook does it mini-sglang's way.
 """),
     code("""
 from __future__ import annotations
@@ -51,7 +84,7 @@ from minisgl_edu.message import DetokenizeMsg
 def abort_request(scheduler, uid: int) -> bool:
     """Remove `uid` from the scheduler and free its memory. False if it is not there."""
     ### BEGIN SOLUTION
-    ### HINT: pop it from scheduler.reqs, remove it from waiting/running, release the cache, tell the detokenizer
+    ### HINT: see the contract above
     req = scheduler.reqs.pop(uid, None)
     if req is None:
         return False
@@ -69,18 +102,25 @@ def abort_request(scheduler, uid: int) -> bool:
     md("""
 ## Check your answer
 
-The grader aborts a real request (default model) while it waits, in the middle of a chunked
-prefill (the token budget is 16, so the prompt takes several steps), while it decodes, between
-`schedule()` and `run_batch()`, while its batch is in flight on the overlap loop, and after its
-prompt reused a prefix that an earlier request left in the radix cache. After each it checks that
-the request is nowhere and (where it matters) marked finished, that the detokenizer got one
-`"abort"` message, and that every page is back where it belongs (the free list, or the prefix
-cache for the shared ones) and every row is free. It also aborts unknown and finished uids, and
-checks that aborting one request of three leaves the other two with exactly the tokens they would
-have had. Each failure says what your function left behind.
+The grader aborts a real request (default model, pages of 4) while it waits, in the middle of a
+chunked prefill (the token budget is 16, so the prompt takes several steps), while it decodes,
+between `schedule()` and `run_batch()`, while its batch is in flight on the overlap loop, and after
+its prompt reused a prefix that an earlier request left in the radix cache. Then the edges: a
+prompt whose cached prefix another running request still reads; a 33-token prompt aborted when its
+computed tokens fill their last page exactly and one token later, each between two steps and
+after `schedule()`; two queued requests and two requests on one cached prefix, each pair aborted in
+both orders; an abort after ten requests filled a small pool and the cache evicted pages, on a
+prefix that another request extended in the cache meanwhile; and the same uid aborted twice
+(decoding, waiting, in flight). It also aborts unknown and finished uids, and checks that aborting
+one request of three leaves the other two with exactly the tokens they would have had.
+
+After each abort it checks the contract above: the request is nowhere and marked finished, the
+detokenizer got one `"abort"` message, the free count went up by exactly the request's own pages,
+the prefix cache kept its pages and the locks other requests hold, every row is free, and
+`cache.check()` holds. A failure says what your function left behind, and a hint follows.
 
 Each case has a time limit, so an answer that loops fails that case instead of hanging the
-notebook; and the answer must be your own code (calling the package's `abort_request` scores 0).
+notebook.
 """),
     code("""
 result = check("abort", abort_request)
