@@ -216,7 +216,9 @@ What happened in between, hop by hop (section 7 shows the same hops in a trace):
    `AbortBackendMsg(uid)` for the scheduler.
 3. The scheduler (`Scheduler._process_msg` → `Scheduler.abort` → `abort_request` in
    `scheduler/abort.py`) removes the request from its queues and gives back its pages and its
-   page-table row; `running_requests` drops and `kv_pages_free` is back where it was.
+   page-table row; `running_requests` drops and `kv_pages_free` is back where it was. You write
+   `abort_request` yourself in `exercises/02_abort.ipynb`: do that exercise before you read
+   `scheduler/abort.py`.
 
 mini-sglang follows the same messages, with two differences. Its stream generator asks
 `request.is_disconnected()` before each chunk (`stream_with_cancellation`) and sends the
@@ -455,8 +457,9 @@ behind.
 3. Section 4 cut a stream and section 7 showed the hops. Cut one yourself *before* its first
    token: freeze `minisgl-TP0-scheduler` with SIGSTOP (as section 5 did with a tokenizer), start a
    stream, close it, then let the scheduler go on. Which function sends the `AbortMsg` this time
-   (read `generate` in `server/generate.py`), and what does `abort_request` find? Then do
-   `exercises/02_abort.ipynb`, where you write the cleanup.
+   (read `generate` in `server/generate.py`), and is the uid still in the scheduler when the
+   `AbortBackendMsg` arrives (what does the trace record for it)? Then do
+   `exercises/02_abort.ipynb`, where you write the cleanup, before you read `scheduler/abort.py`.
 4. Do `exercises/01_finish.ipynb` first: it asks you to write the check that finds a request
    finished (EOS, `max_tokens`, a stop string) without reading the package's. Then find where the
    scheduler calls that check and where its answer becomes `data: [DONE]`.

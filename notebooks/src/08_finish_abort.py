@@ -94,7 +94,8 @@ back to the free list, which is simple to check page by page (exercise 2 grades 
 the price is that a client who retries the same prompt has computed again whatever the
 aborted request had computed beyond the prefix that was already cached.
 
-What an abort frees, and where each piece goes:
+What an abort frees, and where each piece goes (the calls it names are the package's answer to
+`exercises/02_abort.ipynb`: if you have not done that exercise yet, do it before reading on):
 
 | what | who frees it | where it goes |
 |---|---|---|
@@ -187,8 +188,9 @@ already forgotten the uid when it sends `AbortMsg`.
 ## Exercises
 
 1. `exercises/01_finish.ipynb`: write `check_finish` (EOS, `max_tokens`, stop strings, `ignore_eos`).
-2. `exercises/02_abort.ipynb`: write the abort: waiting, mid chunked prefill, decoding, already
-   finished, unknown uid. The grader checks the pages after each.
+2. `exercises/02_abort.ipynb` (if chapter 02 has not sent you there already): write the abort:
+   waiting, mid chunked prefill, decoding, already finished, unknown uid. The grader checks the
+   pages after each.
 3. What happens if an abort arrives while the request's batch is being computed? Find the line in
    `_process_results` that handles it.
 4. An aborted request's full pages hold valid keys and values. Give one reason to put them into
