@@ -451,7 +451,7 @@ class LocalServer:
             queues={
                 "tokenizer": self.tokenizer_inbox.qsize(),
                 "scheduler": self.io.inbox.qsize(),
-                "detokenizer": self.io.outbox.qsize(),
+                "detokenizer": self.io.num_pending(),
                 "api_server": self.frontend_inbox.qsize(),
             },
             pages=pages,
