@@ -87,7 +87,7 @@ from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 def verify_step(req: VerifyRequest, drafts: list[int], targets: list[int]) -> VerifyResult:
     """What the request keeps from one verify step (see the contract above)."""
     ### BEGIN SOLUTION
-    ### HINT: accept while drafts[n] == targets[n], then targets[n]; check each new token's finish; kv_len = total - 1; free the pages past pages_for(total)
+    ### HINT: see the contract above
     # 1. accept: the drafts the model agrees with, then its own token at the first mismatch
     n = 0
     while n < len(drafts) and drafts[n] == targets[n]:
