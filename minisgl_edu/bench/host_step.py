@@ -20,33 +20,15 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import os
 import pstats
-import tempfile
 import time
 
 from minisgl_edu.core import Batch, ReqStatus, SamplingParams
 from minisgl_edu.engine.engine import ForwardOutput
+from minisgl_edu.grading.harness import tiny_model
 from minisgl_edu.scheduler import Scheduler, SchedulerConfig
 
 PROMPT_LEN = 64
-
-
-def tiny_model_dir() -> str:
-    """A 2-layer random-weight Llama with the default model's tokenizer (made once, in a temp dir)."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from minisgl_edu.models import resolve_model
-    from minisgl_edu.models.testing import tiny_hf_config
-
-    out = os.path.join(tempfile.gettempdir(), "minisgl_edu-host-step-tiny")
-    if not os.path.exists(os.path.join(out, "config.json")):
-        torch.manual_seed(0)
-        cfg = tiny_hf_config("llama", vocab_size=49152, max_position_embeddings=4096, tie_word_embeddings=True)
-        AutoModelForCausalLM.from_config(cfg).save_pretrained(out)
-        AutoTokenizer.from_pretrained(resolve_model("smollm2-135m")).save_pretrained(out)
-    return out
 
 
 def instant_forward(batch: Batch) -> ForwardOutput:
@@ -61,7 +43,7 @@ def decoding_scheduler(batch: int, steps: int) -> Scheduler:
     pages_each = (PROMPT_LEN + steps + 2 * page_size) // page_size
     s = Scheduler(
         SchedulerConfig(
-            model=tiny_model_dir(),
+            model=tiny_model(),  # the graders' 2-layer random-weight Llama: milliseconds a step
             device="cpu",
             page_size=page_size,
             num_pages=batch * pages_each + 16,

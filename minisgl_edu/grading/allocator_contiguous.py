@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.allocator import _num_free
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
 from minisgl_edu.grading.own_code import borrowed
@@ -100,13 +101,6 @@ def _own_code(cls) -> None:
 
 
 # --- reading the student's allocator ------------------------------------------------------------
-
-
-def _num_free(a) -> int:
-    got = a.num_free
-    assert not callable(got), "num_free is a method: make it a property (the cache manager reads allocator.num_free)"
-    assert isinstance(got, int), f"num_free is {got!r}, not an int"
-    return got
 
 
 def _runs(a) -> list[tuple[int, int]]:

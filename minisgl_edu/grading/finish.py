@@ -46,6 +46,14 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
     )
 
 
+def _completes(ids: list[int], stop: str) -> tuple[int, int]:
+    """(done, need): the stop string first shows in the decode of ids[:done], and the last `need` of
+    those tokens are the fewest whose decode still holds it (the window a check must decode)."""
+    done = next(i for i in range(1, len(ids) + 1) if stop in _decode(ids[:i]))
+    need = next(w for w in range(1, done + 1) if stop in _decode(ids[done - w : done]))
+    return done, need
+
+
 def _spans(text: str, stop: str) -> int:
     """How many tokens of `text` the first occurrence of `stop` overlaps (setup checks)."""
     ids, start = _ids(text), text.index(stop)
@@ -178,8 +186,7 @@ def case_stop_multibyte(fn):
 def case_stop_emoji_margin(fn):
     text, stop = "x 🦀🦀!!", "🦀🦀!"
     ids = _ids(text)
-    done = next(i for i in range(1, len(ids) + 1) if stop in _decode(ids[:i]))  # the token that completes it
-    need = next(w for w in range(1, done + 1) if stop in _decode(ids[done - w : done]))
+    done, need = _completes(ids, stop)
     assert need == len(stop) + 4 and not _decode(ids[:done]).endswith(stop), (
         "setup: the stop string must need a window of exactly len(stop) + 4 tokens and end inside the newest token"
     )
@@ -207,8 +214,7 @@ def case_stop_emoji_margin(fn):
     )
     for text, stop in (("go 🚀🚀🚀 now", "🚀🚀🚀"), ("Paris 🇫🇷🇩🇪 Berlin", "🇫🇷🇩🇪")):
         ids = _ids(text)
-        done = next(i for i in range(1, len(ids) + 1) if stop in _decode(ids[:i]))
-        need = next(w for w in range(1, done + 1) if stop in _decode(ids[done - w : done]))
+        done, need = _completes(ids, stop)
         assert need > len(stop) + 4, f"setup: {stop!r} must need more than len(stop) + 4 tokens"
         _expect(
             fn,
