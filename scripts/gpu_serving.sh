@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The serving benchmark on a GPU against our server with its defaults (what a presenter gets from
 # `python -m minisgl_edu.serve`): random bf16 weights of the Qwen3-0.6B shape (the offline
-# benchmark's preset) with the bundled model's tokenizer files ($MINISGL_EDU_TOKENIZER_DIR), the
+# benchmark's preset) with the bundled model's tokenizer files ($MINISGL_EDU_TOKENIZER_DIR) and its
+# vocabulary (so every sampled token streams as text, and TTFT is the first token's), the
 # chat endpoint, streaming, ~512-token prompts, 256 output tokens, ignore_eos; one stream, 64
 # concurrent streams, a burst of 256. Needs the server's wheels (scripts/gpu_stage_extra.sh).
-# Prints a table last; each run's JSON goes to $OUT when set.
-#   bash scripts/gpu.sh serving [SERVER ARGS...]
+# Prints a table last; each run's JSON goes to $OUT when set. TREE=dir serves another copy of the
+# package (`gpu_stage_base.sh COMMIT` makes .gpu/base) on the same model, for an A/B in one call.
+#   [TREE=.gpu/base] bash scripts/gpu.sh serving [SERVER ARGS...]
 set -eu
 tok=${MINISGL_EDU_TOKENIZER_DIR:?set MINISGL_EDU_TOKENIZER_DIR to the default model\'s tokenizer files}
 out=${OUT:-/tmp/gpu_serving}
 mkdir -p "$out"
-model=$(python -c "from minisgl_edu.bench.offline import random_qwen3_dir; print(random_qwen3_dir())")
+model=$(python -c "from minisgl_edu.bench.offline import random_qwen3_dir; print(random_qwen3_dir('$tok'))")
 cp "$tok"/tokenizer.json "$tok"/tokenizer_config.json "$tok"/chat_template.jinja "$model"/
 start=$(date +%s)
-python -m minisgl_edu.serve --model "$model" "$@" > "$out/server.log" 2>&1 &
+PYTHONPATH=${TREE:+$TREE:}${PYTHONPATH:-} python -m minisgl_edu.serve --model "$model" "$@" > "$out/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 until python -c "import httpx; httpx.get('http://127.0.0.1:1919/v1/models').raise_for_status()" 2>/dev/null; do

@@ -508,15 +508,13 @@ def test_cuda_graph_greedy_matches_eager(tiny_qwen3_dir, n):
 @needs_cuda
 @pytest.mark.parametrize("backend", ["flashinfer", "auto"])  # auto: our Triton decode kernel for small batches
 def test_verify_graphs_give_the_tokens_of_plain_decoding(tiny_qwen3_dir, backend, monkeypatch):
-    """Speculative decoding on the GPU: verify batches replay verify graphs (each position a decode
-    row of its request), and the greedy tokens are those without drafts."""
+    """Speculative decoding on the GPU: verify batches replay token-row graphs (each position a
+    decode row of its request), and the greedy tokens are those without drafts."""
     from minisgl_edu.engine.cuda_graph import CudaGraphRunner
 
     replays = []
-    run_verify = CudaGraphRunner.run_verify
-    monkeypatch.setattr(
-        CudaGraphRunner, "run_verify", lambda self, *a: replays.append(len(a[0])) or run_verify(self, *a)
-    )
+    run_rows = CudaGraphRunner.run_rows
+    monkeypatch.setattr(CudaGraphRunner, "run_rows", lambda self, *a: replays.append(len(a[0])) or run_rows(self, *a))
     plain = make_scheduler(tiny_qwen3_dir, "cuda", attention_backend=backend)
     spec = make_scheduler(tiny_qwen3_dir, "cuda", attention_backend=backend, speculative_algorithm="ngram")
     rng = random.Random(1)
@@ -526,6 +524,38 @@ def test_verify_graphs_give_the_tokens_of_plain_decoding(tiny_qwen3_dir, backend
     assert a == b
     assert replays and spec.accepted_tokens_total > 0
     assert_all_pages_back(spec)
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("backend", ["flashinfer", "auto"])
+def test_short_prefills_replay_token_row_graphs(tiny_qwen3_dir, backend, monkeypatch):
+    """A prefill of few tokens replays a token-row graph (each prompt token a decode row of its
+    request), after a prefix-cache hit too, and gives eager's greedy tokens; a prompt whose rows
+    would read too much runs eagerly."""
+    from minisgl_edu.engine import cuda_graph
+    from minisgl_edu.engine.cuda_graph import CudaGraphRunner
+
+    replays = []
+    run_rows = CudaGraphRunner.run_rows
+    monkeypatch.setattr(CudaGraphRunner, "run_rows", lambda self, *a: replays.append(a[1]) or run_rows(self, *a))
+    monkeypatch.setattr(cuda_graph, "ROW_GRAPH_MAX_READS", 2000)  # a 63-token prompt reads 2016
+    eager = make_scheduler(tiny_qwen3_dir, "cuda", cuda_graph_max_bs=0, attention_backend="flashinfer")
+    graph = make_scheduler(
+        tiny_qwen3_dir, "cuda", max_running_requests=64, cuda_graph_max_bs=64, attention_backend=backend
+    )
+    first = prompts(3, 5, 20, seed=41)
+    base = prompts(1, 40, 40, seed=42)
+    # the same first 32 tokens (two pages) as `base`: a cache hit, then rows from position 32 on
+    hits = [base[0][:32] + q for q in prompts(2, 3, 9, seed=43)]
+    longer = prompts(1, 63, 63, seed=44)
+    for ps in (first, base, hits, longer):
+        assert generate(graph, ps, 12, overlap=True) == generate(eager, ps, 12, overlap=False)
+    prefills = [pos for pos in replays if len(pos) > 1]  # decode graphs take the 1-row steps
+    assert any(pos[0] == 0 for pos in prefills), "no prefill from position 0 replayed a graph"
+    assert any(pos[0] == 32 for pos in prefills), "no prefill after a cache hit replayed a graph"
+    assert all(len(pos) < 63 for pos in replays), "the 63-token prompt should have run eagerly"
+    assert_all_pages_back(graph)
 
 
 @gpu

@@ -27,6 +27,7 @@ import statistics
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
@@ -76,13 +77,25 @@ def make_workload(n: int, lo: int, hi: int, vocab: int, seed: int = 0) -> Worklo
     return Workload(prompts, [rng.randint(lo, hi) for _ in range(n)])
 
 
-def random_qwen3_dir() -> str:
-    """A Qwen3-0.6B-shaped HF directory with random bf16 weights (made once, in a temp dir)."""
+def random_qwen3_dir(vocab_from: Optional[str] = None) -> str:
+    """A Qwen3-0.6B-shaped HF directory with random bf16 weights (made once, in a temp dir).
+
+    `vocab_from`: a model directory whose vocabulary (size, bos and eos ids, from its config.json)
+    replaces Qwen3's, for serving with that model's tokenizer: every sampled id is then a token the
+    tokenizer can turn into text, so a stream carries a chunk for it (with Qwen3's 151,936 ids and
+    the bundled model's 49,152-token tokenizer, two ids in three would stream nothing).
+    """
     from transformers import AutoConfig, AutoModelForCausalLM
 
+    config = dict(QWEN3_06B_CONFIG)
     out = os.path.join(tempfile.gettempdir(), "minisgl_edu-qwen3-0.6b-random")
+    if vocab_from is not None:
+        with open(os.path.join(vocab_from, "config.json")) as f:
+            theirs = json.load(f)
+        config.update({k: theirs[k] for k in ("vocab_size", "bos_token_id", "eos_token_id")})
+        out += f"-vocab{config['vocab_size']}"
     if not os.path.exists(os.path.join(out, "config.json")):
-        cfg = AutoConfig.for_model(**QWEN3_06B_CONFIG)
+        cfg = AutoConfig.for_model(**config)
         torch.manual_seed(0)
         model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
         model.save_pretrained(out)

@@ -1,6 +1,7 @@
-"""CUDA graphs for decode batches: one launch for the whole forward pass.
+"""CUDA graphs for decode batches and short prefills: one launch for the whole forward pass.
 
-Where this sits on the request path: inside `Engine.forward_batch`, for decode batches only. A
+Where this sits on the request path: inside `Engine.forward_batch`, for decode batches, and for
+prefill and verify batches of few tokens (the token-row graphs at the end of this text). A
 decode step of a small model is a few hundred tiny kernels (about 15 per layer); at batch 1 the
 GPU finishes each one faster than Python can launch the next, so the step costs the *launch*
 time. A CUDA graph records the launches once and replays them with one call.
@@ -21,17 +22,23 @@ A graph replays fixed kernels on fixed addresses with fixed shapes. So:
 * padding rows read token 0 from a spare entry of `last_tokens`, sit at position 0, write their
   K/V to the pool's dummy page and attend to one token there: harmless work whose output is dropped.
 
-Verify batches (speculative decoding, `verify.py`) get graphs of their own when speculation is on.
-A request that verifies k drafts computes k+1 tokens at positions p .. p+k, each attending to the
-request's tokens up to itself: that is k+1 decode rows on the same page-table row, with lengths
-p+1 .. p+k+1 (all K/V of a layer are stored before any row attends, so row j sees the drafts
-before it). So a verify graph of size n runs n such token rows through the same attention plan as
-a decode graph of size n; what differs is that its input tokens come from the host (the drafts,
-`PackedGraphInputs.ids`), and it returns the logits of every row and writes nothing back: which
-token a request keeps is decided after the verify, on the host.
+Short prefills and verify batches (speculative decoding, `verify.py`) replay graphs of their own,
+"token-row" graphs. A request that computes n tokens at positions p .. p+n-1 (a prompt of n tokens,
+or its last token and n-1 drafts) is, for attention, n decode rows on the same page-table row, with
+lengths p+1 .. p+n: all K/V of a layer are stored before any row attends, so row j sees the tokens
+before it and none after. So a token-row graph of size n runs n such rows through the same
+attention plan as a decode graph of size n; what differs is that its input tokens come from the
+host (`PackedGraphInputs.ids`), and it returns the hidden state of every row and writes nothing
+back: the engine computes the logits of the rows it samples from (a prompt's last token; every
+row of a verify) after the replay.
 
-Prefill batches (variable token counts) always run eagerly. Graphs share one memory pool, so the
-largest is captured first and the smaller ones reuse its memory.
+Why: a prefill of a short prompt is not bound by its kernels but by launching them (hundreds of
+them, from Python, for every layer); replayed, it costs what its kernels cost. But a row re-reads
+its whole context, where a prefill kernel reads each page once for all of a request's tokens; so
+only a batch whose rows read few tokens in all replays one (`CudaGraphRunner.can_run_rows`, at
+most `ROW_GRAPH_MAX_READS`); longer ones run eagerly, where the launches are a small share.
+Graphs share one memory pool, so the largest is captured first and the smaller ones reuse its
+memory.
 """
 
 from __future__ import annotations
@@ -45,6 +52,11 @@ import torch
 from minisgl_edu.attention.flashinfer_backend import pinned
 from minisgl_edu.engine.graph_inputs import PackedGraphInputs
 
+# A batch replays a token-row graph only if its rows read at most this many K/V tokens in all (the
+# sum of the rows' lengths): a 512-token prompt reads 131k. Past that, a row graph's repeated reads
+# of the context cost more than the launches it saves (measured: docs/benchmarks.md, "Short prefills").
+ROW_GRAPH_MAX_READS = 1 << 18
+
 
 def batch_sizes(max_bs: int) -> list[int]:
     sizes = [b for b in [1, 2, 4, 8, 12, 16, 24, 32] if b <= max_bs]
@@ -55,7 +67,7 @@ def batch_sizes(max_bs: int) -> list[int]:
 
 
 class CudaGraphRunner:
-    def __init__(self, engine, max_bs: int, greedy_kernel: bool = True, verify: bool = False) -> None:
+    def __init__(self, engine, max_bs: int, greedy_kernel: bool = True) -> None:
         self.engine = engine
         self.model = engine.model
         self.attn = engine.attn
@@ -78,10 +90,9 @@ class CudaGraphRunner:
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
         self.logits: dict[int, torch.Tensor] = {}
         self.tokens: dict[int, torch.Tensor] = {}  # the greedy tokens, picked in the graph
-        # (speculative decoding) graphs of verify token rows, and the logits of each row
-        self.verify_graphs: dict[int, torch.cuda.CUDAGraph] = {}
-        self.verify_logits: dict[int, torch.Tensor] = {}
-        self.verifies = verify
+        # token-row graphs (short prefills, verify batches), and the hidden state of each row
+        self.row_graphs: dict[int, torch.cuda.CUDAGraph] = {}
+        self.row_hidden: dict[int, torch.Tensor] = {}
         t0 = time.perf_counter()
         self._capture()
         self.capture_seconds = time.perf_counter() - t0
@@ -98,10 +109,9 @@ class CudaGraphRunner:
         self.engine.last_tokens.index_copy_(0, rows, tokens)
         return logits, tokens
 
-    def _forward_verify(self, bs: int) -> torch.Tensor:
-        """What a verify graph of `bs` token rows records: -> float32 logits [bs, vocab]."""
-        hidden = self.model(self.inputs.ids[:bs], self.inputs.positions[:bs], self.attn)
-        return self.model.compute_logits(hidden)
+    def _forward_rows(self, bs: int) -> torch.Tensor:
+        """What a token-row graph of `bs` rows records: -> hidden states [bs, hidden]."""
+        return self.model(self.inputs.ids[:bs], self.inputs.positions[:bs], self.attn)
 
     def _prepare(
         self,
@@ -153,13 +163,13 @@ class CudaGraphRunner:
                     self.logits[bs], self.tokens[bs] = self._forward(bs)
                 pool = graph.pool()
                 self.graphs[bs] = graph
-            for bs in reversed(self.bs_list if self.verifies else []):
+            for bs in reversed(self.bs_list):
                 self._prepare(bs, [], [], [], [], ids=[])
-                self._forward_verify(bs)  # warm up outside the capture
+                self._forward_rows(bs)  # warm up outside the capture
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph, pool=pool, stream=self.stream):
-                    self.verify_logits[bs] = self._forward_verify(bs)
-                self.verify_graphs[bs] = graph
+                    self.row_hidden[bs] = self._forward_rows(bs)
+                self.row_graphs[bs] = graph
         self.stream.synchronize()
 
     def can_run(self, batch_size: int) -> bool:
@@ -187,12 +197,17 @@ class CudaGraphRunner:
         self.graphs[bs].replay()
         return self.logits[bs][:b], self.tokens[bs][:b], self.inputs.rows[:b]
 
-    def run_verify(self, ids: list[int], positions: list[int], out_loc: list[int], rows: list[int]) -> torch.Tensor:
-        """Replay the verify graph for len(ids) token rows (`rows[i]`: the page-table row of the
-        request that token i belongs to); -> their logits [n, vocab]. Nothing is written to
+    def can_run_rows(self, positions: list[int]) -> bool:
+        """Can a batch of these token positions replay a token-row graph? Enough graph rows, and few
+        K/V reads in all (row i reads positions[i] + 1 tokens)."""
+        return len(positions) <= self.max_bs and sum(positions) + len(positions) <= ROW_GRAPH_MAX_READS
+
+    def run_rows(self, ids: list[int], positions: list[int], out_loc: list[int], rows: list[int]) -> torch.Tensor:
+        """Replay the token-row graph for len(ids) tokens (`rows[i]`: the page-table row of the
+        request that token i belongs to); -> their hidden states [n, hidden]. Nothing is written to
         `Engine.last_tokens`."""
         n = len(ids)
         bs = self._size_for(n)
         self._prepare(bs, rows, positions, out_loc, [p + 1 for p in positions], ids=ids)
-        self.verify_graphs[bs].replay()
-        return self.verify_logits[bs][:n]
+        self.row_graphs[bs].replay()
+        return self.row_hidden[bs][:n]

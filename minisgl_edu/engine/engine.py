@@ -149,8 +149,6 @@ class Engine:
                     self,
                     min(config.cuda_graph_max_bs, self.page_table.max_reqs),
                     greedy_kernel="greedy" in config.triton_kernels and triton_available(),
-                    # verify graphs only where drafts will come: the scheduler's config says so
-                    verify=getattr(config, "speculative_algorithm", None) is not None,
                 )
 
     def _auto_backend(self) -> str:
@@ -241,7 +239,8 @@ class Engine:
         row_list = [it.req.table_idx for it in batch.items]
         flags = [it.completes_prompt for it in batch.items]
         graph = self.graph_runner
-        # Only a decode batch replays a captured decode graph; prefill and mixed batches run eagerly.
+        # A decode batch replays a captured decode graph; a batch of few tokens (a short prefill, a
+        # verify) a token-row graph; the others run eagerly.
         if graph is not None and batch.is_decode and graph.can_run(batch.size) and all(flags):
             # A decode batch through a captured CUDA graph: one copy in, one launch, the input
             # tokens read and the greedy tokens written back inside the graph.
@@ -255,35 +254,37 @@ class Engine:
                 self.last_tokens.index_copy_(0, rows, tokens)
                 logprobs = take_logprobs(logits, tokens, reqs)
             return self._pending(flags, tokens, logprobs)
-        verify_graph = graph is not None and graph.verifies and batch.phase == "verify"
-        if verify_graph and not device_at and graph.can_run(len(ids)):
-            # A verify batch (decode tokens, some with drafts) through a captured verify graph:
-            # every position is a row, and every row's logits are sampled from.
-            token_rows = [it.req.table_idx for it in batch.items for _ in range(it.num_tokens)]
-            return self._verify(batch, graph.run_verify(ids, positions, out_loc, token_rows))
         rows = self._tensor(row_list)
-        if decode_ids:
-            ids_t = self.last_tokens.index_select(0, rows)
-        else:
-            ids_t = self._tensor(ids)
-            if device_at:  # on the device, without waiting for the batch that sampled them
-                ids_t[self._tensor(device_at)] = self.last_tokens.index_select(0, self._tensor(device_rows))
         sampling = [it.req for it in batch.items if it.completes_prompt]
-        meta = AttentionMetadata(
-            is_prefill=not batch.is_decode,
-            q_lens=[it.num_tokens for it in batch.items],
-            kv_lens=[it.end for it in batch.items],
-            rows=rows,
-            out_loc=self._tensor(out_loc),
-            row_ids=row_list,
-        )
-        self.attn.prepare(meta)
-        hidden = self.model(ids_t, self._tensor(positions), self.attn)
+        if graph is not None and not decode_ids and not device_at and graph.can_run_rows(positions):
+            # A short prefill or a verify batch through a captured token-row graph: every token a
+            # decode row of its request (cuda_graph.py); logits only of the rows sampled from.
+            token_rows = [it.req.table_idx for it in batch.items for _ in range(it.num_tokens)]
+            hidden = graph.run_rows(ids, positions, out_loc, token_rows)
+        else:
+            if decode_ids:
+                ids_t = self.last_tokens.index_select(0, rows)
+            else:
+                ids_t = self._tensor(ids)
+                if device_at:  # on the device, without waiting for the batch that sampled them
+                    ids_t[self._tensor(device_at)] = self.last_tokens.index_select(0, self._tensor(device_rows))
+            meta = AttentionMetadata(
+                is_prefill=not batch.is_decode,
+                q_lens=[it.num_tokens for it in batch.items],
+                kv_lens=[it.end for it in batch.items],
+                rows=rows,
+                out_loc=self._tensor(out_loc),
+                row_ids=row_list,
+            )
+            self.attn.prepare(meta)
+            hidden = self.model(ids_t, self._tensor(positions), self.attn)
         logits = None
         if sample_rows:
             # Only the last position of each request needs logits: the LM head is the largest
             # matmul of a small model, so skipping the other prompt positions matters.
-            logits = self.model.compute_logits(hidden[self._tensor(sample_rows)])
+            if len(sample_rows) < hidden.shape[0]:
+                hidden = hidden[self._tensor(sample_rows)]
+            logits = self.model.compute_logits(hidden)
         if not sampling:
             return PendingForward(flags, None, None)
         if batch.has_drafts:

@@ -14,11 +14,11 @@ of its device twin:
 (MB = the largest graph's batch size, PB = the largest batch whose page lists travel here,
 `AttentionBackend.graph_page_rows`; a batch of b requests fills the first b entries of each.)
 
-A step writes the first three (`write`; a verify graph also the input tokens, `ids`), the backend may add the page lists (`write_pages`, in
-`prepare_for_replay`), then `send` copies what was written. Two host buffers take turns: overlap
-scheduling writes step N+1's inputs while step N may not have been copied yet, so before a buffer
-is written again, the event recorded after its last copy is waited on (long done, in practice: it
-is two steps old).
+A step writes the first three (`write`; a token-row graph also the input tokens, `ids`), the
+backend may add the page lists (`write_pages`, in `prepare_for_replay`), then `send` copies what
+was written. Two host buffers take turns: overlap scheduling writes step N+1's inputs while step
+N may not have been copied yet, so before a buffer is written again, the event recorded after its
+last copy is waited on (long done, in practice: it is two steps old).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ class PackedGraphInputs:
         self._end = 0  # entries of the current host buffer written so far
 
     def write(self, rows: list[int], positions: list[int], out_loc: list[int], ids: list[int] | None = None) -> None:
-        """Start a step: one entry per request of the graph (per token of a verify graph),
-        padding included. `ids`: the input tokens, which only a verify graph reads from here."""
+        """Start a step: one entry per request of the graph (per token of a token-row graph),
+        padding included. `ids`: the input tokens, which only a token-row graph reads from here."""
         i = self._turn
         if self._copied[i] is not None:
             self._copied[i].synchronize()
