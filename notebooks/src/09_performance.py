@@ -161,7 +161,10 @@ size, and then replays it with a single launch. The engine captures graphs for a
 sizes (`engine/cuda_graph.py`, `CudaGraphRunner`) and pads a decode batch up to the next captured
 size. It only works because the shapes of a decode step depend on the batch size alone: the
 varying parts (which pages, which positions) are written into fixed input buffers before the
-replay. Prefill batches, whose shapes vary, run without graphs.
+replay. A prefill's shape varies with its prompt, but a short one fits the same mould: each prompt
+token is a decode "row" of its request that attends to the tokens up to itself, so a prefill of n
+tokens replays the graph of n rows ("token-row" graphs, which also verify the drafts of
+speculative decoding). Long prefills, whose kernels outweigh their launches, run without graphs.
 
 ## 4. Attention over pages: what FlashInfer removes
 
@@ -321,8 +324,9 @@ The last line is one you can run: `make bench` (it takes a few minutes on 2 core
    machine, and why?
 2. Measure the prefill time of a 1 000-token prompt with `max_prefill_tokens` 256 and 4096. Which
    is faster overall? Which keeps the other requests' decoding smoother?
-3. Why can a CUDA graph be used for decode but not for prefill? What must be copied into the
-   graph's input buffers before each replay?
+3. Why does a CUDA graph suit a decode step but not a long prefill? What must be copied into the
+   graph's input buffers before each replay, and why does a row of a token-row graph read more
+   K/V than the same token in a prefill kernel?
 4. In overlap scheduling, why must the pages of a finished request stay allocated until the next
    batch lands? Relate it to what you wrote in `exercises/02_abort.ipynb` and
    `exercises/04_page_allocator.ipynb`.
