@@ -111,3 +111,18 @@ def test_unregistered_dataclass_is_refused():
         encode(Secret(1))
     register(Secret)
     assert decode(encode(Secret(1))) == Secret(1)
+
+
+def test_a_plain_dict_field_may_not_pose_as_a_message():
+    # Decoded, it would become an AbortMsg: refused on the way out instead.
+    with pytest.raises(ValueError, match="reserved key"):
+        encode(SchedulerStatsMsg(stats={"__type__": "AbortMsg", "uid": 1}))
+
+
+def test_a_prompt_and_a_step_of_messages_stay_plain_lists():
+    # msgpack writes the token ids itself (no callback per id): they come back as the same list.
+    ids = list(range(5000))
+    msg = decode(encode(UserMsg(uid=1, input_ids=ids, sampling_params=PARAMS)))
+    assert msg.input_ids == ids and msg.sampling_params == PARAMS
+    step = [DetokenizeMsg(uid=u, next_token=100 + u, finished=u == 3, stop=["\\n"]) for u in range(4)]
+    assert decode(encode(step)) == step

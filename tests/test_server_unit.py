@@ -218,3 +218,87 @@ def test_default_running_limit_follows_the_device_and_the_kv_pool():
     assert auto(cuda, 68_631) == 256  # an H200's pool for Qwen3-0.6B: ~1.1M tokens
     assert auto(cuda, 20_000) == 156  # 320k tokens at 2,048 each
     assert auto(cuda, 1_000) == 32  # a small GPU: never below the CPU's
+
+
+def _replies_in_queue(*replies):
+    """A stand-in for the API server's state with one request (uid 5) whose replies are queued."""
+    import asyncio
+    from types import SimpleNamespace
+
+    queue = asyncio.Queue()
+    for r in replies:
+        queue.put_nowait(r)
+    return SimpleNamespace(ack_map={5: queue}), queue
+
+
+def _text(text, tokens, finished=False, reason=None, lp=()):
+    from minisgl_edu.message import UserReply
+
+    return UserReply(5, text, finished, reason, num_output_tokens=tokens, logprobs=[{"token": t} for t in lp])
+
+
+def test_replies_waiting_behind_one_go_out_as_one():
+    import asyncio
+
+    from minisgl_edu.message import UserReply
+    from minisgl_edu.server.generate import Generation, next_reply
+
+    async def run():
+        prompt = UserReply(5, "", False, num_prompt_tokens=12, cached_tokens=8)
+        state, queue = _replies_in_queue(
+            prompt, _text(" a", 1, lp="a"), _text(" b", 2, lp="b"), _text(" c", 4, lp="cd")
+        )
+        gen = Generation(5)
+        first = await next_reply(state, gen)
+        assert (first.incremental_output, first.num_output_tokens, first.finished) == (" a b c", 4, False)
+        assert [e["token"] for e in first.logprobs] == ["a", "b", "c", "d"]
+        assert (gen.num_prompt_tokens, gen.cached_tokens, gen.num_output_tokens) == (12, 8, 4)
+        # Nothing waits now: the next reply is taken alone, as it comes.
+        queue.put_nowait(_text(" e", 5))
+        second = await next_reply(state, gen)
+        assert (second.incremental_output, second.num_output_tokens) == (" e", 5)
+        assert queue.empty()
+
+    asyncio.run(run())
+
+
+def test_joining_stops_at_the_last_reply_and_keeps_an_error_for_the_next_call():
+    import asyncio
+
+    from minisgl_edu.message import UserReply
+    from minisgl_edu.server.generate import Generation, next_reply
+
+    async def run():
+        state, _ = _replies_in_queue(
+            UserReply(5, "", False, num_prompt_tokens=3), _text(" a", 1), _text(" b", 2, True, "length")
+        )
+        gen = Generation(5)
+        last = await next_reply(state, gen)
+        assert (last.incremental_output, last.finished, last.finish_reason) == (" a b", True, "length")
+        assert gen.done and gen.finish_reason == "length"
+
+        error = UserReply(6, "", True, "abort", error="the scheduler died")
+        state, _ = _replies_in_queue(UserReply(5, "", False, num_prompt_tokens=3), _text(" a", 1), error)
+        gen = Generation(5)
+        text = await next_reply(state, gen)
+        assert text.incremental_output == " a" and not text.error and not gen.done
+        assert (await next_reply(state, gen)) is error and gen.done
+
+    asyncio.run(run())
+
+
+def test_the_deadline_timer_ends_a_request_after_the_text_before_it():
+    import asyncio
+
+    from minisgl_edu.message import UserReply
+    from minisgl_edu.server.generate import TIMED_OUT, Generation, RequestTimedOut, next_reply
+
+    async def run():
+        state, _ = _replies_in_queue(UserReply(5, "", False, num_prompt_tokens=3), _text(" a", 1), TIMED_OUT)
+        gen = Generation(5)
+        assert (await next_reply(state, gen)).incremental_output == " a"
+        with pytest.raises(RequestTimedOut):
+            await next_reply(state, gen)
+        assert not gen.done  # so end_request aborts it in the scheduler
+
+    asyncio.run(run())

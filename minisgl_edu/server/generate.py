@@ -28,7 +28,7 @@ from minisgl_edu.server.frontend import FrontendState
 from minisgl_edu.server.metrics import RequestTiming
 from minisgl_edu.server.protocol import APIError, Choice, GenerateRequest, ResponseShape, finish_reason_of, sse
 
-POLL_INTERVAL = 0.5  # seconds: how often a waiting request checks its client and its deadline
+POLL_INTERVAL = 0.5  # seconds: how often a non-streaming request checks that its client is still there
 
 
 class ClientDisconnected(Exception):
@@ -37,6 +37,10 @@ class ClientDisconnected(Exception):
 
 class RequestTimedOut(Exception):
     pass
+
+
+# What a request's deadline timer puts in its queue (`Generation.timer`); never sent by a worker.
+TIMED_OUT = UserReply(uid=-1, incremental_output="", finished=True, finish_reason="abort", error="timed out")
 
 
 def usage(gens: list[Generation]) -> dict:
@@ -64,7 +68,8 @@ class Generation:
     queue_seconds: Optional[float] = None  # how long the scheduler kept it waiting (set with its first token)
     finish_reason: Optional[str] = None
     done: bool = False  # the last reply arrived: no abort needed
-    deadline: Optional[float] = None  # time.monotonic() after which the request is aborted
+    timer: Optional[asyncio.TimerHandle] = None  # puts TIMED_OUT in the queue at the deadline
+    held: Optional[UserReply] = None  # an error reply taken early (`_join_waiting`), served next
     next_client_check: float = 0.0  # time.monotonic() when to ask again whether the client left
     timing: RequestTiming = field(default_factory=RequestTiming)  # starts now: the request was received
     text_offset: int = 0  # (completions' logprobs) characters of the tokens sent so far
@@ -81,47 +86,95 @@ async def next_reply(state: FrontendState, gen: Generation, request: Any = None)
     """The next reply of `gen` that carries text, the end, or an error.
 
     The tokenizer's reply with the prompt length carries none of those: it is merged into `gen`.
-    With `request`, also notice a client that disconnects while we wait (non-streaming requests;
-    for streams, Starlette cancels the generator instead).
+    Replies that are already waiting behind it are joined to it (`_join_waiting`). With
+    `request`, also notice a client that disconnects while we wait (non-streaming requests; for
+    streams, Starlette cancels the generator instead).
     """
     queue = state.ack_map.get(gen.uid)
     if queue is None:
         raise ClientDisconnected()
     while True:
-        if request is None and gen.deadline is None:
-            reply = await queue.get()
-        else:
-            # Check the client and the deadline every POLL_INTERVAL by the clock, not only when no
-            # reply came for that long: a running request gets a token every few milliseconds, and
-            # its client may have left long ago.
+        reply = await _receive(queue, gen, request)
+        _account(gen, reply)
+        if reply.finished or reply.error:
+            break
+        if reply.incremental_output:
+            reply = _join_waiting(queue, gen, reply)
+            break
+    if reply.finished and not reply.error and gen.num_prompt_tokens == 0:
+        await _await_prompt_length(queue, gen)
+    return reply
+
+
+async def _receive(queue: asyncio.Queue, gen: Generation, request: Any) -> UserReply:
+    """The next reply in `gen`'s queue, as it comes; raises when the deadline has passed (the
+    timer put `TIMED_OUT` in the queue) or, with `request`, when the client left."""
+    if gen.held is not None:
+        reply, gen.held = gen.held, None
+    elif request is None:
+        reply = await queue.get()
+    else:
+        # Check the client every POLL_INTERVAL by the clock, not only when no reply came for
+        # that long: a running request gets a token every few milliseconds, and its client may
+        # have left long ago.
+        while True:
             now = time.monotonic()
-            if gen.deadline is not None and now >= gen.deadline:
-                raise RequestTimedOut()
-            if request is not None and now >= gen.next_client_check:
+            if now >= gen.next_client_check:
                 gen.next_client_check = now + POLL_INTERVAL
                 if await request.is_disconnected():
                     raise ClientDisconnected()
             if not queue.empty():
                 reply = queue.get_nowait()
-            else:
-                wait = POLL_INTERVAL if gen.deadline is None else min(POLL_INTERVAL, gen.deadline - now)
-                try:
-                    reply = await asyncio.wait_for(queue.get(), timeout=wait)
-                except asyncio.TimeoutError:
-                    continue
-        gen.num_prompt_tokens = max(gen.num_prompt_tokens, reply.num_prompt_tokens)
-        gen.num_output_tokens = max(gen.num_output_tokens, reply.num_output_tokens)
-        gen.cached_tokens = max(gen.cached_tokens, reply.cached_tokens)
-        if reply.queue_seconds is not None:
-            gen.queue_seconds = reply.queue_seconds
-        if reply.finished or reply.error:
-            gen.done = True
-            gen.finish_reason = reply.finish_reason
-            if not reply.error and gen.num_prompt_tokens == 0:
-                await _await_prompt_length(queue, gen)
-            return reply
-        if reply.incremental_output:
-            return reply
+                break
+            try:
+                reply = await asyncio.wait_for(queue.get(), timeout=POLL_INTERVAL)
+                break
+            except asyncio.TimeoutError:
+                continue
+    if reply is TIMED_OUT:
+        raise RequestTimedOut()
+    return reply
+
+
+def _account(gen: Generation, reply: UserReply) -> None:
+    """What one reply tells the API server about its request: counts, queue time, the end."""
+    gen.num_prompt_tokens = max(gen.num_prompt_tokens, reply.num_prompt_tokens)
+    gen.num_output_tokens = max(gen.num_output_tokens, reply.num_output_tokens)
+    gen.cached_tokens = max(gen.cached_tokens, reply.cached_tokens)
+    if reply.queue_seconds is not None:
+        gen.queue_seconds = reply.queue_seconds
+    if reply.finished or reply.error:
+        gen.done = True
+        gen.finish_reason = reply.finish_reason
+
+
+def _join_waiting(queue: asyncio.Queue, gen: Generation, reply: UserReply) -> UserReply:
+    """`reply` with the replies already waiting behind it joined on: one chunk for all of them.
+
+    Unloaded, a reply is taken as soon as it arrives and nothing waits. When the API server falls
+    behind (many streams, a fast GPU), each request's queue holds several replies by the time it
+    is served; sending them as one SSE chunk (one JSON encoding, one socket write) makes the work
+    per token smaller exactly when it has to be, as SGLang's streaming does. An error is not
+    joined: it stays for the next call, so the text before it still goes out.
+    """
+    while not (reply.finished or queue.empty()):
+        later = queue.get_nowait()
+        if later.error:
+            gen.held = later
+            break
+        _account(gen, later)
+        reply = UserReply(
+            uid=reply.uid,
+            incremental_output=reply.incremental_output + later.incremental_output,
+            finished=later.finished,
+            finish_reason=later.finish_reason,
+            num_prompt_tokens=max(reply.num_prompt_tokens, later.num_prompt_tokens),
+            num_output_tokens=max(reply.num_output_tokens, later.num_output_tokens),
+            cached_tokens=max(reply.cached_tokens, later.cached_tokens),
+            queue_seconds=reply.queue_seconds if reply.queue_seconds is not None else later.queue_seconds,
+            logprobs=reply.logprobs + later.logprobs,
+        )
+    return reply
 
 
 async def _await_prompt_length(queue: asyncio.Queue, gen: Generation) -> None:
@@ -136,6 +189,8 @@ async def _await_prompt_length(queue: asyncio.Queue, gen: Generation) -> None:
 def end_request(state: FrontendState, gen: Generation) -> None:
     """The API server is done with `gen`: forget its uid (and abort it in the scheduler unless it
     finished), and count it on /metrics. Safe to call twice; the second call does nothing."""
+    if gen.timer is not None:
+        gen.timer.cancel()
     if gen.done:
         state.finish_user(gen.uid)
     else:  # client disconnected, timed out, or the server is stopping
@@ -168,8 +223,9 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
     uids = [state.new_user() for _ in range(params.n)]
     gens = [Generation(uid, route=uids[0]) for uid in uids]
     if state.request_timeout:
+        loop = asyncio.get_running_loop()
         for gen in gens:
-            gen.deadline = time.monotonic() + state.request_timeout
+            gen.timer = loop.call_later(state.request_timeout, state.ack_map[gen.uid].put_nowait, TIMED_OUT)
     shape.rid = f"{shape.rid}-{uids[0]}"  # the uid in the id makes a request easy to follow in logs
     try:
         await state.send_one(TokenizeMsg(uid=uids[0], text=prompt, sampling_params=params, more_uids=uids[1:]))
