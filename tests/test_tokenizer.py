@@ -284,6 +284,42 @@ def test_tokenize_worker_forwards_abort_and_stats_and_stops_on_exit(tok):
     assert worker.handle([ExitMsg()]) is False
 
 
+def test_a_burst_is_encoded_together_with_the_answers_of_one_by_one(tok):
+    from minisgl_edu.tokenizer.template import encode_prompts
+
+    prompts = [
+        TEXTS[1],
+        [{"role": "user", "content": TEXTS[3]}],
+        [5, 6, 7],
+        [{"role": "user", "content": 5}],  # refused: its ValueError in its place
+        TEXTS[2],
+        [{"role": "system", "content": "be brief"}, {"role": "user", "content": TEXTS[0]}],
+    ]
+    together = encode_prompts(tok, prompts)
+    assert isinstance(together[3], ValueError) and "content" in str(together[3])
+    for prompt, ids in zip(prompts[:3] + prompts[4:], together[:3] + together[4:]):
+        assert ids == encode_prompt(tok, prompt)
+    assert together[0] == tok.encode(TEXTS[1]) and together[2] == [5, 6, 7]
+
+
+def test_tokenize_worker_keeps_the_order_of_a_burst_and_fails_a_bad_prompt_alone(tok):
+    worker, front, back = make_worker(tok)
+    params = SamplingParams(max_tokens=3)
+    worker.handle(
+        [
+            TokenizeMsg(uid=1, text="one", sampling_params=params),
+            AbortMsg(uid=1),  # after its request, in the same burst: it must reach the scheduler second
+            TokenizeMsg(uid=2, text=[{"role": "user", "content": 5}], sampling_params=params),
+            TokenizeMsg(uid=3, text="three", sampling_params=params),
+        ]
+    )
+    (batch,) = back.items
+    assert [(type(m).__name__, m.uid) for m in batch.data] == [("UserMsg", 1), ("AbortBackendMsg", 1), ("UserMsg", 3)]
+    assert batch.data[2].input_ids == tok.encode("three")
+    replies = {r.uid: r for r in front.items[0].data}
+    assert replies[2].error and replies[2].finished and not replies[1].error and not replies[3].error
+
+
 # ---------------------------------------------------------------- the default model's own tokenizer
 
 

@@ -70,7 +70,9 @@ class Generation:
     done: bool = False  # the last reply arrived: no abort needed
     timer: Optional[asyncio.TimerHandle] = None  # puts TIMED_OUT in the queue at the deadline
     held: Optional[UserReply] = None  # an error reply taken early (`_join_waiting`), served next
-    next_client_check: float = 0.0  # time.monotonic() when to ask again whether the client left
+    # time.monotonic() when to ask whether the client left: not at once (the check is costly in
+    # Starlette, and a burst of new requests would pay it for each), then every POLL_INTERVAL
+    next_client_check: float = field(default_factory=lambda: time.monotonic() + POLL_INTERVAL)
     timing: RequestTiming = field(default_factory=RequestTiming)  # starts now: the request was received
     text_offset: int = 0  # (completions' logprobs) characters of the tokens sent so far
 

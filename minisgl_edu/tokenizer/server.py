@@ -26,7 +26,7 @@ import dataclasses
 import logging
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from minisgl_edu.message import (
     AbortBackendMsg,
@@ -42,7 +42,7 @@ from minisgl_edu.message import (
     unwrap,
 )
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer, TokenText
-from minisgl_edu.tokenizer.template import encode_prompt
+from minisgl_edu.tokenizer.template import encode_prompts
 
 logger = logging.getLogger(__name__)
 
@@ -55,14 +55,26 @@ class TokenizeManager:
         self.max_seq_len = max_seq_len
         self.vocab_size = vocab_size
 
-    def tokenize(self, msg: TokenizeMsg) -> list[int]:
-        """Token ids of the prompt; raises ValueError with a message for the client."""
+    def tokenize_all(self, msgs: list[TokenizeMsg]) -> list[Union[list[int], ValueError]]:
+        """The token ids of each message's prompt, encoded together, or the ValueError that says
+        to its client why it can never run."""
         try:
-            ids = encode_prompt(self.tokenizer, msg.text)
-        except ValueError:
-            raise
-        except Exception as e:  # e.g. a chat template that raises on an unexpected role order
-            raise ValueError(f"could not apply the chat template: {e}") from e
+            encoded = encode_prompts(self.tokenizer, [m.text for m in msgs])
+        except Exception as e:  # not a prompt we refuse: the tokenizer itself failed on one
+            if len(msgs) > 1:
+                return [r for m in msgs for r in self.tokenize_all([m])]  # so that it fails alone
+            # The exception type only, not its text, which could quote the prompt.
+            logger.error("tokenize_worker: %s while encoding a prompt", type(e).__name__)
+            return [ValueError("the prompt could not be tokenized")]
+        out: list[Union[list[int], ValueError]] = []
+        for msg, ids in zip(msgs, encoded):
+            try:
+                out.append(ids if isinstance(ids, ValueError) else self._checked(msg, ids))
+            except ValueError as e:
+                out.append(e)
+        return out
+
+    def _checked(self, msg: TokenizeMsg, ids: list[int]) -> list[int]:
         if not ids:
             raise ValueError("the prompt is empty")
         if len(ids) >= self.max_seq_len:
@@ -165,10 +177,13 @@ class TokenizeWorker:
         to_backend: list[Any] = []
         to_frontend: list[Any] = []
         keep_going = True
+        # The burst's prompts are encoded together (one call of the tokenizer), then handled in order.
+        prompts = [m for m in msgs if isinstance(m, TokenizeMsg)]
+        encoded = iter(self.tokenize_manager.tokenize_all(prompts) if prompts else [])
         for msg in msgs:
             try:
                 if isinstance(msg, TokenizeMsg):
-                    self._tokenize(msg, to_backend, to_frontend)
+                    self._tokenize(msg, next(encoded), to_backend, to_frontend)
                 elif isinstance(msg, AbortMsg):
                     to_backend.append(AbortBackendMsg(uid=msg.uid))
                 elif isinstance(msg, DetokenizeMsg):
@@ -216,12 +231,12 @@ class TokenizeWorker:
             self.send_backend.put(to_backend[0] if len(to_backend) == 1 else BatchBackendMsg(data=to_backend))
         return keep_going
 
-    def _tokenize(self, msg: TokenizeMsg, to_backend: list, to_frontend: list) -> None:
-        try:
-            ids = self.tokenize_manager.tokenize(msg)
-        except ValueError as e:
+    def _tokenize(
+        self, msg: TokenizeMsg, ids: Union[list[int], ValueError], to_backend: list, to_frontend: list
+    ) -> None:
+        if isinstance(ids, ValueError):
             to_frontend.append(
-                UserReply(uid=msg.uid, incremental_output="", finished=True, finish_reason="abort", error=str(e))
+                UserReply(uid=msg.uid, incremental_output="", finished=True, finish_reason="abort", error=str(ids))
             )
             return
         # (n > 1) one request per answer; the others wait for the first one's prompt pages

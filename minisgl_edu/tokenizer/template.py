@@ -45,8 +45,40 @@ def normalize_messages(messages: list[Any]) -> list[dict]:
 
 def encode_prompt(tokenizer: Any, prompt: Prompt) -> list[int]:
     """Token ids for `prompt` (a string, a list of chat messages, or a list of token ids)."""
+    (ids,) = encode_prompts(tokenizer, [prompt])
+    if isinstance(ids, ValueError):
+        raise ids
+    return ids
+
+
+def encode_prompts(tokenizer: Any, prompts: list[Prompt]) -> list[Union[list[int], ValueError]]:
+    """`encode_prompt` of many prompts at once, in order; a prompt that cannot be encoded gets its
+    ValueError in its place. The texts go to the tokenizer in one call: a fast (Rust) tokenizer
+    spreads a batch over the cores, which a burst of new requests needs."""
+    out: list[Union[list[int], ValueError, None]] = [None] * len(prompts)
+    texts: dict[bool, list[tuple[int, str]]] = {True: [], False: []}  # add_special_tokens -> (index, text)
+    for i, prompt in enumerate(prompts):
+        try:
+            found = _text_of(tokenizer, prompt)
+        except ValueError as e:
+            out[i] = e
+            continue
+        if isinstance(found, list):
+            out[i] = found
+        else:
+            texts[found[1]].append((i, found[0]))
+    for special, items in texts.items():
+        if items:
+            encoded = tokenizer([text for _, text in items], add_special_tokens=special)["input_ids"]
+            for (i, _), ids in zip(items, encoded):
+                out[i] = list(ids)
+    return out
+
+
+def _text_of(tokenizer: Any, prompt: Prompt) -> Union[list[int], tuple[str, bool]]:
+    """The text to encode and whether the tokenizer adds its special tokens, or the ids as sent."""
     if isinstance(prompt, str):
-        return list(tokenizer.encode(prompt))
+        return prompt, True
     if not isinstance(prompt, (list, tuple)) or len(prompt) == 0:
         raise ValueError("the prompt must be a string, a non-empty list of chat messages or of token ids")
     if all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
@@ -54,10 +86,12 @@ def encode_prompt(tokenizer: Any, prompt: Prompt) -> list[int]:
     if all(isinstance(m, dict) for m in prompt):
         if not getattr(tokenizer, "chat_template", None):
             raise ValueError("this model has no chat template: send a plain prompt to /v1/completions")
-        # Render to text first, then encode without adding special tokens: the template already
-        # wrote the ones the model expects (a second BOS would change the model's answer).
-        text = tokenizer.apply_chat_template(
-            normalize_messages(list(prompt)), tokenize=False, add_generation_prompt=True
-        )
-        return list(tokenizer.encode(text, add_special_tokens=False))
+        messages = normalize_messages(list(prompt))
+        try:
+            text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        except Exception as e:  # e.g. a chat template that raises on an unexpected role order
+            raise ValueError(f"could not apply the chat template: {e}") from e
+        # Encoded without adding special tokens: the template already wrote the ones the model
+        # expects (a second BOS would change the model's answer).
+        return text, False
     raise ValueError("the prompt must be a string, a list of chat messages or a list of token ids, not a mix")
