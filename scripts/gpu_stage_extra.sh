@@ -13,7 +13,7 @@ mkdir -p .gpu/extra
 for pkg in "xgrammar==$(version xgrammar)" "apache-tvm-ffi==$(version apache-tvm-ffi)" "pydantic==$(version pydantic)" \
   "pydantic-core==$(version pydantic-core)" annotated-types typing-inspection "fastapi==$(version fastapi)" \
   "starlette==$(version starlette)" "uvicorn==$(version uvicorn)" "pyzmq==$(version pyzmq)" "msgpack==$(version msgpack)" \
-  setproctitle opentelemetry-api annotated-doc anyio h11 click idna; do
+  setproctitle uvloop httptools opentelemetry-api annotated-doc anyio h11 click idna; do
   "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
     --platform manylinux_2_5_x86_64 --platform manylinux1_x86_64 \

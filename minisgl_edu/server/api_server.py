@@ -190,4 +190,14 @@ def run_api_server(args: Any, addrs: Any, workers: list, sock: Any) -> int:
             await server.serve(sockets=[sock])
         return exit_code
 
-    return asyncio.run(main())
+    # uvloop runs the event loop in C (libuv), as SGLang's and vLLM's servers do: every reply and
+    # every SSE chunk passes through the loop, so its cost per callback is the API server's cost
+    # per token. asyncio's own loop where uvloop is not installed (it does not build on Windows).
+    try:
+        import uvloop
+
+        loop_factory = uvloop.new_event_loop
+    except ImportError:
+        loop_factory = None
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(main())
