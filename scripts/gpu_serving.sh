@@ -18,7 +18,7 @@ cp "$tok"/tokenizer.json "$tok"/tokenizer_config.json "$tok"/chat_template.jinja
 start=$(date +%s)
 PYTHONPATH=${TREE:+$TREE:}${PYTHONPATH:-} python -m minisgl_edu.serve --model "$model" "$@" > "$out/server.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT  # and wait: a server still stopping would share the GPU and the cores with the next run
 until python -c "import httpx; httpx.get('http://127.0.0.1:1919/v1/models').raise_for_status()" 2>/dev/null; do
   kill -0 $pid 2>/dev/null || { tail -40 "$out/server.log"; exit 1; }
   sleep 2

@@ -73,6 +73,8 @@ def test_scheduler_cpu_threads_split_the_cores_between_ranks(monkeypatch):
         monkeypatch.setattr(process.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
         assert process.scheduler_cpu_threads(0, tp) == want, (cores, tp)
     assert process.scheduler_cpu_threads(5, 1) == 5  # asked for: taken as it is
+    # On CUDA the host's tensors are tiny: one thread, unless asked for more.
+    assert process.scheduler_cpu_threads(0, 2, cuda=True) == 1 and process.scheduler_cpu_threads(4, 1, cuda=True) == 4
 
 
 def test_workers_start_with_a_short_openmp_spin_unless_the_user_chose(monkeypatch):

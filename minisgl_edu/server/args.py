@@ -30,7 +30,7 @@ class ServerArgs:
     device: str = "auto"
     num_tokenizer: int = 1
     tp_size: int = 1
-    cpu_threads: int = 0  # torch threads of each scheduler process on CPU; 0: all cores (split between TP ranks)
+    cpu_threads: int = 0  # torch threads of each scheduler process; 0: CPU all cores (split between TP ranks), CUDA 1
     # engine / scheduler (None = the SchedulerConfig default)
     max_running_requests: Optional[int] = None
     page_size: Optional[int] = None
@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpu-threads",
         type=_non_negative,
         default=0,
-        help="torch threads of each scheduler process on CPU (default 0: all cores, split between the TP ranks)",
+        help="torch threads of each scheduler process (default 0: on CPU all cores, split between the TP "
+        "ranks; on CUDA one, for the host's small tensors)",
     )
     p.add_argument(
         "--cpu-single-thread-decode",

@@ -81,8 +81,8 @@ def _run_scheduler(
 
     from minisgl_edu.engine.config import resolve_device
 
-    if resolve_device(overrides.get("device", "auto")).type == "cpu":
-        torch.set_num_threads(scheduler_cpu_threads(cpu_threads, tp_size))
+    cuda = resolve_device(overrides.get("device", "auto")).type == "cuda"
+    torch.set_num_threads(scheduler_cpu_threads(cpu_threads, tp_size, cuda))
     io = None
     try:
         from minisgl_edu.scheduler import Scheduler, SchedulerConfig

@@ -54,14 +54,19 @@ def parent_alive() -> bool:
     return _parent_pid < 0 or os.getppid() == _parent_pid
 
 
-def scheduler_cpu_threads(requested: int = 0, tp_size: int = 1) -> int:
-    """How many threads torch may use in one scheduler process on CPU (`--cpu-threads`).
+def scheduler_cpu_threads(requested: int = 0, tp_size: int = 1, cuda: bool = False) -> int:
+    """How many threads torch may use in one scheduler process (`--cpu-threads`).
 
-    `requested` > 0 is taken as it is. Otherwise every core this process may run on, split
-    between the tensor-parallel ranks (each rank is a process of its own), and at least one.
+    `requested` > 0 is taken as it is. On CUDA, one: the model runs on the GPU, and the host's
+    tensors are a step's few hundred page ids and positions, which OpenMP threads only slow down
+    (each op waits for all of them, on cores the API server, tokenizer and detokenizer use too;
+    vLLM's GPU workers also run torch with one thread). On CPU, every core this process may run
+    on, split between the tensor-parallel ranks (each rank is a process of its own), at least one.
     """
     if requested > 0:
         return requested
+    if cuda:
+        return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, cores // max(tp_size, 1))
 
