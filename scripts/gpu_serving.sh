@@ -4,7 +4,7 @@
 # benchmark's preset) with the bundled model's tokenizer files ($MINISGL_EDU_TOKENIZER_DIR) and its
 # vocabulary (so every sampled token streams as text, and TTFT is the first token's), the
 # chat endpoint, streaming, ~512-token prompts, 256 output tokens, ignore_eos; one stream, 64
-# concurrent streams, a burst of 256. Needs the server's wheels (scripts/gpu_stage_extra.sh).
+# concurrent streams, a burst of 256 (those two from $CLIENTS client processes, default 4). Needs the server's wheels (scripts/gpu_stage_extra.sh).
 # Prints each run's busy share of a core per server process (scripts/proc_cpu.py) and a table last;
 # each run's JSON goes to $OUT when set. TREE=dir serves another copy of the
 # package (`gpu_stage_base.sh COMMIT` makes .gpu/base) on the same model, for an A/B in one call.
@@ -37,8 +37,10 @@ bench() {
 }
 bench warmup --num-prompts 32 --concurrency 32
 bench one_stream --num-prompts 16 --concurrency 1
-bench streams_64 --num-prompts 256 --concurrency 64
-bench burst_256 --num-prompts 256 --concurrency 256
+# Several client processes where many streams run: one parses every chunk in Python and would
+# set the pace itself (bench/serving_procs.py; the table's Client CPU row shows how busy each was).
+bench streams_64 --num-prompts 256 --concurrency 64 --client-processes ${CLIENTS:-4}
+bench burst_256 --num-prompts 256 --concurrency 256 --client-processes ${CLIENTS:-4}
 python - "$out" <<'PY'
 import json, sys
 print(f"\n{'run':<11} {'ok':>4} {'out tok/s':>10} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} {'ITL p50':>8} {'ITL p99':>8}  (ms)")

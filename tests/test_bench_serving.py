@@ -11,6 +11,7 @@ statuses, a stream cut mid-way, the command line.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import socket
 import threading
@@ -460,3 +461,32 @@ def test_cli_end_to_end_writes_json_and_plot(socket_server, tmp_path, capsys):
     assert sorted(contents[:3]) == sorted(contents[3:]) and len(set(contents)) == 3
     assert all(estimated_tokens(c) >= 40 for c in contents)
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_client_processes_share_the_requests_and_join_their_records(socket_server):
+    url, app = socket_server(["ok"])
+    cfg = BenchConfig(
+        base_url=url, endpoint="chat", num_prompts=7, concurrency=3, output_len=2, progress=False, client_processes=2
+    )
+    result = run_benchmark(cfg)
+    # Every planned request once, in the plan's order, with the prompt the one-process run sends.
+    one = run_benchmark(dataclasses.replace(cfg, client_processes=1))
+    assert [r.index for r in result.requests] == list(range(7))
+    assert [r.prompt_index for r in result.requests] == [r.prompt_index for r in one.requests]
+    assert len(app.bodies) == 14 and all(r.ok and r.text == "xy" for r in result.requests)
+    sent = sorted(b["messages"][0]["content"] for b in app.bodies[:7])
+    assert sent == sorted(b["messages"][0]["content"] for b in app.bodies[7:])
+    # One time axis: every request was sent after the common start and ended before the duration.
+    assert all(0 <= r.sent_at <= r.done_at <= result.summary.duration_s for r in result.requests)
+    assert result.summary.succeeded == 7 and result.client_cpu_s > 0
+    assert "Client CPU (2 processes, % of a core each)" in serving.format_table(result)
+
+
+def test_client_processes_are_at_most_the_concurrency_and_need_the_real_clock(socket_server):
+    with pytest.raises(ValueError, match="at most the concurrency"):
+        BenchConfig(concurrency=2, client_processes=3)
+    with pytest.raises(ValueError, match="system's clock"):
+        run_benchmark(BenchConfig(client_processes=2, progress=False), clock=FakeClock())
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there: one error, as with one process
+    result = run_benchmark(BenchConfig(base_url=url, num_prompts=3, progress=False, client_processes=2))
+    assert result.server_error.startswith(f"cannot connect to {url}") and result.summary.failed == 3

@@ -89,6 +89,10 @@ class BenchConfig:
     seed: int = 0
     timeout_s: float = 600.0  # a request fails when the server sends nothing for this long
     progress: bool = True  # a tqdm bar on stderr
+    # Client processes that share the requests (`serving_procs.py`): one parses every chunk of
+    # every stream in Python, and at tens of thousands of chunks a second that, not the server, is
+    # what the figures would show (the table's "Client CPU" row says how busy each process was).
+    client_processes: int = 1
 
     def __post_init__(self) -> None:
         if self.endpoint not in ("completions", "chat"):
@@ -104,6 +108,8 @@ class BenchConfig:
             raise ValueError("input_len must be >= 1")
         if not self.request_rate > 0:
             raise ValueError("request_rate must be > 0 (inf: all at once)")
+        if self.client_processes < 1 or (self.concurrency is not None and self.concurrency < self.client_processes):
+            raise ValueError("client_processes must be >= 1 and at most the concurrency")
 
     @property
     def path(self) -> str:
@@ -117,6 +123,7 @@ class BenchResult:
     requests: list[RequestResult]
     summary: Summary
     server_error: Optional[str] = None  # the server could not be reached: nothing was sent
+    client_cpu_s: float = 0.0  # CPU seconds the client's processes used while the requests ran
 
     def to_dict(self) -> dict:
         config = asdict(self.config)
@@ -128,6 +135,7 @@ class BenchResult:
             "model": self.model,
             "server_error": self.server_error,
             "summary": asdict(self.summary),
+            "client_cpu_s": self.client_cpu_s,
             "requests": [r.to_dict() for r in self.requests],
         }
 
@@ -262,9 +270,17 @@ async def probe_model(client: httpx.AsyncClient) -> tuple[Optional[str], Optiona
 
 
 async def run_benchmark_async(
-    config: BenchConfig, clock: Clock = time.perf_counter, transport: Optional[httpx.AsyncBaseTransport] = None
+    config: BenchConfig,
+    clock: Clock = time.perf_counter,
+    transport: Optional[httpx.AsyncBaseTransport] = None,
+    part: tuple[int, int] = (0, 1),
+    ready: Optional[Callable[[], float]] = None,
 ) -> BenchResult:
-    """Run the benchmark in the current event loop. `transport` replaces the network (tests)."""
+    """Run the benchmark in the current event loop. `transport` replaces the network (tests).
+
+    With several client processes (`serving_procs.py`), process k of n sends requests k, k + n,
+    ... of the plan (`part`), and `ready()`, called once the server answered, blocks until every
+    process is ready and returns the `clock()` value they all count from."""
     plan = make_workload(
         config.endpoint,
         config.num_prompts,
@@ -273,7 +289,7 @@ async def run_benchmark_async(
         config.request_rate,
         config.seed,
         config.prompt_set,
-    )
+    )[part[0] :: part[1]]
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     # No pool limit: the concurrency is ours to set, and a queue inside httpx would count as server time.
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
@@ -290,7 +306,8 @@ async def run_benchmark_async(
 
         bar = tqdm(total=len(plan), desc="requests", unit="req", file=sys.stderr, disable=not config.progress)
         slots = asyncio.Semaphore(config.concurrency) if config.concurrency else contextlib.nullcontext()
-        start = clock()
+        start = clock() if ready is None else ready()  # (several processes) maybe a moment ahead
+        cpu = time.process_time()
 
         async def one(planned: PlannedRequest) -> RequestResult:
             wait = planned.arrival - (clock() - start)
@@ -306,7 +323,7 @@ async def run_benchmark_async(
         finally:
             bar.close()
         duration = clock() - start
-    return BenchResult(config, model, reqs, summarize(reqs, duration))
+    return BenchResult(config, model, reqs, summarize(reqs, duration), client_cpu_s=time.process_time() - cpu)
 
 
 def run_benchmark(
@@ -314,6 +331,12 @@ def run_benchmark(
 ) -> BenchResult:
     """`run_benchmark_async` from synchronous code. A notebook cell already runs inside an event
     loop, where `asyncio.run` refuses to start; there the benchmark gets a loop in a thread."""
+    if config.client_processes > 1:
+        from minisgl_edu.bench.serving_procs import run_in_processes
+
+        if transport is not None or clock is not time.perf_counter:
+            raise ValueError("several client processes count time with the system's clock and use the network")
+        return run_in_processes(config)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -357,6 +380,13 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     )
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--timeout", type=float, default=d.timeout_s, help="seconds without a byte before a request fails")
+    ap.add_argument(
+        "--client-processes",
+        type=int,
+        default=d.client_processes,
+        help="client processes sharing the requests (default 1); more where one is busy all the time "
+        "(the table's Client CPU row near 100%%): it then limits the figures, not the server",
+    )
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--json", help="write every request's record and the summary here")
     ap.add_argument("--plot", help="write a figure here (TTFT and ITL histograms, output tokens/s over time)")
@@ -382,6 +412,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             seed=args.seed,
             timeout_s=args.timeout,
             progress=not args.no_progress,
+            client_processes=args.client_processes,
         )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -58,6 +58,11 @@ def format_table(result: BenchResult) -> str:
         _row("Output token throughput (tok/s)", s.output_throughput),
         _row("Peak output token throughput (tok/s)", s.peak_output_throughput),
         _row("Total token throughput (tok/s)", s.total_throughput),
+        # How busy each client process was: near 100%, the client, not the server, set the pace.
+        _row(
+            f"Client CPU ({cfg.client_processes} process{'es' if cfg.client_processes > 1 else ''}, % of a core each)",
+            100 * result.client_cpu_s / (s.duration_s * cfg.client_processes) if s.duration_s else 0.0,
+        ),
         _title("End-to-End Latency"),
         *_latency_rows("E2E Latency", s.e2e_ms),
         _title("Time to First Token"),
