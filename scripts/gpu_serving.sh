@@ -16,7 +16,8 @@ mkdir -p "$out"
 model=$(python -c "from minisgl_edu.bench.offline import random_qwen3_dir; print(random_qwen3_dir('$tok'))")
 cp "$tok"/tokenizer.json "$tok"/tokenizer_config.json "$tok"/chat_template.jinja "$model"/
 start=$(date +%s)
-PYTHONPATH=${TREE:+$TREE:}${PYTHONPATH:-} python -m minisgl_edu.serve --model "$model" "$@" > "$out/server.log" 2>&1 &
+# PYTHONSAFEPATH: `python -m` would put the current directory (this tree) before $TREE.
+PYTHONSAFEPATH=1 PYTHONPATH=${TREE:+$TREE:}$PWD${PYTHONPATH:+:$PYTHONPATH} python -m minisgl_edu.serve --model "$model" "$@" > "$out/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT  # and wait: a server still stopping would share the GPU and the cores with the next run
 until python -c "import httpx; httpx.get('http://127.0.0.1:1919/v1/models').raise_for_status()" 2>/dev/null; do

@@ -17,6 +17,9 @@ Traffic: `--concurrency N` keeps N requests in flight (a new one starts as one f
 `--request-rate R` sends them as a Poisson process of R requests/s (seeded: the same schedule on
 every run); both together cap a Poisson stream at N in flight; neither sends all at once.
 `--repeat-prompts K` sends the same prompts K times over, so later rounds hit a warm cache.
+`--client-processes N` spreads the requests over N client processes (`serving_procs.py`): one
+process parses every chunk of every stream, and at many thousands of chunks a second it, not the
+server, sets the pace; the table's "Client CPU" row says how busy each process was.
 
 What is measured, per request (`serving_stats.RequestResult`): the time it was sent, the arrival
 of every chunk that carries text, the end of the stream, usage, or the error (HTTP status and
