@@ -55,14 +55,14 @@ class TokenizeManager:
         self.max_seq_len = max_seq_len
         self.vocab_size = vocab_size
 
-    def tokenize_all(self, msgs: list[TokenizeMsg]) -> list[Union[list[int], ValueError]]:
+    def tokenize(self, msgs: list[TokenizeMsg]) -> list[Union[list[int], ValueError]]:
         """The token ids of each message's prompt, encoded together, or the ValueError that says
         to its client why it can never run."""
         try:
             encoded = encode_prompts(self.tokenizer, [m.text for m in msgs])
         except Exception as e:  # not a prompt we refuse: the tokenizer itself failed on one
             if len(msgs) > 1:
-                return [r for m in msgs for r in self.tokenize_all([m])]  # so that it fails alone
+                return [r for m in msgs for r in self.tokenize([m])]  # so that it fails alone
             # The exception type only, not its text, which could quote the prompt.
             logger.error("tokenize_worker: %s while encoding a prompt", type(e).__name__)
             return [ValueError("the prompt could not be tokenized")]
@@ -179,7 +179,7 @@ class TokenizeWorker:
         keep_going = True
         # The burst's prompts are encoded together (one call of the tokenizer), then handled in order.
         prompts = [m for m in msgs if isinstance(m, TokenizeMsg)]
-        encoded = iter(self.tokenize_manager.tokenize_all(prompts) if prompts else [])
+        encoded = iter(self.tokenize_manager.tokenize(prompts) if prompts else [])
         for msg in msgs:
             try:
                 if isinstance(msg, TokenizeMsg):
