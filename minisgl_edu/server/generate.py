@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -164,16 +165,10 @@ def _join_waiting(queue: asyncio.Queue, gen: Generation, reply: UserReply) -> Us
         if later.error:
             gen.held = later
             break
-        _account(gen, later)
-        reply = UserReply(
-            uid=reply.uid,
+        _account(gen, later)  # the counts and the queue time are kept in `gen`, reply by reply
+        reply = dataclasses.replace(
+            later,
             incremental_output=reply.incremental_output + later.incremental_output,
-            finished=later.finished,
-            finish_reason=later.finish_reason,
-            num_prompt_tokens=max(reply.num_prompt_tokens, later.num_prompt_tokens),
-            num_output_tokens=max(reply.num_output_tokens, later.num_output_tokens),
-            cached_tokens=max(reply.cached_tokens, later.cached_tokens),
-            queue_seconds=reply.queue_seconds if reply.queue_seconds is not None else later.queue_seconds,
             logprobs=reply.logprobs + later.logprobs,
         )
     return reply
