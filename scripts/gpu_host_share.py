@@ -1,6 +1,7 @@
 """Is the 256-request GPU benchmark limited by the GPU or by the host? (CUDA only)
 
     python scripts/gpu_host_share.py [--max-prefill-tokens N] [--profile-at STEP] [--cprofile-at STEP]
+    python scripts/gpu_host_share.py --requests 64 --input-len 512 --output-len 256   # the serving shape
 
 Runs the `--preset qwen3-0.6b` workload through the overlap loop step by step and times, per
 step, the whole iteration and the part spent waiting for the GPU (`PendingForward.result`). A
@@ -11,7 +12,9 @@ batch N+1 and processed N's tokens. Prints a table by decode batch size.
 time of each kind of kernel per step, and how much of the window's wall time the GPU was busy
 (the union of kernel intervals): the kernel mix of a large-batch decode step.
 `--cprofile-at STEP` runs cProfile over steps STEP..STEP+29 (both may be given, at different
-steps): where the host's time goes.
+steps): where the host's time goes. `--requests N --input-len I --output-len O` replaces the
+workload with N requests of I random prompt tokens and O output tokens each, all sent at once
+(the serving benchmark's 64-stream shape, without HTTP).
 """
 
 import argparse
@@ -43,10 +46,17 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--max-prefill-tokens", type=int, default=None)
 ap.add_argument("--profile-at", type=int, default=0)
 ap.add_argument("--cprofile-at", type=int, default=0)
+ap.add_argument("--requests", type=int, default=0)
+ap.add_argument("--input-len", type=int, default=512)
+ap.add_argument("--output-len", type=int, default=256)
 args = ap.parse_args()
 _, n, lo, hi, _ = PRESETS["qwen3-0.6b"]
 model = random_qwen3_dir()
 wl = make_workload(n, lo, hi, vocab=151936)
+if args.requests:
+    n = args.requests
+    wl = make_workload(n, args.input_len, args.input_len, vocab=151936)
+    wl = type(wl)(wl.prompts, [args.output_len] * n)
 sched = Scheduler(
     SchedulerConfig(
         model=model, device="cuda", page_size=16, max_running_requests=n, max_prefill_tokens=args.max_prefill_tokens
