@@ -14,7 +14,9 @@ time of each kind of kernel per step, and how much of the window's wall time the
 `--cprofile-at STEP` runs cProfile over steps STEP..STEP+29 (both may be given, at different
 steps): where the host's time goes. `--requests N --input-len I --output-len O` replaces the
 workload with N requests of I random prompt tokens and O output tokens each, all sent at once
-(the serving benchmark's 64-stream shape, without HTTP).
+(the serving benchmark's 64-stream shape, without HTTP). `--phases` times the parts of a step
+with `perf_counter` (no profiler): scheduling, the launch (the graph's inputs, the attention
+plan, the replay, the tokens' copy back), the wait, processing the results; per step, by batch.
 """
 
 import argparse
@@ -42,6 +44,28 @@ def timed_result(self):
 
 
 engine_mod.PendingForward.result = timed_result
+phase_time: dict[str, float] = collections.Counter()
+
+
+def timed(owner, name: str, label: str) -> None:
+    """Wrap owner.name so that its wall time adds to phase_time[label] (outermost call only)."""
+    inner = getattr(owner, name)
+    busy = []
+
+    def wrapper(*a, **k):
+        if busy:
+            return inner(*a, **k)
+        busy.append(1)
+        t = time.perf_counter()
+        try:
+            return inner(*a, **k)
+        finally:
+            phase_time[label] += time.perf_counter() - t
+            busy.pop()
+
+    setattr(owner, name, wrapper)
+
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--max-prefill-tokens", type=int, default=None)
 ap.add_argument("--profile-at", type=int, default=0)
@@ -49,7 +73,28 @@ ap.add_argument("--cprofile-at", type=int, default=0)
 ap.add_argument("--requests", type=int, default=0)
 ap.add_argument("--input-len", type=int, default=512)
 ap.add_argument("--output-len", type=int, default=256)
+ap.add_argument("--phases", action="store_true")
 args = ap.parse_args()
+if args.phases:
+    from minisgl_edu.attention import flashinfer_backend, triton_backend
+    from minisgl_edu.engine import cuda_graph
+    from minisgl_edu.scheduler import overlap
+
+    for owner, name, label in [
+        (overlap.OverlapMixin, "overlap_step", "whole step"),
+        (Scheduler, "schedule", "schedule"),
+        (engine_mod.Engine, "launch_batch", "launch"),
+        (cuda_graph.CudaGraphRunner, "_prepare", "  graph inputs + plan"),
+        (flashinfer_backend.FlashInferBackend, "prepare_for_replay", "    FlashInfer plan"),
+        (triton_backend.TritonDecodeBackend, "prepare_for_replay", "    Triton page lists"),
+        (torch.cuda.CUDAGraph, "replay", "  replay"),
+        (engine_mod.Engine, "_pending", "  tokens back (pinned copy, event)"),
+        (overlap.OverlapMixin, "_complete", "complete"),
+        (engine_mod.PendingForward, "result", "  result (wait + tolist)"),
+        (Scheduler, "_process_results", "  process results"),
+        (QueueIO, "send", "    io.send"),
+    ]:
+        timed(owner, name, label)
 _, n, lo, hi, _ = PRESETS["qwen3-0.6b"]
 model = random_qwen3_dir()
 wl = make_workload(n, lo, hi, vocab=151936)
@@ -94,6 +139,9 @@ while True:
         cprof.enable()
     if args.cprofile_at and len(steps) == args.cprofile_at + 30:
         cprof.disable()
+    if args.phases and len(steps) == 10:
+        phase_time.clear()  # the prefills and the first steps are not the steady state
+        phase_steps0 = len(steps)
     rec = sched.overlap_step()
     now = time.perf_counter()
     if rec is None and sched.is_idle and not sched.has_in_flight:
@@ -121,6 +169,13 @@ for name, f in buckets:
         print(
             f"| {len(sel)} | {name} | {step:.2f} | {wait:.2f} | {step - wait:.2f} | total {sum(s[2] for s in sel):.2f} s"
         )
+
+if args.phases:
+    nsteps = len(steps) - phase_steps0
+    batches = sorted({s[1] for s in steps[phase_steps0:]})
+    print(f"\nphases, ms per step over {nsteps} steps (batch sizes {batches[0]}..{batches[-1]}):")
+    for label, sec in phase_time.items():
+        print(f"| {label} | {sec * 1e3 / nsteps:.3f} |")
 
 if args.profile_at:
     kernels = [e for e in prof_done.events() if e.device_type == torch.autograd.DeviceType.CUDA]
