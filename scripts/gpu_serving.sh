@@ -5,7 +5,8 @@
 # vocabulary (so every sampled token streams as text, and TTFT is the first token's), the
 # chat endpoint, streaming, ~512-token prompts, 256 output tokens, ignore_eos; one stream, 64
 # concurrent streams, a burst of 256 (those two from $CLIENTS client processes, default 4). Needs the server's wheels (scripts/gpu_stage_extra.sh).
-# Prints each run's busy share of a core per server process (scripts/proc_cpu.py) and a table last;
+# Prints each run's busy share of a core per server process (scripts/proc_cpu.py), the server's own
+# mean TTFT (scripts/server_ttft.py) and a table last;
 # each run's JSON goes to $OUT when set. TREE=dir serves another copy of the
 # package (`gpu_stage_base.sh COMMIT` makes .gpu/base) on the same model, for an A/B in one call.
 #   [TREE=.gpu/base] bash scripts/gpu.sh serving [SERVER ARGS...]
@@ -29,12 +30,16 @@ grep -i -E "ready|running requests" "$out/server.log" | tail -3
 here=$(cd "$(dirname "$0")" && pwd)
 bench() {
   python "$here/proc_cpu.py" $pid > "$out/$1.cpu0"
+  python "$here/server_ttft.py" http://127.0.0.1:1919 > "$out/$1.ttft0"
   local t0=$(date +%s.%N)
   python -m minisgl_edu.bench.serving --endpoint chat --input-len 512 --output-len 256 --ignore-eos \
     --no-progress --json "$out/$1.json" "${@:2}" > "$out/$1.txt" 2>&1 || { tail -20 "$out/$1.txt"; exit 1; }
   python "$here/proc_cpu.py" $pid > "$out/$1.cpu1"
-  # Each server process's share of one core during the run: which one limits it.
+  python "$here/server_ttft.py" http://127.0.0.1:1919 > "$out/$1.ttft1"
+  # Each server process's share of one core during the run: which one limits it. And the TTFT the
+  # server measured itself: what the client's TTFT adds to it is HTTP and the client.
   echo "$1: $(python "$here/proc_cpu.py" --diff "$out/$1.cpu0" "$out/$1.cpu1" $t0)" | tee "$out/$1.cpu"
+  echo "$1: $(python "$here/server_ttft.py" --diff "$out/$1.ttft0" "$out/$1.ttft1")" | tee "$out/$1.ttft"
 }
 bench warmup --num-prompts 32 --concurrency 32
 bench one_stream --num-prompts 16 --concurrency 1
