@@ -168,6 +168,62 @@ def test_flashinfer_matches_torch(page_size, case):
     assert rel < 1e-2
 
 
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("page_size", [1, 16])
+def test_replan_leaves_what_flashinfer_plan_leaves(page_size):
+    """A graph wrapper re-planned by `_replan` holds the same page lists, plan and schedule as
+    after `wrapper.plan()` with the same batch (a size padded with dummy requests too)."""
+    from types import SimpleNamespace
+
+    from minisgl_edu.attention.flashinfer_backend import FlashInferBackend
+    from minisgl_edu.kvcache.allocator import PageAllocator
+    from minisgl_edu.kvcache.page_table import PageTable
+    from minisgl_edu.kvcache.pool import KVPool
+
+    kv_lens = [1, 17, 700, 33, 64]
+    pool = KVPool(1, 1024, page_size, HKV, D, torch.bfloat16, "cuda")
+    table = PageTable(8, -(-max(kv_lens) // page_size) + 1, "cuda", fill=pool.dummy_page)
+    alloc = PageAllocator(1024)
+    rows = []
+    for n in kv_lens:
+        rows.append(table.alloc_row())
+        pages = alloc.allocate(-(-n // page_size))
+        random.Random(n).shuffle(pages)
+        table.append(rows[-1], pages)
+    fi = FlashInferBackend(pool, table, num_qo_heads=HQ)
+    if not fi.fast_replan:
+        pytest.skip("this FlashInfer version plans through wrapper.plan()")
+    inputs = SimpleNamespace(out_loc=torch.zeros(8, dtype=torch.int64, device="cuda"))
+    fi.init_graphs([8], inputs)
+    fi.prepare_for_capture(8, inputs)  # the first plan of each size is always wrapper.plan()
+    wrapper = fi._graph_wrappers[8]
+
+    def state() -> tuple:
+        torch.cuda.synchronize()
+        n = fi._graph_indptr[8].item()
+        return (
+            list(wrapper._plan_info),
+            wrapper._int_workspace_buffer.clone(),
+            fi._graph_indptr.clone(),
+            fi._graph_last.clone(),
+            fi._graph_indices[:n].clone(),
+        )
+
+    for batch in (kv_lens, kv_lens[:3]):
+        fi.fast_replan = False
+        fi.prepare_for_replay(8, rows[: len(batch)], batch, inputs)
+        want = state()
+        fi._graph_indices.zero_()
+        fi._graph_last.zero_()
+        fi.fast_replan = True
+        fi.prepare_for_replay(8, rows[: len(batch)], batch, inputs)
+        got = state()
+        assert got[0] == want[0]
+        for a, b in zip(got[1:], want[1:]):
+            assert torch.equal(a, b)
+
+
 # ---------------------------------------------------------------------- fused model kernels
 def _perturbed_tiny_qwen3(tiny_qwen3_dir, device: str = "cuda", dtype: torch.dtype = torch.bfloat16):
     """The tiny Qwen3 (plain modules) with every RMSNorm weight perturbed (weights of 1.0 would

@@ -28,6 +28,14 @@ wrapper per captured batch size whose index arrays live in preallocated buffers,
 token that live in the pool's dummy page. (On CUDA the default pairs this backend with our Triton
 decode kernel for batches of at most 4 requests: `hybrid.py`, `triton_backend.py`.)
 
+A replay's plan is on the host's critical path at every decode step, and `wrapper.plan()` spends
+most of its time in Python around the planner (argument checks, dtype lookups, and a Python
+`max()` over a tensor of lengths). A graph wrapper that has been planned once is therefore
+re-planned by `_replan`: our page lists written into its buffers, then FlashInfer's planner
+called directly. That calls members of the wrapper that are not its public API, so it is used only
+with the FlashInfer versions it was checked against (`REPLAN_CHECKED`); any other version
+plans through `wrapper.plan()`.
+
 This module imports flashinfer at construction time: it is only ever built on a CUDA machine.
 """
 
@@ -45,6 +53,9 @@ WORKSPACE_BYTES = 128 * 1024 * 1024  # FlashInfer's recommended float workspace 
 # "fa2" for prefill shares its JIT-compiled module with tensor-core decode, and compiles once per
 # machine (~90 s); "auto" would pick FA3 on Hopper: another compile, and no faster here.
 PREFILL_BACKEND = "fa2"
+# FlashInfer versions whose tensor-core decode plan `_replan` repeats (tests/test_gpu.py compares
+# the two plans' results).
+REPLAN_CHECKED = ("0.6.6",)
 
 
 def pinned(values: list[int], dtype: torch.dtype) -> torch.Tensor:
@@ -97,6 +108,8 @@ class FlashInferBackend(AttentionBackend):
         self._meta: Optional[AttentionMetadata] = None
         self._plan_events: dict[int, torch.cuda.Event] = {}
         self._graph_wrappers: dict[int, object] = {}  # made by `init_graphs`
+        self._planned: set[int] = set()  # graph sizes planned once by wrapper.plan()
+        self.fast_replan = decode_tensor_cores and flashinfer.__version__ in REPLAN_CHECKED
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -108,12 +121,13 @@ class FlashInferBackend(AttentionBackend):
         return self._decode_wrapper
 
     def _page_indices(self, rows: list[int], num_pages: list[int], pad: int = 0) -> torch.Tensor:
-        """kv_indices on the GPU: request b's first num_pages[b] pages of row rows[b], in order.
+        """kv_indices in page-locked host memory: request b's first num_pages[b] pages of row
+        rows[b], in order.
 
         Built on the host from the page table's host copy (one gather of the rows' used columns,
-        one mask) and sent in a single non-blocking copy: cheaper for the host than the half a
-        dozen small GPU kernels of a device-side gather, and no GPU kernel at all. `pad` extra
-        entries point at the dummy page (CUDA-graph padding).
+        one mask) and sent in a single non-blocking copy by the caller: cheaper for the host than
+        the half a dozen small GPU kernels of a device-side gather, and no GPU kernel at all.
+        `pad` extra entries point at the dummy page (CUDA-graph padding).
         """
         host = self.page_table.host_table
         counts = torch.tensor(num_pages, dtype=torch.int64)
@@ -122,7 +136,7 @@ class FlashInferBackend(AttentionBackend):
         indices = block[torch.arange(width) < counts[:, None]]  # row-major: request by request
         if pad:
             indices = torch.cat([indices, torch.full((pad,), self.pool.dummy_page, dtype=indices.dtype)])
-        return indices.pin_memory().to(self.device, non_blocking=True)
+        return indices.pin_memory()
 
     def _describe(self, kv_lens: list[int], pad: int = 0) -> tuple[list[int], list[int], list[int]]:
         """num_pages, kv_indptr, kv_last_page_len (host lists), plus `pad` one-token requests."""
@@ -159,7 +173,7 @@ class FlashInferBackend(AttentionBackend):
 
     def _plan(self, meta: AttentionMetadata) -> None:
         num_pages, indptr, last = self._describe(meta.kv_lens)
-        indices = self._page_indices(meta.host_rows(), num_pages)
+        indices = self._page_indices(meta.host_rows(), num_pages).to(self.device, non_blocking=True)
         is_decode = meta.is_decode
         wrapper = self.decode_wrapper if is_decode else self.prefill_wrapper
         self._wait_previous_plan(wrapper)
@@ -240,20 +254,58 @@ class FlashInferBackend(AttentionBackend):
         if kv_lens:
             indices = self._page_indices(rows, num_pages, pad)
         else:
-            indices = torch.full((pad,), self.pool.dummy_page, dtype=torch.int32, device=self.device)
+            indices = torch.full((pad,), self.pool.dummy_page, dtype=torch.int32).pin_memory()
+        self._wait_previous_plan(wrapper)
+        if self.fast_replan and bs in self._planned:
+            self._replan(wrapper, indptr, indices, last, kv_lens + [1] * pad)
+        else:
+            wrapper.plan(
+                pinned(indptr, torch.int32),
+                indices.to(self.device, non_blocking=True),
+                pinned(last, torch.int32),
+                self.num_qo_heads,
+                self.num_kv_heads,
+                self.head_dim,
+                self.page_size,
+                q_data_type=self.dtype,
+                kv_data_type=self.dtype,
+                sm_scale=self.scale,
+            )
+            self._planned.add(bs)
+        self._record_plan(wrapper)
         self._wrapper = wrapper
         self.out_loc = inputs.out_loc[:bs]
-        self._wait_previous_plan(wrapper)
-        wrapper.plan(
-            pinned(indptr, torch.int32),
-            indices,
-            pinned(last, torch.int32),
+
+    def _replan(self, wrapper, indptr: list[int], indices: torch.Tensor, last: list[int], kv_lens: list[int]) -> None:
+        """What `wrapper.plan()` does for a graph wrapper of tensor-core decode that it has
+        planned before, without the Python around it: the page lists go into the wrapper's
+        buffers (ours, made in `init_graphs`), and FlashInfer's planner splits the batch's work
+        into the wrapper's workspace. The wrapper's settings (dtypes, head sizes, the planner
+        module) stay those of its first plan. Arguments as FlashInfer 0.6.6 passes them."""
+        bs = len(last)
+        indptr_host = pinned(indptr, torch.int32)
+        self._graph_indptr[: bs + 1].copy_(indptr_host, non_blocking=True)
+        self._graph_last[:bs].copy_(pinned(last, torch.int32), non_blocking=True)
+        self._graph_indices[: len(indices)].copy_(indices, non_blocking=True)
+        wrapper._max_kv_len = max(kv_lens)
+        wrapper._plan_info = wrapper._cached_module.plan(
+            wrapper._float_workspace_buffer,
+            wrapper._int_workspace_buffer,
+            wrapper._pin_memory_int_workspace_buffer,
+            torch.arange(bs + 1, dtype=torch.int32),  # qo_indptr: one query row per request
+            indptr_host,
+            torch.tensor(kv_lens, dtype=torch.int32),
+            bs,  # total query rows
+            bs,  # requests
             self.num_qo_heads,
             self.num_kv_heads,
-            self.head_dim,
             self.page_size,
-            q_data_type=self.dtype,
-            kv_data_type=self.dtype,
-            sm_scale=self.scale,
+            True,  # planned for a CUDA graph: fixed grid, fixed buffers
+            self.head_dim,
+            self.head_dim,
+            False,  # not causal: each row attends to its whole KV
+            -1,  # no sliding window
+            -1,  # split size chosen by the planner
+            False,  # split-KV allowed
+            0,  # no co-located CTAs
         )
-        self._record_plan(wrapper)
