@@ -8,8 +8,9 @@
 # Prints each run's busy share of a core per server process (scripts/proc_cpu.py), the server's own
 # mean TTFT (scripts/server_ttft.py) and a table last;
 # each run's JSON goes to $OUT when set. TREE=dir serves another copy of the
-# package (`gpu_stage_base.sh COMMIT` makes .gpu/base) on the same model, for an A/B in one call.
-#   [TREE=.gpu/base] bash scripts/gpu.sh serving [SERVER ARGS...]
+# package (`gpu_stage_base.sh COMMIT` makes .gpu/base) on the same model, for an A/B in one call;
+# RUNS picks some of the three runs (default "one_stream streams_64 burst_256").
+#   [TREE=.gpu/base] [RUNS=streams_64] bash scripts/gpu.sh serving [SERVER ARGS...]
 set -eu
 tok=${MINISGL_EDU_TOKENIZER_DIR:?set MINISGL_EDU_TOKENIZER_DIR to the default model\'s tokenizer files}
 out=${OUT:-/tmp/gpu_serving}
@@ -41,16 +42,17 @@ bench() {
   echo "$1: $(python "$here/proc_cpu.py" --diff "$out/$1.cpu0" "$out/$1.cpu1" $t0)" | tee "$out/$1.cpu"
   echo "$1: $(python "$here/server_ttft.py" --diff "$out/$1.ttft0" "$out/$1.ttft1")" | tee "$out/$1.ttft"
 }
+runs=${RUNS:-one_stream streams_64 burst_256}
 bench warmup --num-prompts 32 --concurrency 32
-bench one_stream --num-prompts 16 --concurrency 1
+[[ " $runs " != *" one_stream "* ]] || bench one_stream --num-prompts 16 --concurrency 1
 # Several client processes where many streams run: one parses every chunk in Python and would
 # set the pace itself (bench/serving_procs.py; the table's Client CPU row shows how busy each was).
-bench streams_64 --num-prompts 256 --concurrency 64 --client-processes ${CLIENTS:-4}
-bench burst_256 --num-prompts 256 --concurrency 256 --client-processes ${CLIENTS:-4}
-python - "$out" <<'PY'
+[[ " $runs " != *" streams_64 "* ]] || bench streams_64 --num-prompts 256 --concurrency 64 --client-processes ${CLIENTS:-4}
+[[ " $runs " != *" burst_256 "* ]] || bench burst_256 --num-prompts 256 --concurrency 256 --client-processes ${CLIENTS:-4}
+python - "$out" $runs <<'PY'
 import json, sys
 print(f"\n{'run':<11} {'ok':>4} {'out tok/s':>10} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} {'ITL p50':>8} {'ITL p99':>8}  (ms)")
-for name in ("one_stream", "streams_64", "burst_256"):
+for name in sys.argv[2:]:
     s = json.load(open(f"{sys.argv[1]}/{name}.json"))["summary"]
     p = lambda k, q: s[k][q] if s.get(k) else float("nan")
     print(f"{name:<11} {s['succeeded']:>4} {s['output_throughput']:>10,.0f} {p('ttft_ms','p50'):>9.1f} "
