@@ -504,6 +504,17 @@ def test_server_flags_reach_the_scheduler_config():
     cfg = SchedulerConfig(**over)
     assert (cfg.speculative_ngram_max, cfg.speculative_ngram_min) == (4, 2)
     assert "speculative_algorithm" not in parse_args([]).scheduler_overrides()  # off by default
+    assert "speculative_num_draft_tokens" not in parse_args([]).scheduler_overrides()  # the device's
+
+
+def test_drafts_per_step_default_by_device(tiny_model_dir):
+    """k is 4 on CPU unless set; the CUDA default (7) is `test_gpu.py`'s to see."""
+    s = make(tiny_model_dir, spec=True, speculative_num_draft_tokens=None)
+    assert s.num_draft_tokens == 4 and len(s.verify_outcomes) == 5
+    s.add_request(0, repetitive(40, seed=3), SamplingParams(max_tokens=30, ignore_eos=True))
+    records = s.run_until_idle()
+    assert max(len(d) for r in records for d in r.drafts.values()) == 4
+    assert make(tiny_model_dir, spec=True, speculative_num_draft_tokens=6).num_draft_tokens == 6
 
 
 # ---------------------------------------------------------------- the real server

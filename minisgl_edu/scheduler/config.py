@@ -32,8 +32,11 @@ class SchedulerConfig(EngineConfig):
     # --speculative-algorithm NGRAM. A decoding request proposes up to `speculative_num_draft_tokens`
     # tokens by finding its last n tokens (n from `speculative_ngram_max` down to
     # `speculative_ngram_min`) earlier in its own prompt and output; one forward pass checks them all.
+    # None: 4 on CPU, where each more position costs a little more; 7 on CUDA, where the verify of
+    # one request (k + 1 rows) replays the 8-row graph whether k is 4 or 7 (docs/benchmarks.md,
+    # "Speculative decoding at one stream", "On the H200").
     speculative_algorithm: Optional[str] = None
-    speculative_num_draft_tokens: int = 4
+    speculative_num_draft_tokens: Optional[int] = None
     speculative_ngram_max: int = 4
     speculative_ngram_min: int = 2
 
@@ -41,7 +44,7 @@ class SchedulerConfig(EngineConfig):
         super().__post_init__()
         if self.speculative_algorithm not in (None, "ngram"):
             raise ValueError(f"unknown speculative_algorithm {self.speculative_algorithm!r} (choose 'ngram' or None)")
-        if self.speculative_num_draft_tokens < 1:
+        if self.speculative_num_draft_tokens is not None and self.speculative_num_draft_tokens < 1:
             raise ValueError("speculative_num_draft_tokens must be at least 1")
         if not 1 <= self.speculative_ngram_min <= self.speculative_ngram_max:
             raise ValueError("need 1 <= speculative_ngram_min <= speculative_ngram_max")

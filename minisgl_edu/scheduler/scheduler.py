@@ -146,7 +146,9 @@ class Scheduler(OverlapMixin):
         # Speculative decoding: each request's verifies by outcome (verify_outcomes[d][a]:
         # verifies of d drafts that accepted a), for /metrics and /dashboard; the drafts proposed
         # and accepted are counted from it (`draft_tokens_total`, `accepted_tokens_total`).
-        k = config.speculative_num_draft_tokens
+        # Drafts per request and step (`SchedulerConfig.speculative_num_draft_tokens`, by device if None).
+        cuda = self.engine.device.type == "cuda"
+        k = self.num_draft_tokens = config.speculative_num_draft_tokens or (7 if cuda else 4)
         self.verify_outcomes = [[0] * (k + 1) for _ in range(k + 1)]
         # Injection points for the course's exercises: the real engine calls these.
         self.finish_fn: Callable[..., Optional[str]] = check_finish
@@ -333,7 +335,7 @@ class Scheduler(OverlapMixin):
             return []
         # The drafts plus the model's own token stay within max_new_tokens, so within the pages
         # reserved for the request at admission.
-        k = min(cfg.speculative_num_draft_tokens, req.max_new_tokens - len(req.output_ids) - 1)
+        k = min(self.num_draft_tokens, req.max_new_tokens - len(req.output_ids) - 1)
         return propose_ngram(req.all_ids, k, cfg.speculative_ngram_max, cfg.speculative_ngram_min)
 
     def _decoding(self) -> list[Req]:

@@ -199,7 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
         "output, and one forward pass checks them (default off)",
     )
     p.add_argument(
-        "--speculative-num-draft-tokens", type=_positive, help="tokens guessed per request and step (default 4)"
+        "--speculative-num-draft-tokens",
+        type=_positive,
+        help="tokens guessed per request and step (default 4 on CPU, 7 on CUDA)",
     )
     p.add_argument("--speculative-ngram-max", type=_positive, help="longest suffix looked up for a draft (default 4)")
     p.add_argument("--speculative-ngram-min", type=_positive, help="shortest suffix looked up for a draft (default 2)")

@@ -21,7 +21,7 @@ that guessed to `Scheduler._verified`, which runs the **verify step** (`verify_s
 `scheduler/verify_step.py`): keep the guesses the model agrees with, cut the run where the
 request finishes, and say which KV pages hold only rejected guesses; `CacheManager.trim`
 (`kvcache/manager.py`) gives those back. The settings: `speculative_num_draft_tokens` (k, 4 by
-default), `speculative_ngram_max` and `speculative_ngram_min` (the longest and shortest run of
+default on CPU, 7 on CUDA), `speculative_ngram_max` and `speculative_ngram_min` (the longest and shortest run of
 tokens looked up, 4 and 2).
 
 Everything here runs the exact model (float32 weights, `cpu_weights="float32"`) and decodes
@@ -47,7 +47,7 @@ plain = LocalServer("smollm2-135m", **settings)  # speculation off (the default)
 spec = LocalServer("smollm2-135m", **settings, speculative_algorithm="ngram")
 tok = spec.tokenizer
 cfg = spec.config
-print("drafts per step:", cfg.speculative_num_draft_tokens, "| n-gram sizes:", cfg.speculative_ngram_max,
+print("drafts per step:", spec.scheduler.num_draft_tokens, "| n-gram sizes:", cfg.speculative_ngram_max,
       "down to", cfg.speculative_ngram_min)
 
 
@@ -166,7 +166,7 @@ tokens are the prompt and the answer's first token, `The`. Which drafts does the
 from minisgl_edu.scheduler.ngram import propose_ngram
 
 prompt_ids, answer = base.prompt_token_ids, base.token_ids
-k, n_max, n_min = cfg.speculative_num_draft_tokens, cfg.speculative_ngram_max, cfg.speculative_ngram_min
+k, n_max, n_min = spec.scheduler.num_draft_tokens, cfg.speculative_ngram_max, cfg.speculative_ngram_min
 tokens = prompt_ids + answer[:1]
 drafts = propose_ngram(tokens, k, n_max, n_min)
 for n in range(n_max, n_min - 1, -1):  # the search propose_ngram does, shown
@@ -653,7 +653,7 @@ with and without `--speculative-algorithm ngram`).
 | | here | SGLang | mini-sglang (reference commit) |
 |---|---|---|---|
 | turn it on | `--speculative-algorithm ngram`, `SchedulerConfig.speculative_algorithm` | `--speculative-algorithm` `NGRAM`, `EAGLE`, `EAGLE3`, `STANDALONE` (a small draft model) | none |
-| drafts per step | `--speculative-num-draft-tokens` (4) | `--speculative-num-draft-tokens`, and for EAGLE a tree (`--speculative-num-steps`, `--speculative-eagle-topk`) | none |
+| drafts per step | `--speculative-num-draft-tokens` (4 on CPU, 7 on CUDA) | `--speculative-num-draft-tokens`, and for EAGLE a tree (`--speculative-num-steps`, `--speculative-eagle-topk`) | none |
 | the verify pass | a `Batch` with phase `"verify"`, `k + 1` positions per request; on CUDA, graphs captured for verify batches (`engine/cuda_graph.py`) | `ForwardMode.TARGET_VERIFY`, captured in CUDA graphs | none |
 | acceptance | `accept_greedy` in the verify step (`scheduler/verify_step.py`), `accept_sampled` in the engine (`engine/verify.py`) | tree verification kernels (greedy and sampling) | none |
 | rejected K/V | `verify_step` lists the pages of rejected drafts, `CacheManager.trim` returns them to the free list | the slots of rejected tokens go back to the allocator after the verify | none |
