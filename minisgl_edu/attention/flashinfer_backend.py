@@ -180,18 +180,7 @@ class FlashInferBackend(AttentionBackend):
         kv_indptr = pinned(indptr, torch.int32)
         kv_last = pinned(last, torch.int32)
         if is_decode:
-            wrapper.plan(
-                kv_indptr,
-                indices,
-                kv_last,
-                self.num_qo_heads,
-                self.num_kv_heads,
-                self.head_dim,
-                self.page_size,
-                q_data_type=self.dtype,
-                kv_data_type=self.dtype,
-                sm_scale=self.scale,
-            )
+            self._plan_decode(wrapper, kv_indptr, indices, kv_last)
         else:
             qo = [0]
             for q in meta.q_lens:
@@ -214,6 +203,21 @@ class FlashInferBackend(AttentionBackend):
         self._wrapper = wrapper
         self.out_loc = meta.out_loc
         self._meta = meta
+
+    def _plan_decode(self, wrapper, kv_indptr: torch.Tensor, indices: torch.Tensor, kv_last: torch.Tensor) -> None:
+        """FlashInfer's own plan of a decode wrapper (eager, or a graph's first plan)."""
+        wrapper.plan(
+            kv_indptr,
+            indices,
+            kv_last,
+            self.num_qo_heads,
+            self.num_kv_heads,
+            self.head_dim,
+            self.page_size,
+            q_data_type=self.dtype,
+            kv_data_type=self.dtype,
+            sm_scale=self.scale,
+        )
 
     def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         if self._wrapper is None:
@@ -259,18 +263,8 @@ class FlashInferBackend(AttentionBackend):
         if self.fast_replan and bs in self._planned:
             self._replan(wrapper, indptr, indices, last, kv_lens + [1] * pad)
         else:
-            wrapper.plan(
-                pinned(indptr, torch.int32),
-                indices.to(self.device, non_blocking=True),
-                pinned(last, torch.int32),
-                self.num_qo_heads,
-                self.num_kv_heads,
-                self.head_dim,
-                self.page_size,
-                q_data_type=self.dtype,
-                kv_data_type=self.dtype,
-                sm_scale=self.scale,
-            )
+            device_indices = indices.to(self.device, non_blocking=True)
+            self._plan_decode(wrapper, pinned(indptr, torch.int32), device_indices, pinned(last, torch.int32))
             self._planned.add(bs)
         self._record_plan(wrapper)
         self._wrapper = wrapper

@@ -128,7 +128,8 @@ class Scheduler(OverlapMixin):
         # (the course's graders) may ask for fewer.
         rows = self.engine.page_table.max_reqs
         self.max_running = min(config.max_running_requests or rows, rows)
-        self.max_prefill_tokens = config.max_prefill_tokens or (8192 if self.engine.device.type == "cuda" else 2048)
+        cuda = self.engine.device.type == "cuda"
+        self.max_prefill_tokens = config.max_prefill_tokens or (8192 if cuda else 2048)
 
         self.waiting: deque[Req] = deque()  # FIFO; the head may be part-way through a chunked prefill
         self.running: list[Req] = []  # prompt done, decoding one token per step
@@ -147,7 +148,6 @@ class Scheduler(OverlapMixin):
         # verifies of d drafts that accepted a), for /metrics and /dashboard; the drafts proposed
         # and accepted are counted from it (`draft_tokens_total`, `accepted_tokens_total`).
         # Drafts per request and step (`SchedulerConfig.speculative_num_draft_tokens`, by device if None).
-        cuda = self.engine.device.type == "cuda"
         k = self.num_draft_tokens = config.speculative_num_draft_tokens or (7 if cuda else 4)
         self.verify_outcomes = [[0] * (k + 1) for _ in range(k + 1)]
         # Injection points for the course's exercises: the real engine calls these.
