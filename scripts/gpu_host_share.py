@@ -10,7 +10,8 @@ batch N+1 and processed N's tokens. Prints a table by decode batch size.
 
 `--profile-at STEP` also records steps STEP..STEP+9 with torch.profiler and prints the GPU
 time of each kind of kernel per step, and how much of the window's wall time the GPU was busy
-(the union of kernel intervals): the kernel mix of a large-batch decode step.
+(the union of kernel intervals), and the idle time between kernels by the length of the gap:
+the kernel mix of a large-batch decode step, and whether its idle time is the host's.
 `--cprofile-at STEP` runs cProfile over steps STEP..STEP+29 (both may be given, at different
 steps): where the host's time goes. `--requests N --input-len I --output-len O` replaces the
 workload with N requests of I random prompt tokens and O output tokens each, all sent at once
@@ -190,7 +191,11 @@ if args.profile_at:
         by_kind[e.name[:60]] += e.time_range.elapsed_us()
     spans = sorted((e.time_range.start, e.time_range.end) for e in kernels)
     busy, end = 0.0, -1.0
+    gaps = collections.Counter()  # idle time between kernels, by the gap's length
     for a, b in spans:  # union of the kernel intervals
+        if end >= 0 and a > end:
+            gap = a - end
+            gaps["under 5 us" if gap < 5 else "5-50 us" if gap < 50 else "50 us or more"] += gap
         if b > end:
             busy += b - max(a, end)
             end = b
@@ -199,6 +204,12 @@ if args.profile_at:
         f"\nprofiled steps {args.profile_at}..{args.profile_at + nsteps - 1}, batch sizes {prof_batches}: "
         f"wall {prof_wall * 1e3 / nsteps:.2f} ms per step, GPU busy {busy / 1e3 / nsteps:.2f} ms per step "
         f"(kernel time summed {sum(by_kind.values()) / 1e3 / nsteps:.2f})"
+    )
+    # Short gaps are the GPU moving from one kernel to the next (inside a graph, ~1-3 us each);
+    # long ones are the GPU waiting for the host to launch the next step.
+    print(
+        "GPU idle between kernels, ms per step: "
+        + ", ".join(f"{k} {v / 1e3 / nsteps:.2f}" for k, v in sorted(gaps.items()))
     )
     print("| kernel | GPU ms per step |")
     print("|---|---|")
