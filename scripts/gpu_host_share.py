@@ -18,7 +18,8 @@ workload with N requests of I random prompt tokens and O output tokens each, all
 (the serving benchmark's 64-stream shape, without HTTP). `--phases` times the parts of a step
 with `perf_counter` (no profiler): scheduling, the launch (the graph's inputs, the attention
 plan, the replay, the tokens' copy back), the wait, processing the results; ms per step, averaged
-over the steps from the 10th on.
+over the steps from the 10th on. `--graph-events` times each graph replay on the GPU with CUDA
+events (no profiler) and the gap before it: the GPU's own time of a step, and its idle time.
 """
 
 import argparse
@@ -76,7 +77,24 @@ ap.add_argument("--requests", type=int, default=0)
 ap.add_argument("--input-len", type=int, default=512)
 ap.add_argument("--output-len", type=int, default=256)
 ap.add_argument("--phases", action="store_true")
+ap.add_argument("--graph-events", action="store_true")
 args = ap.parse_args()
+# --graph-events: CUDA events just before and after each graph replay, on its stream (no
+# profiler, whose per-node tracing slows a graph's launch). A replay's time is the graph's own on
+# the GPU when the GPU reached it busy; the time from one replay's end to the next one's start is
+# the GPU idle, or running the few copies in between, while the host prepared the next step.
+graph_events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
+if args.graph_events:
+    _replay = torch.cuda.CUDAGraph.replay
+
+    def timed_replay(self):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        _replay(self)
+        end.record()
+        graph_events.append((start, end))
+
+    torch.cuda.CUDAGraph.replay = timed_replay
 phases = []
 if args.phases:
     from minisgl_edu.attention import flashinfer_backend, triton_backend
@@ -153,7 +171,7 @@ while True:
     if rec is None and sched.is_idle and not sched.has_in_flight:
         break
     if rec is not None:
-        steps.append((rec.phase, len(rec.items), now - prev, sum(waits[k:])))
+        steps.append((rec.phase, len(rec.items), now - prev, sum(waits[k:]), len(graph_events)))
     prev = now
 torch.cuda.synchronize()
 wall = time.perf_counter() - t0
@@ -176,6 +194,27 @@ for name, f in buckets:
             f"| {len(sel)} | {name} | {step:.2f} | {wait:.2f} | {step - wait:.2f} | total {sum(s[2] for s in sel):.2f} s"
         )
 
+if args.graph_events:
+    # Each decode step that replayed a graph, with the replay before it: (batch, graph ms, idle ms).
+    replays = {}  # graph_events index -> batch size of the step that made it
+    for phase, bs, *_, n_events in steps:
+        if phase == "decode" and n_events:
+            replays[n_events - 1] = bs
+    rows = []
+    for i, bs in replays.items():
+        if i >= 1:
+            start, end = graph_events[i]
+            rows.append((bs, start.elapsed_time(end), graph_events[i - 1][1].elapsed_time(start)))
+    print("\nreplays timed with CUDA events: the graph's GPU time, and the time since the replay before")
+    print("| decode batch | replays | graph ms | between replays ms |")
+    print("|---|---|---|---|")
+    for a, b in [(193, 256), (129, 192), (65, 128), (17, 64), (1, 16)]:
+        sel = [r for r in rows if a <= r[0] <= b]
+        if sel:
+            print(
+                f"| {a}-{b} | {len(sel)} | {sum(r[1] for r in sel) / len(sel):.2f} | {sum(r[2] for r in sel) / len(sel):.2f} |"
+            )
+
 if args.phases:
     nsteps = len(steps) - phase_steps0
     batches = sorted({s[1] for s in steps[phase_steps0:]})
@@ -189,16 +228,24 @@ if args.profile_at:
     by_kind: dict[str, float] = collections.Counter()
     for e in kernels:
         by_kind[e.name[:60]] += e.time_range.elapsed_us()
-    spans = sorted((e.time_range.start, e.time_range.end) for e in kernels)
-    busy, end = 0.0, -1.0
+    spans = sorted((e.time_range.start, e.time_range.end, e.name) for e in kernels)
+    busy, end, last = 0.0, -1.0, ""
     gaps = collections.Counter()  # idle time between kernels, by the gap's length
-    for a, b in spans:  # union of the kernel intervals
+    long_gaps = []  # (length us, start, end, kernel before, kernel after)
+    for a, b, name in spans:  # union of the kernel intervals
         if end >= 0 and a > end:
             gap = a - end
             gaps["under 5 us" if gap < 5 else "5-50 us" if gap < 50 else "50 us or more"] += gap
+            if gap >= 50:
+                long_gaps.append((gap, end, a, last, name))
         if b > end:
             busy += b - max(a, end)
-            end = b
+            end, last = b, name
+    # The CUDA runtime calls on the host (launches, copies, synchronizations), and the ones under
+    # way while the GPU stood idle: what the host was doing instead of launching.
+    runtime = [
+        e for e in prof_done.events() if e.device_type == torch.autograd.DeviceType.CPU and e.name.startswith("cuda")
+    ]
     nsteps = len(prof_batches)
     print(
         f"\nprofiled steps {args.profile_at}..{args.profile_at + nsteps - 1}, batch sizes {prof_batches}: "
@@ -211,6 +258,22 @@ if args.profile_at:
         "GPU idle between kernels, ms per step: "
         + ", ".join(f"{k} {v / 1e3 / nsteps:.2f}" for k, v in sorted(gaps.items()))
     )
+    calls: dict[str, list[float]] = collections.defaultdict(list)
+    for e in runtime:
+        calls[e.name].append(e.time_range.elapsed_us())
+    print(
+        "CUDA runtime calls on the host, per step: "
+        + ", ".join(
+            f"{name} {len(us) / nsteps:.0f}x {sum(us) / 1e3 / nsteps:.3f} ms"
+            for name, us in sorted(calls.items(), key=lambda kv: -sum(kv[1]))[:8]
+        )
+    )
+    for gap, a, b, before, after in sorted(long_gaps, reverse=True)[:8]:
+        during = [e for e in runtime if e.time_range.start < b and e.time_range.end > a]
+        print(
+            f"  idle {gap:.0f} us between {before[:40]} and {after[:40]}; host calls during it: "
+            + ", ".join(f"{e.name} {e.time_range.elapsed_us():.0f} us" for e in during[:4])
+        )
     print("| kernel | GPU ms per step |")
     print("|---|---|")
     for name, us in sorted(by_kind.items(), key=lambda kv: -kv[1])[:14]:
