@@ -195,24 +195,26 @@ for name, f in buckets:
         )
 
 if args.graph_events:
-    # Each decode step that replayed a graph, with the replay before it: (batch, graph ms, idle ms).
-    replays = {}  # graph_events index -> batch size of the step that made it
-    for phase, bs, *_, n_events in steps:
-        if phase == "decode" and n_events:
-            replays[n_events - 1] = bs
+    # Each replay made in a decode step whose step before was a decode step too (the gap before
+    # the first replay after the prompts' eager prefills would span them): (batch, graph ms, gap ms).
+    # The step record is of the batch that landed; its iteration launched the next one.
     rows = []
-    for i, bs in replays.items():
-        if i >= 1:
+    for before, (phase, bs, *_, n_events) in zip(steps, steps[1:]):
+        i = n_events - 1
+        if phase == "decode" and before[0] == "decode" and i >= 1 and before[-1] == i:
             start, end = graph_events[i]
             rows.append((bs, start.elapsed_time(end), graph_events[i - 1][1].elapsed_time(start)))
     print("\nreplays timed with CUDA events: the graph's GPU time, and the time since the replay before")
-    print("| decode batch | replays | graph ms | between replays ms |")
-    print("|---|---|---|---|")
+    print("| decode batch | replays | graph ms p50 | gap ms p50 | gap ms p90 | gaps over 0.1 ms, summed |")
+    print("|---|---|---|---|---|---|")
     for a, b in [(193, 256), (129, 192), (65, 128), (17, 64), (1, 16)]:
         sel = [r for r in rows if a <= r[0] <= b]
         if sel:
+            graph, gap = sorted(r[1] for r in sel), sorted(r[2] for r in sel)
+            over = sum(g for g in gap if g > 0.1)
             print(
-                f"| {a}-{b} | {len(sel)} | {sum(r[1] for r in sel) / len(sel):.2f} | {sum(r[2] for r in sel) / len(sel):.2f} |"
+                f"| {a}-{b} | {len(sel)} | {graph[len(sel) // 2]:.2f} | {gap[len(sel) // 2]:.2f} "
+                f"| {gap[len(sel) * 9 // 10]:.2f} | {over:.0f} ms |"
             )
 
 if args.phases:
