@@ -93,6 +93,34 @@ def test_workers_start_with_a_short_openmp_spin_unless_the_user_chose(monkeypatc
     assert "GOMP_SPINCOUNT" not in os.environ  # the user's policy is kept
 
 
+class _Cycle:
+    """An object the collector alone can free (it refers to itself)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_frozen_heap_leaves_start_up_objects_alone_and_gives_them_back():
+    import gc
+    import weakref
+
+    from minisgl_edu.server.process import frozen_heap
+
+    old = _Cycle()  # alive when the loop starts: start-up
+    old_ref = weakref.ref(old)
+    with frozen_heap():
+        assert gc.get_freeze_count() > 0
+        new = _Cycle()  # made by the loop
+        new_ref = weakref.ref(new)
+        del old, new
+        gc.collect()
+        assert new_ref() is None  # what the loop makes is collected as before
+        assert old_ref() is not None  # start-up's objects are not visited
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert old_ref() is None  # given back to the collector on leaving
+
+
 @pytest.mark.parametrize("argv", [["--tp", "0"], ["--num-tokenizer", "0"], ["--cache", "lru"], ["--cpu-threads", "-1"]])
 def test_bad_arguments_exit(argv):
     with pytest.raises(SystemExit):

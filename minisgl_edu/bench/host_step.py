@@ -10,8 +10,10 @@ its forward pass (`Scheduler._forward`) replaced by a stand-in that samples toke
 request at once, so what is timed is the scheduler's part of a step alone: choosing the batch,
 reserving pages, adding each new token, the finish checks, the messages to the detokenizer.
 The engine's own host work (building a step's inputs, the graph replay's copies) is not in it.
+The steps run inside `frozen_heap()`, as the server's scheduler process runs its loop.
 
-It prints milliseconds per decode step and microseconds per request; `--profile` adds the
+It prints milliseconds per decode step and microseconds per request, the median step and the
+longest (a step the garbage collector stopped stands out there); `--profile` adds the
 functions with the most time of their own (cProfile). Run it on an idle machine: the figures
 are host speed, and a shared core halves them.
 """
@@ -27,6 +29,7 @@ from minisgl_edu.core import Batch, ReqStatus, SamplingParams
 from minisgl_edu.engine.engine import ForwardOutput
 from minisgl_edu.grading.harness import tiny_model
 from minisgl_edu.scheduler import Scheduler, SchedulerConfig
+from minisgl_edu.server.process import frozen_heap
 
 PROMPT_LEN = 64
 
@@ -64,20 +67,24 @@ def decoding_scheduler(batch: int, steps: int) -> Scheduler:
 def measure(batch: int, steps: int, profile: bool) -> None:
     s = decoding_scheduler(batch, steps)
     prof = cProfile.Profile() if profile else None
-    t0 = time.perf_counter()
-    if prof:
-        prof.enable()
-    for _ in range(steps):
-        record = s.step()
-        assert record is not None and record.phase == "decode" and len(record.items) == batch
-        s.io.drain()  # as the detokenizer would: the messages do not pile up
-    if prof:
-        prof.disable()
-    seconds = time.perf_counter() - t0
+    with frozen_heap():  # as the server's scheduler process runs its loop
+        times = []
+        if prof:
+            prof.enable()
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            record = s.step()
+            assert record is not None and record.phase == "decode" and len(record.items) == batch
+            s.io.drain()  # as the detokenizer would: the messages do not pile up
+            times.append(time.perf_counter() - t0)
+        if prof:
+            prof.disable()
     assert all(len(r.output_ids) == steps + 1 for r in s.reqs.values())
+    seconds = sum(times)
     print(
         f"decode batch {batch}, {steps} steps{' (under cProfile)' if prof else ''}: "
-        f"{seconds / steps * 1e3:.2f} ms per step, {seconds / steps / batch * 1e6:.1f} us per request"
+        f"{seconds / steps * 1e3:.2f} ms per step, {seconds / steps / batch * 1e6:.1f} us per request; "
+        f"median step {sorted(times)[steps // 2] * 1e3:.2f} ms, longest {max(times) * 1e3:.1f} ms"
     )
     if prof:
         pstats.Stats(prof).sort_stats("tottime").print_stats(15)

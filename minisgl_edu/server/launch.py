@@ -74,7 +74,7 @@ def _run_scheduler(
     cpu_threads: int = 0,
 ) -> None:
     """Process entry of `minisgl-TP{rank}-scheduler`: build the Scheduler, then run its loop."""
-    from minisgl_edu.server.process import init_worker, parent_alive, scheduler_cpu_threads
+    from minisgl_edu.server.process import frozen_heap, init_worker, parent_alive, scheduler_cpu_threads
 
     init_worker(name)
     import torch
@@ -117,7 +117,8 @@ def _run_scheduler(
     ready_conn.close()
     clean_exit = False
     try:
-        scheduler.run_loop()  # normal_loop, or overlap_loop on CUDA; returns on ExitMsg
+        with frozen_heap():
+            scheduler.run_loop()  # normal_loop, or overlap_loop on CUDA; returns on ExitMsg
         clean_exit = True
     finally:
         if zmq_io is not None:
@@ -357,8 +358,10 @@ def launch_server(args: ServerArgs) -> int:
 
             return run_shell(args, addrs, workers)
         from minisgl_edu.server.api_server import run_api_server
+        from minisgl_edu.server.process import frozen_heap
 
-        return run_api_server(args, addrs, workers, sock)
+        with frozen_heap():
+            return run_api_server(args, addrs, workers, sock)
     except WorkerDied as e:
         print(f"[minisgl] error: {e}", file=sys.stderr, flush=True)
         return 1

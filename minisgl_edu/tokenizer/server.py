@@ -260,7 +260,7 @@ def tokenize_worker(
     ready_conn: Any,
 ) -> None:
     """Process entry for `minisgl-tokenizer-i` (backend_addr set) and `minisgl-detokenizer-0` (None)."""
-    from minisgl_edu.server.process import init_worker, parent_alive
+    from minisgl_edu.server.process import frozen_heap, init_worker, parent_alive
 
     init_worker(name)
     import zmq
@@ -295,7 +295,8 @@ def tokenize_worker(
     ready_conn.send({"name": name, "ok": True})
     ready_conn.close()
     try:
-        worker.run(idle_check=parent_alive)
+        with frozen_heap():
+            worker.run(idle_check=parent_alive)
     finally:
         for s in sockets:
             s.close()
