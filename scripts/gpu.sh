@@ -2,7 +2,7 @@
 # One entry point for the GPU tools (CUDA machine only; scripts/README.md says which question each
 # answers). `check` is the standard one: tests, correctness against transformers, the benchmark and
 # its ablations, a table last.
-#   bash scripts/gpu.sh check|ab|correct|smoke|probe|timeline|kernels|host|chain|warmup|requests|speculative|prefill|orders|serving|stage-base [ARGS...]
+#   bash scripts/gpu.sh check|ab|correct|smoke|probe|timeline|kernels|host|chain|warmup|requests|speculative|prefill|orders|serving|hops|stage-base [ARGS...]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tool=${1:-}
@@ -23,6 +23,7 @@ case $tool in
   prefill)    exec python "$here/gpu_prefill.py" "$@" ;;
   orders)     exec bash "$here/gpu_suite_orders.sh" "$@" ;;
   serving)    exec bash "$here/gpu_serving.sh" "$@" ;;
+  hops)       exec bash "$here/server_hops.sh" "$@" ;;
   stage-base) exec bash "$here/gpu_stage_base.sh" "$@" ;;
   *) sed -n '2,5p' "$0" >&2; echo "see scripts/README.md" >&2; exit 2 ;;
 esac
