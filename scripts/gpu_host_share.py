@@ -26,6 +26,7 @@ import argparse
 import collections
 import contextlib
 import cProfile
+import gc
 import pstats
 import time
 
@@ -97,6 +98,18 @@ if args.graph_events:
         graph_events.append((start, end))
 
     torch.cuda.CUDAGraph.replay = timed_replay
+# --graph-events also times each garbage collection (generation, start, end), to set beside the gaps.
+gc_runs: list[tuple[int, float, float]] = []
+gc_started: list[float] = []
+
+
+def gc_timer(phase: str, info: dict) -> None:
+    if phase == "start":
+        gc_started.append(time.perf_counter())
+    elif gc_started:
+        gc_runs.append((info["generation"], gc_started.pop(), time.perf_counter()))
+
+
 phases = []
 if args.phases:
     from minisgl_edu.attention import flashinfer_backend, triton_backend
@@ -140,7 +153,11 @@ for i, p in enumerate(wl.prompts[:4]):  # warm-up
 sched.run_until_idle(overlap=True)
 sched.io.drain()
 # As the server's scheduler process runs its loop: the start-up heap out of the collector's way.
-contextlib.ExitStack().enter_context(frozen_heap())
+# (The stack is kept in a name: a dropped one would close the generator, and unfreeze, at once.)
+heap = contextlib.ExitStack()
+heap.enter_context(frozen_heap())
+if args.graph_events:
+    gc.callbacks.append(gc_timer)
 torch.cuda.synchronize()
 t0 = time.perf_counter()
 for i, (p, m) in enumerate(zip(wl.prompts, wl.output_lens)):
@@ -175,7 +192,7 @@ while True:
     if rec is None and sched.is_idle and not sched.has_in_flight:
         break
     if rec is not None:
-        steps.append((rec.phase, len(rec.items), now - prev, sum(waits[k:]), len(graph_events)))
+        steps.append((rec.phase, len(rec.items), now - prev, sum(waits[k:]), now, len(graph_events)))
     prev = now
 torch.cuda.synchronize()
 wall = time.perf_counter() - t0
@@ -203,11 +220,14 @@ if args.graph_events:
     # the first replay after the prompts' eager prefills would span them): (batch, graph ms, gap ms).
     # The step record is of the batch that landed; its iteration launched the next one.
     rows = []
-    for before, (phase, bs, *_, n_events) in zip(steps, steps[1:]):
+    for before, (phase, bs, dur, _, now, n_events) in zip(steps, steps[1:]):
         i = n_events - 1
         if phase == "decode" and before[0] == "decode" and i >= 1 and before[-1] == i:
             start, end = graph_events[i]
-            rows.append((bs, start.elapsed_time(end), graph_events[i - 1][1].elapsed_time(start)))
+            # the host's window for this gap: the step before and this one
+            rows.append(
+                (bs, start.elapsed_time(end), graph_events[i - 1][1].elapsed_time(start), before[4] - before[2], now)
+            )
     print("\nreplays timed with CUDA events: the graph's GPU time, and the time since the replay before")
     print("| decode batch | replays | graph ms p50 | gap ms p50 | gap ms p90 | gaps over 0.1 ms, summed |")
     print("|---|---|---|---|---|---|")
@@ -220,6 +240,16 @@ if args.graph_events:
                 f"| {a}-{b} | {len(sel)} | {graph[len(sel) // 2]:.2f} | {gap[len(sel) // 2]:.2f} "
                 f"| {gap[len(sel) * 9 // 10]:.2f} | {over:.0f} ms |"
             )
+    per_gen = collections.Counter(g for g, *_ in gc_runs)
+    gc_ms = {g: sum(e - s for gg, s, e in gc_runs if gg == g) * 1e3 for g in per_gen}
+    counted = ", ".join(f"generation {g}: {per_gen[g]} ({gc_ms[g]:.1f} ms)" for g in sorted(per_gen))
+    print(f"\ngarbage collections during the run: {counted or 'none'}")
+    print("the longest gaps, and the collections in the host's window of the two steps around each:")
+    print("| decode batch | gap ms | collections in the window (generation: ms) |")
+    print("|---|---|---|")
+    for bs, _, gap, lo, hi in sorted(rows, key=lambda r: -r[2])[:10]:
+        inside = [f"{g}: {(e - s) * 1e3:.1f}" for g, s, e in gc_runs if s < hi and e > lo]
+        print(f"| {bs} | {gap:.2f} | {', '.join(inside) or '-'} |")
 
 if args.phases:
     nsteps = len(steps) - phase_steps0
