@@ -12,7 +12,6 @@ import random
 import pytest
 
 from minisgl_edu.tokenizer import IncrementalDetokenizer, encode_prompt
-from minisgl_edu.tokenizer.template import encode_texts
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -60,21 +59,6 @@ def test_encode_prompt_string_and_ids(tok):
     ids = encode_prompt(tok, "hello world")
     assert ids == tok.encode("hello world")
     assert encode_prompt(tok, [5, 6, 7]) == [5, 6, 7]
-
-
-@pytest.mark.parametrize("special", [True, False])
-def test_encode_texts_gives_the_ids_of_the_tokenizers_own_call(tok, special):
-    texts = [*TEXTS, "<|im_start|>user\nhi<|im_end|>\n", " leading space", "", "a" * 500]
-    assert encode_texts(tok, texts, special) == tok(texts, add_special_tokens=special)["input_ids"]
-
-
-def test_encode_texts_never_truncates_even_when_tokenizer_json_says_so(tok):
-    import copy
-
-    truncating = copy.deepcopy(tok)
-    truncating.backend_tokenizer.enable_truncation(max_length=3)  # as a saved tokenizer.json can
-    ids = encode_texts(truncating, [TEXTS[0]], True)[0]
-    assert ids == tok.encode(TEXTS[0]) and len(ids) > 3
 
 
 def test_encode_prompt_applies_chat_template_with_generation_prompt(tok):
@@ -353,16 +337,6 @@ def test_default_tokenizer_streams_exact_text(smollm2_tok, text):
     d, pieces = stream(smollm2_tok, ids)
     assert d.text == smollm2_tok.decode(ids, skip_special_tokens=True) == text
     assert all("\ufffd" not in p for p in pieces)
-
-
-@pytest.mark.slow
-def test_default_tokenizer_encodes_as_its_own_call(smollm2_tok):
-    chat = smollm2_tok.apply_chat_template(
-        [{"role": "user", "content": TEXTS[3] + " <|im_end|> inside"}], tokenize=False, add_generation_prompt=True
-    )
-    texts = [*TEXTS, chat]
-    for special in (True, False):
-        assert encode_texts(smollm2_tok, texts, special) == smollm2_tok(texts, add_special_tokens=special)["input_ids"]
 
 
 @pytest.mark.slow

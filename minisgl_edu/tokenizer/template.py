@@ -69,21 +69,10 @@ def encode_prompts(tokenizer: Any, prompts: list[Prompt]) -> list[Union[list[int
             texts[found[1]].append((i, found[0]))
     for special, items in texts.items():
         if items:
-            for (i, _), ids in zip(items, encode_texts(tokenizer, [text for _, text in items], special)):
+            encoded = tokenizer([text for _, text in items], add_special_tokens=special)["input_ids"]
+            for (i, _), ids in zip(items, encoded):
                 out[i] = list(ids)
     return out
-
-
-def encode_texts(tokenizer: Any, texts: list[str], add_special_tokens: bool) -> list[list[int]]:
-    """The token ids of each text. A fast tokenizer's own Rust encoder is called directly: the
-    same ids as `tokenizer(texts)`, without the few tenths of a millisecond that the Python
-    wrapper spends building its dict of lists (which one prompt's time to first token pays).
-    The wrapper also switches off any truncation or padding saved in tokenizer.json; the encoder
-    would apply them, so a tokenizer that has either goes through the wrapper."""
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None and backend.truncation is None and backend.padding is None:
-        return [e.ids for e in backend.encode_batch(texts, add_special_tokens=add_special_tokens)]
-    return tokenizer(texts, add_special_tokens=add_special_tokens)["input_ids"]
 
 
 def _text_of(tokenizer: Any, prompt: Prompt) -> Union[list[int], tuple[str, bool]]:
