@@ -19,7 +19,8 @@ workload with N requests of I random prompt tokens and O output tokens each, all
 with `perf_counter` (no profiler): scheduling, the launch (the graph's inputs, the attention
 plan, the replay, the tokens' copy back), the wait, processing the results; ms per step, averaged
 over the steps from the 10th on. `--graph-events` times each graph replay on the GPU with CUDA
-events (no profiler) and the gap before it: the GPU's own time of a step, and its idle time.
+events (no profiler) and the gap before it: the GPU's own time of a step, and its idle time;
+and each garbage collection (a `gc.callbacks` hook), listed beside the longest gaps.
 """
 
 import argparse
