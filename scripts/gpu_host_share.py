@@ -221,7 +221,7 @@ if args.graph_events:
     # the first replay after the prompts' eager prefills would span them): (batch, graph ms, gap ms).
     # The step record is of the batch that landed; its iteration launched the next one.
     rows = []
-    for before, (phase, bs, dur, _, now, n_events) in zip(steps, steps[1:]):
+    for before, (phase, bs, _, _, now, n_events) in zip(steps, steps[1:]):
         i = n_events - 1
         if phase == "decode" and before[0] == "decode" and i >= 1 and before[-1] == i:
             start, end = graph_events[i]
