@@ -96,18 +96,22 @@ delay in knowing a request finished (it may compute one token too many, which is
 freeing its pages only once no in-flight batch can still write them.
 
 Overlap hides the host's work only while that work is shorter than the GPU's step, at every step.
-One thing in a Python loop is not: the garbage collector. Every few hundred steps of a large batch
-(each step makes thousands of small objects) Python runs a full collection, which walks every
-object the process holds, and a process that has loaded torch and a model holds hundreds of
-thousands. On an H200 the GPU of the 256-request benchmark waited ~1.2 s of a 7 s run in a handful of
-long stops, and each of the longest had a full collection inside it (`docs/benchmarks.md`,
-measured with CUDA events around each graph replay and a hook on each collection). So
-the server's processes run their loops inside `frozen_heap()` (`server/process.py`): after
-start-up, `gc.freeze()` moves every object alive to a generation the collector never visits
-again, as vLLM does for its engine and SGLang offers as `freeze_gc`. `python -m
-minisgl_edu.bench.host_step` shows it on a CPU: the longest of 600 steps at batch 256 dropped from
-~200 ms to under 10 ms. On the H200 the 256-request run went from 21.2-21.4k to 23.9-24.1k output
-tokens/s (two alternating runs of each, one call).
+One thing in a Python loop is not: the garbage collector. A step of a large batch makes
+thousands of small objects, and every so often Python follows them with a full collection, which
+walks every object the process holds; a process that has loaded torch and a model holds hundreds
+of thousands. In the scheduler's loop at decode batch 256, sending its messages away each step as
+the server does, that is a stop of ~0.2 s about every 1,000 steps on the course CPU (`python
+scripts/gc_in_loop.py`); a loop that keeps every step's messages until the end, as the offline
+benchmark's harness does, meets them several times as often. On an H200 the GPU of that
+256-request benchmark waited ~1.2 s of a 7 s run in a handful of long stops, and each of the
+longest had a full collection inside it (`docs/benchmarks.md`, measured with CUDA events around
+each graph replay and a hook on each collection). So the server's processes run their loops
+inside `frozen_heap()` (`server/process.py`): after start-up, `gc.freeze()` moves every object
+alive to a generation the collector never visits again, as vLLM does for its engine and SGLang
+offers as `freeze_gc`. With `--freeze` the same script's longest step drops from ~200 ms to under
+10 ms. On the H200 the 256-request benchmark went from 21.2-21.4k to 23.9-24.1k output tokens/s
+(two alternating runs of each, one call); the server, which keeps fewer objects, meets fewer
+stops and gains less.
 
 ## 3. Many small kernels: what CUDA graphs remove
 
