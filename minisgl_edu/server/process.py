@@ -103,13 +103,13 @@ def frozen_heap() -> Iterator[None]:
     A started process holds a few hundred thousand objects (torch, transformers, the model's
     modules, the server's libraries) that live as long as it does. The collector's full
     collections walk all of them, and in a loop that makes objects at every step (a decode step
-    of 256 requests makes thousands) a full collection comes every few hundred steps and stops
-    the process for 0.1-0.25 s: on a GPU, a step the GPU waits for. `gc.freeze()` moves the
-    objects of start-up to a generation the collector never visits; what the loop makes is
-    collected as before. (vLLM freezes its engine's start-up heap; SGLang offers it as its
-    `freeze_gc` call. `python -m minisgl_edu.bench.host_step` measures the difference.) On leaving,
-    the objects are given back to the collector, so a process that goes on (a test, a benchmark
-    that loads another model next) frees them as usual.
+    of 256 requests makes thousands) a full collection comes about every 1,000 steps and stops
+    the process for ~0.2 s: on a GPU, a step the GPU waits for. `gc.freeze()` moves the objects
+    of start-up to a generation the collector never visits; what the loop makes is collected as
+    before. (vLLM freezes its engine's start-up heap; SGLang offers it as its `freeze_gc` call.
+    `python scripts/gc_in_loop.py [--freeze]` measures the difference.) On leaving, the objects
+    are given back to the collector, so a process that goes on (a test, a benchmark that loads
+    another model next) frees them as usual.
     """
     gc.collect()  # what is garbage already goes now, not into the frozen generation
     gc.freeze()
