@@ -21,7 +21,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from server_ttft import METRICS, read
+from server_ttft import mean_ms, read
 
 from minisgl_edu.bench.serving import BenchConfig, chunk_text, request_body, run_benchmark
 from minisgl_edu.bench.workload import make_workload
@@ -53,11 +53,6 @@ def plain_ttfts(config: BenchConfig, model: str) -> list[float]:
     return out
 
 
-def server_mean_ms(before: dict, after: dict) -> float:
-    m = METRICS["ttft"]
-    return (after[f"{m}_sum"] - before[f"{m}_sum"]) / (after[f"{m}_count"] - before[f"{m}_count"]) * 1e3
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
@@ -87,7 +82,7 @@ def main() -> None:
                 ttfts = [q.ttft for q in run_benchmark(config).requests]
             after = read(args.url)
             client = statistics.mean(ttfts) * 1e3
-            server = server_mean_ms(before, after)
+            server = mean_ms(before, after)["ttft"]
             rows.append((r + 1, name, statistics.median(ttfts) * 1e3, client, server, client - server))
     print(
         "| round | client | client TTFT p50 ms | client TTFT mean ms | server's own TTFT mean ms | client - server ms |"

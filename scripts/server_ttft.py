@@ -30,14 +30,19 @@ def read(url: str) -> dict[str, float]:
     return values
 
 
+def mean_ms(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """Each histogram's mean in milliseconds over the requests between two readings."""
+    return {
+        key: (after[f"{m}_sum"] - before[f"{m}_sum"]) / (after[f"{m}_count"] - before[f"{m}_count"] or 1) * 1e3
+        for key, m in METRICS.items()
+    }
+
+
 def diff(before: dict[str, float], after: dict[str, float]) -> str:
     count = after[f"{METRICS['ttft']}_count"] - before[f"{METRICS['ttft']}_count"]
     if not count:
         return "server TTFT: no request"
-    means = {
-        key: (after[f"{m}_sum"] - before[f"{m}_sum"]) / (after[f"{m}_count"] - before[f"{m}_count"] or 1) * 1e3
-        for key, m in METRICS.items()
-    }
+    means = mean_ms(before, after)
     return f"server TTFT mean {means['ttft']:.2f} ms (queued {means['queued']:.2f} ms) over {count:.0f}"
 
 
