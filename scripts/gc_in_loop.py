@@ -27,43 +27,55 @@ import time
 from minisgl_edu.bench.host_step import decoding_scheduler
 from minisgl_edu.server.process import frozen_heap
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--steps", type=int, default=3000)
-ap.add_argument("--keep", action="store_true")
-ap.add_argument("--freeze", action="store_true")
-args = ap.parse_args()
 
-sched = decoding_scheduler(256, args.steps + 1)
-runs: list[tuple[int, float]] = []
-started: list[float] = []
+class Collections:
+    """A `gc.callbacks` hook that writes down (generation, start, end) of every collection."""
 
+    def __init__(self) -> None:
+        self.runs: list[tuple[int, float, float]] = []
+        self._started: float | None = None
 
-def timer(phase: str, info: dict) -> None:
-    if phase == "start":
-        started.append(time.perf_counter())
-    elif started:
-        runs.append((info["generation"], time.perf_counter() - started.pop()))
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            self.runs.append((info["generation"], self._started, time.perf_counter()))
+            self._started = None
 
 
-kept = []
-longest = 0.0
-gc.collect()
-with frozen_heap() if args.freeze else contextlib.nullcontext():
-    gc.callbacks.append(timer)
-    for _ in range(args.steps):
-        t0 = time.perf_counter()
-        record = sched.step()
-        if args.keep:
-            kept.append(record)
-        else:
-            sched.io.drain()
-        longest = max(longest, time.perf_counter() - t0)
-    gc.callbacks.remove(timer)
-full = [seconds for generation, seconds in runs if generation == 2]
-young = [seconds for generation, seconds in runs if generation < 2]
-how = "kept" if args.keep else "taken each step"
-print(
-    f"{args.steps} steps at batch 256, messages and records {how}{', heap frozen' if args.freeze else ''}: "
-    f"{len(young)} young collections ({sum(young) * 1e3:.0f} ms), {len(full)} full ones "
-    f"({sum(full) * 1e3:.0f} ms, the longest {max(full, default=0) * 1e3:.0f} ms); longest step {longest * 1e3:.1f} ms"
-)
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--freeze", action="store_true")
+    args = ap.parse_args()
+
+    sched = decoding_scheduler(256, args.steps + 1)
+    collections = Collections()
+    kept = []
+    longest = 0.0
+    gc.collect()
+    with frozen_heap() if args.freeze else contextlib.nullcontext():
+        gc.callbacks.append(collections)
+        for _ in range(args.steps):
+            t0 = time.perf_counter()
+            record = sched.step()
+            if args.keep:
+                kept.append(record)
+            else:
+                sched.io.drain()
+            longest = max(longest, time.perf_counter() - t0)
+        gc.callbacks.remove(collections)
+    full = [end - start for generation, start, end in collections.runs if generation == 2]
+    young = [end - start for generation, start, end in collections.runs if generation < 2]
+    how = "kept" if args.keep else "taken each step"
+    print(
+        f"{args.steps} steps at batch 256, messages and records {how}{', heap frozen' if args.freeze else ''}: "
+        f"{len(young)} young collections ({sum(young) * 1e3:.0f} ms), {len(full)} full ones "
+        f"({sum(full) * 1e3:.0f} ms, the longest {max(full, default=0) * 1e3:.0f} ms); "
+        f"longest step {longest * 1e3:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -32,6 +32,7 @@ import pstats
 import time
 
 import torch
+from gc_in_loop import Collections  # scripts/, beside this one
 
 from minisgl_edu.bench.offline import PRESETS, Workload, _IdTokenizer, make_workload, random_qwen3_dir
 from minisgl_edu.core import SamplingParams
@@ -100,15 +101,7 @@ if args.graph_events:
 
     torch.cuda.CUDAGraph.replay = timed_replay
 # --graph-events also times each garbage collection (generation, start, end), to set beside the gaps.
-gc_runs: list[tuple[int, float, float]] = []
-gc_started: list[float] = []
-
-
-def gc_timer(phase: str, info: dict) -> None:
-    if phase == "start":
-        gc_started.append(time.perf_counter())
-    elif gc_started:
-        gc_runs.append((info["generation"], gc_started.pop(), time.perf_counter()))
+gc_runs = Collections()
 
 
 phases = []
@@ -158,7 +151,7 @@ sched.io.drain()
 heap = contextlib.ExitStack()
 heap.enter_context(frozen_heap())
 if args.graph_events:
-    gc.callbacks.append(gc_timer)
+    gc.callbacks.append(gc_runs)
 torch.cuda.synchronize()
 t0 = time.perf_counter()
 for i, (p, m) in enumerate(zip(wl.prompts, wl.output_lens)):
@@ -241,15 +234,15 @@ if args.graph_events:
                 f"| {a}-{b} | {len(sel)} | {graph[len(sel) // 2]:.2f} | {gap[len(sel) // 2]:.2f} "
                 f"| {gap[len(sel) * 9 // 10]:.2f} | {over:.0f} ms |"
             )
-    per_gen = collections.Counter(g for g, *_ in gc_runs)
-    gc_ms = {g: sum(e - s for gg, s, e in gc_runs if gg == g) * 1e3 for g in per_gen}
+    per_gen = collections.Counter(g for g, *_ in gc_runs.runs)
+    gc_ms = {g: sum(e - s for gg, s, e in gc_runs.runs if gg == g) * 1e3 for g in per_gen}
     counted = ", ".join(f"generation {g}: {per_gen[g]} ({gc_ms[g]:.1f} ms)" for g in sorted(per_gen))
     print(f"\ngarbage collections during the run: {counted or 'none'}")
     print("the longest gaps, and the collections in the host's window of the two steps around each:")
     print("| decode batch | gap ms | collections in the window (generation: ms) |")
     print("|---|---|---|")
     for bs, _, gap, lo, hi in sorted(rows, key=lambda r: -r[2])[:10]:
-        inside = [f"{g}: {(e - s) * 1e3:.1f}" for g, s, e in gc_runs if s < hi and e > lo]
+        inside = [f"{g}: {(e - s) * 1e3:.1f}" for g, s, e in gc_runs.runs if s < hi and e > lo]
         print(f"| {bs} | {gap:.2f} | {', '.join(inside) or '-'} |")
 
 if args.phases:
