@@ -1,6 +1,7 @@
 """CUDA graphs for decode batches and short prefills: one launch for the whole forward pass.
 
-Where this sits on the request path: inside `Engine.forward_batch`, for decode batches, and for
+Where this sits on the request path: the engine's runner on CUDA (the second of
+`Engine.forward_batch`'s three steps, chosen when the engine is built), for decode batches, and for
 prefill and verify batches of few tokens (the token-row graphs at the end of this text). A
 decode step of a small model is a few hundred tiny kernels (about 15 per layer); at batch 1 the
 GPU finishes each one faster than Python can launch the next, so the step costs the *launch*
@@ -50,7 +51,9 @@ import time
 import torch
 
 from minisgl_edu.attention.flashinfer_backend import pinned
+from minisgl_edu.engine.forward_inputs import ForwardInputs
 from minisgl_edu.engine.graph_inputs import PackedGraphInputs
+from minisgl_edu.engine.runner import EagerRunner, RunOutput
 
 # A batch replays a token-row graph only if its rows read at most this many K/V tokens in all (the
 # sum of the rows' lengths): a 512-token prompt reads 131k. Past that, a row graph's repeated reads
@@ -67,8 +70,12 @@ def batch_sizes(max_bs: int) -> list[int]:
 
 
 class CudaGraphRunner:
-    def __init__(self, engine, max_bs: int, greedy_kernel: bool = True) -> None:
+    """The engine's runner on CUDA with graphs: `run` replays a captured graph where one fits the
+    batch, and hands the other batches to `eager` (`runner.py`)."""
+
+    def __init__(self, engine, eager: EagerRunner, max_bs: int, greedy_kernel: bool = True) -> None:
         self.engine = engine
+        self.eager = eager
         self.model = engine.model
         self.attn = engine.attn
         self.stream = engine.stream
@@ -178,24 +185,33 @@ class CudaGraphRunner:
     def _size_for(self, b: int) -> int:
         return self.bs_list[bisect.bisect_left(self.bs_list, b)]
 
-    def run(
-        self, ids: list[int] | None, positions: list[int], out_loc: list[int], rows: list[int], kv_lens: list[int]
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Replay the graph for len(rows) decode tokens; -> (logits [b, vocab], greedy tokens [b],
-        the rows on the GPU). The greedy tokens are already in `Engine.last_tokens`.
+    def run(self, inputs: ForwardInputs) -> RunOutput:
+        """Replay a graph where one fits the batch: a decode graph for a decode batch, a token-row
+        graph for a batch of few tokens all on the host; run any other batch eagerly."""
+        if inputs.is_decode and all(inputs.sampled) and self.can_run(len(inputs.rows)):
+            return RunOutput(*self.replay_decode(inputs))
+        if not inputs.from_device and self.can_run_rows(inputs.positions):
+            hidden = self.run_rows(inputs.ids, inputs.positions, inputs.out_loc, inputs.token_rows)
+            return RunOutput(self.eager.logits(hidden, inputs))
+        return self.eager.run(inputs)
 
-        `ids` None: every request's input token is the one it sampled last, in `last_tokens`
-        (overlap scheduling); otherwise they are written there first.
+    def replay_decode(self, inputs: ForwardInputs) -> tuple[torch.Tensor, torch.Tensor]:
+        """Replay the decode graph for a batch of len(inputs.rows) decode tokens; -> (logits
+        [b, vocab], greedy tokens [b]). The greedy tokens are already in `Engine.last_tokens`.
+
+        Every input token is the one its request sampled last: read from `last_tokens` in the graph
+        (overlap scheduling), or written there first from the host.
         """
+        rows = inputs.rows
         b = len(rows)
         bs = self._size_for(b)
-        self._prepare(bs, rows, positions, out_loc, kv_lens)
-        if ids is not None:
+        self._prepare(bs, rows, inputs.positions, inputs.out_loc, inputs.kv_lens)
+        if not inputs.all_from_device:
             self.engine.last_tokens.index_copy_(
-                0, self.inputs.rows[:b], pinned(ids, torch.int64).to(self.engine.device, non_blocking=True)
+                0, self.inputs.rows[:b], pinned(inputs.ids, torch.int64).to(self.engine.device, non_blocking=True)
             )
         self.graphs[bs].replay()
-        return self.logits[bs][:b], self.tokens[bs][:b], self.inputs.rows[:b]
+        return self.logits[bs][:b], self.tokens[bs][:b]
 
     def can_run_rows(self, positions: list[int]) -> bool:
         """Can a batch of these token positions replay a token-row graph? Enough graph rows, and few

@@ -1,10 +1,17 @@
 """The engine: runs one batch through the model and samples the next tokens.
 
 Where this sits on the request path: the scheduler decides *which* tokens to compute (a
-`Batch`) and has reserved KV pages for them; `Engine.forward_batch` turns the batch into flat
-tensors (token ids, positions, the KV slots to write), plans attention once, runs the model, and
-samples one token for every request whose known tokens are now all computed. The engine also owns
-the memory: the model weights, the paged KV pool and the page table.
+`Batch`) and has reserved KV pages for them; `Engine.forward_batch` computes them in three steps
+(`_forward_now`):
+
+1. inputs   the batch laid out flat: token ids, positions, the KV slots to write, the positions
+            to take logits from (`ForwardInputs`, forward_inputs.py)
+2. run      the model on them, by the runner chosen when the engine was built: eager
+            (runner.py), or on CUDA a captured graph where one fits the batch (cuda_graph.py)
+3. output   one token for every request whose known tokens are now all computed (the sampler,
+            sampler.py), or for a request with drafts the model's token at each (verify.py)
+
+The engine also owns the memory: the model weights, the paged KV pool and the page table.
 
 With tensor parallelism (`config.tp_size` > 1) every rank runs its own Engine on the same batches:
 its model holds 1/tp of the weights and its KV pool 1/tp of the KV heads (see
@@ -15,18 +22,20 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
 from typing import Optional
 
 import torch
 
-from minisgl_edu.attention import AttentionMetadata, create_backend
+from minisgl_edu.attention import create_backend
 from minisgl_edu.core import Batch
 from minisgl_edu.engine.config import EngineConfig, resolve_device, resolve_dtype
+from minisgl_edu.engine.forward_inputs import ForwardInputs
 from minisgl_edu.engine.logits_chain import needs_chain
-from minisgl_edu.engine.logprobs import BatchLogprobs, TokenLogprobs, take_logprobs
+from minisgl_edu.engine.logprobs import BatchLogprobs, take_logprobs
+from minisgl_edu.engine.output import ForwardOutput, PendingForward
+from minisgl_edu.engine.runner import EagerRunner, RunOutput
 from minisgl_edu.engine.sampler import Sampler
-from minisgl_edu.engine.verify import verify
+from minisgl_edu.engine.verify import verify_batch
 from minisgl_edu.kvcache import KVPool, PageTable, pages_for
 
 CPU_MAX_RUNNING = 32  # the CPU's default running-request limit: 2 cores gain nothing from more
@@ -35,17 +44,6 @@ CPU_MAX_RUNNING = 32  # the CPU's default running-request limit: 2 cores gain no
 # Qwen3-0.6B, so 256; a small GPU's pool gives fewer, and admission never reserves past the pool.
 AUTO_TOKENS_PER_REQUEST = 2048
 GPU_MAX_RUNNING = 256  # also the default largest CUDA graph (`cuda_graph_max_bs`)
-
-
-@dataclass
-class ForwardOutput:
-    """The new tokens of each batch item, in order: none for a prompt chunk that leaves part of its
-    prompt to compute, one otherwise; for an item that verified k drafts, the model's token at each
-    of its positions (k+1 with greedy decoding), of which the scheduler's verify step keeps 1 to
-    k+1. With each token its logprobs where the request asked for them (else None)."""
-
-    tokens: list[list[int]]
-    logprobs: list[list[Optional[TokenLogprobs]]]
 
 
 class Engine:
@@ -137,7 +135,10 @@ class Engine:
         # CUDA only: a stream of our own for the forward passes (so the scheduler's small
         # synchronous copies on the default stream never wait for a running batch), and CUDA
         # graphs for decode batches. The CPU path makes no CUDA call at all.
+        # The runner, chosen here once: eager, or on CUDA the graph runner, which replays a
+        # captured graph where one fits a batch and runs the others eagerly.
         self.stream = None
+        self.runner = self.eager_runner = EagerRunner(self.model, self.attn, self.last_tokens)
         self.graph_runner = None
         if self.device.type == "cuda":
             self.stream = torch.cuda.Stream(self.device)
@@ -145,8 +146,9 @@ class Engine:
                 from minisgl_edu.engine.cuda_graph import CudaGraphRunner
                 from minisgl_edu.kernels import triton_available
 
-                self.graph_runner = CudaGraphRunner(
+                self.runner = self.graph_runner = CudaGraphRunner(
                     self,
+                    self.eager_runner,
                     min(config.cuda_graph_max_bs, self.page_table.max_reqs),
                     greedy_kernel="greedy" in config.triton_kernels and triton_available(),
                 )
@@ -187,7 +189,7 @@ class Engine:
         return self.launch_batch(batch).result()
 
     @torch.inference_mode()
-    def launch_batch(self, batch: Batch, ids_on_device: bool = False) -> "PendingForward":
+    def launch_batch(self, batch: Batch, ids_on_device: bool = False) -> PendingForward:
         """Start `batch`; return a handle whose `result()` waits for the sampled tokens.
 
         On CPU everything is done before this returns. On CUDA the work is only *queued* on the
@@ -211,120 +213,30 @@ class Engine:
         with torch.cuda.stream(self.stream):
             return self._forward_now(batch, ids_on_device)
 
-    def _forward_now(self, batch: Batch, ids_on_device: bool) -> "PendingForward":
-        ids: list[int] = []
-        positions: list[int] = []
-        out_loc: list[int] = []
-        sample_rows: list[int] = []  # index in the flat tokens of each position we sample from
-        decode_ids = ids_on_device and batch.is_decode  # every input token is in last_tokens
-        # (mixed batch, ids_on_device) the flat index and page-table row of each decode token
-        device_at: list[int] = []
-        device_rows: list[int] = []
-        for it in batch.items:
-            req = it.req
-            if not decode_ids:
-                if ids_on_device and it.is_decode:
-                    device_at.append(len(positions))
-                    device_rows.append(req.table_idx)
-                    ids.append(0)  # a placeholder: the token is copied from last_tokens below
-                    ids.extend(it.draft)
-                else:
-                    ids.extend(it.input_ids)
-            positions.extend(range(it.start, it.end))
-            out_loc.extend(self.page_table.slots(req.table_idx, it.start, it.end, self.page_size))
-            if it.draft:  # drafts are checked against the logits at every position of the item
-                sample_rows.extend(range(len(positions) - it.num_tokens, len(positions)))
-            elif it.completes_prompt:
-                sample_rows.append(len(positions) - 1)
-        row_list = [it.req.table_idx for it in batch.items]
-        flags = [it.completes_prompt for it in batch.items]
-        graph = self.graph_runner
-        # A decode batch replays a captured decode graph; a batch of few tokens (a short prefill, a
-        # verify) a token-row graph; the others run eagerly.
-        if graph is not None and batch.is_decode and graph.can_run(batch.size) and all(flags):
-            # A decode batch through a captured CUDA graph: one copy in, one launch, the input
-            # tokens read and the greedy tokens written back inside the graph.
-            logits, tokens, rows = graph.run(
-                None if decode_ids else ids, positions, out_loc, row_list, [it.end for it in batch.items]
-            )
-            reqs = [it.req for it in batch.items]
-            logprobs = None
-            if any(not r.sampling_params.is_greedy or needs_chain(r) or r.sampling_params.logprobs for r in reqs):
-                tokens = self.sampler.sample(logits, reqs)
-                self.last_tokens.index_copy_(0, rows, tokens)
-                logprobs = take_logprobs(logits, tokens, reqs)
-            return self._pending(flags, tokens, logprobs)
-        rows = self._tensor(row_list)
-        sampling = [it.req for it in batch.items if it.completes_prompt]
-        if graph is not None and not decode_ids and not device_at and graph.can_run_rows(positions):
-            # A short prefill or a verify batch through a captured token-row graph: every token a
-            # decode row of its request (cuda_graph.py); logits only of the rows sampled from.
-            token_rows = [it.req.table_idx for it in batch.items for _ in range(it.num_tokens)]
-            hidden = graph.run_rows(ids, positions, out_loc, token_rows)
-        else:
-            if decode_ids:
-                ids_t = self.last_tokens.index_select(0, rows)
-            else:
-                ids_t = self._tensor(ids)
-                if device_at:  # on the device, without waiting for the batch that sampled them
-                    ids_t[self._tensor(device_at)] = self.last_tokens.index_select(0, self._tensor(device_rows))
-            meta = AttentionMetadata(
-                is_prefill=not batch.is_decode,
-                q_lens=[it.num_tokens for it in batch.items],
-                kv_lens=[it.end for it in batch.items],
-                rows=rows,
-                out_loc=self._tensor(out_loc),
-                row_ids=row_list,
-            )
-            self.attn.prepare(meta)
-            hidden = self.model(ids_t, self._tensor(positions), self.attn)
-        logits = None
-        if sample_rows:
-            # Only the last position of each request needs logits: the LM head is the largest
-            # matmul of a small model, so skipping the other prompt positions matters.
-            if len(sample_rows) < hidden.shape[0]:
-                hidden = hidden[self._tensor(sample_rows)]
-            logits = self.model.compute_logits(hidden)
-        if not sampling:
-            return PendingForward(flags, None, None)
+    def _forward_now(self, batch: Batch, ids_on_device: bool) -> PendingForward:
+        """The forward pass in three steps: inputs, run the model, sample."""
+        # 1. Inputs: the batch laid out flat, token by token (forward_inputs.py).
+        inputs = ForwardInputs.of(batch, self.page_table, self.page_size, ids_on_device)
+        # 2. Run the model: the runner chosen when the engine was built (eager, or CUDA graphs
+        #    where one fits); the logits of the positions sampled from.
+        out = self.runner.run(inputs)
+        if out.logits is None:  # only prompt chunks that leave part of their prompt for later
+            return PendingForward(inputs.sampled, None)
+        # 3. Output: the next token of each item that completed its known tokens, or, for items
+        #    with drafts, the model's token at every position (verify.py).
         if batch.has_drafts:
-            return self._verify(batch, logits)
-        tokens = self.sampler.sample(logits, sampling)
-        logprobs = take_logprobs(logits, tokens, sampling)
-        sampled_rows = rows if len(sampling) == batch.size else self._tensor([r for r, f in zip(row_list, flags) if f])
-        self.last_tokens.index_copy_(0, sampled_rows, tokens)
-        if self.stream is None:
-            return PendingForward(flags, tokens, logprobs)
-        return self._pending(flags, tokens, logprobs)
+            return PendingForward([], None, ready=verify_batch(self.sampler.process_fn, batch, out.logits))
+        return self._sample(inputs, out, [it.req for it in batch.items if it.completes_prompt])
 
-    def _verify(self, batch: Batch, logits: torch.Tensor) -> "PendingForward":
-        """(speculative decoding) The model's token at every verified position of each item (its
-        "targets", `verify.py`); which of them the request keeps is the scheduler's verify step
-        (`scheduler/verify_step.py`). The result is ready at once: the tokens are on the host.
-
-        Nothing is written to `last_tokens`: which token is a request's newest is known only after
-        the verify step, on the host; the overlap loop writes it there then (`set_last_tokens`)."""
-        items = [it for it in batch.items if it.completes_prompt]
-        reqs = [it.req for it in items]
-        targets = verify(self.sampler.process_fn, logits, reqs, [it.draft for it in items])
-        # Logprobs of each target, from the logits of its own position: the tokens a request keeps
-        # are its first targets, so their logprobs are the first of these.
-        first_row = 0
-        rows, row_reqs = [], []
-        for it, req, tokens in zip(items, reqs, targets):
-            rows.extend(range(first_row, first_row + len(tokens)))
-            row_reqs.extend([req] * len(tokens))
-            first_row += len(it.draft) + 1
-        flat = [t for tokens in targets for t in tokens]
-        lp = take_logprobs(logits[self._tensor(rows)], self._tensor(flat), row_reqs)
-        per_row = iter(lp.per_row(len(flat)) if lp is not None else [None] * len(flat))
-        per_item = iter([(tokens, [next(per_row) for _ in tokens]) for tokens in targets])
-        out = ForwardOutput([], [])
-        for flag in [it.completes_prompt for it in batch.items]:
-            tokens, lps = next(per_item) if flag else ([], [])
-            out.tokens.append(tokens)
-            out.logprobs.append(lps)
-        return PendingForward([], None, ready=out)
+    def _sample(self, inputs: ForwardInputs, out: RunOutput, reqs: list) -> PendingForward:
+        """The sampled tokens (and logprobs, for the requests that asked), also kept in
+        `last_tokens` for the overlap loop's next decode step."""
+        if out.greedy is not None and not any(needs_sampler(r) for r in reqs):
+            tokens = out.greedy  # a decode graph picked them, and wrote them to last_tokens
+        else:
+            tokens = self.sampler.sample(out.logits, reqs)
+            self.last_tokens.index_copy_(0, self._tensor(inputs.sampled_rows), tokens)
+        return self._pending(inputs.sampled, tokens, take_logprobs(out.logits, tokens, reqs))
 
     def set_last_tokens(self, rows: list[int], tokens: list[int]) -> None:
         """Page-table row `rows[i]`'s newest token is `tokens[i]` (decided on the host: after a
@@ -332,8 +244,11 @@ class Engine:
         if rows:
             self.last_tokens.index_copy_(0, self._tensor(rows), self._tensor(tokens))
 
-    def _pending(self, flags: list[bool], tokens: torch.Tensor, logprobs: Optional[BatchLogprobs]) -> "PendingForward":
-        """Copy the tokens to page-locked host memory without waiting; result() waits on the event."""
+    def _pending(self, flags: list[bool], tokens: torch.Tensor, logprobs: Optional[BatchLogprobs]) -> PendingForward:
+        """The tokens of a batch: as they are on CPU; on CUDA copied to page-locked host memory
+        without waiting (`result()` waits on the event)."""
+        if self.stream is None:
+            return PendingForward(flags, tokens, logprobs)
         host = torch.empty(tokens.shape, dtype=tokens.dtype, pin_memory=True)
         host.copy_(tokens, non_blocking=True)
         event = torch.cuda.Event()
@@ -341,34 +256,12 @@ class Engine:
         return PendingForward(flags, host, logprobs, event)
 
     def _tensor(self, values: list[int]) -> torch.Tensor:
-        """An int64 tensor on the engine's device; on CUDA via pinned memory, without a sync."""
-        if self.stream is None:
-            return torch.tensor(values, dtype=torch.int64, device=self.device)
-        return torch.tensor(values, dtype=torch.int64).pin_memory().to(self.device, non_blocking=True)
+        return self.eager_runner.tensor(values)
 
 
-@dataclass
-class PendingForward:
-    """A batch that is running (CUDA) or done (CPU): `result()` gives its next tokens."""
-
-    sampled: list[bool]  # per batch item: does it get a token from this batch?
-    tokens: Optional[torch.Tensor]  # on the host (pinned on CUDA), filled when `event` completes
-    logprobs: Optional[BatchLogprobs] = None  # of the sampled rows that asked (read after the event)
-    event: Optional[torch.cuda.Event] = None  # recorded after the device-to-host copy (CUDA only)
-    ready: Optional[ForwardOutput] = None  # a verify batch's result, known when it was launched
-
-    def result(self) -> ForwardOutput:
-        if self.ready is not None:
-            return self.ready
-        if self.event is not None:
-            self.event.synchronize()
-        values = iter(self.tokens.tolist()) if self.tokens is not None else iter(())
-        rows = self.logprobs.per_row(len(self.tokens)) if self.logprobs is not None else None
-        lps = iter(rows) if rows is not None else iter(())
-        return ForwardOutput(
-            [[next(values)] if s else [] for s in self.sampled],
-            [[next(lps, None)] if s else [] for s in self.sampled],
-        )
+def needs_sampler(req) -> bool:
+    """Does the request's next token need more than the argmax of the model's logits?"""
+    return not req.sampling_params.is_greedy or needs_chain(req)
 
 
 def _has_flashinfer() -> bool:

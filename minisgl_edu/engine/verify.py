@@ -32,7 +32,10 @@ from __future__ import annotations
 
 import torch
 
-from minisgl_edu.core import Req
+from minisgl_edu.core import Batch, Req
+from minisgl_edu.engine.logits_chain import to_device
+from minisgl_edu.engine.logprobs import take_logprobs
+from minisgl_edu.engine.output import ForwardOutput
 from minisgl_edu.engine.sampler import filter_logits
 
 
@@ -88,4 +91,32 @@ def verify(process_fn, logits: torch.Tensor, reqs: list[Req], drafts: list[list[
             out.append(argmax[rows])
             continue
         out.append(accept_sampled(d, probs, req.generator))
+    return out
+
+
+def verify_batch(process_fn, batch: Batch, logits: torch.Tensor) -> ForwardOutput:
+    """The output step of a verify batch: the targets of every item that samples (`verify`), each
+    with its logprobs where its request asked, taken from the logits of its own position. Which of
+    the targets a request keeps is the scheduler's verify step (`scheduler/verify_step.py`)."""
+    items = [it for it in batch.items if it.completes_prompt]
+    reqs = [it.req for it in items]
+    targets = verify(process_fn, logits, reqs, [it.draft for it in items])
+    # The logits rows of each target: a request keeps its first targets, so their logprobs are
+    # the first of these.
+    first_row = 0
+    rows, row_reqs = [], []
+    for it, req, tokens in zip(items, reqs, targets):
+        rows.extend(range(first_row, first_row + len(tokens)))
+        row_reqs.extend([req] * len(tokens))
+        first_row += len(it.draft) + 1
+    flat = [t for tokens in targets for t in tokens]
+    device = logits.device
+    lp = take_logprobs(logits[to_device(rows, torch.int64, device)], to_device(flat, torch.int64, device), row_reqs)
+    per_row = iter(lp.per_row(len(flat)) if lp is not None else [None] * len(flat))
+    per_item = iter([(tokens, [next(per_row) for _ in tokens]) for tokens in targets])
+    out = ForwardOutput([], [])
+    for it in batch.items:
+        tokens, lps = next(per_item) if it.completes_prompt else ([], [])
+        out.tokens.append(tokens)
+        out.logprobs.append(lps)
     return out
