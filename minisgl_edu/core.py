@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # only for the annotations: core.py imports nothing heavy
 
     from minisgl_edu.engine.grammar import Grammar
     from minisgl_edu.kvcache.radix_cache import RadixNode
+    from minisgl_edu.scheduler.speculator import DraftState
 
 
 MAX_TOP_LOGPROBS = 20  # OpenAI's limit
@@ -132,15 +133,14 @@ class Req:
     arrived_at: float = 0.0  # time.monotonic() when the scheduler queued it
     queue_seconds: Optional[float] = None  # arrival -> first scheduled in a batch (None until then)
     grammar: Optional[Grammar] = None  # structured output: the matcher that masks each next token
-    # (n > 1) The request whose prompt pages this one waits for: it is admitted after that one's
-    # prefill, so it finds the prompt in the prefix cache instead of computing it again.
+    # (n > 1, scheduler/prompt_sharing.py) The request whose prompt pages this one waits for: it is
+    # admitted after that one's prefill, so it finds the prompt in the prefix cache.
     prompt_leader: Optional[Req] = None
     shares_prompt: bool = False  # (n > 1, the leader) its prompt goes to the prefix cache after prefill
     shared_len: int = 0  # tokens at the start of its row whose pages it handed to the prefix cache
-    # (speculative decoding) Verifies in a row that accepted no draft, and decode steps left in
-    # which this request proposes none: drafts that keep failing cost verify positions for nothing.
-    draft_misses: int = 0
-    draft_pause: int = 0
+    # (speculative decoding) The speculator's state of this request: its back-off after drafts
+    # that failed (`scheduler/speculator.py`); None until its first verify.
+    draft_state: Optional[DraftState] = None
 
     @property
     def all_ids(self) -> list[int]:

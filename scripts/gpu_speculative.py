@@ -49,7 +49,7 @@ def run(model: str, device: str, backend: str, spec: bool, dtype: str) -> tuple[
     for m in s.io.drain():
         if m.next_token >= 0:
             out.setdefault(m.uid, []).append(m.next_token)
-    return out, s.accepted_tokens_total, seconds
+    return out, s.speculator.accepted_tokens_total, seconds
 
 
 def head_dim_64(tokenizer_dir: str, layers: int = 4) -> str:
@@ -102,14 +102,14 @@ def one_stream(model: str, spec: dict | None, prompts: list[str]) -> tuple[list[
         return [m.next_token for m in s.io.drain() if m.next_token >= 0]
 
     def verifies() -> int:
-        return sum(sum(row) for row in s.verify_outcomes)
+        return sum(sum(row) for row in s.speculator.verify_outcomes)
 
     generate(10_000, prompts[0])  # warm-up
-    drafts0, accepted0, verifies0 = s.draft_tokens_total, s.accepted_tokens_total, verifies()
+    drafts0, accepted0, verifies0 = s.speculator.draft_tokens_total, s.speculator.accepted_tokens_total, verifies()
     t0 = time.perf_counter()
     out = [generate(uid, p) for uid, p in enumerate(prompts)]
     seconds = time.perf_counter() - t0
-    return out, s.draft_tokens_total - drafts0, s.accepted_tokens_total - accepted0, verifies() - verifies0, seconds
+    return out, s.speculator.draft_tokens_total - drafts0, s.speculator.accepted_tokens_total - accepted0, verifies() - verifies0, seconds
 
 
 def real_model(model: str) -> None:

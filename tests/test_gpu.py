@@ -578,8 +578,8 @@ def test_verify_graphs_give_the_tokens_of_plain_decoding(tiny_qwen3_dir, backend
     a = generate(plain, ps, 40, overlap=True)
     b = generate(spec, ps, 40, overlap=True)
     assert a == b
-    assert spec.num_draft_tokens == 7  # the CUDA default: a request's 8 rows fill the 8-row graph
-    assert replays and spec.accepted_tokens_total > 0
+    assert spec.speculator.num_draft_tokens == 7  # the CUDA default: a request's 8 rows fill the 8-row graph
+    assert replays and spec.speculator.accepted_tokens_total > 0
     assert_all_pages_back(spec)
 
 

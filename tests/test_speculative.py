@@ -182,14 +182,14 @@ def test_backoff_doubles_and_is_capped():
 def test_a_request_whose_drafts_fail_pauses_drafting(tiny_model_dir, reference, monkeypatch):
     """Drafts that are always wrong: after the m-th verify in a row that accepted nothing the
     request proposes none for `backoff(m)` = 1, 2, 4, ... steps; the tokens stay the reference's."""
-    import minisgl_edu.scheduler.scheduler as scheduler_module
+    import minisgl_edu.scheduler.speculator as speculator_module
 
     prompt, ref = PROMPTS[0], reference[0]
 
     def wrong(tokens, k, n_max, n_min):
         return [ref[len(tokens) - len(prompt)] + 1]  # never the model's next token
 
-    monkeypatch.setattr(scheduler_module, "propose_ngram", wrong)
+    monkeypatch.setattr(speculator_module, "propose_ngram", wrong)
     out, _, records = run(make(tiny_model_dir, spec=True), [prompt], [GREEDY])
     assert out[0] == ref
     drafted = [0 in rec.drafts for rec in records if 0 in rec.next_tokens][1:]  # decode steps
@@ -215,10 +215,10 @@ def test_greedy_tokens_equal_without_speculation(tiny_model_dir, reference, page
     assert out == reference
     assert all(r == "length" for r in reasons.values())
     assert any(rec.phase == "verify" for rec in records)
-    assert s.accepted_tokens_total > 0  # the drafts did pay: fewer steps than tokens
-    outcomes = s.verify_outcomes  # [drafts][accepted]
-    assert sum(a * n for row in outcomes for a, n in enumerate(row)) == s.accepted_tokens_total
-    assert sum(d * n for d, row in enumerate(outcomes) for n in row) == s.draft_tokens_total
+    assert s.speculator.accepted_tokens_total > 0  # the drafts did pay: fewer steps than tokens
+    outcomes = s.speculator.verify_outcomes  # [drafts][accepted]
+    assert sum(a * n for row in outcomes for a, n in enumerate(row)) == s.speculator.accepted_tokens_total
+    assert sum(d * n for d, row in enumerate(outcomes) for n in row) == s.speculator.draft_tokens_total
     assert len(records) < sum(len(v) for v in reference.values())
 
 
@@ -254,10 +254,10 @@ def test_overlap_loop_verifies_alone_and_overlaps_when_nothing_is_guessed(
     """Under the overlap loop a verify batch is never launched while another batch runs (its input
     tokens come from the host); when no request finds drafts, batches overlap as without
     speculation. The tokens are the reference's either way."""
-    import minisgl_edu.scheduler.scheduler as scheduler_module
+    import minisgl_edu.scheduler.speculator as speculator_module
 
     if not guesses:
-        monkeypatch.setattr(scheduler_module, "propose_ngram", lambda *a: [])
+        monkeypatch.setattr(speculator_module, "propose_ngram", lambda *a: [])
     s = make(tiny_model_dir, spec=True)
     launches = []  # (another batch in flight?, this one verifies drafts?)
     launch = s._launch
@@ -362,7 +362,7 @@ def test_logprobs_of_accepted_tokens_equal_those_without_speculation(tiny_model_
 
     off, _ = logprobs(False)
     on, s = logprobs(True)
-    assert s.accepted_tokens_total > 0
+    assert s.speculator.accepted_tokens_total > 0
     for uid in off:
         assert [t for t, _, _ in on[uid]] == [t for t, _, _ in off[uid]]
         assert [top for _, _, top in on[uid]] == [top for _, _, top in off[uid]]
@@ -440,7 +440,7 @@ def test_real_model_same_tokens_one_at_a_time_and_batched(real):
     for uid, p in enumerate(prompts):
         s = _spec_scheduler(real)
         assert run(s, [p], [sp])[0][0] == ref[uid], REPEAT_CHATS[uid]
-        accepted += s.accepted_tokens_total
+        accepted += s.speculator.accepted_tokens_total
     assert accepted > len(prompts) * 48 // 10  # the repetitive prompts did speculate: >10% of the tokens were drafts
     # Batched, with every other request not speculating (a presence penalty of 0 is still "off",
     # so a logit bias of 0 on one token stands for a request the chain touches but never changes).
@@ -510,11 +510,11 @@ def test_server_flags_reach_the_scheduler_config():
 def test_drafts_per_step_default_by_device(tiny_model_dir):
     """k is 4 on CPU unless set; the CUDA default (7) is `test_gpu.py`'s to see."""
     s = make(tiny_model_dir, spec=True, speculative_num_draft_tokens=None)
-    assert s.num_draft_tokens == 4 and len(s.verify_outcomes) == 5
+    assert s.speculator.num_draft_tokens == 4 and len(s.speculator.verify_outcomes) == 5
     s.add_request(0, repetitive(40, seed=3), SamplingParams(max_tokens=30, ignore_eos=True))
     records = s.run_until_idle()
     assert max(len(d) for r in records for d in r.drafts.values()) == 4
-    assert make(tiny_model_dir, spec=True, speculative_num_draft_tokens=6).num_draft_tokens == 6
+    assert make(tiny_model_dir, spec=True, speculative_num_draft_tokens=6).speculator.num_draft_tokens == 6
 
 
 # ---------------------------------------------------------------- the real server

@@ -218,7 +218,7 @@ def test_stepper_and_page_map_show_a_scripted_verify_step(tiny_model_dir, monkey
     """One request's first decode step carries four drafts: the model's next two tokens, then two
     wrong ones. The stepper shows them before the step, then which were accepted and rejected,
     the model's own token and the page given back; the page map marks that page, now free."""
-    import minisgl_edu.scheduler.scheduler as scheduler_module
+    import minisgl_edu.scheduler.speculator as speculator_module
     from minisgl_edu.widgets.stepper import render_html
 
     prompt, params = PROMPTS[0], SamplingParams(max_tokens=8, ignore_eos=True)
@@ -226,7 +226,7 @@ def test_stepper_and_page_map_show_a_scripted_verify_step(tiny_model_dir, monkey
         ref = plain.generate(prompt, params).token_ids  # the tokens without speculation
     wrong = [(ref[3] + 1) % 49152, (ref[3] + 2) % 49152]
     script = {len(prompt) + 1: [ref[1], ref[2], *wrong]}  # tokens known -> drafts; none otherwise
-    monkeypatch.setattr(scheduler_module, "propose_ngram", lambda tokens, k, n_max, n_min: script.get(len(tokens), []))
+    monkeypatch.setattr(speculator_module, "propose_ngram", lambda tokens, k, n_max, n_min: script.get(len(tokens), []))
 
     srv = LocalServer(tiny_model_dir, device="cpu", page_size=1, num_pages=64, speculative_algorithm="ngram")
     st = SchedulerStepper(srv, [prompt], params)

@@ -606,7 +606,7 @@ def _drafter(s, answers: dict[int, list[int]], how: str, uid_of: Callable[[int],
                 follow[at] = follow[at] + 1 if follow[at] + 1 < 40000 else 100
         return follow
 
-    s._draft = draft  # an instance attribute: `_schedule_decode` calls self._draft(req)
+    s.speculator.drafts = draft  # an instance attribute: `_schedule_decode` calls speculator.drafts(req)
 
 
 def _run(fn, scenario: Scenario, again: bool = False) -> EngineRun:

@@ -3,6 +3,7 @@
 from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
-from minisgl_edu.scheduler.scheduler import Scheduler, SchedulerStats, StepRecord
+from minisgl_edu.scheduler.record import StepRecord
+from minisgl_edu.scheduler.scheduler import Scheduler, SchedulerStats
 
 __all__ = ["QueueIO", "Scheduler", "SchedulerConfig", "SchedulerIO", "SchedulerStats", "StepRecord", "check_finish"]

@@ -36,7 +36,7 @@ With speculative decoding on (`SchedulerConfig.speculative_algorithm`), drafts f
 newest token, so they are only made when no decode token is in flight, and a verify batch reads
 all its input tokens from the host; how many tokens a verify gives is known only when it lands.
 So a batch lands before the next is scheduled when it verified drafts, or when one of its
-requests would propose drafts now (`_lands_first`); a batch whose requests have nothing to guess
+requests would propose drafts now (`Speculator.must_land_first`); a batch whose requests have nothing to guess
 keeps overlapping. After a verify, the newest token of each request (decided on the host by the
 verify step) is written to `Engine.last_tokens` for the decode batches that read it there.
 
@@ -52,10 +52,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from minisgl_edu.core import Batch, Req
+from minisgl_edu.scheduler.record import StepRecord
 
 if TYPE_CHECKING:
-    from minisgl_edu.engine.engine import PendingForward
-    from minisgl_edu.scheduler.scheduler import StepRecord
+    from minisgl_edu.engine.output import PendingForward
 
 
 @dataclass
@@ -79,8 +79,6 @@ class OverlapMixin:
 
     # ------------------------------------------------------------------ launch / complete
     def _launch(self, batch: Batch) -> InFlight:
-        from minisgl_edu.scheduler.scheduler import StepRecord
-
         t0 = time.perf_counter()
         record = StepRecord.of(batch)
         self.cache.pin(batch.reqs)  # released pages stay put until this batch lands
@@ -120,7 +118,7 @@ class OverlapMixin:
         Returns the StepRecord of the batch that was *finished* (None if none was in flight).
         """
         last, record = self._in_flight, None
-        if last is not None and self._lands_first(last.batch):
+        if last is not None and self.speculator.must_land_first(last.batch):
             # (speculative decoding) Its tokens are needed on the host before the next batch.
             record, last = self._complete(last), None
             self._in_flight = None
@@ -136,14 +134,6 @@ class OverlapMixin:
             record = self._complete(last)
         self._maybe_send_stats()
         return record
-
-    def _lands_first(self, batch: Batch) -> bool:
-        """(speculative decoding) Must `batch` land before the next one is scheduled? Yes if it
-        verified drafts (how many tokens each request got is known only then), or if one of its
-        requests finds drafts in its tokens on the host (after the newest one, it likely will)."""
-        if self.config.speculative_algorithm is None:
-            return False
-        return batch.has_drafts or any(it.is_decode and self._guess(it.req) for it in batch.items)
 
     def _needs_host_tokens(self, batch: Batch) -> bool:
         """Does a request of `batch` with a token still in flight need that token before its own

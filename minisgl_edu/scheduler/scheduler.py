@@ -12,11 +12,11 @@ Where this sits on the request path: a `UserMsg` arrives from a tokenizer worker
     4. results      `_process_results`: append tokens, check finish, free what finished,
                     send one `DetokenizeMsg` per new token to the detokenizer
 
-With speculative decoding on (`config.speculative_algorithm`), a decode batch may also carry
-each request's guessed next tokens (`_draft`, `ngram.py`): the engine computes the model's own
-token at each of them in the same forward pass, and the verify step (`_verified`,
-`verify_step.py`) keeps those the model agrees with, so a request can get several tokens in one
-step ("verify" batch).
+The request features beyond the plain path are each one object or module, called at fixed
+points: `n > 1` (`prompt_sharing.py`: receive, schedule, results), structured output
+(`structured.py`: receive, results), speculative decoding (`speculator.py`: drafts while a decode
+batch is built, the verify step on its results; a batch with drafts is a "verify" batch). The
+logits chain, logprobs and sampling live in the engine.
 
 New requests join between any two steps while others are decoding: continuous batching.
 """
@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
 from minisgl_edu.engine import Engine
-from minisgl_edu.engine.engine import ForwardOutput
+from minisgl_edu.engine.output import ForwardOutput
 from minisgl_edu.engine.sampler import make_generator
 from minisgl_edu.kvcache import CacheManager, pages_for
 from minisgl_edu.message import (
@@ -41,44 +40,18 @@ from minisgl_edu.message import (
     UserMsg,
     unwrap,
 )
+from minisgl_edu.scheduler import prompt_sharing
 from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
-from minisgl_edu.scheduler.ngram import backoff, propose_ngram
 from minisgl_edu.scheduler.overlap import OverlapMixin
+from minisgl_edu.scheduler.record import StepRecord
+from minisgl_edu.scheduler.speculator import Speculator
 from minisgl_edu.scheduler.stats import STATS_BUDGET, SchedulerStats, change_key, collect_stats
-from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult, verify_step
+from minisgl_edu.scheduler.structured import StructuredOutput
+from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 from minisgl_edu.trace import NULL_TRACER, Tracer
-
-
-@dataclass
-class StepRecord:
-    """What one `step()` (or `overlap_step()`) did: the scheduler's own account of a batch it ran,
-    returned to its caller. The runtime turns it into a `BatchView` for the widgets."""
-
-    batch_id: int
-    phase: str  # "prefill" | "decode" | "mixed"
-    items: list[tuple[int, int, int]]  # (uid, start position, tokens computed)
-    next_tokens: dict[int, int] = field(default_factory=dict)  # uid -> sampled token
-    finished: dict[int, str] = field(default_factory=dict)  # uid -> finish_reason
-    seconds: float = 0.0
-    decode_uids: list[int] = field(default_factory=list)  # items that computed a decode token, not a prompt chunk
-    # (speculative decoding) uid -> its drafts this step, the ones accepted, the pages given back
-    drafts: dict[int, list[int]] = field(default_factory=dict)
-    accepted: dict[int, list[int]] = field(default_factory=dict)
-    freed_pages: dict[int, list[int]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, batch: Batch) -> StepRecord:
-        """The record of `batch` as scheduled (tokens and finishes are filled in when it has run)."""
-        return cls(
-            batch.batch_id,
-            batch.phase,
-            [(it.req.uid, it.start, it.num_tokens) for it in batch.items],
-            decode_uids=[it.req.uid for it in batch.items if it.is_decode],
-            drafts={it.req.uid: list(it.draft) for it in batch.items if it.draft},
-        )
 
 
 def schedule_next_batch(scheduler: "Scheduler") -> Optional[Batch]:
@@ -143,18 +116,16 @@ class Scheduler(OverlapMixin):
         self.stats_sent = 0  # stats messages sent to the server (_maybe_send_stats)
         self._stats_key_sent: Optional[tuple] = None  # change_key() when the last one was sent
         self._next_stats_at = 0.0  # time.monotonic() before which no stats message goes out
-        self.grammar_compiler = None  # structured output (engine/grammar.py), made on first use
-        # Speculative decoding: each request's verifies by outcome (verify_outcomes[d][a]:
-        # verifies of d drafts that accepted a), for /metrics and /dashboard; the drafts proposed
-        # and accepted are counted from it (`draft_tokens_total`, `accepted_tokens_total`).
-        # Drafts per request and step (`SchedulerConfig.speculative_num_draft_tokens`, by device if None).
-        k = self.num_draft_tokens = config.speculative_num_draft_tokens or (7 if cuda else 4)
-        self.verify_outcomes = [[0] * (k + 1) for _ in range(k + 1)]
-        # Injection points for the course's exercises: the real engine calls these.
+        # The features beyond the plain path, each behind one object (see the module docstring).
+        self.grammars = StructuredOutput(tokenizer, self.vocab_size, self.eos_ids)
+        # Drafts per request and step: `SchedulerConfig.speculative_num_draft_tokens`, by device if None.
+        k = config.speculative_num_draft_tokens or (7 if cuda else 4)
+        self.speculator = Speculator(config, k, self.cache, self.eos_ids, self._decode_tail)
+        # Injection points for the course's exercises: the real engine calls these (and
+        # `verify_fn`, below).
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
         self.schedule_fn: Callable[["Scheduler"], Optional[Batch]] = schedule_next_batch
-        self.verify_fn: Callable[[VerifyRequest, list[int], list[int]], VerifyResult] = verify_step
         self._init_overlap()  # bookkeeping of overlap_loop (see overlap.py); idle under normal_loop
 
     # ------------------------------------------------------------------ 1. receive
@@ -178,22 +149,13 @@ class Scheduler(OverlapMixin):
         self, uid: int, input_ids: list[int], params: SamplingParams, prompt_leader: Optional[int] = None
     ) -> Optional[Req]:
         """Queue a request, or reject it at once if it can never run."""
-        error = self._validate(uid, input_ids, params)
-        grammar = None
-        if error is None and params.grammar_spec is not None:
-            try:
-                grammar = self._grammar_compiler().compile(*params.grammar_spec)
-            except ValueError as e:
-                error = str(e)
+        req = Req(uid=uid, input_ids=list(input_ids), sampling_params=params)
+        error = self._validate(uid, input_ids, params) or self.grammars.attach(req)
         if error is not None:
             self.tracer.record(uid, "scheduler", "rejected", error=error)
             self.io.send([DetokenizeMsg(uid, -1, True, "abort", list(params.stop), error=error)])
             return None
-        req = Req(uid=uid, input_ids=list(input_ids), sampling_params=params, grammar=grammar)
-        leader = self.reqs.get(prompt_leader) if prompt_leader is not None else None
-        if leader is not None and leader.status in (ReqStatus.WAITING, ReqStatus.PREFILLING):
-            req.prompt_leader = leader  # (n > 1) wait for its prompt pages, then share them
-            leader.shares_prompt = True
+        prompt_sharing.follow(req, self.reqs.get(prompt_leader))  # (n > 1) wait for the leader's prompt
         # Clamp to the context: a request that fits at admission can always finish.
         req.max_new_tokens = min(params.max_tokens, self.max_seq_len - len(input_ids))
         req.generator = make_generator(params, self.engine.device)
@@ -224,14 +186,6 @@ class Scheduler(OverlapMixin):
         if bad:
             return f"logit_bias: token id {bad[0]} is outside the vocabulary (size {self.vocab_size})"
         return None
-
-    def _grammar_compiler(self):
-        """XGrammar's compiler for this tokenizer, built when the first request asks for a grammar."""
-        if self.grammar_compiler is None:
-            from minisgl_edu.engine.grammar import GrammarCompiler
-
-            self.grammar_compiler = GrammarCompiler(self.tokenizer, self.vocab_size, sorted(self.eos_ids))
-        return self.grammar_compiler
 
     # ------------------------------------------------------------------ 2. schedule
     def _schedule_next_batch(self) -> Optional[Batch]:
@@ -285,10 +239,8 @@ class Scheduler(OverlapMixin):
                 break
             if req.table_idx >= 0 and req.remaining_prompt == 0:
                 continue  # (overlap loop) its last prompt chunk is in flight; its token comes next
-            if req.prompt_leader is not None:
-                if req.prompt_leader.status in (ReqStatus.WAITING, ReqStatus.PREFILLING):
-                    break  # (n > 1) the same prompt is being computed: its pages come next step
-                req.prompt_leader = None
+            if prompt_sharing.waits(req):
+                break  # (n > 1) the same prompt is being computed: its pages come next step
             if req.table_idx < 0 and not self._try_admit(req):
                 break  # first come, first served: nobody overtakes a request that does not fit yet
             chunk = min(req.remaining_prompt, budget)
@@ -311,32 +263,13 @@ class Scheduler(OverlapMixin):
         # it on the host: a verify batch reads all its input tokens from there.
         drafting = not any(aheads)
         for req, ahead in zip(reqs, aheads):
-            draft = self._draft(req) if drafting else []
+            draft = self.speculator.drafts(req) if drafting else []
             # The newest token's K/V is computed now, at position total_len - 1 (then the drafts').
             self.cache.reserve(req, req.total_len + ahead + len(draft))
             items.append(ScheduledReq(req, req.total_len - 1 + ahead, 1 + len(draft), draft))
         if not items:
             return None
         return Batch("verify" if any(it.draft for it in items) else "decode", items)
-
-    def _draft(self, req: Req) -> list[int]:
-        """(speculative decoding) Guessed next tokens of `req` to verify this step, or []."""
-        if req.draft_pause > 0:
-            req.draft_pause -= 1  # its last drafts were all rejected (`ngram.backoff`)
-            return []
-        return self._guess(req)
-
-    def _guess(self, req: Req) -> list[int]:
-        """The drafts `req` proposes from its tokens on the host (and nothing changed), or []."""
-        cfg = self.config
-        if cfg.speculative_algorithm is None or req.grammar is not None or req.sampling_params.has_penalties:
-            return []  # a grammar's mask and the penalties would depend on drafts not yet accepted
-        if req.draft_pause > 0:
-            return []
-        # The drafts plus the model's own token stay within max_new_tokens, so within the pages
-        # reserved for the request at admission.
-        k = min(self.num_draft_tokens, req.max_new_tokens - len(req.output_ids) - 1)
-        return propose_ngram(req.all_ids, k, cfg.speculative_ngram_max, cfg.speculative_ngram_min)
 
     def _decoding(self) -> list[Req]:
         """The running requests that get a decode token this step (all of them in normal_loop)."""
@@ -407,12 +340,13 @@ class Scheduler(OverlapMixin):
                 self.waiting.remove(req)
                 self.running.append(req)
                 req.status = ReqStatus.DECODING
-                if req.shares_prompt:  # (n > 1) the other answers reuse these pages
-                    self.cache.share_prompt(req)
-            if it.draft:  # (speculative decoding) `tokens` are the model's own at the k+1 positions
-                replies += self._verified(req, it.draft, tokens, logprobs, record)
-            else:
-                replies.append(self._add_token(req, tokens[0], logprobs[0], record))
+                prompt_sharing.prompt_done(req, self.cache)  # (n > 1) the other answers reuse its pages
+            if it.draft:  # `tokens`: the model's own at the k+1 positions; the verify step keeps some
+                tokens = self.speculator.verified(req, it.draft, tokens, record)
+            for token, lp in zip(tokens, logprobs):
+                replies.append(self._add_token(req, token, lp, record))
+                if req.is_finished:
+                    break  # (after a verify) the rest of the run never happened
         if replies:
             self.io.send(replies)
 
@@ -422,46 +356,12 @@ class Scheduler(OverlapMixin):
         self.generated_tokens_total += 1
         record.next_tokens[req.uid] = token
         self.tracer.record(req.uid, "scheduler", "token", token=token, index=len(req.output_ids) - 1)
-        if req.grammar is not None and not req.grammar.accept(token):
-            reason = "abort"  # cannot happen with the mask applied; never continue off the grammar
-        elif req.grammar is not None and req.grammar.is_terminated:
-            reason = "stop"  # the grammar is complete (it accepted EOS, even with ignore_eos)
-        else:
-            reason = self.finish_fn(req, self.eos_ids, self._decode_tail)
+        # A grammar decides first (complete, or refused); then the finish check (exercise 1).
+        reason = self.grammars.finish_reason(req, token) or self.finish_fn(req, self.eos_ids, self._decode_tail)
         if reason is not None:
             self._finish(req, reason)
             record.finished[req.uid] = reason
-        msg = DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason, list(req.sampling_params.stop))
-        msg.cached_tokens = req.prefix_len
-        if len(req.output_ids) == 1:
-            msg.queue_seconds = req.queue_seconds
-        if logprobs is not None:
-            msg.logprob = logprobs.logprob
-            msg.top_logprobs = [list(pair) for pair in logprobs.top]
-        return msg
-
-    def _verified(
-        self, req: Req, draft: list[int], targets: list[int], logprobs: list, record: StepRecord
-    ) -> list[DetokenizeMsg]:
-        """(speculative decoding) The verify step of `req` (`self.verify_fn`, by default
-        `verify_step`): it says which tokens the request keeps, how many K/V positions stay valid
-        and which pages hold only rejected drafts; here those pages go back, the tokens are added
-        one by one, and the drafts are counted."""
-        step = self.verify_fn(VerifyRequest.of(req, self.cache, self.eos_ids, self._decode_tail), draft, targets)
-        record.freed_pages[req.uid] = self.cache.trim(req, step.free_pages)
-        req.cached_len = step.kv_len  # the rejected drafts' K/V are dead: never counted, never cached
-        replies = []
-        for token, lp in zip(step.tokens, logprobs):
-            # Each as if it had come in a step of its own: `_add_token` runs the finish check, which
-            # finishes the request on the step's last token when the step cut the run there.
-            replies.append(self._add_token(req, token, lp, record))
-            if req.is_finished:
-                break
-        self.verify_outcomes[len(draft)][step.accepted] += 1
-        req.draft_misses = 0 if step.accepted else req.draft_misses + 1
-        req.draft_pause = backoff(req.draft_misses)
-        record.accepted[req.uid] = draft[: step.accepted]
-        return replies
+        return token_reply(req, token, logprobs)
 
     def _decode_tail(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=True)
@@ -549,14 +449,13 @@ class Scheduler(OverlapMixin):
 
     # ------------------------------------------------------------------ inspection
     @property
-    def draft_tokens_total(self) -> int:
-        """(speculative decoding) Drafts proposed for verification since start-up."""
-        return sum(d * n for d, row in enumerate(self.verify_outcomes) for n in row)
+    def verify_fn(self) -> Callable[[VerifyRequest, list[int], list[int]], VerifyResult]:
+        """(speculative decoding) The verify step the speculator applies; exercise 8 replaces it."""
+        return self.speculator.verify_fn
 
-    @property
-    def accepted_tokens_total(self) -> int:
-        """(speculative decoding) Drafts the model accepted since start-up."""
-        return sum(a * n for row in self.verify_outcomes for a, n in enumerate(row))
+    @verify_fn.setter
+    def verify_fn(self, fn: Callable[[VerifyRequest, list[int], list[int]], VerifyResult]) -> None:
+        self.speculator.verify_fn = fn
 
     def stats(self) -> SchedulerStats:
         """The gauges of /metrics and the detail of /dashboard (`stats.py`)."""
@@ -584,3 +483,16 @@ class Scheduler(OverlapMixin):
         self._stats_key_sent = key
         cost = time.monotonic() - now
         self._next_stats_at = now + max(self.config.stats_interval, cost / STATS_BUDGET)
+
+
+def token_reply(req: Req, token: int, logprobs) -> DetokenizeMsg:
+    """The message that carries one new token of `req` to the detokenizer (with its logprobs where
+    the request asked, and, with its first token, how long it queued)."""
+    msg = DetokenizeMsg(req.uid, token, req.is_finished, req.finish_reason, list(req.sampling_params.stop))
+    msg.cached_tokens = req.prefix_len
+    if len(req.output_ids) == 1:
+        msg.queue_seconds = req.queue_seconds
+    if logprobs is not None:
+        msg.logprob = logprobs.logprob
+        msg.top_logprobs = [list(pair) for pair in logprobs.top]
+    return msg

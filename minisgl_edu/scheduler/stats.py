@@ -156,8 +156,8 @@ def collect_stats(s: Scheduler) -> SchedulerStats:
         running_requests=len(s.running),
         waiting_requests=len(s.waiting),
         generated_tokens_total=s.generated_tokens_total,
-        spec_draft_tokens_total=s.draft_tokens_total,
-        spec_accepted_tokens_total=s.accepted_tokens_total,
-        spec_verify_outcomes=[list(row) for row in s.verify_outcomes] if s.config.speculative_algorithm else [],
+        spec_draft_tokens_total=s.speculator.draft_tokens_total,
+        spec_accepted_tokens_total=s.speculator.accepted_tokens_total,
+        spec_verify_outcomes=[list(row) for row in s.speculator.verify_outcomes] if s.speculator.enabled else [],
         detail=detail,
     )

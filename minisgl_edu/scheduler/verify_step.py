@@ -1,13 +1,13 @@
 """The verify step of speculative decoding: what one request keeps after a verify forward pass.
 
 Where this sits on the request path: with `SchedulerConfig.speculative_algorithm` on, a decode
-batch may carry drafts (`Scheduler._draft`, `ngram.py`): a request computes its newest token and
+batch may carry drafts (`Speculator.drafts`, `ngram.py`): a request computes its newest token and
 its k drafts as k+1 positions in one forward pass, and the engine gives back the model's own
-token at each of them (`engine/verify.py`), the "targets". Then `Scheduler._verified` calls
+token at each of them (`engine/verify.py`), the "targets". Then `Speculator.verified` calls
 `Scheduler.verify_fn` (by default `verify_step`, below) for that request, and applies what it
-returns: the pages go back (`CacheManager.trim`), `req.cached_len` becomes `kv_len`, and the tokens
-are appended one by one (`_add_token`, which sends each to the detokenizer and runs the finish
-check on it).
+returns: the pages go back (`CacheManager.trim`), `req.cached_len` becomes `kv_len`; the scheduler
+appends the tokens one by one (`_add_token`, which sends each to the detokenizer and runs the
+finish check on it).
 
 The step, from the request's state, its drafts and the targets:
 
