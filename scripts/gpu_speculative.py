@@ -109,7 +109,13 @@ def one_stream(model: str, spec: dict | None, prompts: list[str]) -> tuple[list[
     t0 = time.perf_counter()
     out = [generate(uid, p) for uid, p in enumerate(prompts)]
     seconds = time.perf_counter() - t0
-    return out, s.speculator.draft_tokens_total - drafts0, s.speculator.accepted_tokens_total - accepted0, verifies() - verifies0, seconds
+    return (
+        out,
+        s.speculator.draft_tokens_total - drafts0,
+        s.speculator.accepted_tokens_total - accepted0,
+        verifies() - verifies0,
+        seconds,
+    )
 
 
 def real_model(model: str) -> None:
