@@ -12,16 +12,26 @@ Exercise 2 of the course replaces this function (see `Scheduler.abort_fn`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import deque
+from typing import Protocol
 
-from minisgl_edu.core import ReqStatus
+from minisgl_edu.core import Req, ReqStatus
+from minisgl_edu.kvcache import CacheManager
 from minisgl_edu.message import DetokenizeMsg
-
-if TYPE_CHECKING:
-    from minisgl_edu.scheduler.scheduler import Scheduler
+from minisgl_edu.scheduler.io import SchedulerIO
 
 
-def abort_request(scheduler: "Scheduler", uid: int) -> bool:
+class AbortScope(Protocol):
+    """The part of the scheduler an abort touches (the `Scheduler` is one)."""
+
+    reqs: dict[int, Req]  # every live request by uid
+    waiting: deque[Req]
+    running: list[Req]
+    cache: CacheManager
+    io: SchedulerIO  # to tell the detokenizer the request is over
+
+
+def abort_request(scheduler: AbortScope, uid: int) -> bool:
     """Remove `uid` everywhere and free its memory. False if it is not (or no longer) there."""
     req = scheduler.reqs.pop(uid, None)
     if req is None:

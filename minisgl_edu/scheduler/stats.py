@@ -17,13 +17,32 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Optional, Protocol
 
-from minisgl_edu.kvcache import PageMapSnapshot
+from minisgl_edu.core import Batch, Req
+from minisgl_edu.kvcache import CacheManager, PageMapSnapshot
+from minisgl_edu.scheduler.config import SchedulerConfig
+from minisgl_edu.scheduler.speculator import Speculator
 
-if TYPE_CHECKING:
-    from minisgl_edu.scheduler.scheduler import Scheduler
+
+class StatsSource(Protocol):
+    """What the stats read of the scheduler (the `Scheduler` is one)."""
+
+    config: SchedulerConfig
+    reqs: dict[int, Req]
+    waiting: deque[Req]
+    running: list[Req]
+    cache: CacheManager
+    speculator: Speculator
+    last_batch: Optional[Batch]  # the batch scheduled last
+    batch_count: int
+    generated_tokens_total: int
+    prefix_hit_tokens_total: int
+    prompt_tokens_total: int
+    stats_sent: int
+
 
 STATS_BUDGET = 0.02  # the largest share of the scheduler's time that building stats may take
 MAX_LISTED = 256  # waiting requests listed one by one (the gauge still counts all of them)
@@ -97,7 +116,7 @@ def page_runs(pages: PageMapSnapshot) -> list[tuple[int, int, int]]:
     return [(int(owner[s]), int(cached[s]), int(e - s)) for s, e in zip(starts, ends)]
 
 
-def change_key(s: Scheduler) -> tuple:
+def change_key(s: StatsSource) -> tuple:
     """Numbers that differ whenever anything a viewer sees has changed (a step, a new request, an
     abort): two equal keys mean the last message is still up to date."""
     return (
@@ -111,7 +130,7 @@ def change_key(s: Scheduler) -> tuple:
     )
 
 
-def collect_stats(s: Scheduler) -> SchedulerStats:
+def collect_stats(s: StatsSource) -> SchedulerStats:
     cache = s.cache
     listed = list(itertools.islice(s.waiting, MAX_LISTED))
     batch = s.last_batch
