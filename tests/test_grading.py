@@ -131,12 +131,12 @@ def test_own_code_sees_every_way_to_borrow_the_reference():
 
 @pytest.mark.parametrize("name", _per_exercise())
 def test_the_solution_notebooks_code_is_its_own(name):
-    from minisgl_edu.grading.own_code import borrowed
+    from minisgl_edu.grading.own_code import borrowed, references
 
     for path in sorted((ROOT / "solutions").glob("*.ipynb")):
         ns, names, _ = _namespace(path)
         if name in names:
-            assert borrowed(ns[exercise(name).SYMBOL], exercise(name).SOLUTION) is None, path.name
+            assert borrowed(ns[exercise(name).SYMBOL], *references(exercise(name))) is None, path.name
             return
     pytest.skip(f"no solution notebook checks {name!r}")
 

@@ -3,7 +3,8 @@
     python -m minisgl_edu.grading exercises/02_abort.ipynb
 
 Each exercise module has `CASES` (plain functions that raise on a wrong answer), the `SYMBOL`
-the notebook defines, and the package's own `SOLUTION`. The student's object must be their own:
+the notebook defines, the package's own `SOLUTION` and, optional, `REFERENCES` (more package
+objects that count as the answer; own_code.py). The student's object must be their own:
 `grade(name, mod.SOLUTION)` fails every case, `grade(name, mod.SOLUTION, allow_reference=True)`
 gets full marks (that is how the tests check the graders themselves).
 """
@@ -14,6 +15,7 @@ import importlib
 from typing import Any, Iterable, Optional
 
 from minisgl_edu.grading.core import Case, CaseResult, GradeResult, run_cases
+from minisgl_edu.grading.own_code import references
 
 EXERCISES = {
     "finish": "minisgl_edu.grading.finish",
@@ -50,7 +52,7 @@ def grade(
     """Run exercise `name`'s cases on `impl` (only those named in `only`, if given)."""
     mod = exercise(name)
     cases = mod.CASES if only is None else [c for c in mod.CASES if c.name in set(only)]
-    return run_cases(name, cases, impl, reference=mod.SOLUTION, allow_reference=allow_reference, time_limit=time_limit)
+    return run_cases(name, cases, impl, reference=references(mod), allow_reference=allow_reference, time_limit=time_limit)
 
 
 def check(name: str, impl: Any) -> GradeResult:

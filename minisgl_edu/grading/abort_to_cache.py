@@ -47,7 +47,6 @@ from minisgl_edu.grading.abort import (
 )
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.harness import encode, remember
-from minisgl_edu.grading.own_code import borrowed
 from minisgl_edu.kvcache.naive_cache import NaiveCache
 from minisgl_edu.message import DetokenizeMsg
 from minisgl_edu.scheduler import Scheduler
@@ -76,19 +75,8 @@ def reference(scheduler: Scheduler, uid: int) -> bool:
     return True
 
 
-def _own_code(fn) -> None:
-    """The base part's rule holds here too: calling or wrapping the package's `abort_request`
-    (which caches nothing) is not an answer."""
-    if fn is SOLUTION:
-        return
-    used = borrowed(fn, package_abort_request)
-    if used:
-        raise AssertionError(f"this is not your own code: it uses {used}. Write the answer yourself")
-
-
 def _start(fn, **overrides) -> Scheduler:
     s = _scheduler(fn, **overrides)  # an untouched stub fails here, before the model is loaded
-    _own_code(fn)
     return s
 
 
@@ -510,3 +498,4 @@ CASES = [
 ]
 SYMBOL = "abort_request_to_cache"
 SOLUTION = reference
+REFERENCES = [package_abort_request]  # the base part's package answer is not an answer here either

@@ -19,11 +19,11 @@ Three rules hold for every exercise:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence, Union
 
 from minisgl_edu.grading.feedback import explain
 from minisgl_edu.grading.limits import CaseTimeout, time_limit
-from minisgl_edu.grading.own_code import borrowed
+from minisgl_edu.grading.own_code import not_own_code
 
 UNIT_LIMIT = 60.0  # seconds; a correct unit case takes milliseconds
 ENGINE_LIMIT = 300.0  # a few short requests on the real model (model loading is not counted)
@@ -103,19 +103,19 @@ def run_cases(
     exercise: str,
     cases: list[Case],
     impl: Any,
-    reference: Any = None,
+    reference: Union[Any, Sequence[Any]] = None,
     allow_reference: bool = False,
     time_limit: Optional[float] = None,
 ) -> GradeResult:
-    """Grade `impl` on `cases`. `reference` is the package's answer: an `impl` that uses it fails
-    every case (unless `allow_reference`, for checking the reference itself). `time_limit`
-    overrides every case's limit."""
+    """Grade `impl` on `cases`. `reference` is the package's answer, one object or a list of them
+    (the first is the one whose shape `impl` must have: a function or a class): an `impl` that uses
+    any of them fails every case (unless `allow_reference`, for checking the reference itself).
+    `time_limit` overrides every case's limit."""
     result = GradeResult(exercise)
-    problem = _wrong_shape(impl, reference) if reference is not None else None
-    if problem is None and reference is not None and not allow_reference:
-        used = borrowed(impl, reference)
-        if used:
-            problem = f"this is not your own code: it uses {used}. Write the answer yourself"
+    refs = list(reference) if isinstance(reference, (list, tuple)) else [] if reference is None else [reference]
+    problem = _wrong_shape(impl, refs[0]) if refs else None
+    if problem is None and refs and not allow_reference:
+        problem = not_own_code(impl, refs)
     for case in cases:
         if problem:
             result.results.append(CaseResult(case.name, False, problem, case.hint))

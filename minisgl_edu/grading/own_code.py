@@ -9,6 +9,19 @@ with that one message: importing `minisgl_edu.scheduler.abort.abort_request` is 
 closure cells and default values of every function the student wrote, followed recursively into
 their own helper functions, nested functions and class methods. An import done at run time by a
 string (importlib) is not seen; the rule is meant to catch the honest shortcut, not an attacker.
+
+The API (one home for the rule; graders do not write their own):
+
+* a grader module declares what counts as the package's answer: `SOLUTION` (the object the
+  shape of the student's answer is checked against, and what `allow_reference=True` lets through)
+  and, optional, `REFERENCES = [...]`: further package objects that are the answer too. A stretch
+  grader whose `SOLUTION` is a reference written in the grader (min_tokens, to_cache, lpm, ...)
+  lists the base part's package answer there, e.g. `REFERENCES = [package_check_finish]`;
+* `references(mod)` -> `[mod.SOLUTION, *mod.REFERENCES]`, what `grade()` hands to `run_cases`;
+* `run_cases(..., reference=<one object or a list>)` (core.py) fails every case with one message
+  when the student's answer uses any of them, before any case runs: no case calls a check itself;
+* `not_own_code(impl, refs)` -> that message or None; `borrowed(impl, *refs)` -> what was used
+  (a description) or None, for tests and for a grader that must look at an object it built.
 """
 
 from __future__ import annotations
@@ -16,7 +29,7 @@ from __future__ import annotations
 import functools
 import sys
 import types
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from minisgl_edu.grading.feedback import is_student_file
 
@@ -132,9 +145,13 @@ def _has_contents(cell) -> bool:
     return True
 
 
-def borrowed(impl: Any, reference: Any) -> Optional[str]:
-    """None if `impl` is the student's own; otherwise what of the package's answer it uses."""
-    forbidden = _forbidden(reference)
+def borrowed(impl: Any, *references: Any) -> Optional[str]:
+    """None if `impl` is the student's own; otherwise what of the package's answer it uses
+    (any of `references`)."""
+    forbidden: dict[int, str] = {}
+    for reference in references:
+        for key, what in _forbidden(reference).items():
+            forbidden.setdefault(key, what)
     found = _walk(impl, forbidden, set())
     if found:
         return found
@@ -142,3 +159,14 @@ def borrowed(impl: Any, reference: Any) -> Optional[str]:
     if isinstance(impl, (type, types.FunctionType)) and module.split(".")[0] == "minisgl_edu":
         return f"the package's own {module}.{getattr(impl, '__qualname__', impl)}"
     return None
+
+
+def not_own_code(impl: Any, references: Sequence[Any]) -> Optional[str]:
+    """The message every case gets when `impl` uses one of `references`; None when it is its own."""
+    used = borrowed(impl, *references)
+    return f"this is not your own code: it uses {used}. Write the answer yourself" if used else None
+
+
+def references(mod: types.ModuleType) -> list[Any]:
+    """What counts as the package's answer for a grader module: its SOLUTION, then its REFERENCES."""
+    return [mod.SOLUTION, *getattr(mod, "REFERENCES", ())]
