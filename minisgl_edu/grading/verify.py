@@ -113,6 +113,10 @@ MISTAKES = {
     "the text of several tokens decoded together (decode a tail of the output with the new tokens)",
     "stop_new_only": "only this step's tokens were decoded: a stop string can begin in the output before "
     "this step and end in it; decode a tail of the whole output, old and new tokens together",
+    "stop_window_chars": "the tail you decoded was too short to hold the stop string: its length was counted "
+    "in characters, but an emoji or a CJK character is 3 or 4 bytes in UTF-8 and the byte-level tokenizer "
+    "can spend a token on each byte. Count the window in bytes (len(s.encode())) plus a margin, as the "
+    "engine's check_finish does",
     "kv_counts_rejected": "kv_len counted the positions of the rejected drafts: their K/V is dead. kv_len "
     "goes to req.cached_len, and the prefix cache takes that many tokens when the request finishes, so "
     "unverified K/V would be cached under the wrong tokens",
@@ -141,6 +145,7 @@ FINISH_MISTAKES = [
     "length_first",
     "stop_per_token",
     "stop_new_only",
+    "stop_window_chars",
 ]
 KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut"]
 PAGE_MISTAKES = [
@@ -183,8 +188,10 @@ def _finish(req: VerifyRequest, output: list[int], new_from: int, model_token: b
             text = req.decode(output[-1:])
         elif mistake == "stop_new_only":
             text = req.decode(output[new_from:])
-        else:
+        elif mistake == "stop_window_chars":
             text = req.decode(output[-(max(len(s) for s in req.stop) + 4) :])
+        else:  # the engine's window: a token stands for at least one byte of UTF-8
+            text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
         stop = any(s in text for s in req.stop)
     length = len(output) >= req.max_new_tokens
     if mistake == "length_overshoot" or (mistake == "length_not_on_model_token" and model_token):
@@ -447,6 +454,22 @@ def case_stop_from_output(fn):
     )
 
 
+def case_stop_multibyte(fn):
+    ids = tokenizer().encode("go 🚀🚀🚀 now")  # 'go', 9 byte tokens for the three rockets, ' now'
+    assert len(ids) == 11 and "🚀🚀🚀" in _decode(ids[1:10]) and "🚀🚀🚀" not in _decode(ids[2:10]), (
+        "setup: the three rockets should span 9 tokens"
+    )
+    _check(
+        fn,
+        _req(ids[:4], 7, stop=("🚀🚀🚀",)),
+        ids[4:],
+        ids[4:] + [_id(" one")],
+        "the stop string '🚀🚀🚀' (3 characters, 12 bytes) begins in the output and ends in draft 5: it "
+        "spans 9 tokens",
+        ["stop_window_chars"] + [m for m in ALL_MISTAKES if m != "stop_window_chars"],  # the likeliest first
+    )
+
+
 def case_stop_beats_length(fn):
     one, two, three, four = _w(" one", " two", " three", " four")
     _check(
@@ -614,8 +637,9 @@ def _run(fn, scenario: Scenario, again: bool = False) -> EngineRun:
     reference). With `again`, the same prompts once more afterwards, on the prefix cache."""
     run = EngineRun()
     s = new_scheduler(model=tiny_model(), **(SPEC if fn is not None else {}))
-    if scenario.eos_ids is not None:
-        s.eos_ids = set(scenario.eos_ids)
+    if scenario.eos_ids is not None:  # in place: the scheduler's parts share this one set
+        s.eos_ids.clear()
+        s.eos_ids.update(scenario.eos_ids)
     n = len(scenario.prompts)
     if fn is not None:
 
@@ -889,6 +913,11 @@ CASES = [
         "a stop string that begins before this step",
         case_stop_from_output,
         "the decoded tail includes the output before this step",
+    ),
+    Case(
+        "a stop string of multi-byte characters",
+        case_stop_multibyte,
+        "the decoded tail must be long enough for the longest stop string, whatever its characters",
     ),
     Case("'stop' beats 'length'", case_stop_beats_length, "EOS and stop strings first, then the length"),
     Case(
