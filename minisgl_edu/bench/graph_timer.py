@@ -1,8 +1,9 @@
-"""GPU time of a sequence of kernel launches replayed as one CUDA graph (CUDA only; for scripts/).
+"""GPU time of a sequence of kernel launches replayed as one CUDA graph (CUDA only; for the
+maintainer's tools).
 
-Where this sits: not on the request path. `scripts/gpu_kernel_bench.py` and
-`scripts/gpu_chain_floor.py` time single kernels the way a decode step runs them: captured in a
-graph, launched back to back, so that neither Python nor the launch API is in the figure.
+Where this sits: not on the request path. `scripts/maintainer/gpu_kernel_bench.py` times single
+kernels the way a decode step runs them: captured in a graph, launched back to back, so that
+neither Python nor the launch API is in the figure.
 """
 
 from __future__ import annotations

@@ -197,7 +197,7 @@ def num_splits(bs: int, num_kv_heads: int) -> int:
     """Splits per (request, KV head): a power of two, about 512 programs in all, 1..32.
 
     Enough programs to fill the SMs at batch 1, few enough that each split still reads a block of
-    keys per step (`scripts/gpu_kernel_bench.py small_attn` times other choices).
+    keys per step (`scripts/maintainer/gpu_kernel_bench.py small_attn` times other choices).
     """
     return max(1, min(32, triton.next_power_of_2(max(1, 512 // (bs * num_kv_heads)))))
 

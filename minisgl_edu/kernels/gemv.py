@@ -16,7 +16,7 @@ rows of W and loads them whole, [BLOCK_N, K] in one go, *before* `gdc_wait()`: u
 dependent launch (kernels/pdl.py) its share of W is already on the way while the previous kernel
 still runs. After the wait only x is left to read (K values, from L2), so folding a norm or the
 activation into that read costs a few hundred nanoseconds, where a separate kernel costs a launch
-and a round trip through memory (`scripts/gpu_chain_floor.py` times such chains).
+and a round trip through memory.
 
 Every program computes the prologue for the whole of x itself (they all need all of it); in
 "add_norm" program 0 alone also writes the new residual stream (hidden + residual) to `r_out`,

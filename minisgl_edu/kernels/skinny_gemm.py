@@ -5,7 +5,7 @@ Where this sits on the request path: every linear layer of a decoder layer (`qkv
 at batch 1 to 16, through the CUDA linear layers of `models/cuda_layers.py`. Such a multiply reads the whole weight matrix (4 to 13 MB in Qwen3-0.6B) to
 compute a few output rows, so its speed is the speed of reading W. cuBLAS reads most such
 matrices about as fast as this kernel, but for some shapes (o_proj at 1-4 rows) it picks a split-K
-kernel plus a reduction, about twice as slow (`scripts/gpu_kernel_bench.py` compares them).
+kernel plus a reduction, about twice as slow (`scripts/maintainer/gpu_kernel_bench.py` compares them).
 
 The kernel: each program owns BLOCK_N output columns (rows of W) and walks the whole K dimension,
 loading a [BLOCK_N, BLOCK_K] tile of W (contiguous along K, so the loads coalesce) and the

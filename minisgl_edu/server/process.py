@@ -107,7 +107,7 @@ def frozen_heap() -> Iterator[None]:
     the process for ~0.2 s: on a GPU, a step the GPU waits for. `gc.freeze()` moves the objects
     of start-up to a generation the collector never visits; what the loop makes is collected as
     before. (vLLM freezes its engine's start-up heap; SGLang offers it as its `freeze_gc` call.
-    `python scripts/gc_in_loop.py [--freeze]` measures the difference.) On leaving, the objects
+    `docs/benchmarks.md`, "The garbage collector", has the difference measured.) On leaving, the objects
     are given back to the collector, so a process that goes on (a test, a benchmark that loads
     another model next) frees them as usual.
     """

@@ -100,15 +100,15 @@ One thing in a Python loop is not: the garbage collector. A step of a large batc
 thousands of small objects, and every so often Python follows them with a full collection, which
 walks every object the process holds; a process that has loaded torch and a model holds hundreds
 of thousands. In the scheduler's loop at decode batch 256, sending its messages away each step as
-the server does, that is a stop of ~0.2 s about every 1,000 steps on the course CPU (`python
-scripts/gc_in_loop.py`); a loop that keeps every step's messages until the end, as the offline
+the server does, that is a stop of ~0.2 s about every 1,000 steps on the course CPU
+(`docs/benchmarks.md`, "The garbage collector"); a loop that keeps every step's messages until the end, as the offline
 benchmark's harness does, meets them several times as often. On an H200 the GPU of that
 256-request benchmark waited ~1.2 s of a 7 s run in a handful of long stops, and each of the
 longest had a full collection inside it (`docs/benchmarks.md`, measured with CUDA events around
 each graph replay and a hook on each collection). So the server's processes run their loops
 inside `frozen_heap()` (`server/process.py`): after start-up, `gc.freeze()` moves every object
 alive to a generation the collector never visits again, as vLLM does for its engine and SGLang
-offers as `freeze_gc`. With `--freeze` the same script's longest step drops from ~200 ms to under
+offers as `freeze_gc`. Frozen, the same loop's longest step drops from ~200 ms to under
 10 ms. On the H200 the 256-request benchmark went from 21.2-21.4k to 23.9-24.1k output tokens/s
 (two alternating runs of each, one call); the server, which keeps fewer objects, meets fewer
 stops and gains less.
@@ -319,7 +319,7 @@ machine and command, are in `docs/benchmarks.md`. The headline ones:
 |---|---|---|
 | `--preset qwen3-0.6b`: 256 requests, prompts and outputs of 100..1024 tokens, Qwen3-0.6B shape with random bf16 weights, greedy, `ignore_eos` (2026-11-30) | one H200 | 21,974 (`transformers` `generate`: 750, 29.3×) |
 | the same, one request alone: a 128-token prompt, 1,024 output tokens (2026-11-30) | one H200 | 1,302 |
-| the 256 requests, one switch off at a time, one call on one machine (2026-11-29): all on / `--no-overlap` / `--no-cuda-graph` | one H200 | 22,234 / 13,290 / 10,646 |
+| the 256 requests, one switch off at a time, one call on one machine (2026-12-01): all on / `--no-overlap` / `--no-cuda-graph` | one H200 | 22,292 / 15,108 / 11,504 |
 | `--repeat 3` (the CPU preset: 16 requests, SmolLM2-135M, float32; `make bench`), medians (2026-11-29) | 2 cores of a Xeon, no GPU | 100.7 (`transformers`: 64.5, 1.56×) |
 
 The last line is one you can run: `make bench` (it takes a few minutes on 2 cores).

@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Everything a GPU run checks and measures, in one call on one GPU machine (FlashInfer installed:
 # docs/benchmarks.md). Machines differ by ~10%, so compare only runs of one call.
-#   source .gpu/env.sh && OUT=/tmp/out bash scripts/gpu_ab.sh [--tests] [--checks] [--profile] \
+#   source .gpu/env.sh && OUT=/tmp/out bash scripts/maintainer/gpu_ab.sh [--tests] [--checks] \
 #       'name|ENV=value ...|--bench-flags ...' ...
 # In order: JIT warm-up; --tests: `pytest -m gpu tests/test_gpu.py`; --checks: our model and the
-# whole engine against transformers (scripts/gpu_fused_check.py); the offline benchmark
-# (--preset qwen3-0.6b) once per variant, in the order given; PROBE_ENVS="A=1;A=0": the GPU time
-# of a decode-graph replay under each env (gpu_step_probe.py --quick); --profile: the kernel mix
-# of the 256-request run (gpu_host_share.py, flags in PROFILE_FLAGS). A table is printed last.
+# whole engine against transformers (scripts/maintainer/gpu_fused_check.py); the offline benchmark
+# (--preset qwen3-0.6b) once per variant, in the order given. A table is printed last.
 # In a variant's env part, three names are ours, not the engine's: TREE=dir runs another copy of
 # the code (e.g. `git archive` of an older commit), HF=1 also runs transformers (~200 s), and
 # TIMEOUT=s replaces the 120 s limit. Example:
@@ -18,9 +16,9 @@ DEADLINE=${DEADLINE:-560}  # seconds from the start; a variant that would begin 
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 # pytest, if the machine lacks it: pure-Python copies staged in .gpu/pylib (appended: never shadows)
 python -c "import pytest, pytest_timeout" 2>/dev/null || export PYTHONPATH=$PYTHONPATH:$PWD/.gpu/pylib
-TESTS=0; CHECKS=0; PROFILE=0; VARIANTS=()
+TESTS=0; CHECKS=0; VARIANTS=()
 for a in "$@"; do
-  case $a in --tests) TESTS=1;; --checks) CHECKS=1;; --profile) PROFILE=1;; *) VARIANTS+=("$a");; esac
+  case $a in --tests) TESTS=1;; --checks) CHECKS=1;; *) VARIANTS+=("$a");; esac
 done
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }; stamp() { echo "[$(el)s] $*"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
@@ -28,7 +26,7 @@ python -c "import torch, triton, flashinfer; print('torch', torch.__version__, '
 
 stamp "JIT warm-up (parallel) + random Qwen3-0.6B weights"
 KERNELS="prefill decode norm rope act"; [ $TESTS = 1 ] && KERNELS="$KERNELS sampling"  # greedy bench: no sampling kernel
-for k in $KERNELS; do python scripts/gpu_warmup.py $k > "/tmp/gl/warm_$k.log" 2>&1 & done
+for k in $KERNELS; do python scripts/maintainer/gpu_warmup.py $k > "/tmp/gl/warm_$k.log" 2>&1 & done
 python -c "from minisgl_edu.bench.offline import random_qwen3_dir as r; print(r())" > /tmp/gl/mkmodel.log 2>&1 &
 wait
 stamp "warm"
@@ -41,8 +39,8 @@ fi
 
 if [ $CHECKS = 1 ]; then
   for part in model engine; do
-    stamp "against transformers: $part (scripts/gpu_fused_check.py)"
-    OUT=$OUT timeout 150 python scripts/gpu_fused_check.py $part > "/tmp/gl/check_$part.log" 2>&1; echo "  rc=$?"
+    stamp "against transformers: $part (scripts/maintainer/gpu_fused_check.py)"
+    OUT=$OUT timeout 150 python scripts/maintainer/gpu_fused_check.py $part > "/tmp/gl/check_$part.log" 2>&1; echo "  rc=$?"
     tail -n 1 "/tmp/gl/check_$part.log" | cut -c1-600
   done
 fi
@@ -61,23 +59,6 @@ for v in "${VARIANTS[@]}"; do
     > "/tmp/gl/bench_$name.log" 2>&1 || echo "  (failed, see /tmp/gl/bench_$name.log)"
   tail -n 1 "/tmp/gl/bench_$name.log"
 done
-
-IFS=';' read -r -a PROBES <<< "${PROBE_ENVS:-}"
-for pe in "${PROBES[@]}"; do
-  [ $(( DEADLINE - $(el) )) -lt 50 ] && { stamp "no time left for probe [$pe]"; continue; }
-  stamp "graph replay probe, env [$pe]"
-  # shellcheck disable=SC2086
-  n_probe=$(( ${n_probe:-0} + 1 ))
-  env $pe timeout 90 python scripts/gpu_step_probe.py "$OUT" --quick > "$OUT/probe_$n_probe.log" 2>&1
-  grep -E "^   (overlap|bs=)|^     (launch|result|  graph)" "$OUT/probe_$n_probe.log"
-done
-
-if [ $PROFILE = 1 ] && [ $(( DEADLINE - $(el) )) -ge 60 ]; then
-  stamp "kernel mix of the 256-request run"
-  # shellcheck disable=SC2086
-  timeout $(( DEADLINE - $(el) - 10 )) python scripts/gpu_host_share.py ${PROFILE_FLAGS:---profile-at 150} > "$OUT/host_share.log" 2>&1
-  grep -vE "^\s*$|UserWarning|_warn_once" "$OUT/host_share.log" | tail -n 42 | cut -c1-200
-fi
 
 stamp "summary"
 python - "$OUT" <<'PY'

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The standard GPU check, in one call on the lent H200: the GPU tests, our model and engine against
 # transformers, the headline benchmark (256 requests and batch-1 decode), then each optimisation
-# switched off in turn (what docs/benchmarks.md's ablation tables report). scripts/gpu_ab.sh does
+# switched off in turn (what docs/benchmarks.md's ablation tables report). scripts/maintainer/gpu_ab.sh does
 # the work and prints a table last.
-#   source .gpu/env.sh && OUT=/tmp/out bash scripts/gpu_check.sh [--with-transformers] [--skip-tests] \
+#   source .gpu/env.sh && OUT=/tmp/out bash scripts/maintainer/gpu_check.sh [--with-transformers] [--skip-tests] \
 #       [--skip-ablations] [--base DIR]
-# --base DIR: also benchmark another copy of the code (made by `bash scripts/gpu_stage_base.sh
+# --base DIR: also benchmark another copy of the code (made by `bash scripts/maintainer/gpu_stage_base.sh
 # COMMIT`, which writes .gpu/base), right after this tree's headline run, for an A/B in one call.
 opts=(--tests --checks); full='full||'; ablations=1; base=""
 while [ $# -gt 0 ]; do

@@ -1,7 +1,7 @@
 """Correctness of the CUDA model path against `transformers` (GPU machine only).
 
-    python scripts/gpu_fused_check.py model   # our model (torch attention) vs transformers
-    python scripts/gpu_fused_check.py engine  # the whole engine (FlashInfer + Triton, CUDA graphs, overlap)
+    python scripts/maintainer/gpu_fused_check.py model   # our model (torch attention) vs transformers
+    python scripts/maintainer/gpu_fused_check.py engine  # the whole engine (FlashInfer + Triton, CUDA graphs, overlap)
 
 "fused": the CUDA layers swapped in (`models/cuda_layers.py`, all of our Triton kernels);
 "unfused": the plain layers (model part) or `fused_kernels=False` (engine part).

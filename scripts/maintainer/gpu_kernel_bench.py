@@ -1,6 +1,6 @@
 """Our Triton kernels against what they replace, and FlashInfer's two decode kernels (CUDA only).
 
-    python scripts/gpu_kernel_bench.py [gemm] [rope] [attn] [small_attn]
+    python scripts/maintainer/gpu_kernel_bench.py [gemm] [rope] [attn] [small_attn]
 
 Every figure is GPU time per call inside a CUDA graph (launches back to back, as in the decode
 graph), with *cold* caches as in a real step: each call reads another copy of the weights (or

@@ -4,7 +4,7 @@ then what the chain and logprobs cost per decode step (`minisgl_edu.bench.logits
 Needs the default model's tokenizer and config in MINISGL_EDU_TOKENIZER_DIR (a few MB: the GGUF
 package is too big to carry); the benchmark runs random bfloat16 weights of that shape.
 
-    MINISGL_EDU_TOKENIZER_DIR=.gpu/tok python scripts/gpu_requests.py [--skip-tests]
+    MINISGL_EDU_TOKENIZER_DIR=.gpu/tok python scripts/maintainer/gpu_requests.py [--skip-tests]
 """
 
 import os

@@ -4,13 +4,12 @@
 # benchmark's preset) with the bundled model's tokenizer files ($MINISGL_EDU_TOKENIZER_DIR) and its
 # vocabulary (so every sampled token streams as text, and TTFT is the first token's), the
 # chat endpoint, streaming, ~512-token prompts, 256 output tokens, ignore_eos; one stream, 64
-# concurrent streams, a burst of 256 (those two from $CLIENTS client processes, default 4). Needs the server's wheels (scripts/gpu_stage_extra.sh).
-# Prints each run's busy share of a core per server process (scripts/proc_cpu.py), the server's own
-# mean TTFT (scripts/server_ttft.py) and a table last;
-# each run's JSON goes to $OUT when set. TREE=dir serves another copy of the
+# concurrent streams, a burst of 256 (those two from $CLIENTS client processes, default 4). Needs
+# the server's wheels (scripts/maintainer/gpu_stage_extra.sh). Prints a table last; each run's
+# JSON goes to $OUT when set. TREE=dir serves another copy of the
 # package (`gpu_stage_base.sh COMMIT` makes .gpu/base) on the same model, for an A/B in one call;
 # RUNS picks some of the three runs (default "one_stream streams_64 burst_256").
-#   [TREE=.gpu/base] [RUNS=streams_64] bash scripts/gpu.sh serving [SERVER ARGS...]
+#   [TREE=.gpu/base] [RUNS=streams_64] bash scripts/maintainer/gpu.sh serving [SERVER ARGS...]
 set -eu
 tok=${MINISGL_EDU_TOKENIZER_DIR:?set MINISGL_EDU_TOKENIZER_DIR to the default model\'s tokenizer files}
 out=${OUT:-/tmp/gpu_serving}
@@ -28,19 +27,9 @@ until python -c "import httpx; httpx.get('http://127.0.0.1:1919/v1/models').rais
 done
 echo "server ready after $(( $(date +%s) - start )) s:"
 grep -i -E "ready|running requests" "$out/server.log" | tail -3
-here=$(cd "$(dirname "$0")" && pwd)
 bench() {
-  python "$here/proc_cpu.py" $pid > "$out/$1.cpu0"
-  python "$here/server_ttft.py" http://127.0.0.1:1919 > "$out/$1.ttft0"
-  local t0=$(date +%s.%N)
   python -m minisgl_edu.bench.serving --endpoint chat --input-len 512 --output-len 256 --ignore-eos \
     --no-progress --json "$out/$1.json" "${@:2}" > "$out/$1.txt" 2>&1 || { tail -20 "$out/$1.txt"; exit 1; }
-  python "$here/proc_cpu.py" $pid > "$out/$1.cpu1"
-  python "$here/server_ttft.py" http://127.0.0.1:1919 > "$out/$1.ttft1"
-  # Each server process's share of one core during the run: which one limits it. And the TTFT the
-  # server measured itself: what the client's TTFT adds to it is HTTP and the client.
-  echo "$1: $(python "$here/proc_cpu.py" --diff "$out/$1.cpu0" "$out/$1.cpu1" $t0)" | tee "$out/$1.cpu"
-  echo "$1: $(python "$here/server_ttft.py" --diff "$out/$1.ttft0" "$out/$1.ttft1")" | tee "$out/$1.ttft"
 }
 runs=${RUNS:-one_stream streams_64 burst_256}
 bench warmup --num-prompts 32 --concurrency 32

@@ -3,7 +3,7 @@ graphs, float32, so the plain layers: no CUDA variant is swapped in, normal loop
 greedy tokens as on CPU, fp32, for tiny random Llama and Qwen3 models. Run on the GPU machine
 after changes to shared model code:
 
-    PYTHONPATH=. python scripts/gpu_smoke.py
+    PYTHONPATH=. python scripts/maintainer/gpu_smoke.py
 """
 
 from __future__ import annotations

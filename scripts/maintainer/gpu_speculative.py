@@ -3,7 +3,7 @@ FlashInfer backends, compared with the torch backend on CPU; then, given the bun
 file, the real model at one stream with the server's CUDA defaults, drafts off and on, on the
 edit requests and on the chat questions of the serving benchmark. Prints short tables last.
 
-    bash scripts/gpu.sh speculative TOKENIZER_DIR [GGUF | random]   (or: python scripts/gpu_speculative.py ...)
+    bash scripts/maintainer/gpu.sh speculative TOKENIZER_DIR [GGUF | random]   (or: python scripts/maintainer/gpu_speculative.py ...)
 
 `random`: the bundled model's shape with random weights in place of the GGUF file: the answers
 are not the model's, but what a verify step costs in decode steps (the table's last column) is.

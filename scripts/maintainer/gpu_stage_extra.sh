@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Wheels the lent GPU machine lacks, for its Python (3.12), into .gpu/extra: XGrammar for the
 # request-field tests (JSON schemas), and the HTTP server's (FastAPI, uvicorn, pyzmq, msgpack, ...)
-# for scripts/gpu_serving.sh; with what they need beside torch, transformers and httpx.
+# for scripts/maintainer/gpu_serving.sh; with what they need beside torch, transformers and httpx.
 # On the GPU machine, before the tests:
 #   [ -d /tmp/xg-site/xgrammar ] || python3 -m pip install -q --no-index --no-deps --target /tmp/xg-site .gpu/extra/*.whl
 #   export PYTHONPATH=$PYTHONPATH:/tmp/xg-site
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 py=${PY:-.venv/bin/python}
 version() { "$py" -m pip show "$1" | awk '/^Version/{print $2}'; }
 mkdir -p .gpu/extra

@@ -3,7 +3,7 @@
 # compiled and cached), and reversed (`pytest --reverse`, tests/conftest.py). A test that passes
 # alone but fails after another one shows up here: state that an earlier test leaves behind (a
 # kernel first compiled inside a graph capture, a global, a stream) that a server could meet too.
-#   bash scripts/gpu.sh orders [PYTEST ARGS...]      (default: the gpu-marked tests)
+#   bash scripts/maintainer/gpu.sh orders [PYTEST ARGS...]      (default: the gpu-marked tests)
 set -u
 args=("$@")
 [ ${#args[@]} -eq 0 ] && args=(-m gpu tests/test_gpu.py tests/test_mixed_batches.py)

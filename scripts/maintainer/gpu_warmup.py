@@ -4,7 +4,7 @@ these also check the kernel against a float32 torch reference and print the rela
 
 FlashInfer builds each kernel module the first time it is used (~10-90 s each) and caches it;
 running the three families in parallel processes overlaps their compilations.
-    python scripts/gpu_warmup.py prefill & python scripts/gpu_warmup.py decode & ...; wait
+    python scripts/maintainer/gpu_warmup.py prefill & python scripts/maintainer/gpu_warmup.py decode & ...; wait
 """
 
 import sys

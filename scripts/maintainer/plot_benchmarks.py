@@ -4,7 +4,7 @@ The figures are copied here by hand from that file's ablation table (offline pre
 one H200, one call, 2026-12-01) and its transformers figure (2026-11-30); when they are measured
 again, update both.
 
-    .venv/bin/python scripts/plot_benchmarks.py
+    .venv/bin/python scripts/maintainer/plot_benchmarks.py
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def main() -> None:
     ax.set_title("Offline throughput on one H200, each line one switch off  (* the day before)", fontsize=9)
     ax.set_xlim(0, max(values) * 1.15)
     fig.tight_layout()
-    out = Path(__file__).resolve().parents[1] / "docs" / "images" / "throughput_h200.png"
+    out = Path(__file__).resolve().parents[2] / "docs" / "images" / "throughput_h200.png"
     fig.savefig(out)
     print(out)
 
