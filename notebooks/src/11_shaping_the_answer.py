@@ -9,16 +9,18 @@ inside the engine: logprobs (how sure the model was), `logit_bias`, several answ
 (`n`) that share the prompt's KV pages, JSON under a schema (a grammar that masks every step),
 and the repetition, frequency and presence penalties. Then put them in the one order the engine
 applies them, and map each to its OpenAI field and its SGLang name.
-**Expected time:** 40 minutes (the cells run in about 30 seconds).
+**Expected time:** 40 minutes (the cells ran in 20 s under `pytest --nbval` on the 2-core course
+machine at a load average of about 2; longer on a busier machine).
 
 Where we are on the path: inside `Engine.forward_batch`, between the model's logits and the
 sampler (chapter 05). The sampler first hands the logits to the **logits chain**
 (`Sampler.process_fn`, by default `process_logits` in `engine/logits_chain.py`); the engine takes
 logprobs from the logits *as the model gave them* (`take_logprobs` in `engine/logprobs.py`). Two
-features reach further: a grammar (`engine/grammar.py`) is compiled when the scheduler admits the
-request (`Scheduler.add_request`) and follows each sampled token (`Scheduler._process_results`);
-`n` answers are `n` requests that the tokenizer worker makes from one `TokenizeMsg` and that the
-scheduler admits so they share the prompt's pages (`CacheManager.share_prompt` in
+features reach further: a grammar (`engine/grammar.py`) is compiled when the request reaches the
+scheduler and follows each sampled token (`StructuredOutput` in `scheduler/structured.py`, which
+the scheduler calls on arrival and for each result); `n` answers are `n` requests that the
+tokenizer worker makes from one `TokenizeMsg` and that the scheduler admits so they share the
+prompt's pages (`scheduler/prompt_sharing.py`, `CacheManager.share_prompt` in
 `kvcache/manager.py`). Every field is in `SamplingParams` (`core.py`).
 """),
     md(r"""
@@ -121,7 +123,7 @@ there as the most likely token.
 `SamplingParams(n=4)` asks for four answers. The tokenizer worker encodes the prompt once and
 sends four `UserMsg`s (the uid returned by `submit` and the three after it). Computing the same
 prompt four times would waste work, so the other three wait for the first one's prefill
-(`Req.prompt_leader`; the wait is in `Scheduler._schedule_prefill`). Right after that prefill,
+(`Req.prompt_leader`; `prompt_sharing.waits`, asked by `Scheduler._schedule_prefill`). Right after that prefill,
 `CacheManager.share_prompt` hands the first answer's full prompt pages to the prefix cache, and
 the three others are admitted one step later with a prefix hit. (SGLang reaches the same end from
 its tokenizer manager: it first sends the prompt alone as a request with `max_new_tokens=0`, a
@@ -188,12 +190,12 @@ srv.scheduler.cache.check()
 ## 3 · JSON under a schema: a grammar masks every step
 
 `json_schema` (or `regex`, or `ebnf`) makes the engine produce only text that the grammar accepts.
-When the scheduler admits the request it compiles the schema with **XGrammar** against the
-tokenizer's vocabulary (`GrammarCompiler.compile`; compiled grammars are cached by their text) and
-keeps a matcher on the request (`Req.grammar.matcher`). Before each token of that request is
+When the request reaches the scheduler, `StructuredOutput.attach` compiles the schema with
+**XGrammar** against the tokenizer's vocabulary (`GrammarCompiler.compile`; compiled grammars are
+cached by their text) and keeps a matcher on the request (`Req.grammar.matcher`). Before each token of that request is
 picked, the matcher fills a bitmask, one bit per token of the vocabulary, and the chain sets
-every forbidden logit to -inf (`grammar_mask`); after the token is picked, `_process_results`
-advances the matcher with it. When the JSON is complete, the only token allowed is EOS.
+every forbidden logit to -inf (`grammar_mask`); after the token is picked,
+`StructuredOutput.finish_reason` advances the matcher with it. When the JSON is complete, the only token allowed is EOS.
 
 The model does not see the schema: only the mask does. A small model needs the mask; a prompt that
 describes the fields helps the content.
@@ -228,7 +230,7 @@ import torch
 import xgrammar as xgr
 
 vocab = srv.scheduler.vocab_size
-grammar = srv.scheduler.grammar_compiler.compile("json_schema", json.dumps(schema))  # a fresh matcher
+grammar = srv.scheduler.grammars.compiler.compile("json_schema", json.dumps(schema))  # a fresh matcher
 bitmask = xgr.allocate_token_bitmask(1, vocab)  # int32 words, 32 tokens each
 
 
@@ -248,9 +250,12 @@ for i, t in enumerate(j.token_ids):
 print("complete:", grammar.is_terminated)
 """),
     md(r"""
-Three regimes. Outside the values the grammar leaves one to five tokens: braces, quotes, the
-colon and its one space, and the key names, spelled in whatever pieces of the vocabulary fit
-(`a`, `n`, `sw`, `er` for "answer": among the few pieces allowed, those the model liked best).
+Three regimes. Between the values the grammar leaves one to five tokens: braces, quotes, the
+colon, and the key names, spelled in whatever pieces of the vocabulary fit (`a`, `n`, `sw`, `er`
+for "answer": among the few pieces allowed, those the model liked best). Where a value opens,
+more: after `answer`'s colon, 28 (the space alone, and 27 tokens that begin with the space and
+the opening quote, some carrying the string's first characters or even its end, written as the cell
+above writes tokens: `' "'`, `' "('`, `' ""'`, `' "",'`).
 Inside the string nearly the whole vocabulary of 49 152 tokens is allowed, until the 80
 characters of `maxLength` run out: the count falls as long tokens stop fitting, and at the end
 only the tokens that close the string are left. For `confidence` only the digits 1 to 5 remain,
@@ -308,8 +313,11 @@ for name, kw in cases.items():
 Without a penalty the model writes "is a data structure that is designed to be used as a data
 structure" and starts the sentence over. The frequency and presence penalties at 0.5 change the
 sixth token, then fall into another loop ("can be modified by the user"), with even fewer
-distinct tokens: they count only the output, and a token seen once or twice costs 0.5 or 1 (the
-two penalties part ways only for tokens repeated many times). The repetition penalty counts the
+distinct tokens: they count only the output. A token already in the output loses 0.5 under
+either one; the frequency penalty takes 0.5 more for each further occurrence (1.0 at two), the
+presence penalty never more than its 0.5. So the two part ways from a token's second occurrence;
+here that difference never changed which token was the most likely, and the two answers are the
+same. The repetition penalty counts the
 prompt too, so it also pushes the model away from the prompt's own words: hardly a token repeats,
 but the answer drifts off topic. A penalty is a blunt tool.
 
@@ -379,12 +387,13 @@ Why this order (`process_logits` in `engine/logits_chain.py`, called by `Sampler
 * **Greedy rows too.** Greedy decoding is an argmax, and an engine is tempted to take a short path
   for it (this one, on CUDA, takes the argmax inside the decode graph). The argmax of the unmasked
   logits is often a token the grammar forbids. So any request that uses the chain goes through
-  the sampler, greedy or not (`needs_chain` in `Engine._forward_now`).
+  the sampler, greedy or not (`needs_chain` in `engine/logits_chain.py`, asked by the engine's
+`needs_sampler`).
 
 What happens without the mask? The engine has an injection point, `engine.sampler.process_fn`
 (exercise 7 plugs your chain in there). With a chain that changes nothing, a greedy JSON request
 takes the model's own first token, which the grammar refuses, and the scheduler ends the request
-(`Scheduler._process_results` never lets a request continue off its grammar):
+(`StructuredOutput.finish_reason` never lets a request continue off its grammar):
 """),
     code(r"""
 sampler = srv.engine.sampler

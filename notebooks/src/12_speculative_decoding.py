@@ -6,18 +6,20 @@ CELLS = [
 
 **Goal:** make one stream faster without changing a single token of its answer. Guess a request's
 next few tokens from its own text, check all the guesses in one forward pass, keep the ones the
-model agrees with, and give back the KV pages of the rest. See why checking costs about as much as
-computing one token, follow the guesses through the stepper and the page map, and measure the
+model agrees with, and give back the KV pages of the rest. See why checking `k` guesses costs
+more than computing one token but far less than computing `k + 1` one at a time, follow the guesses through the stepper and the page map, and measure the
 speed with the feature off and on.
-**Expected time:** 40 minutes (the cells run in about a minute).
+**Expected time:** 40 minutes (the cells ran in 83 s under `pytest --nbval` on the 2-core course
+machine at a load average of about 2; longer on a busier machine).
 
 Where we are on the path: inside the scheduler's decode step. With
 `SchedulerConfig(speculative_algorithm="ngram")` (the server's `--speculative-algorithm ngram`),
-`Scheduler._schedule_decode` asks `Scheduler._draft` for each running request's guesses
+`Scheduler._schedule_decode` asks the speculator (`Speculator.drafts` in `scheduler/speculator.py`)
+for each running request's guesses
 (`propose_ngram` in `scheduler/ngram.py`) and puts them into the batch after the request's newest
 token. `Engine.forward_batch` computes every position of the batch and returns the model's own
 token at each of them (`engine/verify.py`). Then `Scheduler._process_results` hands each request
-that guessed to `Scheduler._verified`, which runs the **verify step** (`verify_step` in
+that guessed to `Speculator.verified`, which runs the **verify step** (`verify_step` in
 `scheduler/verify_step.py`): keep the guesses the model agrees with, cut the run where the
 request finishes, and say which KV pages hold only rejected guesses; `CacheManager.trim`
 (`kvcache/manager.py`) gives those back. The settings: `speculative_num_draft_tokens` (k, 4 by
@@ -47,7 +49,7 @@ plain = LocalServer("smollm2-135m", **settings)  # speculation off (the default)
 spec = LocalServer("smollm2-135m", **settings, speculative_algorithm="ngram")
 tok = spec.tokenizer
 cfg = spec.config
-print("drafts per step:", spec.scheduler.num_draft_tokens, "| n-gram sizes:", cfg.speculative_ngram_max,
+print("drafts per step:", spec.scheduler.speculator.num_draft_tokens, "| n-gram sizes:", cfg.speculative_ngram_max,
       "down to", cfg.speculative_ngram_min)
 
 
@@ -75,7 +77,7 @@ reads all of it, so the count above is what a step reads.)
 
 What if the step computed several positions of the same request instead of one? The weights are
 read once either way, and each one is now used for several multiply-adds. Until the arithmetic
-catches up with the memory, the extra positions are almost free. The cell below measures it: a
+catches up with the memory, the extra positions cost far less than a pass each. The cell below measures it: a
 100-token prompt is put in the prefix cache first (as a request's earlier tokens are in the KV
 cache while it decodes), then each request of 100 + `n` tokens finds those 100 in the cache, and
 its one forward pass computes the `n` new positions after them.
@@ -130,7 +132,7 @@ with `n` as the arithmetic becomes the limit. Where that starts depends on your 
 bandwidth against its cores); a GPU has far more arithmetic per byte of memory.
 
 So if we had a few **guesses** for the next tokens, one pass could compute the model's choice at
-each of them for about the price of one step. If the guesses are right, the request gets several
+each of them for far less than a step per guess. If the guesses are right, the request gets several
 tokens in one step. That is speculative decoding (Leviathan, Kalman and Matias, "Fast Inference
 from Transformers via Speculative Decoding", 2023; Chen et al., "Accelerating Large Language Model
 Decoding with Speculative Sampling", 2023). The guesses are called **drafts**; checking them is
@@ -166,7 +168,7 @@ tokens are the prompt and the answer's first token, `The`. Which drafts does the
 from minisgl_edu.scheduler.ngram import propose_ngram
 
 prompt_ids, answer = base.prompt_token_ids, base.token_ids
-k, n_max, n_min = spec.scheduler.num_draft_tokens, cfg.speculative_ngram_max, cfg.speculative_ngram_min
+k, n_max, n_min = spec.scheduler.speculator.num_draft_tokens, cfg.speculative_ngram_max, cfg.speculative_ngram_min
 tokens = prompt_ids + answer[:1]
 drafts = propose_ngram(tokens, k, n_max, n_min)
 for n in range(n_max, n_min - 1, -1):  # the search propose_ngram does, shown
@@ -359,7 +361,7 @@ positions of rejected drafts hold K/V that no request will ever read: the reques
 back (`req.total_len` counts only the tokens it kept), so the next step computes its newest
 token's K/V over the first rejected position, and so on. A page that holds *only* rejected
 positions is given back to the free list at once: the verify step lists those pages, and
-`Scheduler._verified` passes them to `CacheManager.trim`. Here, page size 4, the first step that
+`Speculator.verified` passes them to `CacheManager.trim`. Here, page size 4, the first step that
 gave a page back:
 """),
     code(r"""
@@ -530,8 +532,9 @@ print("sampled answer:", first.text)
     md(r"""
 ## 9 · When drafts do not pay
 
-A verify of `k` drafts computes `k` extra positions. Nearly free at batch 1 (section 1), but not
-quite, and not free at all once a large batch makes the step compute-bound. On ordinary questions
+A verify of `k` drafts computes `k` extra positions. At batch 1 that is far cheaper than `k`
+steps (section 1), but not free, and it costs more once a large batch makes the step
+compute-bound. On ordinary questions
 the lookup finds fewer matches, and the matches it finds are rejected more often. The seed
 chapter's question, "What is KV Cache?", with speculation off and on:
 """),
@@ -637,12 +640,17 @@ for name in ("edit request", "What is KV Cache?"):
     assert speed[name, "off"][0] == speed[name, "on"][0]
 """),
     md(r"""
-Compare the lines the timing cell printed. On the edit request, a verify step costs more than a
-decode step (section 1 said by how much for 5 positions), but far less than the up to five decode
-steps it replaces, so the tokens/s go up by the ratio of tokens to steps seen in section 4, less
-what the verifies cost beyond a decode step.
-On the chat question far fewer steps were saved (section 9), so expect a small gain or none. On a
-CPU that other programs share, the timings move from run to run; rerun the cell to see how much.
+Compare the lines the timing cell printed. A verify step costs more than a decode step, and more
+than section 1's pass over 5 positions: it computes the logits at all `k + 1` positions (a
+prefill keeps only the last one's) and runs the verify step on the host. Two runs of this chapter
+on the 2-core course machine measured the median verify step at 1.6x and 2.1x the median decode
+step. That is far less than the up to five decode steps a verify replaces, so on the edit request
+the tokens/s went up (1.81x and 1.58x in those runs), by the ratio of tokens to steps seen in
+section 4, less what the verifies cost beyond a decode step.
+On the chat question far fewer steps were saved (section 9: 110 steps instead of 128), and the
+same two runs measured 1.10x and 0.90x: a small gain or a loss, depending on what a verify costs
+on the machine at the time. On a CPU that other programs share, the timings move from run to run;
+rerun the cell to see how much.
 
 `docs/benchmarks.md` has the measured figures on the course CPU and on a GPU, with commands
 (`python -m minisgl_edu.bench.serving --prompt-set edits --concurrency 1` against a server started
@@ -669,7 +677,8 @@ or the next one would carry some: how many tokens a verify gives is known only w
 ## Summary
 
 * At batch 1 a decode step is bound by reading the weights; computing `k + 1` positions instead of
-  one costs little more, so checking `k` guessed tokens costs about one step.
+  one costs far less than `k + 1` steps, but more than one: a verify step pays off only when
+  enough of its drafts are right.
 * N-gram drafts (prompt lookup) guess the next tokens from the request's own text: free to make,
   good on text that repeats, poor on fresh prose.
 * A verify batch computes each drafting request's newest token and its drafts, causally, in one
