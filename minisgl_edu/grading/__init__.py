@@ -18,16 +18,16 @@ from minisgl_edu.grading.core import Case, CaseResult, GradeResult, run_cases
 from minisgl_edu.grading.own_code import references
 
 EXERCISES = {
-    "finish": "minisgl_edu.grading.finish",
-    "finish_min_tokens": "minisgl_edu.grading.finish_min_tokens",
-    "abort": "minisgl_edu.grading.abort",
-    "abort_to_cache": "minisgl_edu.grading.abort_to_cache",
-    "detokenizer": "minisgl_edu.grading.detokenizer",
-    "detokenizer_include_stop": "minisgl_edu.grading.detokenizer_include_stop",
+    "finish": "minisgl_edu.grading.finish.base",
+    "finish_min_tokens": "minisgl_edu.grading.finish.min_tokens",
+    "abort": "minisgl_edu.grading.abort.base",
+    "abort_to_cache": "minisgl_edu.grading.abort.to_cache",
+    "detokenizer": "minisgl_edu.grading.detokenizer.base",
+    "detokenizer_include_stop": "minisgl_edu.grading.detokenizer.include_stop",
     "allocator": "minisgl_edu.grading.allocator",
     "allocator_contiguous": "minisgl_edu.grading.allocator_contiguous",
-    "schedule": "minisgl_edu.grading.schedule",
-    "schedule_lpm": "minisgl_edu.grading.schedule_lpm",
+    "schedule": "minisgl_edu.grading.schedule.base",
+    "schedule_lpm": "minisgl_edu.grading.schedule.lpm",
     "prefix_cache": "minisgl_edu.grading.prefix_cache",
     "prefix_cache_lfu": "minisgl_edu.grading.prefix_cache_lfu",
     "logits_chain": "minisgl_edu.grading.logits_chain",
@@ -52,7 +52,9 @@ def grade(
     """Run exercise `name`'s cases on `impl` (only those named in `only`, if given)."""
     mod = exercise(name)
     cases = mod.CASES if only is None else [c for c in mod.CASES if c.name in set(only)]
-    return run_cases(name, cases, impl, reference=references(mod), allow_reference=allow_reference, time_limit=time_limit)
+    return run_cases(
+        name, cases, impl, reference=references(mod), allow_reference=allow_reference, time_limit=time_limit
+    )
 
 
 def check(name: str, impl: Any) -> GradeResult:

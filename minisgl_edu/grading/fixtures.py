@@ -15,7 +15,9 @@ The API (for every grader that plugs a function into the scheduler):
   `done()`; `what` names the moment in the setup error if it never comes;
 * `waiting(s, uid, n_or_ids, max_tokens=8)`: a request queued, not admitted;
 * `decoding(s, uid, n_or_ids, max_tokens=8)`: a request whose prefill is done by hand (admitted,
-  pages reserved for its prompt, one sampled token, in `running`), no model run;
+  pages reserved for its prompt, one sampled token, in `running`), no model run; `prefilled(s,
+  req)` does that to a request already waiting; `cached(s, ids)` puts `ids` in the prefix cache
+  as a finished request would have left them;
 * `apply(s, batch)`: what the engine and the result step do with a batch, without the model
   (chunks move `cached_len` on; a finished prefill moves to `running`; each end samples a token);
 * `held(s, uid, match=False)` -> `Held`: what a live request holds (its row, which of its pages
@@ -68,7 +70,11 @@ def waiting(s: Scheduler, uid: int, ids: Union[int, list[int]], max_tokens: int 
 
 
 def decoding(s: Scheduler, uid: int, ids: Union[int, list[int]], max_tokens: int = 8) -> Req:
-    req = waiting(s, uid, ids, max_tokens)
+    return prefilled(s, waiting(s, uid, ids, max_tokens))
+
+
+def prefilled(s: Scheduler, req: Req) -> Req:
+    """A waiting `req` made a running one, as after its prefill (with its cached prefix, if any)."""
     n = len(req.input_ids)
     s.waiting.remove(req)
     s.cache.admit(req)
@@ -78,6 +84,13 @@ def decoding(s: Scheduler, uid: int, ids: Union[int, list[int]], max_tokens: int
     req.status = ReqStatus.DECODING
     s.running.append(req)
     return req
+
+
+def cached(s: Scheduler, ids: list[int]) -> list[int]:
+    """Put `ids` (whole pages) in the prefix cache on fresh pages, as a finished request would."""
+    n = len(ids) // s.cache.page_size
+    s.cache.prefix_cache.insert(ids, s.cache.allocator.allocate(n))
+    return ids
 
 
 def apply(s: Scheduler, batch: Batch) -> None:

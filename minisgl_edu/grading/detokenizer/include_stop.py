@@ -28,7 +28,7 @@ from typing import Iterable
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.detokenizer import REPLACEMENT, _full, _piece, _tokens_of
+from minisgl_edu.grading.detokenizer.base import REPLACEMENT, _full, _piece, _tokens_of
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 from minisgl_edu.tokenizer.server import DetokenizeManager, _DetokState

@@ -27,18 +27,16 @@ from typing import Optional
 
 from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
 from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.fixtures import apply, cached, prefilled, token_ids
 from minisgl_edu.grading.harness import collect, fail_fast_if_stub, new_scheduler, remember, require_passing
-from minisgl_edu.grading.schedule import (
-    FAKE_TOKEN,
-    _apply,
-    _check_batch,
-    _check_rows,
-    _hide_engine_answer,
-    _ids,
-    _items,
-    _show,
-    _show_expected,
+from minisgl_edu.grading.schedule.checks import (
+    check_batch,
+    check_rows,
     decide,
+    hide_engine_answer,
+    items_of,
+    show,
+    show_expected,
 )
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -123,32 +121,12 @@ def _sched(budget: int = 64, cache: str = "radix", **overrides) -> Scheduler:
     return new_scheduler(max_prefill_tokens=budget, cache=cache, **overrides)
 
 
-def _cached(s: Scheduler, ids: list[int]) -> list[int]:
-    """Put `ids` (whole pages) in the prefix cache as an earlier, finished request would have."""
-    n = len(ids) // s.cache.page_size
-    s.cache.prefix_cache.insert(ids, s.cache.allocator.allocate(n))
-    return ids
-
-
 def _add(s: Scheduler, uid: int, ids: list[int], max_tokens: int = 8, pages: Optional[int] = None) -> Req:
     """A waiting request; `pages`: the cached prefix pages it must find (a check of the setup)."""
     req = s.add_request(uid, ids, SamplingParams(max_tokens=max_tokens, ignore_eos=True))
     assert req is not None, f"setup: request {uid} was rejected"
     if pages is not None:
         assert _prefix_pages(s, req) == pages, f"setup: request {uid} should find {pages} cached pages"
-    return req
-
-
-def _run_as_running(s: Scheduler, req: Req) -> Req:
-    """Make `req` a running request, as after its prefill (with its cached prefix, if any)."""
-    n = len(req.input_ids)
-    s.waiting.remove(req)
-    s.cache.admit(req)
-    s.cache.reserve(req, n)
-    req.cached_len = n
-    req.output_ids.append(FAKE_TOKEN)
-    req.status = ReqStatus.DECODING
-    s.running.append(req)
     return req
 
 
@@ -159,7 +137,7 @@ def _pages(s: Scheduler, uids) -> str:
 def _expect_order(batch, want: list[int], s: Scheduler, what: str, shown: list[int]) -> None:
     got = [it.req.uid for it in batch.items] if batch is not None and batch.is_prefill else None
     assert got == want, (
-        f"{what}: the prefill batch should hold requests {want} in that order, yours is {_show(batch)} "
+        f"{what}: the prefill batch should hold requests {want} in that order, yours is {show(batch)} "
         f"(cached prefix pages, in arrival order: {_pages(s, shown)})"
     )
 
@@ -167,10 +145,10 @@ def _expect_order(batch, want: list[int], s: Scheduler, what: str, shown: list[i
 # ---------------------------------------------------------------------------- unit cases
 def case_longest_first(fn):
     s = _sched()
-    shared = _cached(s, _ids(24, 50))  # 6 pages of an earlier request's prompt
-    _add(s, 0, _ids(30, 1), pages=0)  # the longest prompt, nothing cached
-    _add(s, 1, shared[:8] + _ids(10, 2), pages=2)
-    _add(s, 2, shared + _ids(3, 3), pages=6)
+    shared = cached(s, token_ids(24, 50))  # 6 pages of an earlier request's prompt
+    _add(s, 0, token_ids(30, 1), pages=0)  # the longest prompt, nothing cached
+    _add(s, 1, shared[:8] + token_ids(10, 2), pages=2)
+    _add(s, 2, shared + token_ids(3, 3), pages=6)
     order = [r.uid for r in s.waiting]
     batch = _decide(fn, s)
     _expect_order(
@@ -181,17 +159,17 @@ def case_longest_first(fn):
         "prefix goes first (not the longest prompt, not the shortest prefix)",
         order,
     )
-    assert _items(batch) == ("prefill", [(2, 24, 3), (1, 8, 10), (0, 0, 30)]), (
-        f"each request's chunk starts after its cached prefix (req.cached_len once admitted): {_show(batch)}"
+    assert items_of(batch) == ("prefill", [(2, 24, 3), (1, 8, 10), (0, 0, 30)]), (
+        f"each request's chunk starts after its cached prefix (req.cached_len once admitted): {show(batch)}"
     )
 
 
 def _two_ties(arrivals: list[int]):
     s = _sched()
-    shared = _cached(s, _ids(8, 60))
-    _add(s, 5, _ids(6, 5), pages=0)
+    shared = cached(s, token_ids(8, 60))
+    _add(s, 5, token_ids(6, 5), pages=0)
     for uid in arrivals:
-        _add(s, uid, shared + _ids(3, uid), pages=2)
+        _add(s, uid, shared + token_ids(3, uid), pages=2)
     return s
 
 
@@ -212,10 +190,10 @@ def case_ties(fn):
 
 def case_whole_pages(fn):
     s = _sched()
-    shared = _cached(s, _ids(16, 70))  # 4 pages
-    _add(s, 0, shared[:9] + _ids(5, 71), pages=2)  # 9 tokens in common: 2 whole pages
-    _add(s, 1, shared[:11] + _ids(5, 72), pages=2)  # 11 tokens in common: still 2 whole pages
-    _add(s, 2, shared[:7] + _ids(5, 73), pages=1)
+    shared = cached(s, token_ids(16, 70))  # 4 pages
+    _add(s, 0, shared[:9] + token_ids(5, 71), pages=2)  # 9 tokens in common: 2 whole pages
+    _add(s, 1, shared[:11] + token_ids(5, 72), pages=2)  # 11 tokens in common: still 2 whole pages
+    _add(s, 2, shared[:7] + token_ids(5, 73), pages=1)
     order = [r.uid for r in s.waiting]
     batch = _decide(fn, s)
     _expect_order(
@@ -228,9 +206,9 @@ def case_whole_pages(fn):
         order,
     )
     s = _sched()
-    shared = _cached(s, _ids(16, 80))
+    shared = cached(s, token_ids(16, 80))
     _add(s, 0, list(shared), pages=3)  # the whole prompt is cached; admit leaves its last page to compute
-    _add(s, 1, shared + _ids(3, 81), pages=4)
+    _add(s, 1, shared + token_ids(3, 81), pages=4)
     order = [r.uid for r in s.waiting]
     batch = _decide(fn, s)
     _expect_order(
@@ -246,11 +224,11 @@ def case_whole_pages(fn):
 
 def case_no_prefix_fcfs(fn):
     s = _sched()
-    shared = _cached(s, _ids(8, 90))
-    _add(s, 0, _ids(6, 10), pages=0)
-    _add(s, 1, _ids(9, 11), pages=0)
-    _add(s, 2, shared[:4] + _ids(5, 12), pages=1)
-    _add(s, 3, _ids(5, 13), pages=0)
+    shared = cached(s, token_ids(8, 90))
+    _add(s, 0, token_ids(6, 10), pages=0)
+    _add(s, 1, token_ids(9, 11), pages=0)
+    _add(s, 2, shared[:4] + token_ids(5, 12), pages=1)
+    _add(s, 3, token_ids(5, 13), pages=0)
     order = [r.uid for r in s.waiting]
     batch = _decide(fn, s)
     _expect_order(
@@ -266,10 +244,10 @@ def case_no_prefix_fcfs(fn):
 def _queue(n: int) -> tuple[Scheduler, list[int]]:
     """n waiting requests; only the last to arrive has a cached prefix."""
     s = _sched()
-    shared = _cached(s, _ids(8, 100))
+    shared = cached(s, token_ids(8, 100))
     for uid in range(n - 1):
-        _add(s, uid, _ids(5, 20 + uid), pages=0)
-    _add(s, n - 1, shared + _ids(3, 40), pages=2)
+        _add(s, uid, token_ids(5, 20 + uid), pages=0)
+    _add(s, n - 1, shared + token_ids(3, 40), pages=2)
     return s, [r.uid for r in s.waiting]
 
 
@@ -300,8 +278,8 @@ def case_threshold(fn):
 
 def case_only_new_requests(fn):
     s = _sched(budget=16)
-    shared = _cached(s, _ids(24, 110))
-    _add(s, 0, _ids(40, 14), pages=0)
+    shared = cached(s, token_ids(24, 110))
+    _add(s, 0, token_ids(40, 14), pages=0)
     steps = [
         ("prefill", [(0, 0, 16)]),
         ("prefill", [(0, 16, 16)]),
@@ -309,33 +287,33 @@ def case_only_new_requests(fn):
     ]
     for n, expected in enumerate(steps, 1):
         if n == 2:
-            _add(s, 1, shared + _ids(4, 15), pages=6)
+            _add(s, 1, shared + token_ids(4, 15), pages=6)
         batch = _decide(fn, s)
-        assert _items(batch) == expected, (
+        assert items_of(batch) == expected, (
             f"step {n}: request 0 is part-way through its 40-token prompt ({s.reqs[0].cached_len} tokens done "
             "before this step; it holds a page-table row) and request 1 waits with 6 cached prefix pages: a "
             "request part-way through a chunked prefill keeps going first, only requests not yet admitted are "
-            f"reordered. Expected {_show_expected(expected)}, got {_show(batch)}"
+            f"reordered. Expected {show_expected(expected)}, got {show(batch)}"
         )
-        _apply(s, batch)
+        apply(s, batch)
     s = _sched()
-    shared = _cached(s, _ids(24, 120))
-    _run_as_running(s, _add(s, 0, _ids(10, 16), pages=0))
-    _run_as_running(s, _add(s, 1, shared + _ids(4, 17), pages=6))
+    shared = cached(s, token_ids(24, 120))
+    prefilled(s, _add(s, 0, token_ids(10, 16), pages=0))
+    prefilled(s, _add(s, 1, shared + token_ids(4, 17), pages=6))
     batch = _decide(fn, s)
     want = ("decode", [(0, 10, 1), (1, 28, 1)])
-    assert _items(batch) == want, (
+    assert items_of(batch) == want, (
         f"nobody waits: decode every running request in scheduler.running order, whatever their cached prefix "
-        f"(the order is for admitting waiting requests only). Expected {_show_expected(want)}, got {_show(batch)}"
+        f"(the order is for admitting waiting requests only). Expected {show_expected(want)}, got {show(batch)}"
     )
 
 
 def case_room_for_the_cached(fn):
     s = _sched()
-    shared = _cached(s, _ids(40, 130))  # 10 pages, a system prompt that a running request uses
-    _run_as_running(s, _add(s, 0, shared + _ids(4, 18), max_tokens=920, pages=10))
-    plain = _add(s, 1, _ids(44, 19), max_tokens=36, pages=0)  # may take 20 pages
-    sharing = _add(s, 2, shared + _ids(4, 20), max_tokens=36, pages=10)  # 20 pages, 10 already there
+    shared = cached(s, token_ids(40, 130))  # 10 pages, a system prompt that a running request uses
+    prefilled(s, _add(s, 0, shared + token_ids(4, 18), max_tokens=920, pages=10))
+    plain = _add(s, 1, token_ids(44, 19), max_tokens=36, pages=0)  # may take 20 pages
+    sharing = _add(s, 2, shared + token_ids(4, 20), max_tokens=36, pages=10)  # 20 pages, 10 already there
     available = s.cache.num_available
     others = pages_for(44 + 920, 4) - s.cache.held_pages(s.reqs[0])
     assert (available - others, s.cache.prefix_cache.num_evictable) == (15, 0), "setup: 15 pages to spare"
@@ -345,16 +323,16 @@ def case_room_for_the_cached(fn):
         "15 pages are left beside the running request. Request 1 (arrived first, nothing cached) may need 20: "
         "it does not fit. Request 2 shares the running request's 10 cached prompt pages, so it needs only 10 "
         "new ones: considered first (longest cached prefix), it is admitted; request 1 then still does not fit "
-        f"and waits. Yours: {_show(batch)}; admitted: "
+        f"and waits. Yours: {show(batch)}; admitted: "
         f"{[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({_pages(s, order)} cached pages)"
     )
-    assert _items(batch) == ("prefill", [(2, 40, 4)]), f"expected request 2's last 4 prompt tokens, got {_show(batch)}"
+    assert items_of(batch) == ("prefill", [(2, 40, 4)]), f"expected request 2's last 4 prompt tokens, got {show(batch)}"
 
 
 def case_naive_cache(fn):
     s = _sched(cache="naive")
     for uid, n in enumerate([20, 8, 30]):
-        _add(s, uid, _ids(n, 30 + uid), pages=0)
+        _add(s, uid, token_ids(n, 30 + uid), pages=0)
     order = [r.uid for r in s.waiting]
     batch = _decide(fn, s)
     _expect_order(
@@ -394,7 +372,7 @@ def _run(fn) -> tuple[list, dict, dict, Scheduler]:
             break
         student = fn is not reference_lpm and fn is not package_schedule_next_batch
         if student:
-            _hide_engine_answer(s)
+            hide_engine_answer(s)
         before = [r.uid for r in s.waiting]
         batch = s._schedule_next_batch()
         if student:
@@ -403,10 +381,10 @@ def _run(fn) -> tuple[list, dict, dict, Scheduler]:
                     f"at step {n}, {len(s.waiting)} request(s) wait and {len(s.running)} run, but your "
                     "function returned None: they would wait forever"
                 )
-            _check_batch(s, batch)
-            _check_rows(s, batch)
+            check_batch(s, batch)
+            check_rows(s, batch)
             assert [r.uid for r in s.waiting] == before, f"step {n}: leave scheduler.waiting in arrival order"
-        steps.append(_items(batch))
+        steps.append(items_of(batch))
         if batch is not None:
             s.run_batch(batch)
     else:
@@ -453,8 +431,8 @@ def case_real_engine(fn):
             fcfs = fcfs_steps[n - 1] if n <= len(fcfs_steps) else None
             note = " (that is the first come, first served order of the base part)" if got == fcfs else ""
             raise AssertionError(
-                f"step {n}: longest prefix match runs {_show_expected(want) if want else 'nothing'}, yours ran "
-                f"{_show_expected(got) if got else 'nothing'}{note}. Request 2 continues request 0's prompt, "
+                f"step {n}: longest prefix match runs {show_expected(want) if want else 'nothing'}, yours ran "
+                f"{show_expected(got) if got else 'nothing'}{note}. Request 2 continues request 0's prompt, "
                 "whose pages are in the prefix cache; request 1 arrived at the same step with nothing cached"
             )
     assert len(steps) == len(ref_steps), f"{len(steps)} steps, longest prefix match needs {len(ref_steps)}"

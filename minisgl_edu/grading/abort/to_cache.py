@@ -27,25 +27,24 @@ Graded on its own score line ("abort_to_cache"), so the base exercise's score is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from minisgl_edu.core import ReqStatus, SamplingParams
-from minisgl_edu.grading.abort import (
+from minisgl_edu.grading.abort.base import case_unknown_uid
+from minisgl_edu.grading.abort.checks import (
     GREEDY,
     LONG,
     SHORT,
-    _abort,
-    _check_all_back,
-    _check_consistent,
-    _check_gone,
-    _check_marked,
-    _check_message,
-    _check_row,
-    _engine,
-    _scheduler,
-    case_unknown_uid,
+    abort,
+    check_all_back,
+    check_consistent,
+    check_gone,
+    check_marked,
+    check_message,
+    check_row,
+    engine_step,
+    start,
 )
 from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.fixtures import Held, held, step_until
 from minisgl_edu.grading.harness import encode, remember
 from minisgl_edu.kvcache.naive_cache import NaiveCache
 from minisgl_edu.message import DetokenizeMsg
@@ -76,51 +75,15 @@ def reference(scheduler: Scheduler, uid: int) -> bool:
 
 
 def _start(fn, **overrides) -> Scheduler:
-    s = _scheduler(fn, **overrides)  # an untouched stub fails here, before the model is loaded
+    s = start(fn, **overrides)  # an untouched stub fails here, before the model is loaded
     return s
-
-
-@dataclass
-class Before:
-    """What the cache looked like just before the abort, and what the request held."""
-
-    uid: int
-    row_idx: int
-    row: list[int]
-    own_from: int  # row pages before this index belong to the prefix cache (its prefix hit)
-    cached_len: int
-    all_ids: list[int]
-    prompt_len: int
-    free: int
-    cached: set[int]
-    known: int  # pages along its tokens the cache already held (its prefix, or another request's copy)
-
-    def full(self, ps: int) -> int:
-        return self.cached_len // ps
 
 
 def _match(s: Scheduler, ids: list[int]) -> int:
     return len(s.cache.prefix_cache.match_prefix(ids)[1])
 
 
-def _before(s: Scheduler, uid: int) -> Before:
-    req, cache, ps = s.reqs[uid], s.cache, s.cache.page_size
-    row = list(cache.page_table.pages[req.table_idx]) if req.table_idx >= 0 else []
-    return Before(
-        uid,
-        req.table_idx,
-        row,
-        max(req.prefix_len, req.shared_len) // ps,
-        req.cached_len,
-        list(req.all_ids),
-        len(req.input_ids),
-        cache.num_free,
-        set(cache.prefix_cache.cached_pages()),
-        _match(s, req.all_ids),
-    )
-
-
-def _too_many(b: Before, got: int, expect: int, ps: int) -> str:
+def _too_many(b: Held, got: int, expect: int, ps: int) -> str:
     """Name the mistake behind `got` cached pages along the request's ids, `expect` right."""
     c = b.cached_len
     head = (
@@ -152,12 +115,12 @@ def _too_many(b: Before, got: int, expect: int, ps: int) -> str:
     return f"{head}: pages with tokens whose K/V was never computed are in the cache"
 
 
-def _check_cached(s: Scheduler, b: Before, *, others_lock: int = 0) -> None:
+def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     """After the abort (and after its batch landed): the computed full pages are cached, everything
     else of the request's own is free, nothing twice, no lock left behind. `others_lock`: pages
     that requests still running keep locked."""
     cache, ps = s.cache, s.cache.page_size
-    _check_row(s, b.row_idx)
+    check_row(s, b.row_idx)
     cached = set(cache.prefix_cache.cached_pages())
     both = [p for p in cached if cache.allocator.is_free(p)]
     assert not both, (
@@ -230,30 +193,30 @@ def _check_cached(s: Scheduler, b: Before, *, others_lock: int = 0) -> None:
     assert evictable == want_evictable, (
         "the cached prefix the request was using is still locked, so it can never be evicted: unlock it once"
     )
-    _check_consistent(s)
+    check_consistent(s)
 
 
-def _after(s: Scheduler, uid: int, b: Before, **kw) -> None:
-    _check_gone(s, uid)
-    _check_message(s.io.drain(), uid)
+def _after(s: Scheduler, uid: int, b: Held, **kw) -> None:
+    check_gone(s, uid)
+    check_message(s.io.drain(), uid)
     _check_cached(s, b, **kw)
 
 
 def _follow_up(s: Scheduler, ids: list[int], expect_hit: int, what: str) -> list[int]:
     """A new request with `ids`: its prompt hit is `expect_hit` tokens; run it to the end."""
     s.add_request(99, ids, FOLLOW)
-    _engine("the next request", s.run_until_idle)
+    engine_step("the next request", s.run_until_idle)
     msgs = [m for m in s.io.drain() if m.uid == 99]
     got = msgs[0].cached_tokens if msgs else 0
     assert got == expect_hit, (
         f"a new request with {what} reused {got} cached token(s) (cached_tokens), expected {expect_hit}: "
         "what the aborted request computed, in whole pages, should serve it"
     )
-    _check_all_back(s)
+    check_all_back(s)
     return [m.next_token for m in msgs if m.next_token >= 0]
 
 
-def _hit(b: Before, ps: int, prompt_len: int) -> int:
+def _hit(b: Held, ps: int, prompt_len: int) -> int:
     """What a request with a prompt of `prompt_len` tokens that starts like the aborted one reuses."""
     return min(max(b.full(ps), b.known), (prompt_len - 1) // ps) * ps
 
@@ -277,8 +240,8 @@ def _decoding_at(fn, offset: int, resend: bool) -> None:
     s.add_request(0, ids, LONGER)
     _decode_to(s, 0, offset)
     s.io.drain()
-    b = _before(s, 0)
-    _abort(s, 0)
+    b = held(s, 0, match=True)
+    abort(s, 0)
     _after(s, 0, b)
     if resend:
         more = b.all_ids + ids[-3:]
@@ -304,8 +267,8 @@ def _mid_chunk(fn) -> list[int]:
     req = s.reqs[0]
     assert req.cached_len == 10 < len(ids), "setup: expected a chunked prefill with 10 tokens done"
     s.io.drain()
-    b = _before(s, 0)
-    _abort(s, 0)
+    b = held(s, 0, match=True)
+    abort(s, 0)
     _after(s, 0, b)
     return _follow_up(s, ids, _hit(b, s.cache.page_size, len(ids)), "the same prompt")
 
@@ -322,10 +285,10 @@ def case_mid_chunk(fn):
 def case_waiting(fn):
     s = _start(fn)
     s.add_request(0, encode(s, LONG), GREEDY)
-    b = _before(s, 0)
-    _abort(s, 0)
+    b = held(s, 0, match=True)
+    abort(s, 0)
     _after(s, 0, b)
-    assert _engine("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"
+    assert engine_step("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"
     case_unknown_uid(fn)
 
 
@@ -339,22 +302,22 @@ def case_between_schedule_and_run(fn):
     req = s.reqs[0]
     assert batch is not None and req in batch.reqs, "setup: the next batch should decode request 0"
     assert len(s.cache.page_table.pages[req.table_idx]) == req.cached_len // ps + 1, "setup: a page reserved"
-    b = _before(s, 0)
-    _abort(s, 0)
-    _engine("run_batch() of the batch scheduled before the abort", lambda: s.run_batch(batch))
-    _check_marked(req)
+    b = held(s, 0, match=True)
+    abort(s, 0)
+    engine_step("run_batch() of the batch scheduled before the abort", lambda: s.run_batch(batch))
+    check_marked(req)
     _after(s, 0, b)
     # A new prompt whose first chunk is scheduled, then aborted before it ran: nothing is computed.
     s.add_request(1, encode(s, LONG), GREEDY)
     batch = s.schedule()
     req = s.reqs[1]
     assert batch is not None and req in batch.reqs and req.cached_len == req.prefix_len, "setup: a first chunk"
-    b = _before(s, 1)
-    _abort(s, 1)
-    _engine("run_batch() of the batch scheduled before the abort", lambda: s.run_batch(batch))
-    _check_marked(req)
+    b = held(s, 1, match=True)
+    abort(s, 1)
+    engine_step("run_batch() of the batch scheduled before the abort", lambda: s.run_batch(batch))
+    check_marked(req)
     _after(s, 1, b)
-    assert _engine("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"
+    assert engine_step("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"
 
 
 def case_in_flight(fn):
@@ -370,21 +333,21 @@ def case_in_flight(fn):
     else:
         raise AssertionError("setup: the request never had a decode batch in flight at the wanted offset")
     s.io.drain()
-    b = _before(s, 0)
-    _abort(s, 0)
-    _check_gone(s, 0)
-    _check_marked(req)
+    b = held(s, 0, match=True)
+    abort(s, 0)
+    check_gone(s, 0)
+    check_marked(req)
     early = [p for p in b.row[b.own_from :] if s.cache.allocator.is_free(p)]
     assert not early, (
         f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: the GPU "
         "may still write them; scheduler.cache.release() waits for the batch to land"
     )
-    _engine("the next overlap step", s.overlap_step)  # the batch lands; the deferred release happens
+    engine_step("the next overlap step", s.overlap_step)  # the batch lands; the deferred release happens
     msgs = s.io.drain()
     assert not [m for m in msgs if m.uid == 0 and m.next_token >= 0], (
         "the aborted request still got a token from the batch that was in flight"
     )
-    _check_message(msgs, 0)
+    check_message(msgs, 0)
     _check_cached(s, b)
     _follow_up(s, ids, _hit(b, ps, len(ids)), "the same prompt")
 
@@ -403,25 +366,26 @@ def _shared_prefix(fn) -> list[int]:
     ps = s.cache.page_size
     ids = encode(s, LONG)
     s.add_request(0, ids, SamplingParams(max_tokens=4, ignore_eos=True))
-    _engine("the first request", s.run_until_idle)
+    engine_step("the first request", s.run_until_idle)
     s.io.drain()
     assert s.cache.prefix_cache.cached_pages(), "setup: the first request's pages should be in the prefix cache"
     for uid in (1, 2):  # the same prompt twice: both reuse the cached prefix and lock it
         s.add_request(uid, ids, LONGER)
     req = s.reqs[1]
     # Past the first request's cached tokens by a page, ending inside a page.
-    while not (req.cached_len >= len(ids) + 2 * ps and req.cached_len % ps == 2):
-        s.step()
+    step_until(
+        s, lambda: req.cached_len >= len(ids) + 2 * ps and req.cached_len % ps == 2, "a decode step at that page offset"
+    )
     s.io.drain()
-    b = _before(s, 1)
+    b = held(s, 1, match=True)
     assert b.own_from < b.known < b.full(ps), (
         "setup: the cache should hold a copy of some of the request's own pages, and not all of its computed ones"
     )
-    _abort(s, 1)
+    abort(s, 1)
     _after(s, 1, b, others_lock=_locked_by(s.reqs[2]))
-    _engine("running request 2 to the end", s.run_until_idle)
+    engine_step("running request 2 to the end", s.run_until_idle)
     tokens = [m.next_token for m in s.io.drain() if m.uid == 2 and m.next_token >= 0]
-    _check_all_back(s)
+    check_all_back(s)
     return tokens
 
 
@@ -440,8 +404,8 @@ def case_naive(fn):
     assert 0 < s.reqs[1].cached_len < len(s.reqs[1].input_ids), "setup: expected a chunked prefill"
     s.io.drain()
     for uid in (0, 1):  # one decoding, one part-way through its prompt
-        b = _before(s, uid)
-        _abort(s, uid)
+        b = held(s, uid, match=True)
+        abort(s, uid)
         _after(s, uid, b)
     assert s.cache.num_free == s.cache.num_pages, "with the naive cache every page must be free after both aborts"
 

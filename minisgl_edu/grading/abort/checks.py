@@ -1,0 +1,307 @@
+"""What exercise 2's graders assert after an abort, shared by the base part and its stretch.
+
+`plugged`-style start (`start(fn)`), the abort itself (`abort(s, uid)`, which must return True),
+and the checks: the request gone from every queue (`check_gone`), marked finished
+(`check_marked`), the detokenizer told once (`check_message`), its row given back (`check_row`),
+no page of the prefix cache on the free list (`check_shared_not_freed`), exact free and evictable
+counts against a `fixtures.Held` snapshot taken just before (`check_freed`), everything back once
+every request ended (`check_all_back`). Each failed assertion says what was left behind and ends
+with the hint for that assertion.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from minisgl_edu.core import ReqStatus, SamplingParams
+from minisgl_edu.grading.fixtures import Held, plugged
+from minisgl_edu.scheduler import Scheduler
+
+LONG = [{"role": "user", "content": "Tell me a long story about a cat, a dog and a very old lighthouse by the sea."}]
+
+
+SHORT = [{"role": "user", "content": "Say hello."}]
+
+
+OTHER = [{"role": "user", "content": "Name three rivers and the seas they flow into."}]
+
+
+GREEDY = SamplingParams(max_tokens=8, ignore_eos=True)
+
+
+RELEASE_HINT = (
+    "the cache manager's release(req, ...) gives back exactly what the request holds: its own pages, "
+    "its row, and its hold on a cached prefix (once), and it waits for a batch in flight"
+)
+
+
+def start(fn, **overrides) -> Scheduler:
+    """A fresh scheduler with `fn` as its abort_fn (an untouched stub fails before the model loads)."""
+    return plugged(fn, "abort_fn", 0, **overrides)
+
+
+def engine_step(what: str, run: Callable[[], object]):
+    """Run engine work after the student's abort; a crash there is reported as the engine's."""
+    try:
+        return run()
+    except AssertionError:
+        raise
+    except Exception as e:
+        raise AssertionError(f"after your abort, {what} failed ({type(e).__name__}: {e})") from e
+
+
+def abort(s: Scheduler, uid: int) -> None:
+    got = s.abort(uid)
+    assert got is True, (
+        f"aborting a live request (uid {uid}) must return True; your function returned {got!r}. Hint: a uid is "
+        "live while it is a key of scheduler.reqs"
+    )
+
+
+def check_message(msgs, uid: int) -> None:
+    mine = [m for m in msgs if m.uid == uid]
+    assert mine, (
+        f"the detokenizer got no message for the aborted request (uid {uid}), so it and the API server keep its "
+        "state forever. Hint: send DetokenizeMsg(uid, -1, True, 'abort', stop) with scheduler.io.send([...]), "
+        "stop being the request's stop strings (req.sampling_params.stop)"
+    )
+    last = mine[-1]
+    assert last.finished, "the message to the detokenizer must have finished=True, or it waits for more tokens forever"
+    assert last.finish_reason == "abort", f"the message's finish_reason is {last.finish_reason!r}, expected 'abort'"
+    assert last.next_token < 0, (
+        f"the abort message carries next_token={last.next_token}: use -1, a real id would "
+        "be detokenized and shown to the client"
+    )
+    assert len([m for m in mine if m.finished]) == 1, (
+        "the detokenizer got more than one finished message for the request"
+    )
+
+
+def check_gone(s: Scheduler, uid: int) -> None:
+    assert uid not in s.reqs, (
+        f"the request (uid {uid}) is still in scheduler.reqs: the scheduler still counts it as live, and a "
+        "second abort would free it again. Hint: pop it from scheduler.reqs"
+    )
+    assert all(r.uid != uid for r in s.waiting), (
+        f"the request (uid {uid}) is still in the waiting queue (scheduler.waiting). Hint: a waiting request, "
+        "admitted or not, is somewhere in that deque, not necessarily the head: remove that request itself"
+    )
+    assert all(r.uid != uid for r in s.running), (
+        f"the request (uid {uid}) is still in the running set (scheduler.running). Hint: remove that request "
+        "itself from the list"
+    )
+
+
+def check_marked(req) -> None:
+    assert req.status == ReqStatus.FINISHED, (
+        f"the request is not marked finished (req.status is {req.status}): a batch scheduled before the "
+        "abort still holds it, and the engine runs it with its pages gone. Hint: set "
+        "req.status = ReqStatus.FINISHED; run_batch() and the overlap loop skip finished requests"
+    )
+    assert req.finish_reason == "abort", f"req.finish_reason is {req.finish_reason!r}, expected 'abort'"
+
+
+def check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None:
+    """Alone in the scheduler: pages and rows back where they were before the request came."""
+    cache = s.cache
+    check_row(s, row)
+    cached = cache.prefix_cache.cached_pages()
+    lost = cached0 - cached
+    assert not lost, (
+        f"{len(lost)} page(s) of the prefix cache were taken out of it. Hint: pages the request shares with "
+        f"the prefix cache stay there; {RELEASE_HINT}"
+    )
+    new_cached = cached - cached0
+    assert not new_cached, (
+        f"{len(new_cached)} of the request's pages went into the prefix cache: this engine does not "
+        "cache an aborted request. Hint: release(req, cache_it=False)"
+    )
+    check_shared_not_freed(s)
+    assert cache.num_free <= free0, (
+        f"{cache.num_free - free0} page(s) too many are free: was a page freed twice? Hint: {RELEASE_HINT}"
+    )
+    assert cache.num_free == free0, (
+        f"{free0 - cache.num_free} page(s) were not given back to the free list. Hint: a request part-way "
+        f"through a chunked prefill holds pages too; {RELEASE_HINT}"
+    )
+    assert cache.prefix_cache.num_evictable == len(cached), (
+        f"the cached prefix the request was using is still locked, so it can never be evicted. Hint: {RELEASE_HINT}"
+    )
+    check_consistent(s)
+
+
+def check_row(s: Scheduler, row: int) -> None:
+    """`row` is the request's page-table row before the abort (-1: it had none)."""
+    assert row < 0 or row not in s.cache.page_table.used_rows(), (
+        f"the request's page-table row ({row}) was not given back. Hint: {RELEASE_HINT}"
+    )
+
+
+def check_shared_not_freed(s: Scheduler) -> None:
+    cache = s.cache
+    freed_shared = {p for p in cache.prefix_cache.cached_pages() if cache.allocator.is_free(p)}
+    assert not freed_shared, (
+        f"{len(freed_shared)} page(s) that belong to the prefix cache (shared with every request "
+        "with the same prompt start) were put on the free list. Hint: only release() knows which "
+        "pages of the row are the request's own"
+    )
+
+
+def check_own_pages(s: Scheduler, row: int, pages: list[int]) -> None:
+    """Others still run: the aborted request's own pages are free now, and none went to the cache."""
+    check_row(s, row)
+    cached = s.cache.prefix_cache.cached_pages()
+    into_cache = [p for p in pages if p in cached]
+    assert not into_cache, (
+        f"{len(into_cache)} of the request's pages went into the prefix cache: this engine does not "
+        "cache an aborted request. Hint: release(req, cache_it=False)"
+    )
+    kept = [p for p in pages if not s.cache.allocator.is_free(p)]
+    assert not kept, (
+        f"{len(kept)} of the request's {len(pages)} page(s) were not given back to the free list. Hint: {RELEASE_HINT}"
+    )
+    check_shared_not_freed(s)
+
+
+def check_all_back(s: Scheduler) -> None:
+    """Every request is over: every page is free or cached (and unlocked), every row is free."""
+    cache = s.cache
+    assert not cache.page_table.used_rows(), "a page-table row is still in use after every request ended"
+    check_shared_not_freed(s)
+    missing = cache.num_pages - cache.num_available
+    assert missing <= 0, f"{missing} page(s) are neither free nor evictable after every request ended"
+    check_consistent(s)
+
+
+def check_consistent(s: Scheduler) -> None:
+    try:
+        s.cache.check()
+    except AssertionError as e:
+        raise AssertionError(f"the cache's bookkeeping is inconsistent after your abort: {e}") from None
+
+
+def snapshot(s: Scheduler):
+    return s.cache.num_free, set(s.cache.prefix_cache.cached_pages())
+
+
+def check_freed(s: Scheduler, h: Held, others: str = "", evictable: int | None = None) -> None:
+    """After the abort of `h.uid` (its batch landed, if any): exactly its own pages are free again,
+    its row is free, the cache kept its pages, and the locks of the prefix are what `others`
+    (the requests still reading it, in words; "" for none) leave. `evictable`: the expected
+    num_evictable (default: unchanged when others hold the prefix, every cached page when not)."""
+    cache = s.cache
+    uid, ps = h.uid, cache.page_size
+    check_row(s, h.row_idx)
+    cached = cache.prefix_cache.cached_pages()
+    lost = h.cached - cached
+    assert not lost, (
+        f"after the abort of uid {uid}, {len(lost)} page(s) left the prefix cache ({sorted(lost)}): the cache "
+        f"keeps its pages when a request that read them is aborted. Hint: {RELEASE_HINT}"
+    )
+    went_in = [p for p in h.own if p in cached]
+    assert not went_in, (
+        f"{len(went_in)} of uid {uid}'s own pages went into the prefix cache: this engine does not cache an "
+        "aborted request. Hint: release(req, cache_it=False)"
+    )
+    freed_shared = [p for p in h.shared if cache.allocator.is_free(p)]
+    assert not freed_shared, (
+        f"uid {uid}'s first {len(h.shared)} page(s) were its prefix hit, pages of the prefix cache"
+        + (f" that {others} still reads" if others else "")
+        + f"; {len(freed_shared)} of them ({freed_shared}) were put on the free list. Hint: only the pages after "
+        "the prefix a request was admitted with are its own"
+    )
+    kept = [p for p in h.own if not cache.allocator.is_free(p)]
+    if kept:
+        where = ""
+        if h.cached_len % ps == 0 and len(h.row) * ps > h.cached_len:
+            where = (
+                f" Its computed tokens ({h.cached_len}) end exactly at a page boundary (pages of {ps}), and "
+                f"schedule() had already reserved page {h.row[-1]} for the token the next step computes: that "
+                "page is in its row too, and the request's to give back."
+            )
+        raise AssertionError(
+            f"{len(kept)} of uid {uid}'s {len(h.own)} own page(s) ({kept}) were not given back to the free list "
+            f"(its row held {len(h.row)} page(s), the first {len(h.shared)} being its prefix hit).{where} Hint: "
+            "its own pages are every page of its row after the prefix it was admitted with (req.prefix_len "
+            "tokens); the prefix cache may hold more of its prompt by now, on other pages. " + RELEASE_HINT
+        )
+    want_free = h.free + len(h.own)
+    assert cache.num_free == want_free, (
+        f"after the abort of uid {uid}, {cache.num_free} pages are free; expected exactly {want_free} ({h.free} "
+        f"before it plus its {len(h.own)} own page(s)): {'too many: was a page freed twice?' if cache.num_free > want_free else 'some pages were lost'}"
+        f" Hint: {RELEASE_HINT}"
+    )
+    if evictable is None:
+        evictable = h.evictable if others else len(cached)
+    got = cache.prefix_cache.num_evictable
+    if others:
+        assert got <= evictable, (
+            f"the prefix pages that {others} still reads became evictable ({got} evictable pages, expected "
+            f"{evictable}): the cache may now evict K/V a running request reads. Hint: a lock counts the "
+            "requests reading a prefix; the aborted request gives up its own hold, once, and the others' stay"
+        )
+    assert got >= evictable, (
+        f"{evictable - got} cached page(s) are still locked after the abort of uid {uid}, so they can never be "
+        f"evicted. Hint: {RELEASE_HINT}"
+    )
+    assert got == evictable, f"{got} pages are evictable after the abort of uid {uid}, expected {evictable}"
+    check_consistent(s)
+
+
+def run_scheduled(s: Scheduler, batch, req) -> None:
+    """Run the batch that was scheduled before the abort of `req`."""
+    try:
+        s.run_batch(batch)
+    except Exception as e:
+        if req.status != ReqStatus.FINISHED:
+            raise AssertionError(
+                f"run_batch() crashed ({type(e).__name__}: {e}) on the batch scheduled before your abort: it still "
+                f"holds the request, which is not marked finished (req.status is {req.status}), so the engine ran it "
+                "with its pages already freed. Hint: set req.status = ReqStatus.FINISHED"
+            ) from None
+        raise AssertionError(f"run_batch() crashed after your abort ({type(e).__name__}: {e})") from None
+
+
+def check_other_intact(s: Scheduler, uid: int, where: str, row: list[int]) -> None:
+    req = s.reqs.get(uid)
+    assert req is not None, f"request {uid} (not aborted) left scheduler.reqs"
+    queue = s.waiting if where == "waiting" else s.running
+    assert req in queue, (
+        f"request {uid}, which was not aborted, is no longer in scheduler.{where}: the abort took out the wrong "
+        f"request. Hint: the aborted request is not necessarily the head of the queue; remove that request itself"
+    )
+    now = list(s.cache.page_table.pages[req.table_idx]) if req.table_idx >= 0 else []
+    assert now[: len(row)] == row, f"request {uid}, which was not aborted, lost pages of its row: {row} -> {now}"
+
+
+def state(s: Scheduler, req) -> dict:
+    cache = s.cache
+    return {
+        "free pages": cache.num_free,
+        "cached pages": sorted(cache.prefix_cache.cached_pages()),
+        "evictable pages": cache.prefix_cache.num_evictable,
+        "rows in use": {r: list(cache.page_table.pages[r]) for r in cache.page_table.used_rows()},
+        "waiting": [r.uid for r in s.waiting],
+        "running": [r.uid for r in s.running],
+        "live uids": sorted(s.reqs),
+        "releases waiting for a batch": cache.num_deferred,
+        "the request's status": (req.status, req.finish_reason),
+    }
+
+
+def abort_again(s: Scheduler, uid: int, req, when: str) -> None:
+    before = state(s, req)
+    got = s.abort(uid)
+    assert got is False, (
+        f"the second abort of uid {uid} ({when}) must return False; your function returned {got!r}. Hint: after "
+        "the first abort the uid is no longer live"
+    )
+    assert not s.io.drain(), f"the second abort of uid {uid} ({when}) sent another message"
+    after = state(s, req)
+    changed = [k for k in before if before[k] != after[k]]
+    assert not changed, (
+        f"the second abort of uid {uid} ({when}) changed the scheduler's state: "
+        + "; ".join(f"{k}: {before[k]} -> {after[k]}" for k in changed)
+        + ". Hint: a uid that is not in scheduler.reqs is not yours to clean up any more; whatever the first "
+        "abort started (a release waiting for a batch in flight) finishes on its own"
+    )

@@ -1,0 +1,217 @@
+"""Exercise 5's check of one decision, shared by the base part and its stretch.
+
+`decide(fn, s)` calls the student's function once on scheduler `s` (the engine's own scheduling
+methods hidden) and asserts that the batch is one the engine can run: items in the right queue,
+starting where the request's cache ends, pages reserved exactly up to each item's end, the token
+budget kept, every running request in a decode batch, rows that add up, nothing admitted and left
+behind. `expect(batch, expected, what, hint)` compares with the one right batch; the `show*`
+helpers print batches for the messages.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from minisgl_edu.core import Batch, Req, ScheduledReq
+from minisgl_edu.grading.harness import new_scheduler
+from minisgl_edu.kvcache import OutOfPages, pages_for
+from minisgl_edu.scheduler import Scheduler
+from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
+
+
+def sched(budget: int = 64, cache: str = "naive", **overrides) -> Scheduler:
+    return new_scheduler(max_prefill_tokens=budget, cache=cache, **overrides)
+
+
+def admitted_reqs(s: Scheduler) -> list[Req]:
+    return s.running + [r for r in s.waiting if r.table_idx >= 0]
+
+
+def outstanding(s: Scheduler, reqs: list[Req]) -> int:
+    total = 0
+    for r in reqs:
+        final = len(r.input_ids) + r.max_new_tokens
+        total += max(pages_for(final, s.cache.page_size) - s.cache.held_pages(r), 0)
+    return total
+
+
+def show(batch: Optional[Batch]) -> str:
+    if batch is None:
+        return "no batch (None)"
+    items = ", ".join(f"uid {it.req.uid}: {it.num_tokens} tok from {it.start}" for it in batch.items)
+    return f"a {batch.phase} batch [{items}]"
+
+
+def items_of(batch: Optional[Batch]) -> Optional[tuple]:
+    if batch is None:
+        return None
+    return batch.phase, [(it.req.uid, it.start, it.num_tokens) for it in batch.items]
+
+
+ENGINE_ANSWER = ("_schedule_prefill", "_schedule_decode", "_try_admit", "_outstanding_pages", "admitted")
+
+
+def hide_engine_answer(s: Scheduler) -> None:
+    """The scheduler's own methods that make up the answer raise when the student's code calls them."""
+
+    def hidden(name):
+        def call(*args, **kwargs):
+            raise AssertionError(
+                f"your code called scheduler.{name}(), the engine's own scheduling code: write the "
+                "decision yourself (scheduler.cache and pages_for are yours to use)"
+            )
+
+        return call
+
+    for name in ENGINE_ANSWER:
+        setattr(s, name, hidden(name))
+
+
+def decide(fn, s: Scheduler) -> Optional[Batch]:
+    """Call the student's function once and check that its batch is one the engine can run."""
+    if fn is not reference:
+        hide_engine_answer(s)
+    try:
+        batch = fn(s)
+    except NotImplementedError:
+        raise
+    except OutOfPages as e:
+        raise AssertionError(
+            f"your code asked for KV pages that were not there ({e}): a request was admitted whose "
+            "whole run (prompt + max_new_tokens) did not fit in cache.num_available"
+        ) from None
+    except RuntimeError as e:
+        if "no free page-table row" not in str(e):
+            raise
+        raise AssertionError(
+            "your code ran out of page-table rows: at most scheduler.max_running requests (running, "
+            "plus waiting ones that hold a row) may be admitted at once"
+        ) from None
+    check_batch(s, batch)
+    check_rows(s, batch)
+    try:
+        s.cache.check()
+    except AssertionError as e:
+        raise AssertionError(f"after your decision the KV pages do not add up: {e}") from None
+    return batch
+
+
+def check_batch(s: Scheduler, batch) -> None:
+    if batch is None:
+        return
+    assert isinstance(batch, Batch), f"return a Batch or None, not {type(batch).__name__}"
+    assert batch.phase in ("prefill", "decode"), f"a batch's phase is 'prefill' or 'decode', not {batch.phase!r}"
+    assert batch.items, (
+        f"you returned a {batch.phase} Batch with no items: when nothing can run, return None (an empty "
+        "batch means a step that computes nothing, and the next step would decide the same)"
+    )
+    seen = set()
+    for it in batch.items:
+        assert isinstance(it, ScheduledReq), "a batch's items are ScheduledReq(req, start, num_tokens)"
+        req = it.req
+        assert req.uid not in seen, f"request {req.uid} is twice in the batch"
+        seen.add(req.uid)
+        assert it.num_tokens >= 1, (
+            f"request {req.uid} is in the batch with {it.num_tokens} tokens to compute: stop adding "
+            "requests once the token budget is used up (a batch item computes at least one token)"
+        )
+        assert req.table_idx >= 0, (
+            f"request {req.uid} is in the batch but was never admitted (it has no page-table row): admit it first"
+        )
+        if batch.is_prefill:
+            assert req in s.waiting, f"request {req.uid} is in a prefill batch but not in scheduler.waiting"
+            assert it.start == req.cached_len, (
+                f"request {req.uid} has {req.cached_len} of its {len(req.input_ids)} prompt tokens in the "
+                f"cache already (req.cached_len), but your chunk starts at {it.start}: the next chunk "
+                "starts where the last one ended. Hint: an item's start is req.cached_len (cache.admit sets it "
+                "to the cached prefix's length; the engine moves it on after each chunk)"
+            )
+            assert it.end <= len(req.input_ids), (
+                f"request {req.uid}: your prefill item reaches position {it.end}, past the end of its "
+                f"{len(req.input_ids)}-token prompt (its remaining prompt is req.remaining_prompt)"
+            )
+        else:
+            assert req in s.running, f"request {req.uid} is in a decode batch but not in scheduler.running"
+            assert (it.start, it.num_tokens) == (req.total_len - 1, 1), (
+                f"request {req.uid}: a decode item computes one token, the newest, at position "
+                f"req.total_len - 1 = {req.total_len - 1}; yours computes {it.num_tokens} from {it.start}"
+            )
+        held, needed = s.cache.held_pages(req), pages_for(it.end, s.cache.page_size)
+        assert held >= needed, (
+            f"request {req.uid} computes tokens up to position {it.end} but holds only {held} pages "
+            f"(it needs {needed} of {s.cache.page_size} tokens). Hint: before you add an item, "
+            f"scheduler.cache.reserve(req, {it.end}) makes the request hold pages up to the item's end"
+        )
+        assert held == needed, (
+            f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "
+            f"{s.cache.page_size} tokens, but it holds {held}: a page taken before it is needed is one "
+            "that the admission of the others counted as available, so they can run out of pages. "
+            "Hint: reserve up to the item's end, scheduler.cache.reserve(req, start + num_tokens); "
+            "pages belong to the request, not to a chunk (a chunk that starts inside a page continues on it)"
+        )
+    if batch.is_prefill:
+        assert batch.num_tokens <= s.max_prefill_tokens, (
+            f"your prefill batch computes {batch.num_tokens} prompt tokens, but the token budget "
+            f"(scheduler.max_prefill_tokens) is {s.max_prefill_tokens}. Hint: a request gets what is left "
+            "of the budget, min(req.remaining_prompt, budget left); the rest of its prompt runs in the next steps"
+        )
+    else:
+        missing = [r.uid for r in s.running if r.uid not in seen]
+        assert not missing, (
+            f"the decode batch leaves out running request(s) {missing}. Hint: a decode batch has one "
+            "item for every request in scheduler.running, in that order"
+        )
+
+
+def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
+    admitted = admitted_reqs(s)
+    used = len(s.cache.page_table.used_rows())
+    assert used == len({r.table_idx for r in admitted}), (
+        f"{used} page-table rows are in use but only {len(admitted)} request(s) hold one: a row was "
+        "taken and then lost (a request admitted twice? one part-way through its prompt already has "
+        "its row, req.table_idx >= 0)"
+    )
+    assert used <= s.max_running, (
+        f"{used} requests hold a page-table row, but at most scheduler.max_running = {s.max_running} "
+        "may be admitted at once"
+    )
+    in_batch = {it.req.uid for it in batch.items} if batch is not None else set()
+    for r in s.waiting:
+        if r.table_idx >= 0 and r.uid not in in_batch and r.cached_len > r.prefix_len:
+            raise AssertionError(
+                f"request {r.uid} is part-way through its prompt ({r.cached_len} of {len(r.input_ids)} "
+                "tokens in the cache; it holds a page-table row and waits at the head of "
+                "scheduler.waiting) but is not in the batch: schedule its next chunk first, without "
+                "admitting it again"
+            )
+        if r.table_idx >= 0 and r.uid not in in_batch:
+            raise AssertionError(
+                f"request {r.uid} holds a page-table row but is not in the batch: a request that does "
+                "not fit must be left as it was (undo its admission with "
+                "scheduler.cache.release(req, cache_it=False))"
+            )
+
+
+def expect(batch, expected: tuple, what: str, hint: str = "") -> None:
+    """`batch` must be `expected`; `hint` is shown with the failure (the help for this assertion)."""
+    assert items_of(batch) == expected, f"{what}: expected {show_expected(expected)}, got {show(batch)}" + (
+        f". Hint: {hint}" if hint else ""
+    )
+
+
+def show_expected(expected) -> str:
+    phase, items = expected
+    return f"a {phase} batch [" + ", ".join(f"uid {u}: {n} tok from {st}" for u, st, n in items) + "]"
+
+
+def not_admitted(s: Scheduler, req: Req, why: str) -> None:
+    assert req in s.waiting, (
+        f"request {req.uid} is no longer in scheduler.waiting: a request that does not fit yet keeps "
+        "waiting (it fits once others finish); add_request has already rejected every prompt that could "
+        "never fit"
+    )
+    assert req.table_idx < 0, f"request {req.uid} was admitted, but {why}"
+
+
+def admitted_now(s: Scheduler, req: Req, why: str) -> None:
+    assert req.table_idx >= 0, f"request {req.uid} was not admitted, but {why}"
