@@ -30,7 +30,8 @@ EXERCISES = {
     "schedule_lpm": "minisgl_edu.grading.schedule.lpm",
     "prefix_cache": "minisgl_edu.grading.prefix_cache",
     "prefix_cache_lfu": "minisgl_edu.grading.prefix_cache_lfu",
-    "logits_chain": "minisgl_edu.grading.logits_chain",
+    "logits_chain": "minisgl_edu.grading.logits_chain.base",
+    "logits_chain_min_p": "minisgl_edu.grading.logits_chain.min_p",
     "verify": "minisgl_edu.grading.verify",
 }
 

@@ -1,0 +1,340 @@
+"""Exercise 7's shared pieces: the hand-made batches, the chain written as plain loops with one
+known mistake switched on at a time, and the comparison that names the mistake a wrong row shows.
+
+The unit cases of both score lines (`base.py`, `min_p.py`) build tiny batches by hand: a
+vocabulary of 12 tokens, requests with chosen prompt and output ids, and real XGrammar matchers
+compiled on that vocabulary. Every row is compared with a reference: the package's own
+`process_logits`, or for the stretch `reference_chain` (the package's chain, then `_min_p`). Where a
+row differs, `_chain` recomputes it with each known mistake in turn and the failure names the
+mistake whose row matches the student's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from typing import Optional
+
+import torch
+
+from minisgl_edu.core import Req, SamplingParams
+from minisgl_edu.engine.grammar import Grammar
+from minisgl_edu.engine.logits_chain import process_logits as package_chain
+
+NEG_INF = float("-inf")
+
+# The unit cases' vocabulary: token ids 0..11. XGrammar compiles regexes against it, so a grammar
+# case can say which of these tokens may come next.
+VOCAB = ["<eos>", "a", "b", "c", "yes", "no", "y", "es", "n", "o", "{", "}"]
+V = len(VOCAB)
+YES_NO = "(yes|no)"
+
+# --- the stretch link and its reference ----------------------------------------------------------
+
+
+def _min_p_of(sp: SamplingParams) -> float:
+    return float(getattr(sp, "min_p", 0.0) or 0.0)
+
+
+def _min_p(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
+    """The stretch's link, which the engine does not have: in every row that samples and has
+    `min_p > 0`, -inf for each token whose probability at the row's temperature is below min_p
+    times the most likely token's. The kept tokens keep their logits."""
+    out = logits.clone()
+    for i, req in enumerate(reqs):
+        sp = req.sampling_params
+        if _min_p_of(sp) <= 0 or sp.is_greedy:
+            continue
+        probs = torch.softmax(out[i].float() / sp.temperature, dim=-1)
+        out[i] = out[i].masked_fill(probs < _min_p_of(sp) * probs.max(), NEG_INF)
+    return out
+
+
+def reference_chain(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
+    """The package's logits chain, then the stretch's min_p link."""
+    return _min_p(package_chain(logits, reqs), reqs)
+
+
+# --- the chain as plain loops, with one mistake switched on at a time ------------------------------
+
+MISTAKES = {
+    "rep_output_only": "the repetition penalty left the prompt's tokens alone: it counts every token seen "
+    "so far, in the prompt and in the output",
+    "rep_subtract": "the repetition penalty was subtracted: it is a factor, not an amount (divide a positive "
+    "logit by it, multiply a negative one)",
+    "rep_subtract_excess": "the repetition penalty was subtracted: it is a factor, not an amount (divide a "
+    "positive logit by it, multiply a negative one)",
+    "rep_neg_divided": "a negative logit was divided by the repetition penalty, which moves it toward 0 and "
+    "makes the token more likely: divide positive logits, multiply negative ones",
+    "rep_per_occurrence": "the repetition penalty was applied once per occurrence: it applies once to every "
+    "token that was seen, however often",
+    "freq_pres_prompt": "the frequency or presence penalty counted the prompt's tokens: those two count the "
+    "output only (the repetition penalty is the one that also counts the prompt)",
+    "freq_once": "the frequency penalty was subtracted once per token, as if it were the presence penalty: "
+    "subtract frequency_penalty times the token's count in the output",
+    "pres_per_occurrence": "the presence penalty was subtracted once per occurrence: subtract it once for "
+    "every token that occurs in the output at all",
+    "freq_before_rep": "frequency and presence were applied before the repetition penalty: the chain scales "
+    "first (repetition), then subtracts (frequency, presence)",
+    "bias_replaces": "logit_bias replaced the logit: the bias is added to it",
+    "bias_first": "logit_bias was added before the penalties, so the repetition penalty scaled the bias too: "
+    "the bias comes after the penalties",
+    "mask_not_greedy": "the grammar's mask was not applied to this greedy row: the sampler takes the argmax of "
+    "what you return, so it would pick a token the grammar forbids. Mask every row that has a grammar, "
+    "greedy ones too",
+    "mask_skipped": "the grammar's mask was not applied: every token the grammar forbids must come out as -inf",
+    "min_p_absolute": "min_p dropped the tokens whose probability is below min_p itself: the threshold is "
+    "relative, min_p times the probability of the most likely token",
+    "min_p_no_temperature": "min_p used the probabilities at temperature 1: use softmax(logits / temperature), "
+    "the distribution the sampler draws from",
+    "min_p_first": "min_p was decided on the logits you were given, before the other links: it is the last "
+    "link, on the logits after the penalties, the bias and the mask",
+    "min_p_boundary": "a token whose probability equals min_p times the top probability was dropped: only "
+    "the tokens strictly below that threshold go (keep p >= min_p * max(p))",
+    "min_p_by_temperature": "min_p was applied to a row that has a temperature but is greedy all the same "
+    "(top_k 1: sampling_params.is_greedy): the sampler takes its argmax, so min_p leaves it alone. Decide "
+    "greedy rows as the sampler does, with is_greedy, not with the temperature",
+}
+PENALTY_MISTAKES = [
+    "rep_output_only",
+    "rep_subtract",
+    "rep_subtract_excess",
+    "rep_neg_divided",
+    "rep_per_occurrence",
+    "freq_pres_prompt",
+    "freq_once",
+    "pres_per_occurrence",
+    "freq_before_rep",
+]
+BIAS_MISTAKES = ["bias_replaces", "bias_first"]
+MASK_MISTAKES = ["mask_not_greedy", "mask_skipped"]
+MIN_P_MISTAKES = ["min_p_absolute", "min_p_no_temperature", "min_p_first", "min_p_boundary", "min_p_by_temperature"]
+
+
+def allowed_tokens(grammar: Grammar, vocab: int) -> torch.Tensor:
+    """[vocab] bool: the tokens `grammar` allows next (its bitmask unpacked, one bit per token)."""
+    import xgrammar as xgr
+
+    bitmask = xgr.allocate_token_bitmask(1, vocab)
+    grammar.fill_mask(bitmask, 0)
+    bits = (bitmask[0, :, None] >> torch.arange(32, dtype=torch.int32)) & 1
+    return bits.flatten()[:vocab].bool()
+
+
+def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None, min_p: bool = False):
+    """The chain one token at a time, with `mistake` (a key of MISTAKES) made on purpose."""
+    out = logits.detach().float().clone()
+    for i, req in enumerate(reqs):
+        sp, row = req.sampling_params, out[i]
+
+        def repetition():
+            p = sp.repetition_penalty
+            if p == 1.0:
+                return
+            seen = Counter(req.output_ids if mistake == "rep_output_only" else req.input_ids + req.output_ids)
+            for t, count in seen.items():
+                for _ in range(count if mistake == "rep_per_occurrence" else 1):
+                    if mistake == "rep_subtract":
+                        row[t] = row[t] - p
+                    elif mistake == "rep_subtract_excess":
+                        row[t] = row[t] - (p - 1)
+                    elif row[t] > 0 or mistake == "rep_neg_divided":
+                        row[t] = row[t] / p
+                    else:
+                        row[t] = row[t] * p
+
+        def frequency_presence():
+            ids = req.input_ids + req.output_ids if mistake == "freq_pres_prompt" else req.output_ids
+            for t, count in Counter(ids).items():
+                f = sp.frequency_penalty * (1 if mistake == "freq_once" else count)
+                r = sp.presence_penalty * (count if mistake == "pres_per_occurrence" else 1)
+                row[t] = row[t] - f - r
+
+        def bias():
+            for t, b in sp.logit_bias.items():
+                row[t] = b if mistake == "bias_replaces" else row[t] + b
+
+        links = [repetition, frequency_presence, bias]
+        if mistake == "freq_before_rep":
+            links = [frequency_presence, repetition, bias]
+        elif mistake == "bias_first":
+            links = [bias, repetition, frequency_presence]
+        for link in links:
+            link()
+        skip = mistake == "mask_skipped" or (mistake == "mask_not_greedy" and sp.is_greedy)
+        if req.grammar is not None and not skip:
+            row.masked_fill_(~allowed_tokens(req.grammar, row.shape[-1]), NEG_INF)
+        samples = sp.temperature > 0 if mistake == "min_p_by_temperature" else not sp.is_greedy
+        if min_p and _min_p_of(sp) > 0 and samples:
+            source = logits[i].float() if mistake == "min_p_first" else row
+            temperature = 1.0 if mistake == "min_p_no_temperature" else sp.temperature
+            probs = torch.softmax(source / temperature, dim=-1)
+            limit = _min_p_of(sp) if mistake == "min_p_absolute" else _min_p_of(sp) * probs.max()
+            row.masked_fill_(probs <= limit if mistake == "min_p_boundary" else probs < limit, NEG_INF)
+    return out
+
+
+def _call(fn, logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
+    """The student's output as float32; `fn` gets a copy, so only the case that looks for it sees an
+    in-place change."""
+    out = fn(logits.clone(), reqs)
+    if out is None:
+        raise AssertionError(
+            "process_logits returned None: return the logits the sampler should use (a [N, vocab] tensor)"
+        )
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(logits.shape):
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise AssertionError(f"process_logits must return a tensor of shape {tuple(logits.shape)}, got {shape}")
+    return out.detach().float()
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if bool(torch.isnan(a).any()) or bool(torch.isnan(b).any()):
+        return False
+    if not torch.equal(torch.isneginf(a), torch.isneginf(b)) or not torch.equal(torch.isposinf(a), torch.isposinf(b)):
+        return False
+    finite = torch.isfinite(b)
+    return bool(torch.allclose(a[finite], b[finite], rtol=1e-4, atol=1e-4))
+
+
+def _close_all(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and all(_close(a[i], b[i]) for i in range(a.shape[0]))
+
+
+def _uses_chain(req: Req) -> bool:
+    sp = req.sampling_params
+    return sp.has_penalties or bool(sp.logit_bias) or req.grammar is not None or _min_p_of(sp) > 0
+
+
+def _describe(req: Req) -> str:
+    return f"prompt {req.input_ids}, output {req.output_ids}, {_params(req.sampling_params, req.grammar is not None)}"
+
+
+def _params(sp: SamplingParams, grammar: bool) -> str:
+    parts = []
+    if sp.repetition_penalty != 1.0:
+        parts.append(f"repetition_penalty {sp.repetition_penalty:g}")
+    if sp.frequency_penalty:
+        parts.append(f"frequency_penalty {sp.frequency_penalty:g}")
+    if sp.presence_penalty:
+        parts.append(f"presence_penalty {sp.presence_penalty:g}")
+    if sp.logit_bias:
+        parts.append(f"logit_bias {sp.logit_bias}")
+    if grammar:
+        parts.append("a grammar")
+    if _min_p_of(sp):
+        parts.append(f"min_p {_min_p_of(sp):g}")
+    if sp.top_k == 1:
+        parts.append("top_k 1")
+    parts.append(f"temperature {sp.temperature:g}" if sp.temperature > 0 else "greedy")
+    return ", ".join(parts)
+
+
+def _token(t: int) -> str:
+    return f"token {t} ({VOCAB[t]!r})" if 0 <= t < V else f"token {t}"
+
+
+def _first_difference(got: torch.Tensor, want: torch.Tensor, given: torch.Tensor) -> str:
+    for t in range(want.shape[-1]):
+        if not _close(got[t : t + 1], want[t : t + 1]):
+            return (
+                f"{_token(t)}: your logit {float(got[t]):.4g}, expected {float(want[t]):.4g} "
+                f"(the model gave {float(given[t]):.4g})"
+            )
+    return "the rows differ"
+
+
+def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> str:
+    req = reqs[i]
+    sp = req.sampling_params
+    where = f"row {i} ({_describe(req)})"
+    detail = _first_difference(got[i], want[i], logits[i])
+    if bool(torch.isnan(got[i]).any()):
+        if min_p and _min_p_of(sp) > 0 and sp.is_greedy:
+            return (
+                f"{where}: NaN logits. This row is greedy (temperature 0): dividing by its temperature gives "
+                "inf and NaN. min_p applies only to rows that sample; leave greedy rows as they are"
+            )
+        return f"{where}: your logits contain NaN ({detail})"
+    if _close(want[i], logits[i].float()):
+        if not _uses_chain(req):
+            return (
+                f"{where}: this request asks for nothing (no penalty, no bias, no grammar), yet its logits "
+                f"changed ({detail}). Apply each link only to the rows whose request uses it, each with that "
+                "request's own values"
+            )
+        if min_p and _min_p_of(sp) > 0 and sp.is_greedy and sp.temperature > 0:
+            return f"{where}: this row changed ({detail}): {MISTAKES['min_p_by_temperature']}"
+        if min_p and _min_p_of(sp) > 0 and sp.is_greedy:
+            return (
+                f"{where}: a greedy row changed ({detail}). min_p applies only to rows that sample: the argmax "
+                "of a greedy row never changes with it, and its temperature of 0 cannot be divided by"
+            )
+    variants = {m: _chain(logits, reqs, m, min_p) for m in mistakes}
+    matching = [m for m, out in variants.items() if _close(got[i], out[i])]
+    # Two mistakes can give the same row; the one that explains the whole batch is the better guess.
+    everywhere = [m for m in matching if _close_all(got, variants[m])]
+    if matching:
+        return f"{where}: {MISTAKES[(everywhere or matching)[0]]} ({detail})"
+    if sp.is_greedy and _close(got[i], logits[i].float()):
+        return (
+            f"{where}: this greedy row came out as the model gave it ({detail}). The chain applies to greedy rows "
+            "too: the sampler takes the argmax of what you return"
+        )
+    for j, other in enumerate(reqs):
+        if j != i and _uses_chain(other) and other.sampling_params is not sp:
+            borrowed_row = Req(req.uid, req.input_ids, other.sampling_params, req.output_ids, grammar=req.grammar)
+            if _close(got[i], _reference(logits[i : i + 1], [borrowed_row], min_p)[0]):
+                return (
+                    f"{where}: this row got the values of row {j}'s request ({_params(other.sampling_params, False)}) "
+                    f"({detail}). Each row uses its own request's sampling_params"
+                )
+    return f"{where}: {detail}"
+
+
+def _reference(logits: torch.Tensor, reqs: list[Req], min_p: bool) -> torch.Tensor:
+    chain = reference_chain if min_p else package_chain
+    return chain(logits.clone(), reqs).float()
+
+
+def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
+    got = _call(fn, logits, reqs)
+    want = _reference(logits, reqs, min_p)
+    for i in range(len(reqs)):
+        if not _close(got[i], want[i]):
+            raise AssertionError(_explain_row(i, got, want, logits, reqs, mistakes, min_p))
+
+
+# --- hand-made requests -----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(regex: str):
+    import xgrammar as xgr
+
+    info = xgr.TokenizerInfo(VOCAB, vocab_type=xgr.VocabType.RAW, vocab_size=V, stop_token_ids=[0])
+    return xgr.GrammarCompiler(info, max_threads=1).compile_regex(regex)
+
+
+def _grammar(regex: str = YES_NO, accepted: tuple[int, ...] = ()) -> Grammar:
+    grammar = Grammar(_compiled(regex))
+    for t in accepted:
+        assert grammar.accept(t), f"setup: the grammar {regex!r} refused {_token(t)}"
+    return grammar
+
+
+def _req(prompt=(11,), output=(), grammar: Optional[Grammar] = None, min_p: Optional[float] = None, **params) -> Req:
+    sp = SamplingParams(**params)
+    if min_p is not None:
+        sp.min_p = min_p  # the stretch's field: not one of SamplingParams' own
+    return Req(0, list(prompt), sp, output_ids=list(output), grammar=grammar)
+
+
+def _rows(*rows: list[float]) -> torch.Tensor:
+    assert all(len(r) == V for r in rows), "setup: every row has one logit per token"
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def _random(n: int, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(n, V, generator=gen) * 2

@@ -1,0 +1,37 @@
+"""Stretch: decides which rows sample by their temperature (temperature > 0) instead of as the
+sampler does (sampling_params.is_greedy). A row with a temperature and top_k 1 is greedy: the
+sampler takes its argmax, and min_p must leave its logits as they are."""
+
+from collections import Counter
+
+import torch
+import xgrammar
+
+MUST_FAIL = {"stretch: min_p leaves greedy rows alone"}
+MUST_SAY = "not with the temperature"
+
+
+def process_logits(logits, reqs):
+    out = logits.float().clone()
+    vocab = out.shape[-1]
+    for i, req in enumerate(reqs):
+        sp, row = req.sampling_params, out[i]
+        if sp.repetition_penalty != 1.0:
+            for t in set(req.input_ids + req.output_ids):
+                row[t] = row[t] / sp.repetition_penalty if row[t] > 0 else row[t] * sp.repetition_penalty
+        for t, c in Counter(req.output_ids).items():
+            row[t] -= c * sp.frequency_penalty + sp.presence_penalty
+        for t, b in sp.logit_bias.items():
+            row[t] += b
+    masked = [i for i, r in enumerate(reqs) if r.grammar is not None]
+    if masked:
+        bitmask = xgrammar.allocate_token_bitmask(len(reqs), vocab)
+        for i in masked:
+            reqs[i].grammar.fill_mask(bitmask, i)
+        xgrammar.apply_token_bitmask_inplace(out, bitmask, indices=masked)
+    for i, req in enumerate(reqs):
+        sp, min_p = req.sampling_params, getattr(req.sampling_params, "min_p", 0.0)
+        if min_p > 0 and sp.temperature > 0:
+            probs = torch.softmax(out[i] / sp.temperature, dim=-1)
+            out[i][probs < min_p * probs.max()] = float("-inf")
+    return out
