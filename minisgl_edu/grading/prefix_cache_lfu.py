@@ -343,6 +343,40 @@ def case_locked(cls):
     _counts(cache, 2, 2, "unlocking X")
     _expect_freed(cache, 2, XYZ, X_PAGES, "once unlocked, X can go")
     _counts(cache, 0, 0, "evicting everything")
+    # A parent locked by a request that matched it exactly, with an unlocked child: the child goes,
+    # and the parent, childless now, must not join the candidates.
+    cache = _fresh(cls, (P_C1[:4], [10, 11]))
+    _insert(cache, P_C1, [10, 11, 12], 2, "its first two pages are P's")
+    parent, pages = _match(cache, P_C1[:4])
+    assert pages == [10, 11], f"setup: match_prefix({P_C1[:4]}) returned pages {pages}, expected [10, 11]"
+    cache.lock(parent)
+    freed = _evict(cache, 10, {tuple(P_C1): [[10, 11], [12]]})
+    assert sorted(freed) == [12], (
+        f"evict(10) freed pages {sorted(freed)}, expected [12]: P (pages 10, 11) is locked by a running request "
+        "that matched it, and its child C (page 12) is not. C goes; P, childless now, stays. A parent left "
+        "childless joins the candidates only if its lock_ref is 0: check the lock before you push it"
+    )
+    _counts(cache, 2, 0, "evicting C under the locked P")
+
+
+def case_new_node_starts_at_zero(cls):
+    cache = _fresh(cls, (X, X_PAGES))
+    _hit(cache, X, 3)
+    _expect_freed(cache, 2, XY, X_PAGES, "X is the only node")
+    # The cache manager put pages 20 and 21 back on the free list; a later request computed X again in
+    # them and handed them in: a new node, with the tokens and the pages of the evicted one.
+    _insert(cache, X, X_PAGES, 0, "X was evicted: nothing of it is cached")
+    _insert(cache, Y, Y_PAGES, 0, "Y shares nothing")
+    _hit(cache, Y)
+    freed = _evict(cache, 2, XY)
+    assert sorted(freed) == X_PAGES, (
+        f"evict(2) freed pages {sorted(freed)}, expected {X_PAGES}: X was evicted with 3 hits, then inserted again "
+        "(the same tokens, in the same recycled pages 20, 21), and Y was matched once. The X inserted again is "
+        "a new node: it starts at 0 hits, so it goes before Y. Yours still counted the evicted node's hits: "
+        "keep a count per node (a node object, or an attribute on it), not per page id or per token run, "
+        "and forget it when the node is evicted"
+    )
+    _counts(cache, 2, 2, "evicting X")
 
 
 B = [1, 2, 3, 4, 9, 9]  # shares A's first two pages: P = (10, 11), C = (12, 13), B's leaf = (22)
@@ -506,6 +540,11 @@ CASES = [
         "stretch: locked nodes stay, whatever their count",
         case_locked,
         "candidates are leaves with lock_ref == 0, whatever their hits",
+    ),
+    Case(
+        "stretch: a node inserted again starts at 0 hits",
+        case_new_node_starts_at_zero,
+        "a node evicted with hits, then the same tokens inserted again in its recycled pages",
     ),
     Case(
         "stretch: a childless parent competes with its own count",
