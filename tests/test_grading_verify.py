@@ -14,7 +14,8 @@ import pytest
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading import grade
-from minisgl_edu.grading import verify as grader
+from minisgl_edu.grading.verify import base as grader
+from minisgl_edu.grading.verify import engine, step
 from minisgl_edu.kvcache import pages_for
 from minisgl_edu.scheduler import Scheduler, SchedulerConfig
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult, verify_step
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.exercise_verify
 UNIT = [c.name for c in grader.CASES if not c.engine]
 # The answers below call the grader's plain-loop step by this name: naming the grader's module in an
 # answer would count as using the reference's module (the own-code rule).
-plain_step = grader._step
+plain_step = step._step
 
 
 def _spec_scheduler(model_dir: str, **kw) -> Scheduler:
@@ -86,7 +87,7 @@ WORDS = [" one", " two", " three", " four", " five", " six", " seven", " eight"]
 
 def _random_step(seed: int) -> tuple[VerifyRequest, list[int], list[int]]:
     rng = random.Random(seed)
-    ids = [grader._id(w) for w in WORDS] + [0, 2]
+    ids = [step._id(w) for w in WORDS] + [0, 2]
     k = rng.randint(0, 6)
     n = rng.randint(0, k)
     drafts = [rng.choice(ids) for _ in range(k)]
@@ -94,7 +95,7 @@ def _random_step(seed: int) -> tuple[VerifyRequest, list[int], list[int]]:
     targets += [rng.choice(ids) for _ in range(k - n)] if rng.random() < 0.8 else []  # else: sampled-style
     output = [rng.choice(ids[:-2]) for _ in range(rng.randint(1, 8))]
     stop = tuple(f"{a.strip()} {b.strip()}" for a, b in [rng.sample(WORDS, 2) for _ in range(rng.randint(0, 2))])
-    req = grader._req(
+    req = step._req(
         output,
         k,
         prompt_len=rng.randint(1, 30),
@@ -103,21 +104,21 @@ def _random_step(seed: int) -> tuple[VerifyRequest, list[int], list[int]]:
         stop=stop,
     )
     if rng.random() < 0.3:
-        req.prefix_len = grader.PAGE * rng.randint(0, (req.prompt_len - 1) // grader.PAGE)
+        req.prefix_len = step.PAGE * rng.randint(0, (req.prompt_len - 1) // step.PAGE)
     return req, drafts, targets
 
 
 @pytest.mark.parametrize("seed", range(60))
 def test_the_graders_plain_step_is_the_packages(seed):
     req, drafts, targets = _random_step(seed)
-    want = verify_step(grader._copy(req), list(drafts), list(targets))
+    want = verify_step(step._copy(req), list(drafts), list(targets))
     assert plain_step(req, drafts, targets) == want
     total = req.prompt_len + len(req.output_ids) + len(want.tokens)
     kept = len(req.pages) - len(want.free_pages)  # the bonus token's page may not be reserved yet
-    assert want.kv_len == total - 1 and kept == min(pages_for(total, grader.PAGE), len(req.pages))
+    assert want.kv_len == total - 1 and kept == min(pages_for(total, step.PAGE), len(req.pages))
 
 
-@pytest.mark.parametrize("mistake", sorted(grader.MISTAKES))
+@pytest.mark.parametrize("mistake", sorted(step.MISTAKES))
 def test_every_mistake_the_grader_names_is_named_by_some_case(mistake):
     """The step with one mistake made on purpose loses marks, and some case names that mistake."""
 
@@ -126,7 +127,7 @@ def test_every_mistake_the_grader_names_is_named_by_some_case(mistake):
 
     res = grade("verify", answer, only=UNIT)
     assert not res.full_marks, res.report()
-    assert any(grader.MISTAKES[mistake][1:] in r.message for r in res.results if not r.passed), res.report()
+    assert any(step.MISTAKES[mistake][1:] in r.message for r in res.results if not r.passed), res.report()
 
 
 def test_a_correct_answer_from_a_notebook_cell_gets_the_unit_cases():
@@ -168,19 +169,19 @@ def test_the_engine_scenarios_make_what_they_are_for():
     """With the package's step: the n-gram drafts are rejected at times and give pages back; the
     seeded drafts give every number of accepted drafts, and pages back on one and two pages; the
     second pass hits the prefix cache; and the finish scenario cuts runs where it says."""
-    for key, scenario in (("ngram", grader.ngram_scenario), ("seeded", grader.seeded_scenario)):
-        sc, ref = grader.reference_run(key, scenario)
-        run = grader._run(verify_step, sc, again=True)
+    for key, scenario in (("ngram", engine.ngram_scenario), ("seeded", engine.seeded_scenario)):
+        sc, ref = engine.reference_run(key, scenario)
+        run = engine._run(verify_step, sc, again=True)
         assert run.tokens == ref.tokens and run.again == ref.tokens and run.cached == ref.cached
         results = [c.result for c in run.calls]
         assert any(r.accepted < len(c.drafts) for r, c in zip(results, run.calls)), key
         assert any(r.free_pages for r in results), key
         assert any(c.req.prefix_len for c in run.calls), key  # the second pass
         if key == "seeded":
-            assert {r.accepted for r in results} >= set(range(grader.K + 1))
+            assert {r.accepted for r in results} >= set(range(engine.K + 1))
             assert {len(r.free_pages) for r in results} >= {0, 1, 2}  # pages of rejected drafts: none, one, two
-    sc, ref = grader.reference_run("finish", grader.finish_scenario)
-    run = grader._run(verify_step, sc)
+    sc, ref = engine.reference_run("finish", engine.finish_scenario)
+    run = engine._run(verify_step, sc)
     assert run.tokens == ref.tokens and [ref.reasons[u] for u in range(5)] == [
         "stop",
         "length",

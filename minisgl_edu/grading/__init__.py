@@ -32,7 +32,7 @@ EXERCISES = {
     "prefix_cache_lfu": "minisgl_edu.grading.prefix_cache_lfu",
     "logits_chain": "minisgl_edu.grading.logits_chain.base",
     "logits_chain_min_p": "minisgl_edu.grading.logits_chain.min_p",
-    "verify": "minisgl_edu.grading.verify",
+    "verify": "minisgl_edu.grading.verify.base",
 }
 
 

@@ -1,0 +1,319 @@
+"""Exercise 8's shared pieces: hand-made requests, the step written again as plain loops with one
+known mistake switched on at a time (`_step`), and the comparison that names the mistake a wrong
+result shows (`explain`). The unit cases (base.py) and the engine cases (engine.py) both use them.
+
+The unit cases build `VerifyRequest`s by hand, with the default model's real tokenizer as `decode`
+(a stop string spans tokens there) and pages of 4 positions. Where a field of the student's result
+differs from the package's, `_step` recomputes the step with each known mistake in turn and the
+failure names the mistake whose result matches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.kvcache.manager import pages_for
+from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
+from minisgl_edu.scheduler.verify_step import verify_step as package_step
+
+EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
+PAGE = 4  # the page size of the unit cases and of the grading engine
+FIELDS = ("accepted", "tokens", "finish_reason", "kv_len", "free_pages")
+
+
+def _decode(ids: list[int]) -> str:
+    """What the scheduler passes as `decode` (Scheduler._decode_tail)."""
+    return tokenizer().decode(ids, skip_special_tokens=True)
+
+
+def _id(word: str) -> int:
+    ids = tokenizer().encode(word)
+    assert len(ids) == 1, f"setup: {word!r} should be one token"
+    return ids[0]
+
+
+def _req(
+    output: list[int],
+    drafts: int,
+    *,
+    prompt_len: int = 10,
+    max_new: int = 50,
+    ignore_eos: bool = False,
+    stop: tuple[str, ...] = (),
+    prefix_len: int = 0,
+) -> VerifyRequest:
+    """A request as the scheduler sees it before the step: pages reserved for its prompt, its
+    output and `drafts` drafts (what `_schedule_decode` reserves), with page ids that are not in
+    order, as in a real row."""
+    held = pages_for(prompt_len + len(output) + drafts, PAGE)
+    pages = [(37 * i + 11) % 101 for i in range(held)]
+    return VerifyRequest(
+        prompt_len=prompt_len,
+        output_ids=list(output),
+        max_new_tokens=max_new,
+        eos_ids=set(EOS),
+        ignore_eos=ignore_eos,
+        stop=list(stop),
+        decode=_decode,
+        pages=pages,
+        page_size=PAGE,
+        prefix_len=prefix_len,
+    )
+
+
+def _copy(req: VerifyRequest) -> VerifyRequest:
+    return dataclasses.replace(
+        req, output_ids=list(req.output_ids), eos_ids=set(req.eos_ids), stop=list(req.stop), pages=list(req.pages)
+    )
+
+
+# --- the step as plain loops, with one mistake switched on at a time ------------------------------
+
+MISTAKES = {
+    "no_bonus": "when every draft is accepted, the model's token at the last position (targets[k]) still comes "
+    "(the 'bonus'): a verify step gives the accepted drafts plus one token of the model's",
+    "rejected_draft_kept": "the rejected draft was kept: at the first mismatch the model's own token there "
+    "(targets[n]) replaces it",
+    "model_token_missing": "the model's own token is missing: after the n accepted drafts comes targets[n], "
+    "always (so a step gives at least one token)",
+    "model_token_next": "the model's token was taken one position too far: after n accepted drafts it is "
+    "targets[n] (targets[j] is the model's token after the newest token and drafts 0..j-1)",
+    "past_mismatch": "drafts after the first mismatch were accepted: once a draft is rejected, the positions "
+    "after it were computed on a token the request never gets, so the run ends at the first mismatch",
+    "finish_on_last_only": "a token inside the run finishes the request, but the run went on past it: check "
+    "each new token as if it had come in a step of its own, and stop at the first that finishes",
+    "ignore_eos_ignored": "an EOS stopped a request that has ignore_eos set: with ignore_eos only stop "
+    "strings and max_new_tokens end it",
+    "length_overshoot": "the run went past max_new_tokens: count every new token, and stop at the last one allowed",
+    "length_not_on_model_token": "the model's own token (the last of the run) was not checked against "
+    "max_new_tokens: it is an output token like the accepted drafts",
+    "length_first": "'length' was reported for a token that also ends the answer (an EOS or a stop string): "
+    "'stop' wins, as in the finish check of exercise 1",
+    "stop_per_token": "each token was decoded on its own: a stop string that spans two tokens only shows in "
+    "the text of several tokens decoded together (decode a tail of the output with the new tokens)",
+    "stop_new_only": "only this step's tokens were decoded: a stop string can begin in the output before "
+    "this step and end in it; decode a tail of the whole output, old and new tokens together",
+    "stop_window_chars": "the tail you decoded was too short to hold the stop string: its length was counted "
+    "in characters, but an emoji or a CJK character is 3 or 4 bytes in UTF-8 and the byte-level tokenizer "
+    "can spend a token on each byte. Count the window in bytes (len(s.encode())) plus a margin, as the "
+    "engine's check_finish does",
+    "kv_counts_rejected": "kv_len counted the positions of the rejected drafts: their K/V is dead. kv_len "
+    "goes to req.cached_len, and the prefix cache takes that many tokens when the request finishes, so "
+    "unverified K/V would be cached under the wrong tokens",
+    "kv_counts_newest": "kv_len counted the newest token: its K/V is computed in the next step, so valid "
+    "positions stop one before it (counting it would let the prefix cache take a token without its K/V)",
+    "kv_no_prompt": "kv_len left out the prompt: positions count from the prompt's first token",
+    "kv_uncut": "kv_len counted tokens after the finish: only the tokens the request keeps count",
+    "pages_none": "no page was given back: the pages past the request's new length hold only rejected "
+    "drafts and go back to the free list now",
+    "pages_round_down": "a page that still holds valid positions was given back: keep every page that holds "
+    "a position below the new length (round up: pages_for(total, page_size))",
+    "pages_newest": "the page where the newest token's K/V goes in the next step was given back: keep the "
+    "pages of positions 0..total-1, the newest token's included",
+    "pages_no_prompt": "pages were counted from the start of the output: positions and pages count from the "
+    "prompt's first token, so this gave back pages of the prompt (and of the prefix cache)",
+    "pages_uncut": "pages were kept for tokens after the finish: only the tokens the request keeps need pages",
+    "pages_per_rejected_draft": "pages were counted from the number of rejected drafts: a page can hold "
+    "valid positions and rejected ones at once; give back only the pages past the new length",
+}
+ACCEPT_MISTAKES = ["no_bonus", "rejected_draft_kept", "model_token_missing", "model_token_next", "past_mismatch"]
+FINISH_MISTAKES = [
+    "finish_on_last_only",
+    "ignore_eos_ignored",
+    "length_overshoot",
+    "length_not_on_model_token",
+    "length_first",
+    "stop_per_token",
+    "stop_new_only",
+    "stop_window_chars",
+]
+KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut"]
+PAGE_MISTAKES = [
+    "pages_none",
+    "pages_round_down",
+    "pages_newest",
+    "pages_no_prompt",
+    "pages_uncut",
+    "pages_per_rejected_draft",
+]
+ALL_MISTAKES = ACCEPT_MISTAKES + FINISH_MISTAKES + KV_MISTAKES + PAGE_MISTAKES
+
+
+def _accept(drafts: list[int], targets: list[int], mistake: Optional[str]) -> tuple[int, list[int]]:
+    """(drafts the model agreed with, the run before any cut)."""
+    if mistake == "past_mismatch":
+        agreed = [d for d, t in zip(drafts, targets) if d == t]
+        n = len(agreed)
+        return n, agreed + targets[n : n + 1]
+    n = 0
+    while n < len(drafts) and n < len(targets) and drafts[n] == targets[n]:
+        n += 1
+    run = list(drafts[:n])
+    if mistake == "rejected_draft_kept" and n < len(drafts):
+        return n, run + [drafts[n]]
+    if mistake == "model_token_missing" or (mistake == "no_bonus" and n == len(drafts)):
+        return n, run
+    if mistake == "model_token_next" and n + 1 < len(targets):
+        return n, run + [targets[n + 1]]
+    return n, run + [targets[n]]
+
+
+def _finish(req: VerifyRequest, output: list[int], new_from: int, model_token: bool, mistake: Optional[str]):
+    """The finish check of the newest token of `output` (the request's tokens so far, this step's
+    from `new_from`)."""
+    eos = output[-1] in req.eos_ids and (not req.ignore_eos or mistake == "ignore_eos_ignored")
+    stop = False
+    if req.stop:
+        if mistake == "stop_per_token":
+            text = req.decode(output[-1:])
+        elif mistake == "stop_new_only":
+            text = req.decode(output[new_from:])
+        elif mistake == "stop_window_chars":
+            text = req.decode(output[-(max(len(s) for s in req.stop) + 4) :])
+        else:  # the engine's window: a token stands for at least one byte of UTF-8
+            text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
+        stop = any(s in text for s in req.stop)
+    length = len(output) >= req.max_new_tokens
+    if mistake == "length_overshoot" or (mistake == "length_not_on_model_token" and model_token):
+        length = False
+    if mistake == "length_first" and length:
+        return "length"
+    if eos or stop:
+        return "stop"
+    return "length" if length else None
+
+
+def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Optional[str] = None) -> VerifyResult:
+    """The verify step written again, independently of the package's, with `mistake` (a key of
+    MISTAKES) made on purpose."""
+    n, run = _accept(drafts, targets, mistake)
+    tokens: list[int] = []
+    reason = None
+    for i, token in enumerate(run):
+        tokens.append(token)
+        if mistake == "finish_on_last_only" and i < len(run) - 1:
+            continue
+        reason = _finish(req, req.output_ids + tokens, len(req.output_ids), i == n, mistake)
+        if reason is not None:
+            break
+    before = req.prompt_len + len(req.output_ids)
+    total = before + len(tokens)
+    uncut = before + len(run)
+    kv_len = {
+        "kv_counts_rejected": before + len(drafts),
+        "kv_counts_newest": total,
+        "kv_no_prompt": total - req.prompt_len - 1,
+        "kv_uncut": uncut - 1,
+    }.get(mistake, total - 1)
+    keep = {
+        "pages_none": len(req.pages),
+        "pages_round_down": total // req.page_size,
+        "pages_newest": pages_for(total - 1, req.page_size),
+        "pages_no_prompt": pages_for(total - req.prompt_len, req.page_size),
+        "pages_uncut": pages_for(uncut, req.page_size),
+        "pages_per_rejected_draft": len(req.pages) - pages_for(len(drafts) - n, req.page_size),
+    }.get(mistake, pages_for(total, req.page_size))
+    return VerifyResult(n, tokens, reason, kv_len, req.pages[keep:])
+
+
+# --- calling the student's function and explaining a difference ------------------------------------
+
+
+def _as_result(out) -> VerifyResult:
+    if out is None:
+        raise AssertionError("verify_step returned None: return a VerifyResult(accepted, tokens, finish_reason, ...)")
+    missing = [f for f in FIELDS if not hasattr(out, f)]
+    if missing:
+        raise AssertionError(
+            f"verify_step must return a VerifyResult (fields {', '.join(FIELDS)}); got a {type(out).__name__} "
+            f"without {', '.join(missing)}"
+        )
+
+    def ints(name):
+        value = getattr(out, name)
+        try:
+            items = list(value)
+            if all(int(x) == x for x in items):
+                return [int(x) for x in items]
+        except (TypeError, ValueError):
+            pass
+        raise AssertionError(f"VerifyResult.{name} must be a list of ints, got {value!r}")
+
+    def one_int(name):
+        value = getattr(out, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise AssertionError(f"VerifyResult.{name} must be an int, got {value!r}")
+        return value
+
+    reason = out.finish_reason
+    if reason not in (None, "stop", "length"):
+        raise AssertionError(f"VerifyResult.finish_reason must be None, 'stop' or 'length', got {reason!r}")
+    return VerifyResult(one_int("accepted"), ints("tokens"), reason, one_int("kv_len"), ints("free_pages"))
+
+
+def _call(fn, req: VerifyRequest, drafts: list[int], targets: list[int]) -> VerifyResult:
+    """The student's result on copies of the inputs (only the case that looks for it sees a change)."""
+    return _as_result(fn(_copy(req), list(drafts), list(targets)))
+
+
+def _words(ids: list[int]) -> str:
+    return "[" + ", ".join(f"{t} {_decode([t])!r}" if _decode([t]) else str(t) for t in ids) + "]"
+
+
+def describe(req: VerifyRequest, drafts: list[int], targets: list[int], words: bool = True) -> str:
+    """The situation of one step, as a failure message shows it."""
+    show = _words if words else str
+    parts = [
+        f"output so far {show(req.output_ids[-6:])}" + (" (its last 6)" if len(req.output_ids) > 6 else ""),
+        f"{len(req.output_ids)} of max_new_tokens {req.max_new_tokens}",
+    ]
+    if req.ignore_eos:
+        parts.append("ignore_eos")
+    if req.stop:
+        parts.append(f"stop {req.stop}")
+    parts.append(f"drafts {show(drafts)}, targets {show(targets)}")
+    parts.append(
+        f"prompt_len {req.prompt_len}, pages {req.pages} (page_size {req.page_size}"
+        + (f", prefix_len {req.prefix_len}" if req.prefix_len else "")
+        + ")"
+    )
+    return "; ".join(parts)
+
+
+def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES) -> str:
+    """What differs, and the known mistake that gives the student's result, if one does."""
+    diffs = [f for f in FIELDS if getattr(got, f) != getattr(want, f)]
+    first = diffs[0]
+    text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
+    variants = {m: _step(req, drafts, targets, m) for m in mistakes}
+    whole = [m for m, r in variants.items() if r == got]
+    field_only = [m for m, r in variants.items() if getattr(r, first) == getattr(got, first) and r != want]
+    named = whole or field_only
+    if named:
+        text += f". {MISTAKES[named[0]][0].upper()}{MISTAKES[named[0]][1:]}"
+        if len(named) > 1:  # this input does not tell the two apart
+            text += f" (or: {MISTAKES[named[1]]})"
+    elif first == "accepted" and got.accepted == len(want.tokens) - 1:
+        text += (
+            ". accepted counts the drafts the model agreed with, before any cut by a finish (the acceptance "
+            "rate is about the drafts): len(tokens) - 1 only when nothing was cut"
+        )
+    elif first == "free_pages" and sorted(got.free_pages) == sorted(want.free_pages):
+        text += ". Give them in the row's order: they are the end of req.pages"
+    return text
+
+
+def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: str, mistakes=ALL_MISTAKES) -> None:
+    got = _call(fn, req, drafts, targets)
+    want = package_step(_copy(req), list(drafts), list(targets))
+    if got == want:
+        return
+    raise AssertionError(
+        f"{why} ({describe(req, drafts, targets)}): {explain(got, want, req, drafts, targets, mistakes)}"
+    )
+
+
+def _w(*words: str) -> list[int]:
+    return [_id(w) for w in words]
