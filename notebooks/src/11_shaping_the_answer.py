@@ -10,7 +10,7 @@ inside the engine: logprobs (how sure the model was), `logit_bias`, several answ
 and the repetition, frequency and presence penalties. Then put them in the one order the engine
 applies them, and map each to its OpenAI field and its SGLang name.
 **Expected time:** 40 minutes (the cells ran in 20 s under `pytest --nbval` on the 2-core course
-machine at a load average of about 2; longer on a busier machine).
+machine at a load average of about 2, and in 6 minutes while other work pushed it to 7-9).
 
 Where we are on the path: inside `Engine.forward_batch`, between the model's logits and the
 sampler (chapter 05). The sampler first hands the logits to the **logits chain**
