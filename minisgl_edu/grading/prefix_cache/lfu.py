@@ -28,8 +28,7 @@ import heapq
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
-from minisgl_edu.grading.own_code import borrowed
-from minisgl_edu.grading.prefix_cache import POOL_PAGES, _evict, _insert, _match, _new, _play, _workload
+from minisgl_edu.grading.prefix_cache.tree import POOL_PAGES, _evict, _insert, _match, _new, _play, _workload
 from minisgl_edu.kvcache.allocator import PageAllocator
 from minisgl_edu.kvcache.radix_cache import RadixCache as PackageRadixCache
 from minisgl_edu.kvcache.radix_cache import RadixNode
@@ -74,19 +73,8 @@ class ReferenceLFURadixCache(PackageRadixCache):
         return freed
 
 
-def _own_code(cls) -> None:
-    """The package's LRU RadixCache is the base part's answer: subclassing or calling it is not the
-    student's own code. Their own RadixCache from the base part is fine."""
-    if cls is SOLUTION:
-        return
-    used = borrowed(cls, PackageRadixCache)
-    if used:
-        raise AssertionError(f"this is not your own code: it uses {used}. Write the answer yourself")
-
-
 def _fresh(cls, *seqs):
     """A cache with `seqs` inserted in order: (tokens, pages) pairs that share nothing."""
-    _own_code(cls)
     cache = _new(cls)
     for ids, pages in seqs:
         _insert(cache, ids, pages, 0, "nothing of it was cached")
@@ -252,6 +240,9 @@ W = [1, 2, 3, 4, 7, 7]
 SPLIT_NODES = {tuple(A): [[10, 11], [12, 13]], tuple(V): [V_PAGES], tuple(W): [[10, 11], [72]]}
 
 
+U_LOST = " (U has fewer hits in your tree: the upper part of a split keeps the count of the edge it was cut from)"
+
+
 def case_split(cls):
     cache = _fresh(cls, (A, [10, 11, 12, 13]), (V, V_PAGES))
     _hit(cache, A, 3)
@@ -278,12 +269,7 @@ def case_split(cls):
         V_PAGES,
         "the upper part U (pages 10, 11) kept A's 3 hits and the splitting match added one: 4 hits against "
         "V's 3, so V goes first",
-        {
-            (
-                10,
-                11,
-            ): " (U has fewer hits in your tree: the upper part of a split keeps the count of the edge it was cut from)"
-        },
+        {(10, 11): U_LOST},
     )
     _counts(cache, 2, 2, "evicting L and V")
     cache = _fresh(cls, (A, [10, 11, 12, 13]))
@@ -421,7 +407,6 @@ def _reference_prefix_lens(seed: int) -> list[int]:
 
 
 def case_manager(cls):
-    _own_code(cls)
     for seed in range(3, 6):
         try:
             got = _play(cls, _workload(seed), POOL_PAGES)  # few pages: evictions all the time
@@ -561,3 +546,5 @@ CASES = [
 ]
 SYMBOL = "LFURadixCache"
 SOLUTION = ReferenceLFURadixCache
+# The package's RadixCache is the base part's answer (the student's own from the base part is fine).
+REFERENCES = [PackageRadixCache]

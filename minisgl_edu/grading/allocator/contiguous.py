@@ -27,10 +27,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.allocator import _num_free
+from minisgl_edu.grading.allocator.base import _num_free
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
-from minisgl_edu.grading.own_code import borrowed
 from minisgl_edu.kvcache.allocator import OutOfPages
 from minisgl_edu.kvcache.allocator import PageAllocator as package_allocator
 
@@ -88,16 +87,6 @@ class ReferenceContiguousAllocator:
         if len(set(pages)) != len(pages):
             raise ValueError(f"the same page twice in one call: {pages}")
         self._free.update(pages)
-
-
-def _own_code(cls) -> None:
-    """The package's `PageAllocator` is the base part's answer: a class that is, subclasses, or
-    keeps one inside is not the student's own, just as in the base part."""
-    if cls is SOLUTION:
-        return
-    used = borrowed(cls, package_allocator)
-    if used:
-        raise AssertionError(f"this is not your own code: it uses {used}. Write the answer yourself")
 
 
 # --- reading the student's allocator ------------------------------------------------------------
@@ -264,7 +253,6 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
 def _carve(impl, sizes: list[int], free_blocks: list[int]) -> _Pair:
     """A fresh allocator of sum(sizes) pages, cut into blocks of `sizes` by one allocate each (from
     page 0 on), then the blocks numbered in `free_blocks` given back, in that order."""
-    _own_code(impl)
     pair = _Pair.new(impl, sum(sizes))
     pair.same_state(f"{type(pair.mine).__name__}({sum(sizes)})")
     blocks = [pair.allocate(n, "one run of free pages: take the first n") for n in sizes]
@@ -357,7 +345,6 @@ def case_bad_free(impl):
 
 
 def case_workload(impl):
-    _own_code(impl)
     for seed, num_pages in [(1, 37), (2, 50)]:
         rng = random.Random(seed)
         pair = _Pair.new(impl, num_pages)
@@ -456,7 +443,6 @@ def _run(impl):
 
 def case_real_engine(impl):
     impl(4)  # an unfinished class fails here, before the engine runs
-    _own_code(impl)
     ref, ref_calls = remember("allocator_contiguous", lambda: _run(ReferenceContiguousAllocator))
     got, calls = _run(impl)
     for i, (mine, want) in enumerate(zip(calls.calls, ref_calls.calls)):
@@ -518,3 +504,6 @@ CASES = [
 ]
 SYMBOL = "ContiguousPageAllocator"
 SOLUTION = ReferenceContiguousAllocator
+# The package's PageAllocator is the base part's answer: a class that is, subclasses or keeps one
+# inside is not the student's own here either.
+REFERENCES = [package_allocator]

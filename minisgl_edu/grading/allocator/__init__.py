@@ -1,0 +1,2 @@
+"""Exercise 4, the page allocator: `base` grades `PageAllocator` (score line "allocator"),
+`contiguous` its stretch `ContiguousPageAllocator` (score line "allocator_contiguous")."""

@@ -1,0 +1,273 @@
+"""Exercise 6's shared pieces: building and reading small trees through the public methods only
+(`_new`, `_match`, `_insert`, `_evict` check what comes back as they go), and the cache manager
+with few pages that plays a workload of admissions, finishes and aborts (`_play`). The base part
+(base.py) and the LFU stretch (lfu.py) both use them.
+
+The engine run (`_run`): a few requests through the real scheduler with the class as its prefix
+cache, one of them reusing the pages an earlier one left.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+import torch
+
+from minisgl_edu.core import Req, SamplingParams
+from minisgl_edu.grading.harness import collect, new_scheduler, remember
+from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
+from minisgl_edu.kvcache.radix_cache import RadixCache as reference
+
+PS = 2  # page size of the hand-built trees
+A = [1, 2, 3, 4, 5, 6, 7, 8]  # four pages
+A_PAGES = [10, 11, 12, 13]
+
+
+def _new(cls, page_size: int = PS):
+    cache = cls(page_size)
+    for name in ("match_prefix", "lock", "unlock", "insert", "evict", "cached_pages"):
+        assert callable(getattr(cache, name, None)), f"your class has no method {name}()"
+    return cache
+
+
+def _match(cache, ids: list[int]) -> tuple[object, list[int]]:
+    got = cache.match_prefix(list(ids))
+    assert isinstance(got, tuple) and len(got) == 2, (
+        f"match_prefix must return a pair (node, pages), not {type(got).__name__}"
+    )
+    node, pages = got
+    assert isinstance(pages, list) and all(isinstance(p, int) for p in pages), (
+        f"match_prefix's pages must be a list of page ids (ints), not {pages!r}"
+    )
+    return node, pages
+
+
+def _pages(cache, ids: list[int]) -> list[int]:
+    return _match(cache, ids)[1]
+
+
+def _insert(cache, ids: list[int], pages: list[int], expect: int, why: str) -> None:
+    got = cache.insert(list(ids), list(pages))
+    assert got == expect, (
+        f"insert({ids}, {pages}) returned {got!r}, expected {expect}: {why}. The count tells the "
+        "cache manager which of its own pages are duplicates to free; a wrong count leaks pages or "
+        "frees pages the tree still holds. Hint: the count is the number of leading pages of the "
+        "sequence that the tree had before this call (as match_prefix would have found them), not "
+        "the number of pages added; only the part that was not cached is added, below the node where the "
+        "cached prefix ends"
+    )
+
+
+def _expect_pages(cache, ids: list[int], want: list[int], why: str, hint: str = "") -> None:
+    got = _pages(cache, ids)
+    assert got == want, f"match_prefix({ids}) returned pages {got}, expected {want}: {why}" + (
+        f". Hint: {hint}" if hint else ""
+    )
+
+
+def _expect_cached(cache, want: set[int], after: str) -> None:
+    got = set(cache.cached_pages())
+    lost, extra = sorted(want - got), sorted(got - want)
+    assert not lost, (
+        f"after {after}, page(s) {lost} vanished from the tree: they are neither cached nor given back "
+        "(leaked). Hint: pages leave the tree only through evict's return value"
+    )
+    assert not extra, (
+        f"after {after}, the tree holds page(s) {extra} that it should not have. Hint: insert keeps the "
+        "tree's own pages for the part it had already; the caller frees its copies of those"
+    )
+    assert cache.num_cached == len(want), (
+        f"after {after}, num_cached is {cache.num_cached} but the tree holds {len(want)} distinct pages "
+        "(a page stored twice?)"
+    )
+
+
+def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
+    """evict(n), then check that nothing was lost or double-owned and that only leaves went.
+
+    `sequences` maps each inserted sequence to the pages of the nodes on its path, top down: a
+    node goes whole, and a node may go only if every node below it on the path went too."""
+    before = set(cache.cached_pages())
+    freed = cache.evict(n)
+    assert isinstance(freed, list), f"evict must return a list of page ids, not {type(freed).__name__}"
+    after = set(cache.cached_pages())
+    assert len(freed) == len(set(freed)), f"evict({n}) returned a page twice: {freed}"
+    for seq, nodes in sequences.items():
+        for pages in nodes:
+            got = [p for p in pages if p in freed]
+            if got and len(got) < len(pages) and not set(pages) & after:
+                raise AssertionError(
+                    f"evict({n}) removed the node holding pages {pages} but returned only {got}: the "
+                    "others are now in neither the tree nor the free list (leaked). Hint: a node goes "
+                    "whole: return all its pages"
+                )
+        gone = [any(p in freed for p in pages) for pages in nodes]
+        if any(gone) and not all(gone[gone.index(True) :]):
+            first = nodes[gone.index(True)][0]
+            raise AssertionError(
+                f"evict({n}) freed page {first} of the cached sequence {list(seq)} but not the pages after "
+                "it: it removed a node that still has children. Hint: evict leaves only; a parent becomes "
+                "a leaf once its last child is gone"
+            )
+    both = sorted(set(freed) & after)
+    assert not both, (
+        f"evict({n}) returned page(s) {both} but the tree still holds them: the allocator "
+        "would hand them out while the tree still serves them"
+    )
+    lost = sorted(before - after - set(freed))
+    assert not lost, (
+        f"evict({n}) removed page(s) {lost} from the tree without returning them (leaked): "
+        "return every page of every node you remove"
+    )
+    return freed
+
+
+# ---------------------------------------------------------------------------- with the cache manager
+POOL_PAGES = 40  # a few requests' worth: evictions all the time
+PLENTY = 4000  # more than a workload ever needs
+MAX_LEN = 24
+
+
+def _manager(cls, num_pages: int) -> CacheManager:
+    pool = KVPool(1, num_pages, PS, 1, 1, torch.float32, "cpu")
+    table = PageTable(8, pages_for(MAX_LEN + 8, PS), "cpu", fill=pool.dummy_page)
+    mgr = CacheManager(pool, table, "radix")
+    mgr.prefix_cache = cls(PS)
+    return mgr
+
+
+def _workload(seed: int, n: int = 120) -> list[tuple]:
+    """Admit requests whose prompts share beginnings, compute them, finish or abort them."""
+    rnd = random.Random(seed)
+    stems = [[rnd.randrange(3) for _ in range(rnd.randrange(2, 12))] for _ in range(4)]
+    ops = []
+    for _ in range(n):
+        kind = rnd.choice(["admit", "admit", "finish", "finish", "abort"])
+        if kind == "admit":
+            prompt = list(rnd.choice(stems)) + [rnd.randrange(3) for _ in range(rnd.randrange(1, 8))]
+            ops.append(("admit", prompt[:MAX_LEN], rnd.randrange(1, 6)))
+        else:
+            ops.append((kind, rnd.randrange(8), 0))
+    return ops
+
+
+DONE = {
+    "admit": "a request was admitted",
+    "finish": "a request finished",
+    "abort": "a request was aborted",
+    "end": "the last requests finished and everything was evicted",
+}
+
+
+def _play(cls, ops: list[tuple], num_pages: int, states: Optional[list] = None) -> list[int]:
+    """Run `ops` on a manager with `cls` as its prefix cache; returns each admission's prefix_len.
+    With `states`, appends (operations done, sorted cached pages, evictable pages) every 20
+    operations and before the final eviction."""
+    mgr = _manager(cls, num_pages)
+    live: list[Req] = []
+    prefix_lens = []
+    uid = 0
+    for i, (op, a, b) in enumerate(ops + [("end", 0, 0)]):
+        if states is not None and (op == "end" or i % 20 == 0):
+            states.append((i, sorted(mgr.prefix_cache.cached_pages()), mgr.prefix_cache.num_evictable))
+        try:
+            if op == "end":
+                for req in live:
+                    mgr.release(req, cache_it=True)
+                assert mgr.prefix_cache.num_evictable == mgr.prefix_cache.num_cached, (
+                    "every request has finished, yet some cached pages are still locked. Hint: unlock must "
+                    "undo lock exactly, on the node that lock was given (even if a split moved its upper part)"
+                )
+                mgr.allocator.free(mgr.prefix_cache.evict(num_pages))
+            else:
+                uid = _play_one(mgr, live, prefix_lens, uid, op, a, b)
+        except ValueError as e:
+            if "freed twice" not in str(e):
+                raise
+            raise AssertionError(
+                f"when {DONE[op]}, the cache manager freed a page twice ({e}): insert's count or evict's "
+                "pages do not match what the tree really holds"
+            ) from None
+        try:
+            mgr.check()
+        except AssertionError as e:
+            raise AssertionError(f"after {DONE[op]}, the KV pages do not add up: {e}") from None
+    assert mgr.allocator.num_free == num_pages, (
+        f"every request has finished and everything was evicted, but only {mgr.allocator.num_free} of "
+        f"{num_pages} pages are free: pages leaked"
+    )
+    return prefix_lens
+
+
+def _play_one(mgr: CacheManager, live: list[Req], prefix_lens: list[int], uid: int, op: str, a, b) -> int:
+    """One operation of a workload; returns the next free uid."""
+    if op != "admit":
+        if live:
+            req = live.pop(a % len(live))
+            mgr.release(req, cache_it=(op == "finish"))
+        return uid
+    if len(live) == 8:  # every page-table row is taken
+        return uid
+    req = Req(uid, list(a), SamplingParams(max_tokens=b))
+    mgr.admit(req)
+    prefix_lens.append(req.prefix_len)
+    need = pages_for(len(a) + b, PS) - mgr.held_pages(req)
+    if need > mgr.num_available:  # what the scheduler's admission does: wait
+        mgr.release(req, cache_it=False)
+        return uid + 1
+    try:
+        mgr.reserve(req, len(a) + b)
+    except OutOfPages:
+        raise AssertionError(
+            f"num_evictable said {mgr.prefix_cache.num_evictable} cached pages could be evicted, but "
+            f"evict() did not give back enough for {need} pages. Hint: evict must be able to free every "
+            "unlocked page (num_evictable counts them): skip locked leaves and keep going, and a parent "
+            "left childless becomes a candidate"
+        ) from None
+    req.output_ids = [0] * b  # "computed": the prompt and all but the last output token
+    req.cached_len = len(a) + b - 1
+    live.append(req)
+    return uid + 1
+
+
+# ---------------------------------------------------------------------------- the real engine
+SHARED = "One, two, three, four, five, six, seven, eight,"
+ENGINE_REQUESTS = [
+    # (uid, arrives before step, text, sampling params). Request 0 runs alone and leaves its pages
+    # in the tree; then 1 (which leaves it inside the first edge: a split) and 2 (all of it) run
+    # together and lock the shared part twice.
+    (0, 1, SHARED, SamplingParams(max_tokens=3, ignore_eos=True)),
+    (1, 5, "One, two, three, four, five, and more", SamplingParams(max_tokens=2, ignore_eos=True)),
+    (2, 5, SHARED + " ten", SamplingParams(max_tokens=3, ignore_eos=True)),
+]
+
+
+def _run(cls):
+    s = new_scheduler(cache="radix")
+    if cls is not reference:
+        s.cache.prefix_cache = cls(s.cache.page_size)
+    steps = []
+    for n in range(1, 60):
+        for uid, step, text, params in ENGINE_REQUESTS:
+            if step == n:
+                s.add_request(uid, s.tokenizer.encode(text), params)
+        if s.is_idle and n > 5:
+            break
+        rec = s.step()
+        if rec is not None:
+            steps.append((rec.phase, rec.items))
+        s.cache.check()
+    out = collect(s)
+    return steps, out.tokens, s
+
+
+def _reference_run():
+    def compute():
+        steps, tokens, _ = _run(reference)
+        assert any(start > 0 for phase, items in steps if phase == "prefill" for _, start, _ in items), (
+            "setup: expected a prefix hit"
+        )
+        return steps, tokens
+
+    return remember("prefix_cache", compute)
