@@ -320,7 +320,8 @@ increments, in `insert` too, which this contract leaves out. Its hierarchical ca
 upper node when it splits an edge, as here.
 
 `check` grades it on its own score line, `prefix_cache_lfu`: unit cases on small trees (page size
-2) where LFU and LRU disagree, ties, counts along a path, splits, locks and chains of parents;
+2) where LFU and LRU disagree, ties, counts along a path, splits, locks (a locked parent whose last
+child goes too), a node evicted and then inserted again in its recycled pages, chains of parents;
 then the class inside a `CacheManager` with few pages, where which prefixes survive decides each
 admission's prefix hit; last, the real engine with a pool of 9 pages: a prompt that three requests
 used and a newer prompt that one used, then a long request that must evict, then the first prompt

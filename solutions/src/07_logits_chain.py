@@ -8,11 +8,11 @@ CELLS = [
 repeated tokens, the client's logit bias and a grammar's mask, each on the rows that ask for it,
 in the right order. **Time:** about 40 minutes.
 
-`Engine.forward_batch` (in `_forward_now`) computes one row of logits per request that samples a
+`Engine.forward_batch` computes one row of logits per request that samples a
 token now and calls `Sampler.sample(logits, reqs)` (`minisgl_edu/engine/sampler.py`). Its first
 line is `logits = self.process_fn(logits, reqs)`: your function. Then the sampler applies
 temperature, top-k and top-p and draws a token, or takes the argmax for a greedy row. Afterwards,
-`_forward_now` takes the logprobs of the requests that asked for them from the same tensor it
+the engine's output step (`Engine._sample`) takes the logprobs of the requests that asked for them from the same tensor it
 passed to the sampler (`take_logprobs` in `minisgl_edu/engine/logprobs.py`): the model's own
 distribution, before any link of the chain. The package's own version is `process_logits` in
 `minisgl_edu/engine/logits_chain.py`; don't peek before you try, and don't call it or its helpers
@@ -31,31 +31,36 @@ Return a tensor of the same shape: the logits the sampler should use.
 
 ## The contract
 
-The links, in this order, each applied to the rows whose request uses it:
+Your function passes when, for every batch the grader plays, each row equals the package's chain
+on that row. What that means, link by link, each on the rows whose request uses it:
 
-1. **Repetition penalty** `p` (the definition of SGLang and vLLM, from the CTRL paper). For every
-   token that occurs in the **prompt or the output** so far, once however often it occurs: a
-   positive logit is divided by `p`, a negative one is multiplied by `p`. With `p > 1` both make the
-   token less likely; dividing a negative logit would move it toward 0 and make it *more* likely.
-2. **Frequency penalty** `f` and **presence penalty** `r` (OpenAI's definitions). With `c` the
-   number of times a token occurs in the **output** (the prompt does not count):
-   `logit - c * f - (1 if c > 0 else 0) * r`. Either may be negative, which encourages repeats.
-3. **Logit bias**: `logit + bias` for every `(token, bias)` in `logit_bias`. Added, not replaced.
-4. **Grammar mask**: every token the grammar forbids becomes `-inf`, on every row that has a
-   grammar, **greedy rows too**: a greedy row's token is the argmax of what you return.
+1. **Repetition penalty** `p` (the definition of SGLang and vLLM, from the CTRL paper): it touches
+   every token that occurs in the **prompt or the output** so far, once however often the token
+   occurs. The logit keeps its sign and its size changes by the factor `p`, in the direction that
+   makes the token **less** likely when `p > 1` (more likely when `p < 1`), for a negative logit as
+   for a positive one. It acts on the model's own logit.
+2. **Frequency penalty** `f` and **presence penalty** `r` (OpenAI's definitions): amounts taken off
+   the logit of the tokens of the **output** (the prompt does not count), `f` once for every
+   occurrence, `r` once for any token that occurs at all. Either may be negative, which encourages
+   repeats. They are taken off the logit the repetition penalty left.
+3. **Logit bias**: the client's amount lands on the logit exactly as asked, on top of whatever the
+   penalties did to it (nothing scales it afterwards).
+4. **Grammar mask**: a token the grammar forbids can never be picked, in every row that has a
+   grammar, **greedy rows too** (a greedy row's token is the argmax of what you return); nothing
+   after the mask brings it back.
 
-And:
+And, for every batch:
 
 * **A row whose request uses none of these comes out unchanged**, exactly, and every row uses only
   its own request's values.
-* **Do not change `logits` in place**: the engine takes the logprobs from that tensor after you
-  return. Work on a copy.
-* **Why the order matters.** The repetition penalty scales and the next two subtract: a logit of 2
-  with `p = 2` and one occurrence at `f = 1` gives `2 / 2 - 1 = 0`, the other way round
-  `(2 - 1) / 2 = 0.5`. The bias comes after the penalties so that the client gets exactly the
-  amount asked for (a repetition penalty applied later would scale it). The mask comes last:
-  whatever the links before it did, a forbidden token ends at `-inf`, and what follows
-  (temperature, top-k, top-p, the stretch's min_p) only sees allowed tokens.
+* **The tensor you were given is never changed**, whichever links apply (a mask alone included):
+  the engine takes the logprobs from it after you return. Only a batch that no link touches may
+  come back as that very tensor.
+
+Why the chain is built this way: a repetition penalty that scaled an already reduced logit, or a
+bias, would give the client other numbers than the ones asked for; and what follows the mask
+(temperature, top-k, top-p, the stretch's min_p) must only ever see allowed tokens. When a case
+fails, the grader says which of these the row breaks and how the package's chain computes it.
 
 The grammar: `req.grammar.fill_mask(bitmask, i)` writes row `i` of an XGrammar bitmask, an int32
 tensor `[n, ceil(vocab / 32)]` that `xgrammar.allocate_token_bitmask(n, vocab)` makes with every bit
@@ -75,18 +80,24 @@ accepts `presence_penalty` and `frequency_penalty` (`OpenAICompletionRequest` in
 
 ## Stretch: min_p (not in the engine)
 
-The engine has no `min_p`; add it to your function as a fifth link, after the mask. A request that
-uses it carries `req.sampling_params.min_p`, a number in [0, 1]. `SamplingParams` has no such
-field, so the grader sets the attribute on the requests that use it: read it with
+The engine has no `min_p`; add it to your function as a last link. A request that uses it carries
+`req.sampling_params.min_p`, a number in [0, 1]. `SamplingParams` has no such field, so the grader
+sets the attribute on the requests that use it: read it with
 `getattr(req.sampling_params, "min_p", 0.0)`.
 
-In a row that samples (`not sampling_params.is_greedy`) with `min_p > 0`, take
-`prob = softmax(row / temperature)` over the logits after links 1 to 4, the distribution the
-sampler will draw from. A token whose probability is below `min_p * max(prob)` becomes `-inf`; the
-others keep their logits (the sampler's softmax renormalises). Greedy rows stay as they are: their
-argmax would not change, and a temperature of 0 cannot be divided by. SGLang and vLLM both have
-`min_p`, applied in their samplers to the probabilities after temperature. The grader's four
-"stretch" cases fail until you add it; the rest of the score does not depend on them.
+**What must hold.** In a row that samples and has `min_p > 0`, the tokens kept are exactly those
+whose probability, in the distribution the sampler will draw from for that row (after links 1 to
+4, at the row's temperature), is **at least** `min_p` times the probability of the most likely
+token; every other token becomes `-inf`, and the kept tokens keep their logits (the sampler's
+softmax renormalises). A row is greedy when the sampler treats it as greedy
+(`sampling_params.is_greedy`), and a greedy row is left as it is. SGLang and vLLM both have `min_p`,
+applied in their samplers to the probabilities after temperature.
+
+`check` grades it on its own score line, `logits_chain_min_p`, so the base part's score does not
+depend on it. The cases: a threshold relative to the top token, rows at temperatures below and
+above 1, a top token banned by a bias or forbidden by a grammar, greedy rows (temperature 0, and a
+temperature with `top_k` 1), and tokens exactly at the threshold (`min_p` 1 with two tokens tied
+for the top).
 """),
     code("""
 from __future__ import annotations
@@ -144,10 +155,9 @@ def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
     ### END SOLUTION
 '''),
     md("""
-Try it on one row: the prompt is token 0, the output so far is tokens 1, 3, 3. With a repetition
-penalty of 2 and a presence penalty of 0.5, the logits `[2, -1, 0.5, 1]` become `[1, -2.5, 0.5, 0]`:
-token 0 (prompt) is divided by 2; token 1 (output, negative) is multiplied by 2, then loses 0.5;
-token 2 was never seen; token 3 (output, twice) is divided by 2, then loses 0.5 once.
+Try it on one row: the prompt is token 0, the output so far is tokens 1, 3, 3, with a repetition
+penalty of 2 and a presence penalty of 0.5. The package's chain turns the logits `[2, -1, 0.5, 1]`
+into `[1, -2.5, 0.5, 0]`; yours should too.
 """),
     code("""
 example = torch.tensor([[2.0, -1.0, 0.5, 1.0]])
@@ -164,7 +174,8 @@ except NotImplementedError as e:
 `check` first runs unit cases on hand-made batches over a vocabulary of 12 tokens: rows that ask
 for nothing, the repetition penalty (prompt and output, positive and negative logits, a penalty
 below 1), frequency and presence (output only, counts), the order of the links, the bias, rows
-that ask for different things in one batch, the input left as it was, and a real XGrammar grammar
+that ask for different things in one batch, the input left as it was (in a batch that uses every
+link, and in one where only grammars apply), and a real XGrammar grammar
 (`(yes|no)`) on that vocabulary for greedy and sampled rows. Every row is compared with the
 package's own chain; when yours differs, the message names the mistake it looks like.
 
@@ -172,13 +183,16 @@ Then it plugs your function into the real engine (`scheduler.engine.sampler.proc
 process_logits`) and runs chat requests on the default model: a repetition penalty, frequency and
 presence penalties with logprobs, a bias that bans a token, a regex and a JSON schema on greedy
 rows, and a plain request beside them. Tokens, finish reasons and logprobs must equal those of the
-package's chain. Last, the four stretch cases for min_p.
+package's chain. The stretch has its own cell below.
 
 Each case has a time limit (minutes, far more than a correct answer needs). The answer must be your
 own code: a function that calls the package's chain or its helpers scores 0.
 """),
     code("""
 result = check("logits_chain", process_logits)
+"""),
+    code("""
+result_stretch = check("logits_chain_min_p", process_logits)
 """),
     md("""
 ## Going further

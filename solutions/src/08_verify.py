@@ -12,7 +12,7 @@ pages go back. **Time:** about 35 minutes.
 
 A decode step reads every weight of the model to compute one token per request. With
 `speculative_algorithm="ngram"` the scheduler guesses a request's next k tokens first, the
-**drafts** (`Scheduler._draft`: the tokens that followed the last earlier occurrence of the
+**drafts** (`Speculator.drafts` in `scheduler/speculator.py`: the tokens that followed the last earlier occurrence of the
 request's last few tokens, `scheduler/ngram.py`). The request then computes k+1 positions in one
 forward pass, its newest token and the k drafts, and the engine gives back the model's own token at
 each of them, the **targets** (`engine/verify.py`). If the model agrees with the first drafts, the
@@ -21,7 +21,8 @@ plain decode step would have given.
 
 ## What you write
 
-`Scheduler._process_results` hands each request that had drafts to `self.verify_fn`, by default
+After a verify batch, the speculator (`Speculator.verified`) hands each request that had drafts to
+`Scheduler.verify_fn`, by default
 `verify_step` in `minisgl_edu/scheduler/verify_step.py` (don't peek before you try, and don't call it,
 `accept_greedy` or `check_finish`: the grader checks that the code is yours). Your function gets:
 
@@ -37,27 +38,32 @@ plain decode step would have given.
 
 and returns a `VerifyResult(accepted, tokens, finish_reason, kv_len, free_pages)`:
 
-1. **Accept.** Draft `j` is accepted while `drafts[j] == targets[j]`. With `n` drafts accepted,
-   `accepted = n` and the request gets `drafts[:n] + [targets[n]]`: at the first mismatch the model's
-   own token replaces the rejected draft, and when every draft is accepted, `targets[k]` comes free
-   (the "bonus"). Nothing after the first mismatch counts: those positions were computed after a
-   token the request never gets. So a step gives 1 to k+1 tokens, exactly those that greedy decoding
-   one token at a time would have given.
-2. **Cut.** Check each new token as if it had come in a step of its own, in order, with the rules of
-   exercise 1: `"stop"` when it is one of `eos_ids` (unless `ignore_eos`) or when the text now
-   contains a stop string (decode a tail of `output_ids` **and** the new tokens so far, together: a
-   stop string can span two new tokens, or begin before this step), `"length"` when the output
-   reaches `max_new_tokens`; `"stop"` wins when both hold. The first token that finishes the request
-   is its last: `tokens` ends there and `finish_reason` says why (`None` when none finishes it).
-   `accepted` still counts the drafts the model agreed with, before the cut.
-3. **Roll back.** K/V was computed for the newest token and every draft; after the step the request
-   has `total = prompt_len + len(output_ids) + len(tokens)` tokens. `kv_len = total - 1`: the K/V of
-   every token but the newest is valid (the newest's is computed in the next step, as after any
-   decode step). The rejected drafts' K/V is dead: the scheduler sets `req.cached_len = kv_len`, and
-   the prefix cache takes that many tokens when the request finishes, so an unverified token never
-   reaches it. `free_pages` is the end of `req.pages` past the pages of positions `0..total-1` (the
-   newest token's position included: its K/V goes there next step): those pages hold only rejected
-   drafts and go back to the free list now. Never a page of the prefix cache.
+What must hold (the grader compares every field with the package's step, and the engine's output
+with a run without drafts):
+
+1. **Accept.** The request gets exactly the tokens that greedy decoding one token at a time would
+   have given: the drafts as long as the model agrees with them, then the model's own token at the
+   first position where it does not, or after the last draft when it agrees with every one (the
+   "bonus"). Nothing computed after a rejected draft counts: those positions followed a token the
+   request never gets. So a step gives 1 to k+1 tokens. `accepted` is the number of drafts the model
+   agreed with.
+2. **Cut.** The request finishes on the same token, for the same reason, as it would without
+   drafts: each new token obeys the rules of exercise 1 as if it had come in a step of its own
+   (`"stop"` on one of `eos_ids` unless `ignore_eos`, or when the generated text contains a stop
+   string, wherever that string begins and whatever characters it is made of; `"length"` when the
+   output reaches `max_new_tokens`; `"stop"` when both hold). `tokens` ends on the first token that
+   finishes the request and `finish_reason` says why (`None` when none does). `accepted` still
+   counts the drafts the model agreed with, before the cut.
+3. **Roll back.** `kv_len` is the number of positions, from the prompt's first token, whose K/V is
+   valid after the step: those of every token the request now has but its newest (the newest's K/V
+   is computed in the next step, as after any decode step). The rejected drafts' K/V is dead: the
+   scheduler sets `req.cached_len = kv_len`, and the prefix cache takes that many tokens when the
+   request finishes, so an unverified token must never reach it. `free_pages` are the pages at the
+   end of `req.pages`, in the row's order, that hold no position the request still needs (the
+   newest token's included: its K/V goes there next step); never a page of the prefix cache.
+
+When a case fails, the grader names the rule the result breaks and how the package's step
+computes that field.
 
 Leave `req`, `drafts` and `targets` as they are: the scheduler appends your tokens one by one
 (`_add_token`, which sends each to the detokenizer and runs its own finish check on it), sets
@@ -93,7 +99,10 @@ def verify_step(req: VerifyRequest, drafts: list[int], targets: list[int]) -> Ve
     while n < len(drafts) and drafts[n] == targets[n]:
         n += 1
     run = drafts[:n] + [targets[n]]
-    # 2. cut: each new token is checked as if it had come in a step of its own
+    # 2. cut: each new token is checked as if it had come in a step of its own. A stop string of
+    # b bytes in UTF-8 spans at most b tokens (a token stands for at least one byte), plus a margin
+    # for the token its text begins in and for special tokens, which decode to nothing.
+    window = max((len(s.encode("utf-8")) for s in req.stop), default=0) + 4
     tokens: list[int] = []
     reason = None
     for token in run:
@@ -101,7 +110,7 @@ def verify_step(req: VerifyRequest, drafts: list[int], targets: list[int]) -> Ve
         output = req.output_ids + tokens
         if token in req.eos_ids and not req.ignore_eos:
             reason = "stop"
-        elif req.stop and any(s in req.decode(output[-(max(map(len, req.stop)) + 4) :]) for s in req.stop):
+        elif req.stop and any(s in req.decode(output[-window:]) for s in req.stop):
             reason = "stop"
         elif len(output) >= req.max_new_tokens:
             reason = "length"
@@ -144,7 +153,8 @@ except NotImplementedError as e:
 tokenizer (a stop string spans tokens there), with pages of 4 positions: every draft accepted and
 the bonus, the first mismatch, the shorter targets of a sampled request, an EOS inside the run,
 `ignore_eos`, `max_new_tokens` reached by the model's token or by drafts the scheduler should have
-capped, stop strings across accepted tokens and across the output and the run, "stop" before
+capped, stop strings across accepted tokens and across the output and the run, a stop string of
+emoji that spans 9 tokens, "stop" before
 "length", `kv_len`, the pages of rejected drafts on one and on two pages, the newest token's page,
 a prompt whose first pages belong to the prefix cache, the pages of a cut run, and the inputs left
 as they were. Every field is compared with the package's step; when yours differs, the message
