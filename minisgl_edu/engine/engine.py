@@ -48,10 +48,51 @@ GPU_MAX_RUNNING = 256  # also the default largest CUDA graph (`cuda_graph_max_bs
 
 class Engine:
     def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self._load_model()
+        self._build_memory()
+        backend = config.attention_backend
+        if backend == "auto":
+            backend = self._auto_backend()
+        self.attn = create_backend(
+            backend,
+            self.pool,
+            self.page_table,
+            num_qo_heads=self.num_qo_heads,
+            decode_tensor_cores=config.decode_tensor_cores,
+        )
+        self.attention_backend = backend
+        self.weights = self._swap_in_fast_layers()  # what the server's ready line says the weights are
+        self.sampler = Sampler()
+        # The token each page-table row sampled last, kept where the model runs: the overlap loop
+        # feeds it to the row's next decode step before the host has even seen it.
+        # One spare entry at the end, for the padding rows of CUDA graphs (cuda_graph.py).
+        self.last_tokens = torch.zeros(self.page_table.max_reqs + 1, dtype=torch.int64, device=self.device)
+        # CUDA only: a stream of our own for the forward passes (so the scheduler's small
+        # synchronous copies on the default stream never wait for a running batch). The CPU path
+        # makes no CUDA call at all.
+        self.stream = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
+        # The runner, chosen here once: eager, or on CUDA the graph runner, which replays a
+        # captured graph where one fits a batch and runs the others eagerly.
+        self.runner = self.eager_runner = EagerRunner(self.model, self.attn, self.last_tokens)
+        self.graph_runner = None
+        if self.stream is not None and self.attn.supports_graphs and config.cuda_graph_max_bs > 0:
+            from minisgl_edu.engine.cuda_graph import CudaGraphRunner
+            from minisgl_edu.kernels import triton_available
+
+            self.runner = self.graph_runner = CudaGraphRunner(
+                self,
+                self.eager_runner,
+                min(config.cuda_graph_max_bs, self.page_table.max_reqs),
+                greedy_kernel="greedy" in config.triton_kernels and triton_available(),
+            )
+
+    def _load_model(self) -> None:
+        """The device, the dtype and the model's weights (this rank's share of them)."""
         from minisgl_edu.distributed import check_tp_size, get_tp_rank, get_tp_size
         from minisgl_edu.models import ModelConfig, load_model, resolve_model
 
-        self.config = config
+        config = self.config
         self.tp_rank, self.tp_size = get_tp_rank(), config.tp_size
         if get_tp_size() != self.tp_size:
             raise RuntimeError(
@@ -71,11 +112,13 @@ class Engine:
             check_tp_size(ModelConfig.from_dir(self.model_path), self.tp_size)
         self.model, self.model_config = load_model(self.model_path, dtype=self.dtype, device=self.device)
         self.load_seconds = time.perf_counter() - t0
-        mc = self.model_config
         # This rank's attention heads (all of them with one rank): its KV pool stores only these.
-        self.num_kv_heads = mc.num_kv_heads // self.tp_size
-        self.num_qo_heads = mc.num_heads // self.tp_size
+        self.num_kv_heads = self.model_config.num_kv_heads // self.tp_size
+        self.num_qo_heads = self.model_config.num_heads // self.tp_size
 
+    def _build_memory(self) -> None:
+        """The paged KV pool and the page table (a row of pages per running request)."""
+        config, mc = self.config, self.model_config
         self.page_size = config.page_size
         num_pages = config.num_pages or self._auto_num_pages()
         self.pool = KVPool(
@@ -86,72 +129,36 @@ class Engine:
             config.max_seq_len or mc.max_position_embeddings, mc.max_position_embeddings, num_pages * self.page_size
         )
         self.page_table = PageTable(
-            config.max_running_requests or self._auto_max_running(num_pages),  # a row per running request
+            config.max_running_requests or self._auto_max_running(num_pages),
             pages_for(self.max_seq_len, self.page_size),
             self.device,
             fill=self.pool.dummy_page,
         )
-        backend = config.attention_backend
-        if backend == "auto":
-            backend = self._auto_backend()
-        self.attn = create_backend(
-            backend,
-            self.pool,
-            self.page_table,
-            num_qo_heads=self.num_qo_heads,
-            decode_tensor_cores=config.decode_tensor_cores,
-        )
-        self.attention_backend = backend
-        # The model's modules were built plain; on CUDA in half precision the faster variants
-        # (models/cuda_layers.py), on CPU with `cpu_weights` other than "float32" the packed
-        # matmuls (models/cpu_layers.py), are swapped in now, once, as the settings say.
-        packed = self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights != "float32"
+
+    def _swap_in_fast_layers(self) -> str:
+        """The model's modules were built plain; on CUDA in half precision the faster variants
+        (models/cuda_layers.py), on CPU with `cpu_weights` other than "float32" the packed matmuls
+        (models/cpu_layers.py), are swapped in now, once, as the settings say. -> what the weights
+        are, in words."""
+        config = self.config
         if self.device.type == "cuda" and self.dtype in (torch.bfloat16, torch.float16):
             from minisgl_edu.models.cuda_layers import use_cuda_layers
 
             use_cuda_layers(self.model, fused=config.fused_kernels, triton=config.triton_kernels)
-        elif packed:
-            from minisgl_edu.models.cpu_layers import int4_is_fast, use_cpu_layers
+        if not (self.device.type == "cpu" and self.dtype == torch.float32 and config.cpu_weights != "float32"):
+            return str(self.dtype).removeprefix("torch.")
+        from minisgl_edu.models.cpu_layers import int4_is_fast, use_cpu_layers
 
-            if config.cpu_weights == "int4" and not int4_is_fast():
-                raise ValueError(
-                    "cpu_weights='int4' runs torch's int4 CPU matmul, which is fast only with AVX512-BF16, "
-                    "and this CPU has none: use cpu_weights='float16'"
-                )
-            # float16 or int4 weights ("auto" decided here), float32 math between the matmuls
-            cpu_weights = use_cpu_layers(self.model, config.cpu_weights)
-        # What the server's ready line says the weights are.
-        self.weights = str(self.dtype).removeprefix("torch.")
-        if packed:
-            self.weights = {
-                "float16": "float16 weights, float32 math",
-                "int4": "int4 layer weights with bfloat16 matmul inputs, float16 logits, float32 math",
-            }[cpu_weights]
-        self.sampler = Sampler()
-        # The token each page-table row sampled last, kept where the model runs: the overlap loop
-        # feeds it to the row's next decode step before the host has even seen it.
-        # One spare entry at the end, for the padding rows of CUDA graphs (cuda_graph.py).
-        self.last_tokens = torch.zeros(self.page_table.max_reqs + 1, dtype=torch.int64, device=self.device)
-        # CUDA only: a stream of our own for the forward passes (so the scheduler's small
-        # synchronous copies on the default stream never wait for a running batch), and CUDA
-        # graphs for decode batches. The CPU path makes no CUDA call at all.
-        # The runner, chosen here once: eager, or on CUDA the graph runner, which replays a
-        # captured graph where one fits a batch and runs the others eagerly.
-        self.stream = None
-        self.runner = self.eager_runner = EagerRunner(self.model, self.attn, self.last_tokens)
-        self.graph_runner = None
-        if self.device.type == "cuda":
-            self.stream = torch.cuda.Stream(self.device)
-            if self.attn.supports_graphs and config.cuda_graph_max_bs > 0:
-                from minisgl_edu.engine.cuda_graph import CudaGraphRunner
-                from minisgl_edu.kernels import triton_available
-
-                self.runner = self.graph_runner = CudaGraphRunner(
-                    self,
-                    self.eager_runner,
-                    min(config.cuda_graph_max_bs, self.page_table.max_reqs),
-                    greedy_kernel="greedy" in config.triton_kernels and triton_available(),
-                )
+        if config.cpu_weights == "int4" and not int4_is_fast():
+            raise ValueError(
+                "cpu_weights='int4' runs torch's int4 CPU matmul, which is fast only with AVX512-BF16, "
+                "and this CPU has none: use cpu_weights='float16'"
+            )
+        # float16 or int4 weights ("auto" decided here), float32 math between the matmuls
+        return {
+            "float16": "float16 weights, float32 math",
+            "int4": "int4 layer weights with bfloat16 matmul inputs, float16 logits, float32 math",
+        }[use_cpu_layers(self.model, config.cpu_weights)]
 
     def _auto_backend(self) -> str:
         """torch on CPU; on CUDA with FlashInfer, FlashInfer plus our Triton decode kernel for small

@@ -116,13 +116,21 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m minisgl_edu.serve",
         description="OpenAI-compatible LLM server: API server, tokenizer, scheduler and detokenizer processes.",
     )
+    _add_engine_args(
+        p.add_argument_group("engine", "the model, the device and the engine's memory and kernels (EngineConfig)")
+    )
+    _add_scheduler_args(
+        p.add_argument_group("scheduler", "batching, the prefix cache and speculative decoding (SchedulerConfig)")
+    )
+    _add_server_args(p.add_argument_group("server", "HTTP, the tokenizer workers and the limits on requests"))
+    return p
+
+
+def _add_engine_args(p: argparse._ArgumentGroup) -> None:
     p.add_argument(
         "--model", default=ServerArgs.model, help="model alias (smollm2-135m, bundled), local HF directory, or hub id"
     )
-    p.add_argument("--host", default=ServerArgs.host, help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=ServerArgs.port)
     p.add_argument("--device", default=ServerArgs.device, help="cpu, cuda, or auto")
-    p.add_argument("--num-tokenizer", type=_positive, default=1, help="number of tokenizer worker processes")
     p.add_argument(
         "--tp",
         "--tp-size",
@@ -131,6 +139,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="tensor parallel ranks: N scheduler processes, each with 1/N of the model "
         "(N must divide the query and KV heads)",
+    )
+    p.add_argument("--dtype", help="auto, float32, bfloat16, float16")
+    p.add_argument(
+        "--cpu-weights",
+        choices=["auto", "float16", "float32", "int4"],
+        default=ServerArgs.cpu_weights,
+        help="CPU in float32, how the matmul weights are kept: int4 (the layers on the GGUF file's 4-bit "
+        "blocks, bfloat16 at each matmul's input and output; CPUs with AVX512-BF16 only), float16 for "
+        "FBGEMM, or float32 (the exact model, token for token as transformers). Default auto: int4 "
+        "where the CPU and the model allow it, else float16. The math between the matmuls is float32",
     )
     p.add_argument(
         "--cpu-threads",
@@ -147,34 +165,6 @@ def build_parser() -> argparse.ArgumentParser:
         "other threads costs more than they save (default %(default)s; 0: always all --cpu-threads)",
     )
     p.add_argument(
-        "--max-running-requests",
-        type=_positive,
-        help="requests decoded together at most (default: 32 on CPU; on CUDA as many as the KV cache "
-        "holds at 2,048 tokens each, from 32 to 256; the ready line says which)",
-    )
-    p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")
-    p.add_argument("--num-pages", type=_positive, help="pages in the KV cache")
-    p.add_argument("--max-prefill-tokens", type=_positive, help="token budget of one prefill batch")
-    p.add_argument("--max-seq-len", type=_positive, help="cap on prompt + output tokens of one request")
-    p.add_argument("--cache", choices=["radix", "naive"], help="prefix cache (default radix)")
-    p.add_argument("--dtype", help="auto, float32, bfloat16, float16")
-    p.add_argument(
-        "--cpu-weights",
-        choices=["auto", "float16", "float32", "int4"],
-        default=ServerArgs.cpu_weights,
-        help="CPU in float32, how the matmul weights are kept: int4 (the layers on the GGUF file's 4-bit "
-        "blocks, bfloat16 at each matmul's input and output; CPUs with AVX512-BF16 only), float16 for "
-        "FBGEMM, or float32 (the exact model, token for token as transformers). Default auto: int4 "
-        "where the CPU and the model allow it, else float16. The math between the matmuls is float32",
-    )
-    p.add_argument(
-        "--disable-overlap-schedule",
-        dest="overlap",
-        action="store_false",
-        default=None,
-        help="use normal_loop even on CUDA (overlap_loop prepares the next batch while one runs)",
-    )
-    p.add_argument(
         "--attention-backend",
         help="torch, flashinfer, or prefill,decode such as flashinfer,triton (default auto: torch on "
         "CPU, flashinfer,triton on CUDA)",
@@ -183,6 +173,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--cuda-graph-max-bs",
         type=_non_negative,
         help="CUDA: decode batches up to this size replay a captured graph (0: no graphs)",
+    )
+    p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")
+    p.add_argument("--num-pages", type=_positive, help="pages in the KV cache")
+    p.add_argument("--max-seq-len", type=_positive, help="cap on prompt + output tokens of one request")
+
+
+def _add_scheduler_args(p: argparse._ArgumentGroup) -> None:
+    p.add_argument(
+        "--max-running-requests",
+        type=_positive,
+        help="requests decoded together at most (default: 32 on CPU; on CUDA as many as the KV cache "
+        "holds at 2,048 tokens each, from 32 to 256; the ready line says which)",
+    )
+    p.add_argument("--max-prefill-tokens", type=_positive, help="token budget of one prefill batch")
+    p.add_argument("--cache", choices=["radix", "naive"], help="prefix cache (default radix)")
+    p.add_argument(
+        "--disable-overlap-schedule",
+        dest="overlap",
+        action="store_false",
+        default=None,
+        help="use normal_loop even on CUDA (overlap_loop prepares the next batch while one runs)",
     )
     p.add_argument(
         "--enable-mixed-chunk",
@@ -205,6 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--speculative-ngram-max", type=_positive, help="longest suffix looked up for a draft (default 4)")
     p.add_argument("--speculative-ngram-min", type=_positive, help="shortest suffix looked up for a draft (default 2)")
+
+
+def _add_server_args(p: argparse._ArgumentGroup) -> None:
+    p.add_argument("--host", default=ServerArgs.host, help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=ServerArgs.port)
+    p.add_argument("--num-tokenizer", type=_positive, default=1, help="number of tokenizer worker processes")
     p.add_argument(
         "--api-key",
         default=env.get().api_key,
@@ -240,7 +257,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--shell", action="store_true", help="chat in this terminal instead of serving HTTP")
     p.add_argument("--log-level", default=ServerArgs.log_level, choices=["debug", "info", "warning", "error"])
-    return p
 
 
 def parse_args(argv: Optional[list[str]] = None) -> ServerArgs:
