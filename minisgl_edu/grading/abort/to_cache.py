@@ -46,6 +46,7 @@ from minisgl_edu.grading.abort.checks import (
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.fixtures import Held, held, step_until
 from minisgl_edu.grading.harness import encode, remember
+from minisgl_edu.kvcache import pages_for
 from minisgl_edu.kvcache.naive_cache import NaiveCache
 from minisgl_edu.message import DetokenizeMsg
 from minisgl_edu.scheduler import Scheduler
@@ -321,6 +322,11 @@ def case_between_schedule_and_run(fn):
 
 
 def case_in_flight(fn):
+    for offset in (3, 0):  # inside a page; at a page boundary, a page reserved for the step in flight
+        _in_flight_at(fn, offset)
+
+
+def _in_flight_at(fn, offset: int) -> None:
     s = _start(fn)
     ps = s.cache.page_size
     ids = encode(s, SHORT)
@@ -328,7 +334,7 @@ def case_in_flight(fn):
     req = s.reqs[0]
     for _ in range(40):
         s.overlap_step()
-        if s.has_in_flight and req in s._in_flight.batch.reqs and req.output_ids and req.cached_len % ps == ps - 1:
+        if s.has_in_flight and req in s._in_flight.batch.reqs and req.output_ids and req.cached_len % ps == offset:
             break
     else:
         raise AssertionError("setup: the request never had a decode batch in flight at the wanted offset")
@@ -338,6 +344,14 @@ def case_in_flight(fn):
     check_gone(s, 0)
     check_marked(req)
     early = [p for p in b.row[b.own_from :] if s.cache.allocator.is_free(p)]
+    reserved = b.row[pages_for(b.cached_len, ps) :]  # reserved for the step in flight, no K/V yet
+    if early and set(early) <= set(reserved):
+        raise AssertionError(
+            f"page(s) {early} went back to the free list at once: its computed tokens ({b.cached_len}) end at a "
+            f"page boundary (pages of {ps}), and the last page of its row was reserved for the step in flight, "
+            "which the GPU is writing now. A page that holds no K/V yet is still in use until the batch lands: "
+            "give every page back through scheduler.cache.release(), which waits for it"
+        )
     assert not early, (
         f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: the GPU "
         "may still write them; scheduler.cache.release() waits for the batch to land"

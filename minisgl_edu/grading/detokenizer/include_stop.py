@@ -90,6 +90,23 @@ def _first_to_complete(full: str, stop: list[str]) -> tuple[str, int]:
     return s, end
 
 
+LATER = (
+    "you cut after a later occurrence of the stop string; its first occurrence ends the answer (search "
+    "with str.find from where the search may begin, not str.rfind)"
+)
+
+
+def _at_a_later_occurrence(shown: str, full: str, stop: str) -> bool:
+    """`shown` ends right after an occurrence of `stop` in `full` that is not its first."""
+    first = full.find(stop) if stop else -1
+    at = full.find(stop, first + 1) if first >= 0 else -1
+    while at >= 0:
+        if shown == full[: at + len(stop)]:
+            return True
+        at = full.find(stop, at + 1)
+    return False
+
+
 def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str) -> None:
     full = _full(ids)
     flag = f"include_stop_str_in_output={include}"
@@ -107,6 +124,8 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         certain = _complete_prefix(ids, n, full)
         stop_complete = any(s and s in certain for s in stop)
         if not expected.startswith(shown):
+            if include and _at_a_later_occurrence(shown, full, winner):
+                raise AssertionError(f"after token {n} your add() had returned {shown!r} {where}: {LATER}")
             if shown.startswith(expected) and include:
                 start = full.find(winner)
                 note = ""
@@ -156,6 +175,8 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
             f"{said}: the stop string {winner!r} was shown twice, once by add() and again by finish(); once a "
             "stop string has been returned, finish() has nothing left to give"
         )
+    if include and _at_a_later_occurrence(joined, full, winner):
+        raise AssertionError(f"{said}: {LATER}")
     if joined.startswith(expected) and include:
         raise AssertionError(
             f"{said}: text after the stop string leaked; cut right after the end of {winner!r}, even in the "
@@ -184,6 +205,9 @@ def case_inside_a_token(cls):
     # At the very start: the first token completes the stop string and carries more text.
     assert _tokens_of("Hello there", "Hel") == ["Hello"], "setup: 'Hel' must end inside the first token"
     _play(cls, "Hello there", ["Hel"], True, "Hel")
+    # One token holds the stop string twice: the first occurrence ends the answer.
+    assert _tokens_of("I like banana split", "anan") == [" banana"], "setup: ' banana' must be one token"
+    _play(cls, "I like banana split", ["an"], True, "I like ban")
 
 
 def case_multibyte(cls):

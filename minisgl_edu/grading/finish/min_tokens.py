@@ -120,6 +120,15 @@ def case_length_still_ends(fn):
         "length limit, so the reason is 'length', not 'stop'",
     )
     _expect(fn, _req([PLAIN] * 2, max_new=3), 10, None, "2 of max 3 tokens and min_tokens=10: keep going")
+    _expect(
+        fn,
+        _req([PLAIN] * 3, max_new=3, max_tokens=50),
+        10,
+        "length",
+        "the client asked for max_tokens=50, clamped to req.max_new_tokens=3 by what fits in the model's context; "
+        "below min_tokens the length test uses that clamped limit too (req.max_new_tokens, not "
+        "sampling_params.max_tokens)",
+    )
 
 
 def case_output_only(fn):
@@ -143,6 +152,15 @@ def case_ignore_eos(fn):
         "min_tokens=2 is reached, but ignore_eos is set: an EOS still does not finish the request",
     )
     ids = _ids("one two three")
+    _expect(
+        fn,
+        _req(ids, ignore_eos=True, stop=["two three"]),
+        len(ids) + 1,
+        None,
+        f"ignore_eos is set and the stop string completes at output token {len(ids)}, one short of "
+        f"min_tokens={len(ids) + 1}: stop strings wait for min_tokens with ignore_eos too (ignore_eos turns "
+        "off the EOS test only, it does not turn off the min_tokens gate)",
+    )
     _expect(
         fn,
         _req(ids, ignore_eos=True, stop=["two three"]),
