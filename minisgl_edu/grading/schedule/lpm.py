@@ -274,6 +274,25 @@ def case_threshold(fn):
         "part (SGLang stops sorting above 128, because matching every waiting request each step costs too much)",
         order,
     )
+    # n + 1 in scheduler.waiting, one of them part-way through its chunked prefill.
+    s = _sched(budget=24)
+    shared = cached(s, token_ids(8, 100))
+    _add(s, 0, token_ids(40, 19), pages=0)
+    apply(s, reference_lpm(s))  # request 0: 24 of its 40 prompt tokens done, it holds a row
+    for uid in range(1, n):
+        _add(s, uid, token_ids(5, 20 + uid), pages=0)
+    _add(s, n, shared + token_ids(3, 40), pages=2)
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    _expect_order(
+        batch,
+        [0, 1, 2],
+        s,
+        f"{n + 1} requests are in scheduler.waiting, request 0 (part-way through its chunked prefill) among them: "
+        f"more than LPM_MAX_WAITING = {n}, so first come, first served. The threshold counts every request in "
+        "scheduler.waiting, the one part-way through its prompt too, not only those not yet admitted",
+        order,
+    )
 
 
 def case_only_new_requests(fn):
@@ -327,6 +346,21 @@ def case_room_for_the_cached(fn):
         f"{[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({_pages(s, order)} cached pages)"
     )
     assert items_of(batch) == ("prefill", [(2, 40, 4)]), f"expected request 2's last 4 prompt tokens, got {show(batch)}"
+    # The other way round: the first in this order does not fit, a later one would.
+    s = _sched()
+    shared = cached(s, token_ids(40, 130))
+    prefilled(s, _add(s, 0, shared + token_ids(4, 18), max_tokens=920, pages=10))
+    plain = _add(s, 1, token_ids(20, 21), max_tokens=28, pages=0)  # 12 pages: would fit
+    sharing = _add(s, 2, shared + token_ids(4, 22), max_tokens=80, pages=10)  # 31 pages, 21 of them new
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    assert plain.table_idx < 0 and sharing.table_idx < 0 and items_of(batch) == ("decode", [(0, 44, 1)]), (
+        "15 pages are left beside the running request. In longest-prefix order request 2 comes first and does "
+        "not fit (it needs 21 new pages); request 1 (arrived first, nothing cached) would fit in 12. Nobody "
+        "overtakes the first request in this order that does not fit: stop there, as the base part stops at the "
+        "head of the queue, and decode. Yours: "
+        f"{show(batch)}; admitted: {[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({_pages(s, order)} cached pages)"
+    )
 
 
 def case_naive_cache(fn):

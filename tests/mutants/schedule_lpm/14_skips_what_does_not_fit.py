@@ -1,0 +1,59 @@
+"""Skips a request that does not fit and tries the next one in longest-prefix order: a smaller
+request with nothing cached overtakes the one with the longest cached prefix, which may then wait
+for ever behind a stream of small ones."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
+from minisgl_edu.kvcache import pages_for
+
+MUST_FAIL = {"stretch: cached pages make room"}
+MUST_SAY = "nobody overtakes the first request in this order"
+
+LPM_MAX_WAITING = 8
+
+
+def try_admit(scheduler, req: Req) -> bool:
+    cache = scheduler.cache
+    admitted = scheduler.running + [r for r in scheduler.waiting if r.table_idx >= 0]
+    if len(admitted) >= scheduler.max_running:
+        return False
+    cache.admit(req)
+    need = 0
+    for r in admitted + [req]:
+        final = len(r.input_ids) + r.max_new_tokens
+        need += max(pages_for(final, cache.page_size) - cache.held_pages(r), 0)
+    if need > cache.num_available:
+        cache.release(req, cache_it=False)
+        req.cached_len = req.prefix_len = 0
+        return False
+    return True
+
+
+def schedule_next_batch_lpm(scheduler) -> Optional[Batch]:
+    cache = scheduler.cache
+    waiting = list(scheduler.waiting)
+    started = [r for r in waiting if r.table_idx >= 0]
+    new = [r for r in waiting if r.table_idx < 0]
+    if len(waiting) <= LPM_MAX_WAITING:
+        new.sort(key=lambda r: len(cache.match(r)[1]), reverse=True)
+    items = []
+    budget = scheduler.max_prefill_tokens
+    for req in started + new:
+        if budget <= 0:
+            break
+        if req.table_idx < 0 and not try_admit(scheduler, req):
+            continue  # try the next one: it may fit
+        chunk = min(req.remaining_prompt, budget)
+        cache.reserve(req, req.cached_len + chunk)
+        items.append(ScheduledReq(req, req.cached_len, chunk))
+        req.status = ReqStatus.PREFILLING
+        budget -= chunk
+    if items:
+        return Batch("prefill", items)
+    for req in scheduler.running:
+        cache.reserve(req, req.total_len)
+        items.append(ScheduledReq(req, req.total_len - 1, 1))
+    return Batch("decode", items) if items else None
