@@ -115,7 +115,6 @@ def _decode_kernel(
     h = tl.program_id(1)
     s = tl.program_id(2)
     HALF: tl.constexpr = D // 2
-    NUM_Q: tl.constexpr = NUM_KV * G
     offs_g = tl.arange(0, G)
     offs_h = tl.arange(0, HALF)
     offs_d = tl.arange(0, D)
@@ -173,7 +172,33 @@ def _decode_kernel(
             v_new = tl.load(v_ptr + newest_src + offs_d, cache_modifier=".cg")[None, :]
             score = tl.sum(q1 * k1_new.to(tl.float32), axis=1) + tl.sum(q2 * k2_new.to(tl.float32), axis=1)
             m, l, acc = _online_update(m, l, acc, score[:, None], v_new.to(tl.float32))
-    # This split's partial result, then the merge by whichever split of (b, h) finishes last.
+    _store_and_merge(acc, m, l, acc_ptr, ml_ptr, count_ptr, out_ptr, b, h, s, stride_ob, stride_oh, NUM_KV, G, D, S)
+
+
+@triton.jit
+def _store_and_merge(
+    acc,
+    m,
+    l,
+    acc_ptr,
+    ml_ptr,
+    count_ptr,
+    out_ptr,
+    b,
+    h,
+    s,
+    stride_ob,
+    stride_oh,
+    NUM_KV: tl.constexpr,
+    G: tl.constexpr,
+    D: tl.constexpr,
+    S: tl.constexpr,
+):
+    """Write split s's partial result of (request b, KV head h); the split that finishes last
+    merges all S of them into the output."""
+    NUM_Q: tl.constexpr = NUM_KV * G
+    offs_g = tl.arange(0, G)
+    offs_d = tl.arange(0, D)
     part = (b * NUM_Q + h * G + offs_g) * S + s  # [request, q head, split]
     tl.store(acc_ptr + part[:, None] * D + offs_d[None, :], acc)
     tl.store(ml_ptr + part * 2, m)
