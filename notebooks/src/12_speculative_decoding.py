@@ -447,7 +447,7 @@ newline after it, and the start of the next turn. The model agreed with the firs
 finished the request, so the newline, accepted by the model, is never sent ("after finish"). The
 stepper shows it as a grey ✓.
 
-`max_tokens` is handled before the step instead: `Scheduler._draft` proposes at most
+`max_tokens` is handled before the step instead: `Speculator.drafts` proposes at most
 `max_tokens - tokens so far - 1` drafts, so the drafts and the model's own token always fit in
 `max_tokens` (and in the pages reserved for the request when it was admitted). With
 `max_tokens=8`:
@@ -575,7 +575,7 @@ print("pause after m failed verifies in a row:", {m: backoff(m) for m in range(1
 """),
     md(r"""
 **Requests that never draft.** A request with a grammar (JSON schema, regex, EBNF) or with
-repetition, frequency or presence penalties gets no drafts (`Scheduler._draft`). Their logits at
+repetition, frequency or presence penalties gets no drafts (`Speculator.guess`). Their logits at
 draft position `j` would have to be processed as if drafts `0..j-1` were already accepted: the
 grammar's mask after those tokens (the matcher advanced through the drafts and rolled back at the
 first rejection), the penalties counting them. Verifying without that would compare the drafts
