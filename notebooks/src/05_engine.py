@@ -221,20 +221,78 @@ print("same as the engine with the same seed:", mine_sampled == engine_sampled)
 print(repr(tok.decode(mine_sampled)))
 """),
     md(r"""
-## What the engine does beyond this loop
+## The engine's forward pass: inputs, run, output
 
-`Engine.forward_batch` runs the same computation for **many requests at once**: it puts every
-request's new tokens in one flat tensor, with their positions, and tells the attention backend
-which cache pages belong to which request (`AttentionMetadata`). A batch is of one kind (chapter
-04): in a prefill batch each request contributes a prompt chunk (the whole prompt, or part of a
-long one), in a decode batch each contributes its one newest token. The flat layout would allow
-both kinds in one tensor, and with `--enable-mixed-chunk` (SGLang's flag, copied here; off by
-default, and mini-sglang has no such option) the engine does exactly that: each prompt chunk and
-each decode token is one item of the same flat batch, and attention takes each item's own query
-length. The KV cache is not a dict of growing tensors per request but one
-big pool of fixed-size **pages** (chapter 06), so memory is handed out without copying. And it
-computes logits only for the positions it samples from: the output matrix (49 152 × 576) is the
-largest of this model.
+`Engine.forward_batch` runs the same computation for **many requests at once**. Its body,
+`_forward_now`, is three steps, and the rest of the engine (CUDA graphs, verify batches for
+speculative decoding in chapter 12, overlap scheduling in chapter 09) plugs in behind them:
+"""),
+    code(r"""
+import inspect
+
+from minisgl_edu.engine import Engine
+
+print(inspect.getsource(Engine._forward_now))
+"""),
+    md(r"""
+**1. Inputs** (`engine/forward_inputs.py`). A batch is a list of requests, each contributing a run
+of tokens: a prompt chunk (the whole prompt, or part of a long one) or its one newest token. The
+model wants one flat sequence, so `ForwardInputs.of` lays the items end to end: each token's id,
+its position in its own request, the slot of the KV pool its K/V is written to (from the page
+table, chapter 06), and which positions need logits (`sample_at`: the last of each request that
+gets a token). Two requests, as the scheduler plans their first batch (`srv.plan()` picks it
+without running it; `scheduler.last_batch` is that batch):
+"""),
+    code(r"""
+from minisgl_edu.engine.forward_inputs import ForwardInputs
+
+uids = [srv.submit(prompt_ids[:6], SamplingParams(max_tokens=3)), srv.submit(prompt_ids[:4], SamplingParams(max_tokens=3))]
+engine = srv.engine
+
+
+def show_inputs():
+    srv.plan()
+    batch = srv.scheduler.last_batch
+    inputs = ForwardInputs.of(batch, engine.page_table, engine.page_size, ids_on_device=False)
+    print(batch.phase, "batch")
+    for name in ("ids", "positions", "out_loc", "sample_at", "q_lens", "kv_lens"):
+        print(f"  {name:<10}", getattr(inputs, name))
+    return batch, inputs
+
+
+batch, inputs = show_inputs()
+srv.step()  # runs that batch: each request gets its first token
+batch, inputs = show_inputs()
+"""),
+    md(r"""
+The prefill batch is 10 tokens, 6 then 4, and needs logits at two of them (positions 5 and 9 of
+the flat sequence). The decode batch that follows is one token per request, each at the position
+after its prompt, and every one of them is sampled.
+
+**2. Run** (`engine/runner.py`). The engine chose its runner once, when it was built: on CPU the
+plain `EagerRunner`, which tells the attention backend the batch's shape (`AttentionMetadata`:
+query and KV lengths per request, their page-table rows, the KV slots), runs the model on the
+flat ids and positions, and computes logits only at `sample_at`: the output matrix (49,152 × 576)
+is the largest of this model, and a prompt's other positions never need it. On a GPU the engine
+chose `CudaGraphRunner` instead, which replays a captured graph where one fits the batch (chapter
+09) and hands every other batch to the eager one.
+
+**3. Output** (`engine/sampler.py`). One token per row of logits. Run the decode batch's two
+steps by hand, then let the server run it for real, and compare:
+"""),
+    code(r"""
+out = engine.runner.run(inputs)
+mine = engine.sampler.sample(out.logits, batch.reqs).tolist()
+print(type(engine.runner).__name__, "logits", tuple(out.logits.shape))
+srv.run_until_idle()
+print("sampled by hand:", mine, "| the engine's second tokens:", [srv.result(u).token_ids[1] for u in uids])
+"""),
+    md(r"""
+A batch need not be of one kind: the flat layout takes prompt chunks and decode tokens side by
+side, and with `--enable-mixed-chunk` (SGLang's flag, copied here; off by default, and mini-sglang
+has no such option) the scheduler builds exactly such batches, and attention takes each item's
+own query length. The KV cache is not a dict of growing tensors per request but one big pool of
+fixed-size **pages** (chapter 06), so memory is handed out without copying.
 
 ## Summary
 
@@ -242,6 +300,8 @@ largest of this model.
   norm → logits. Prefill runs the prompt; decode runs one token against the cache.
 * Greedy = argmax. Temperature, top-k and top-p reshape the distribution before the draw; a seed
   makes the draw reproducible.
+* `Engine._forward_now`: inputs (the batch laid out flat, `ForwardInputs`), run (the runner chosen
+  when the engine was built: eager, or CUDA graphs), output (sample, or verify drafts).
 
 ## Exercises
 
