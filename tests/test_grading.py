@@ -233,6 +233,38 @@ def test_feedback_names_the_students_line_not_the_package():
     assert r.where.startswith(__file__)
 
 
+def test_a_failed_check_reports_its_own_hint_not_the_cases():
+    from minisgl_edu.grading.core import Case, expect, hinted, run_case
+
+    def two_checks(impl):
+        got = impl()
+        expect(got[0] == 1, f"first is {got[0]}, expected 1", hint="look at the first")
+        with hinted("look at the second"):
+            expect(got[1] == 2, f"second is {got[1]}, expected 2")
+
+    case = Case("two checks", two_checks, hint="the case's hint")
+    first = run_case(case, lambda: (0, 2))
+    second = run_case(case, lambda: (1, 0))
+    assert (first.passed, first.message, first.hint) == (False, "first is 0, expected 1", "look at the first")
+    assert (second.passed, second.message, second.hint) == (False, "second is 0, expected 2", "look at the second")
+    assert run_case(case, lambda: (1, 2)).passed
+
+    def crashes(impl):
+        impl()
+
+    def student_asserts():
+        assert False, "mine"
+
+    # anything else (the student's exception, a check without its own hint): the case's hint
+    assert run_case(Case("c", crashes, hint="the case's hint"), lambda: 1 / 0).hint == "the case's hint"
+    bare = run_case(Case("c", lambda impl: expect(impl(), "no"), hint="the case's hint"), lambda: 0)
+    assert (bare.message, bare.hint) == ("no", "the case's hint")
+    with pytest.raises(AssertionError) as raised:  # the student's own assert keeps its type and line
+        with hinted("not for this"):
+            student_asserts()
+    assert type(raised.value) is AssertionError
+
+
 def test_a_crash_inside_the_engine_is_not_blamed_on_a_student_line():
     from types import SimpleNamespace
 

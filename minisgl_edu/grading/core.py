@@ -14,19 +14,68 @@ Three rules hold for every exercise:
 * whatever the student's code does (raise, loop, return the wrong type), the grader reports it
   per case and gives a score (feedback.py); it never crashes and never shows a package frame as
   if it were the student's.
+
+A case often checks several things, and each can fail for a different mistake. A case's `hint`
+is the fallback; a check that knows its own mistake says so, and its hint is the one reported:
+
+    expect(got == want, f"returned {got}, expected {want}", hint="count the held-back text too")
+    with hinted("a stop string may span two tokens: search the new text with the tail before it"):
+        check_stops(...)  # any AssertionError raised inside carries this hint
+
+Both raise `Mistake` (an AssertionError with a `hint`); `run_case` reports the hint of the
+exception it caught when it has one, else the case's.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
+from minisgl_edu.grading.feedback import _is_grader_file as is_grader_file
 from minisgl_edu.grading.feedback import explain
 from minisgl_edu.grading.limits import CaseTimeout, time_limit
 from minisgl_edu.grading.own_code import not_own_code
 
 UNIT_LIMIT = 60.0  # seconds; a correct unit case takes milliseconds
 ENGINE_LIMIT = 300.0  # a few short requests on the real model (model loading is not counted)
+
+
+class Mistake(AssertionError):
+    """A failed check that names its own mistake: `hint` replaces the case's hint in the report."""
+
+    def __init__(self, message: str = "", hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
+
+
+def expect(condition: Any, message: str, hint: str = "") -> None:
+    """`assert condition, message`, with the hint for this check's mistake."""
+    if not condition:
+        raise Mistake(message, hint)
+
+
+@contextmanager
+def hinted(hint: str) -> Iterator[None]:
+    """Every AssertionError raised inside the block (a check, or a helper's checks) carries `hint`,
+    unless it already carries its own (a Mistake raised inside keeps its hint)."""
+    try:
+        yield
+    except Mistake as e:
+        if not e.hint:
+            e.hint = hint
+        raise
+    except AssertionError as e:
+        if not _raised_by_grader(e):
+            raise  # the student's own assert: feedback.py names their line
+        raise Mistake(str(e), hint).with_traceback(e.__traceback__) from e.__cause__
+
+
+def _raised_by_grader(e: BaseException) -> bool:
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and is_grader_file(tb.tb_frame.f_code.co_filename)
 
 
 @dataclass
@@ -95,7 +144,7 @@ def run_case(case: Case, impl: Any, limit: Optional[float] = None) -> CaseResult
             case.run(impl)
     except (Exception, SystemExit, CaseTimeout) as e:  # KeyboardInterrupt still stops the grader
         fb = explain(e)
-        return CaseResult(case.name, False, fb.message, case.hint, fb.where)
+        return CaseResult(case.name, False, fb.message, getattr(e, "hint", "") or case.hint, fb.where)
     return CaseResult(case.name, True)
 
 
