@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 from minisgl_edu.core import Req, SamplingParams
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import reference_run, run_requests, tokenizer
 from minisgl_edu.scheduler.finish import check_finish as reference
 
@@ -35,14 +35,18 @@ def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **
     return req
 
 
-def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS) -> None:
+RETURNS_A_REASON = "return the reason, 'stop' or 'length', or None while it goes on: never True/False"
+
+
+def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:
     got = fn(req, set(eos_ids), _decode)
     if got == want and type(got) is type(want):
         return
     shown = _decode(req.output_ids)
-    raise AssertionError(
+    raise Mistake(
         f"{why}: your check_finish returned {got!r}, expected {want!r} "
-        f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})"
+        f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",
+        RETURNS_A_REASON if isinstance(got, bool) else hint,
     )
 
 
@@ -70,7 +74,13 @@ def case_eos(fn):
     assert _decode([PLAIN]) == " ok", "setup: token 10907 should be ' ok'"
     _expect(fn, _req([PLAIN, PLAIN, 2]), "stop", "the newest token 2 is in eos_ids {0, 2} (a set: every id counts)")
     _expect(fn, _req([PLAIN, PLAIN, 0]), "stop", "the newest token 0 is in eos_ids {0, 2} (a set: every id counts)")
-    _expect(fn, _req([2, PLAIN, PLAIN]), None, "only the newest token counts (an old EOS would have stopped it then)")
+    _expect(
+        fn,
+        _req([2, PLAIN, PLAIN]),
+        None,
+        "only the newest token counts (an old EOS would have stopped it then)",
+        hint="test req.output_ids[-1] only, not every output token",
+    )
     _expect(fn, _req([PLAIN, PLAIN, PLAIN]), None, "no EOS, no stop string, room left")
 
 
@@ -124,12 +134,19 @@ def case_order(fn):
         _req(ids, max_new=len(ids), stop=["three"]),
         "stop",
         "the stop string 'three' completes on the last allowed token: 'stop' wins over 'length'",
+        hint="test the stop strings before the length too",
     )
 
 
 def case_ignore_eos(fn):
     _expect(fn, _req([PLAIN, 2], ignore_eos=True), None, "ignore_eos is set: an EOS token must not stop it")
-    _expect(fn, _req([PLAIN, 2], max_new=2, ignore_eos=True), "length", "ignore_eos still ends at max_new_tokens")
+    _expect(
+        fn,
+        _req([PLAIN, 2], max_new=2, ignore_eos=True),
+        "length",
+        "ignore_eos still ends at max_new_tokens",
+        hint="the length limit holds whatever ignore_eos says",
+    )
     ids = _ids("one two three")
     _expect(
         fn,
@@ -151,7 +168,11 @@ def case_stop_across_tokens(fn):
         "decode a window of recent tokens, not only the newest one",
     )
     _expect(
-        fn, _req(ids, stop=["xyz", stop]), "stop", "every string in sampling_params.stop counts, not only the first"
+        fn,
+        _req(ids, stop=["xyz", stop]),
+        "stop",
+        "every string in sampling_params.stop counts, not only the first",
+        hint="loop over every string of sampling_params.stop",
     )
     _expect(fn, _req(ids[:-1], stop=[stop]), None, "'one two' does not contain 'two three' yet")
 

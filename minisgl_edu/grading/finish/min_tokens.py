@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from minisgl_edu.core import Req, SamplingParams
-from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.finish.base import EOS, PLAIN, _decode, _ids, _req
+from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.finish.base import EOS, PLAIN, RETURNS_A_REASON, _decode, _ids, _req
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
 from minisgl_edu.scheduler.finish import check_finish as package_check_finish
 
@@ -36,19 +36,21 @@ def reference_min_tokens(
     return package_check_finish(req, eos_ids, decode)
 
 
-def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str) -> None:
+def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str, hint: str = "") -> None:
     before = list(req.output_ids)
     got = fn(req, set(EOS), _decode, min_tokens)
     if req.output_ids != before:
-        raise AssertionError(
+        raise Mistake(
             "your check_finish_min_tokens changed req.output_ids: it only decides whether the request "
-            "is finished; a token held back by min_tokens stays in the output (the client sees it)"
+            "is finished; a token held back by min_tokens stays in the output (the client sees it)",
+            "only read req: leave req.output_ids as it is",
         )
     if got == want and type(got) is type(want):
         return
-    raise AssertionError(
+    raise Mistake(
         f"{why}: your check_finish_min_tokens returned {got!r}, expected {want!r} (output {_decode(before)!r}, "
-        f"{len(before)} output tokens, min_tokens={min_tokens}, max {req.max_new_tokens})"
+        f"{len(before)} output tokens, min_tokens={min_tokens}, max {req.max_new_tokens})",
+        RETURNS_A_REASON if isinstance(got, bool) else hint,
     )
 
 
@@ -60,8 +62,9 @@ def case_eos_waits(fn):
         None,
         "3 output tokens of min_tokens=5: an EOS before min_tokens must not finish the request",
     )
-    _expect(fn, _req([PLAIN] * 5 + [0]), 5, "stop", "6 output tokens, min_tokens=5: the newest token 0 is an EOS")
-    _expect(fn, _req([PLAIN, 2]), 0, "stop", "min_tokens=0 holds nothing back: EOS finishes as in check_finish")
+    past = "from min_tokens on, an EOS finishes the request again, as in check_finish"
+    _expect(fn, _req([PLAIN] * 5 + [0]), 5, "stop", "6 output tokens, min_tokens=5: the newest token 0 is an EOS", past)
+    _expect(fn, _req([PLAIN, 2]), 0, "stop", "min_tokens=0 holds nothing back: EOS finishes as in check_finish", past)
 
 
 def case_boundary(fn):
@@ -79,6 +82,7 @@ def case_boundary(fn):
         5,
         None,
         "the EOS is the 4th output token and min_tokens=5: one short of the minimum, so keep going",
+        hint="while len(req.output_ids) < min_tokens, an EOS does not finish the request",
     )
 
 
@@ -99,6 +103,7 @@ def case_stop_waits(fn):
         n,
         "stop",
         f"the stop string completes at output token {n} and min_tokens={n}: it finishes",
+        hint="< min_tokens holds back, == min_tokens does not: the stop strings are tested again from then on",
     )
 
 
@@ -118,6 +123,7 @@ def case_length_still_ends(fn):
         "length",
         "the last allowed token is an EOS, but min_tokens=10 holds the EOS back: the request ends by its "
         "length limit, so the reason is 'length', not 'stop'",
+        hint="below min_tokens the EOS is held back: test the length, and answer 'length' when it is reached",
     )
     _expect(fn, _req([PLAIN] * 2, max_new=3), 10, None, "2 of max 3 tokens and min_tokens=10: keep going")
     _expect(
@@ -128,6 +134,7 @@ def case_length_still_ends(fn):
         "the client asked for max_tokens=50, clamped to req.max_new_tokens=3 by what fits in the model's context; "
         "below min_tokens the length test uses that clamped limit too (req.max_new_tokens, not "
         "sampling_params.max_tokens)",
+        hint="req.max_new_tokens, not sampling_params.max_tokens",
     )
 
 
@@ -167,6 +174,7 @@ def case_ignore_eos(fn):
         len(ids),
         "stop",
         "ignore_eos turns off the EOS test only: once min_tokens is reached, a stop string still finishes",
+        hint="from min_tokens on, test the stop strings whatever ignore_eos says",
     )
     _expect(
         fn,
