@@ -23,7 +23,8 @@ is the fallback; a check that knows its own mistake says so, and its hint is the
         check_stops(...)  # any AssertionError raised inside carries this hint
 
 Both raise `Mistake` (an AssertionError with a `hint`); `run_case` reports the hint of the
-exception it caught when it has one, else the case's.
+exception it caught when it has one, else the case's. `expect` builds its message before it
+checks: a message that only makes sense on failure (`bad[0]`) goes in `if bad: raise Mistake(...)`.
 """
 
 from __future__ import annotations

@@ -13,11 +13,14 @@ a one-character-per-token toy tokenizer would hide.
 from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
 REPLACEMENT = "\ufffd"
+WHOLE_CHARACTERS = "hold text back while the decoded window ends in '\\ufffd'"
+SEARCH_ALL = "look for stop strings in all the text not yet returned (the held-back tail and the new text)"
+HOLD_BACK = "hold back a tail that could begin a stop string"
 
 
 def _full(ids: list[int]) -> str:
@@ -25,8 +28,10 @@ def _full(ids: list[int]) -> str:
 
 
 def _piece(got, what: str) -> str:
-    assert isinstance(got, str), (
-        f"{what} returned {got!r} ({type(got).__name__}); it must return a str ('' for nothing yet)"
+    expect(
+        isinstance(got, str),
+        f"{what} returned {got!r} ({type(got).__name__}); it must return a str ('' for nothing yet)",
+        "add() and finish() return '' when there is nothing new to show, never None",
     )
     return got
 
@@ -69,9 +74,12 @@ def _check_timely(cls, ids: list[int], stop=()) -> None:
                 )
             else:
                 why = "there are no stop strings, so whole characters go out as soon as they are decoded"
-            raise AssertionError(
+            raise Mistake(
                 f"after token {n + 1} ({_full([t])!r}) your add() had returned {shown!r}, but {waiting!r} was "
-                f"already safe to show: {why}; the client should not wait for finish()"
+                f"already safe to show: {why}; the client should not wait for finish()",
+                "release held-back text as soon as the next token shows it cannot begin a stop string"
+                if stop
+                else "add() returns each whole character as soon as it is decoded",
             )
 
 
@@ -80,10 +88,12 @@ def _check_text(cls, text: str) -> None:
     _check_timely(cls, ids)
     pieces = _stream(cls, ids)
     bad = [p for p in pieces if REPLACEMENT in p]
-    assert not bad, (
-        f"a piece contains a broken character: {bad[0]!r} (part of a character that spans tokens was "
-        "decoded on its own; hold text back while the decoded window ends in '\\ufffd')"
-    )
+    if bad:
+        raise Mistake(
+            f"a piece contains a broken character: {bad[0]!r} (part of a character that spans tokens was "
+            "decoded on its own; hold text back while the decoded window ends in '\\ufffd')",
+            WHOLE_CHARACTERS,
+        )
     assert "".join(pieces) == _full(ids), f"the pieces join to {''.join(pieces)!r}, expected {_full(ids)!r}"
 
 
@@ -92,14 +102,17 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str) -> No
     for n, piece in enumerate(pieces[:-1]):
         shown += piece
         if len(shown) > len(expected) and stop in shown:
-            raise AssertionError(
+            raise Mistake(
                 f"after token {n + 1} your add() had returned {shown!r}, the stop string {stop!r} included: look "
-                "for stop strings in all the text not yet returned, not only in the newest piece"
+                "for stop strings in all the text not yet returned, not only in the newest piece",
+                SEARCH_ALL,
             )
         if len(shown) > len(expected):
-            raise AssertionError(
+            raise Mistake(
                 f"after token {n + 1} your add() had returned {shown!r}: the end of it could still be the start of "
-                f"the stop string {stop!r}, so hold it back until the next tokens show whether the stop string follows"
+                f"the stop string {stop!r}, so hold it back until the next tokens show whether the stop string "
+                "follows",
+                HOLD_BACK,
             )
 
 
@@ -137,9 +150,11 @@ def case_stop_across_tokens(cls):
 def _check_joined(pieces: list[str], stop: list[str], expected: str) -> None:
     joined = "".join(pieces)
     for s in stop:
-        assert s not in joined, (
+        expect(
+            s not in joined,
             f"the stop string {s!r} was shown to the client ({pieces!r}): look for stop strings "
-            "in all the text not yet returned, not only in the newest piece"
+            "in all the text not yet returned, not only in the newest piece",
+            SEARCH_ALL,
         )
     assert joined == expected, f"the pieces {pieces!r} join to {joined!r}, expected {expected!r}"
 
@@ -204,7 +219,8 @@ def case_stop_cjk(cls):
     assert len(_tokens_of(text, stop)) > len(stop), "setup: the stop string must take more tokens than characters"
     pieces = _stream(cls, tokenizer().encode(text), [stop])
     bad = [p for p in pieces if REPLACEMENT in p]
-    assert not bad, f"a piece contains a broken character: {bad[0]!r}"
+    if bad:
+        raise Mistake(f"a piece contains a broken character: {bad[0]!r}", WHOLE_CHARACTERS)
     _check_joined(pieces, [stop], "北京")
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.detokenizer.base import REPLACEMENT, _full, _piece, _tokens_of
+from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.detokenizer.base import REPLACEMENT, WHOLE_CHARACTERS, _full, _piece, _tokens_of
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 from minisgl_edu.tokenizer.server import DetokenizeManager, _DetokState
@@ -107,15 +107,24 @@ def _at_a_later_occurrence(shown: str, full: str, stop: str) -> bool:
     return False
 
 
+FIRST = "the first occurrence of the stop string ends the answer: str.find, from where it could begin"
+LEAKED = "cut right after the end of the stop string, even in the middle of a token"
+BASE_RULE = "with the flag unset, cut before the stop string, as in the base part"
+MISSING = "with the flag set the answer keeps the stop string: cut right after it, not before"
+TWICE = "once add() has returned the stop string, finish() has nothing left: move what was sent past it"
+
+
 def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str) -> None:
     full = _full(ids)
     flag = f"include_stop_str_in_output={include}"
     where = f"(text {full!r}, stop={stop}, {flag})"
     bad = [p for p in pieces if REPLACEMENT in p]
-    assert not bad or REPLACEMENT in full, (
-        f"a piece contains a broken character: {bad[0]!r} {where}; a character that spans tokens was shown "
-        "before its last token arrived (hold text back while the decoded window ends in '\\ufffd')"
-    )
+    if bad and REPLACEMENT not in full:
+        raise Mistake(
+            f"a piece contains a broken character: {bad[0]!r} {where}; a character that spans tokens was shown "
+            "before its last token arrived (hold text back while the decoded window ends in '\\ufffd')",
+            WHOLE_CHARACTERS,
+        )
     winner, _ = _first_to_complete(full, stop)
     longest = max([len(s) for s in stop if s] or [1])
     shown = ""
@@ -125,7 +134,7 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         stop_complete = any(s and s in certain for s in stop)
         if not expected.startswith(shown):
             if include and _at_a_later_occurrence(shown, full, winner):
-                raise AssertionError(f"after token {n} your add() had returned {shown!r} {where}: {LATER}")
+                raise Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
             if shown.startswith(expected) and include:
                 start = full.find(winner)
                 note = ""
@@ -134,15 +143,17 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                         f" The stop string began in text you had already returned ({before!r}): if you look for "
                         "stop strings only in text not yet returned, you never see this one whole."
                     )
-                raise AssertionError(
+                raise Mistake(
                     f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
                     f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Cut right after the "
-                    f"end of the stop string, even in the middle of a token.{note}"
+                    f"end of the stop string, even in the middle of a token.{note}",
+                    LEAKED,
                 )
             if shown.startswith(expected):
-                raise AssertionError(
+                raise Mistake(
                     f"after token {n} your add() had returned {shown!r}: with {flag} nothing of the stop string "
-                    f"{winner!r} may be shown, the base part's rule {where}"
+                    f"{winner!r} may be shown, the base part's rule {where}",
+                    BASE_RULE,
                 )
             raise AssertionError(
                 f"after token {n} your add() had returned {shown!r}, which is not how the answer {expected!r} "
@@ -150,40 +161,48 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
             )
         if not stop_complete and len(shown) < len(certain) - (longest - 1):
             waiting = certain[len(shown) :]
-            raise AssertionError(
+            raise Mistake(
                 f"after token {n} your add() had returned only {shown!r} and still held back {waiting!r} {where}: "
                 f"no stop string can begin that far back (the longest has {longest} characters), so that text is "
                 "ordinary text of the answer. Release held-back text as soon as the next tokens show it is not "
-                "a stop string, not only at finish()"
+                "a stop string, not only at finish()",
+                "release held-back text as soon as the next tokens show it cannot begin a stop string",
             )
     joined = shown + pieces[-1]
     if joined == expected:
         return
     said = f"your pieces {pieces!r} join to {joined!r}, expected {expected!r} {where}"
     if include and winner and joined == expected[: -len(winner)]:
-        raise AssertionError(
+        raise Mistake(
             f"{said}: the stop string {winner!r} is missing. With include_stop_str_in_output=True the answer "
-            "keeps it: cut right after the stop string, not before it"
+            "keeps it: cut right after the stop string, not before it",
+            MISSING,
         )
     if winner and joined.count(winner) > expected.count(winner):
         if not include and joined.startswith(expected + winner):
-            raise AssertionError(
+            raise Mistake(
                 f"{said}: with include_stop_str_in_output=False the stop string is not shown; the flag decides, "
-                "and False is exactly the base part"
+                "and False is exactly the base part",
+                BASE_RULE,
             )
-        raise AssertionError(
+        raise Mistake(
             f"{said}: the stop string {winner!r} was shown twice, once by add() and again by finish(); once a "
-            "stop string has been returned, finish() has nothing left to give"
+            "stop string has been returned, finish() has nothing left to give",
+            TWICE,
         )
     if include and _at_a_later_occurrence(joined, full, winner):
-        raise AssertionError(f"{said}: {LATER}")
+        raise Mistake(f"{said}: {LATER}", FIRST)
     if joined.startswith(expected) and include:
-        raise AssertionError(
+        raise Mistake(
             f"{said}: text after the stop string leaked; cut right after the end of {winner!r}, even in the "
-            "middle of a token"
+            "middle of a token",
+            LEAKED,
         )
     if expected.startswith(joined):
-        raise AssertionError(f"{said}: {expected[len(joined) :]!r} was never returned; finish() returns what is left")
+        raise Mistake(
+            f"{said}: {expected[len(joined) :]!r} was never returned; finish() returns what is left",
+            "finish() returns all the text not yet returned, up to the cut",
+        )
     raise AssertionError(said)
 
 
