@@ -12,17 +12,28 @@ from __future__ import annotations
 import random
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.kvcache.allocator import OutOfPages
 from minisgl_edu.kvcache.allocator import PageAllocator as reference
 
+RAISE_OUT_OF_PAGES = "raise OutOfPages (from minisgl_edu.kvcache.allocator), the exception the scheduler catches"
+TAKE_NOTHING = "check n against the free count before taking anything"
+
 
 def _num_free(a) -> int:
     got = a.num_free
-    assert not callable(got), "num_free is a method: make it a property (the cache manager reads allocator.num_free)"
+    expect(
+        not callable(got),
+        "num_free is a method: make it a property (the cache manager reads allocator.num_free)",
+        "put @property above def num_free(self)",
+    )
     assert isinstance(got, int), f"num_free is {got!r}, not an int"
-    assert got >= 0, f"num_free is {got}: a count of free pages is never negative"
+    expect(
+        got >= 0,
+        f"num_free is {got}: a count of free pages is never negative",
+        "num_free is the length of this allocator's own free list (state on self, set in __init__)",
+    )
     return got
 
 
@@ -32,7 +43,11 @@ def _allocate(a, n: int) -> list[int]:
         f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
     )
     assert all(isinstance(p, int) for p in pages), f"allocate({n}) returned {pages!r}: page ids are ints"
-    assert len(pages) == n, f"allocate({n}) returned {len(pages)} pages: {pages!r}"
+    expect(
+        len(pages) == n,
+        f"allocate({n}) returned {len(pages)} pages: {pages!r}",
+        "allocate(n) returns exactly n pages; mind slices like free[-n:] when n is 0",
+    )
     return pages
 
 
@@ -42,9 +57,12 @@ def _must_refuse(a, pages: list[int], why: str) -> None:
     except ValueError:
         return
     except Exception as e:
-        raise AssertionError(f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError") from e
-    raise AssertionError(
-        f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)"
+        raise Mistake(
+            f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError", "raise ValueError"
+        ) from e
+    raise Mistake(
+        f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)",
+        "only a page in use may be freed: remember the pages in use and refuse every other id",
     )
 
 
@@ -87,9 +105,10 @@ def case_out_of_pages(cls):
     except OutOfPages:
         pass
     except Exception as e:
-        raise AssertionError(
+        raise Mistake(
             f"asking for 2 pages with 1 free raised {type(e).__name__}: raise OutOfPages "
-            "(the scheduler catches that one)"
+            "(the scheduler catches that one)",
+            RAISE_OUT_OF_PAGES,
         ) from e
     else:
         raise AssertionError("asking for 2 pages with 1 free must raise OutOfPages")
@@ -132,11 +151,14 @@ def _must_run_out(a, n: int, free: int) -> None:
     except OutOfPages:
         pass
     except Exception as e:
-        raise AssertionError(f"allocate({n}) with {free} free raised {type(e).__name__}: raise OutOfPages") from e
+        raise Mistake(
+            f"allocate({n}) with {free} free raised {type(e).__name__}: raise OutOfPages", RAISE_OUT_OF_PAGES
+        ) from e
     else:
         raise AssertionError(f"allocate({n}) with {free} free pages must raise OutOfPages")
-    assert _num_free(a) == free, (
-        f"a refused allocate({n}) must take nothing; num_free went from {free} to {_num_free(a)}"
+    left = _num_free(a)
+    expect(
+        left == free, f"a refused allocate({n}) must take nothing; num_free went from {free} to {left}", TAKE_NOTHING
     )
 
 
@@ -152,10 +174,11 @@ def case_exact_fit(cls):
     try:
         z = a.allocate(0)
     except Exception as e:
-        raise AssertionError(
+        raise Mistake(
             f"allocate(0) with no page free raised {type(e).__name__}: it asks for nothing, so it gets [] even "
             "when the pool is full (the cache manager asks for 0 pages whenever the new tokens fit in a "
-            "request's last page)"
+            "request's last page)",
+            "refuse only when n > num_free: allocate(0) always fits",
         ) from e
     assert z == [], f"allocate(0) with no page free returned {z!r}: it asks for nothing, so it gets []"
     _must_run_out(a, 1, 0)

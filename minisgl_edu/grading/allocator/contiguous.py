@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.allocator.base import _num_free
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.allocator.base import TAKE_NOTHING, _num_free
+from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
 from minisgl_edu.kvcache.allocator import OutOfPages
 from minisgl_edu.kvcache.allocator import PageAllocator as package_allocator
@@ -133,8 +133,13 @@ class _Pair:
                 why = _touching(got_runs) or ""
                 if why:
                     why += ": free must merge a freed page with the free run just before it and the one just after it"
-            raise AssertionError(
-                f"after {after}, your runs are {got_runs}, expected {want_runs}" + (f"; {why}" if why else "")
+            raise Mistake(
+                f"after {after}, your runs are {got_runs}, expected {want_runs}" + (f"; {why}" if why else ""),
+                "keep the runs sorted by their start"
+                if got_runs != sorted(got_runs)
+                else "a freed page joins the free run just before it and the one just after it"
+                if why
+                else "",
             )
         assert got_free == want_free, f"after {after}, num_free is {got_free}, expected {want_free} (runs {want_runs})"
 
@@ -144,24 +149,28 @@ class _Pair:
         try:
             got = self.mine.allocate(n)
         except OutOfPages as e:
-            raise AssertionError(
+            split = all(length < n for _, length in before)
+            raise Mistake(
                 f"allocate({n}) with free runs {before} ({sum(r[1] for r in before)} pages free) raised OutOfPages; "
                 + (
                     "no single run holds them, but num_free >= n: the engine counts on that allocate "
                     "succeeding (it checks num_free only), so take pages from several runs"
-                    if all(length < n for _, length in before)
+                    if split
                     else "a run holds them"
-                )
+                ),
+                "num_free >= n must succeed even if no run holds n pages" if split else "",
             ) from e
         assert isinstance(got, list) and all(isinstance(p, int) for p in got), (
             f"allocate({n}) returned {got!r}: it must return a list of page ids"
         )
         if got != want:
-            raise AssertionError(_wrong_pages(n, before, got, want, why))
+            raise Mistake(*_wrong_pages(n, before, got, want, why))
         overlap = sorted(p for start, length in _runs(self.mine) for p in range(start, start + length) if p in got)
-        assert not overlap, (
+        expect(
+            not overlap,
             f"allocate({n}) gave {got}, but your runs {_runs(self.mine)} still list page(s) {overlap} as free: "
-            "a page both handed out and free is handed out twice (is the rest of the run off by one?)"
+            "a page both handed out and free is handed out twice (is the rest of the run off by one?)",
+            "what is left of a run of (start, length) after taking n pages is (start + n, length - n)",
         )
         self.same_state(f"allocate({n}) gave {got}")
         return got
@@ -186,14 +195,17 @@ class _Pair:
         except Exception as e:
             raise AssertionError(f"free({pages}) raised {type(e).__name__}; {why} must raise ValueError") from e
         else:
-            raise AssertionError(
-                f"free({pages}) was accepted: {why} must raise ValueError (or that page is handed out twice)"
+            raise Mistake(
+                f"free({pages}) was accepted: {why} must raise ValueError (or that page is handed out twice)",
+                "refuse a page that is not in use: already free, out of range, or twice in one call",
             )
         got_runs, got_free = _runs(self.mine), _num_free(self.mine)
-        assert (got_runs, got_free) == (before_runs, before_free), (
+        expect(
+            (got_runs, got_free) == (before_runs, before_free),
             f"free({pages}) raised ValueError, but it changed your allocator: runs {before_runs} became {got_runs}, "
             f"num_free {before_free} became {got_free}. A refused free changes nothing: check every page "
-            "before you put any back"
+            "before you put any back",
+            "check every page of the call before freeing any",
         )
 
 
@@ -209,27 +221,30 @@ def _pages(n: int) -> str:
     return f"{n} page" if n == 1 else f"{n} pages"
 
 
-def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: list[int], why: str) -> str:
-    """Why the student's allocate(n) gave `got` instead of `want`, in the words of the contract."""
+def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: list[int], why: str) -> tuple[str, str]:
+    """Why the student's allocate(n) gave `got` instead of `want`, in the words of the contract, and
+    the hint for that mistake."""
     head = f"allocate({n}) with free runs {before} gave {got}, expected {want}"
     if why:
         head += f" ({why})"
     if sorted(got) == want:
-        return f"{head}: the right pages, in the wrong order; return them in increasing order"
+        return f"{head}: the right pages, in the wrong order; return them in increasing order", "sort what you return"
     if len(got) != n or len(set(got)) != n:
-        return f"{head}: {n} distinct pages expected"
+        return f"{head}: {n} distinct pages expected", ""
     fits = [(start, length) for start, length in before if length >= n]
     theirs = _run_of(got, before)
     if fits and theirs is not None:
         best = min(fits, key=lambda r: (r[1], r[0]))
         if theirs == best:
+            first = "take the first n pages of the run: the rest stays one run"
             if max(got) == theirs[0] + theirs[1] - 1:
-                return f"{head}: you took the end of run {theirs}; take the first {_pages(n)} of the run"
-            return f"{head}: take the first {_pages(n)} of run {theirs}"
+                return f"{head}: you took the end of run {theirs}; take the first {_pages(n)} of the run", first
+            return f"{head}: take the first {_pages(n)} of run {theirs}", first
         if theirs[1] == best[1]:
             return (
                 f"{head}: you took them from run {theirs}; runs {best} and {theirs} are both the smallest that "
-                f"hold {_pages(n)}, and of runs that tie the lowest id wins"
+                f"hold {_pages(n)}, and of runs that tie the lowest id wins",
+                "of two runs of the same length, the one that starts lower",
             )
         if theirs == fits[0]:
             which = "the first run that holds them (first fit)"
@@ -237,14 +252,18 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
             which = "the largest run (worst fit)"
         else:
             which = f"run {theirs}"
-        return f"{head}: you took them from {which}; best fit takes the smallest run that holds them, {best}"
+        return (
+            f"{head}: you took them from {which}; best fit takes the smallest run that holds them, {best}",
+            "the smallest free run that holds n pages",
+        )
     if not fits:
         return (
             f"{head}: no single run holds {_pages(n)}, so the rule is: take the largest run whole (ties: the "
             "lowest id), then serve the pages still needed by the same rule (best fit if a run holds them, "
-            "else the largest run again)"
+            "else the largest run again)",
+            "no run holds n: the largest run whole, then the rest by the same rule",
         )
-    return head
+    return head, ""
 
 
 # --- the cases ---------------------------------------------------------------------------------
@@ -306,9 +325,11 @@ def case_out_of_pages(impl):
         else:
             raise AssertionError(f"allocate({n}) with 7 pages free must raise OutOfPages")
         got = _runs(pair.mine)
-        assert got == before and _num_free(pair.mine) == 7, (
+        expect(
+            got == before and _num_free(pair.mine) == 7,
             f"allocate({n}) raised OutOfPages but took pages: runs {before} became {got}, num_free is "
-            f"{_num_free(pair.mine)}. Check n against num_free before you take anything"
+            f"{_num_free(pair.mine)}. Check n against num_free before you take anything",
+            TAKE_NOTHING,
         )
     pair.allocate(7, "all 7 free pages are still there")
     pair.allocate(0, "allocate(0) takes nothing")
@@ -364,9 +385,11 @@ def case_workload(impl):
                         raise AssertionError(
                             f"{where}: allocate({n}) with {pair.ref.num_free} free must raise OutOfPages"
                         )
-                    assert _runs(pair.mine) == before, (
+                    expect(
+                        _runs(pair.mine) == before,
                         f"{where}: allocate({n}) with {pair.ref.num_free} free raised OutOfPages, but it changed "
-                        f"your runs {before} to {_runs(pair.mine)}: check n against num_free before you take anything"
+                        f"your runs {before} to {_runs(pair.mine)}: check n against num_free before you take anything",
+                        TAKE_NOTHING,
                     )
                     continue
                 held.append(pair.allocate(n, where))
@@ -458,7 +481,9 @@ def case_real_engine(impl):
                 + (f"; {why}: free must merge a freed page with the free runs on both sides" if why else "")
             )
         if op == "allocate":
-            assert mine[3] == pages, "in the real engine, " + _wrong_pages(args[0], before, mine[3], pages, f"call {i}")
+            if mine[3] != pages:
+                msg, hint = _wrong_pages(args[0], before, mine[3], pages, f"call {i}")
+                raise Mistake("in the real engine, " + msg, hint)
     assert len(calls.calls) == len(ref_calls.calls), (
         f"the cache manager called your allocator {len(calls.calls)} times, the reference {len(ref_calls.calls)}"
     )
