@@ -15,6 +15,7 @@ from typing import Optional
 import torch
 
 from minisgl_edu.core import Req, SamplingParams
+from minisgl_edu.grading.core import Mistake, hinted
 from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
@@ -47,28 +48,42 @@ def _pages(cache, ids: list[int]) -> list[int]:
     return _match(cache, ids)[1]
 
 
+INSERT_RETURNS = "the contract: what insert returns"
+MATCH_RETURNS = "the contract: what match_prefix returns"
+EVICT_MAY_FREE = "the contract: what evict may free, and that it returns every page it removes"
+
+
 def _insert(cache, ids: list[int], pages: list[int], expect: int, why: str) -> None:
     got = cache.insert(list(ids), list(pages))
-    assert got == expect, (
-        f"insert({ids}, {pages}) returned {got!r}, expected {expect}: {why}. The count tells the "
-        "cache manager which of its own pages are duplicates to free; a wrong count leaks pages or "
-        "frees pages the tree still holds. Hint: the count is the number of leading pages of the "
-        "sequence that the tree had before this call (as match_prefix would have found them), not "
-        "the number of pages added; only the part that was not cached is added, below the node where the "
-        "cached prefix ends"
-    )
+    if got != expect:
+        raise Mistake(
+            f"insert({ids}, {pages}) returned {got!r}, expected {expect}: {why}. The count tells the "
+            "cache manager which of its own pages are duplicates to free; a wrong count leaks pages or "
+            "frees pages the tree still holds. Hint: the count is the number of leading pages of the "
+            "sequence that the tree had before this call (as match_prefix would have found them), not "
+            "the number of pages added; only the part that was not cached is added, below the node where the "
+            "cached prefix ends",
+            INSERT_RETURNS,
+        )
 
 
 def _expect_pages(cache, ids: list[int], want: list[int], why: str, hint: str = "") -> None:
     got = _pages(cache, ids)
-    assert got == want, f"match_prefix({ids}) returned pages {got}, expected {want}: {why}" + (
-        f". Hint: {hint}" if hint else ""
-    )
+    if got != want:
+        raise Mistake(
+            f"match_prefix({ids}) returned pages {got}, expected {want}: {why}" + (f". Hint: {hint}" if hint else ""),
+            MATCH_RETURNS,
+        )
 
 
 def _expect_cached(cache, want: set[int], after: str) -> None:
     got = set(cache.cached_pages())
     lost, extra = sorted(want - got), sorted(got - want)
+    with hinted("the contract: what insert keeps, and that pages leave the tree only through evict"):
+        _cached_as_expected(cache, want, after, lost, extra)
+
+
+def _cached_as_expected(cache, want: set[int], after: str, lost: list[int], extra: list[int]) -> None:
     assert not lost, (
         f"after {after}, page(s) {lost} vanished from the tree: they are neither cached nor given back "
         "(leaked). Hint: pages leave the tree only through evict's return value"
@@ -90,6 +105,12 @@ def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
     node goes whole, and a node may go only if every node below it on the path went too."""
     before = set(cache.cached_pages())
     freed = cache.evict(n)
+    with hinted(EVICT_MAY_FREE):
+        _evicted_whole_leaves(cache, n, sequences, before, freed)
+    return freed
+
+
+def _evicted_whole_leaves(cache, n: int, sequences: dict, before: set[int], freed) -> None:
     assert isinstance(freed, list), f"evict must return a list of page ids, not {type(freed).__name__}"
     after = set(cache.cached_pages())
     assert len(freed) == len(set(freed)), f"evict({n}) returned a page twice: {freed}"
@@ -120,7 +141,6 @@ def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
         f"evict({n}) removed page(s) {lost} from the tree without returning them (leaked): "
         "return every page of every node you remove"
     )
-    return freed
 
 
 # ---------------------------------------------------------------------------- with the cache manager
