@@ -20,6 +20,7 @@ import torch
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.engine.grammar import Grammar
 from minisgl_edu.engine.logits_chain import process_logits as package_chain
+from minisgl_edu.grading.core import Mistake
 
 NEG_INF = float("-inf")
 
@@ -94,6 +95,31 @@ MISTAKES = {
     "min_p_by_temperature": "min_p was applied to a row that has a temperature but is greedy all the same "
     "(top_k 1: sampling_params.is_greedy): the sampler takes its argmax, so min_p leaves it alone. Decide "
     "greedy rows as the sampler does, with is_greedy, not with the temperature",
+}
+REPETITION = "once per token in req.input_ids + req.output_ids: logit / p when positive, logit * p otherwise"
+FREQUENCY = "count req.output_ids only: logit - count * frequency_penalty - (count > 0) * presence_penalty"
+MASK = "req.grammar.fill_mask(bitmask, row), then -inf for every forbidden token, whatever the temperature"
+OWN_VALUES = "row i uses reqs[i].sampling_params and nothing else"
+GREEDY_BY_IS_GREEDY = "min_p only on rows that sample (not sampling_params.is_greedy), whatever their temperature"
+HINTS = {  # the hint for each mistake of MISTAKES
+    "rep_output_only": REPETITION,
+    "rep_subtract": REPETITION,
+    "rep_subtract_excess": REPETITION,
+    "rep_neg_divided": REPETITION,
+    "rep_per_occurrence": REPETITION,
+    "freq_pres_prompt": FREQUENCY,
+    "freq_once": FREQUENCY,
+    "pres_per_occurrence": FREQUENCY,
+    "freq_before_rep": "the repetition penalty scales the model's logit; then subtract",
+    "bias_replaces": "logit += bias for every (token, bias) in sampling_params.logit_bias",
+    "bias_first": "the order is repetition, frequency and presence, logit_bias, grammar mask",
+    "mask_not_greedy": MASK,
+    "mask_skipped": MASK,
+    "min_p_absolute": "keep a token when p >= min_p * max(p); -inf for the others",
+    "min_p_no_temperature": "p = softmax(logits / temperature), the distribution the sampler draws from",
+    "min_p_first": "min_p is the last link: decide on the logits after the bias and the mask",
+    "min_p_boundary": "keep p >= min_p * max(p): a token exactly at the threshold stays",
+    "min_p_by_temperature": GREEDY_BY_IS_GREEDY,
 }
 PENALTY_MISTAKES = [
     "rep_output_only",
@@ -244,7 +270,8 @@ def _first_difference(got: torch.Tensor, want: torch.Tensor, given: torch.Tensor
     return "the rows differ"
 
 
-def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> str:
+def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str, str]:
+    """What is wrong with row i, and the hint for that mistake ("" when none is known)."""
     req = reqs[i]
     sp = req.sampling_params
     where = f"row {i} ({_describe(req)})"
@@ -253,33 +280,38 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> str:
         if min_p and _min_p_of(sp) > 0 and sp.is_greedy:
             return (
                 f"{where}: NaN logits. This row is greedy (temperature 0): dividing by its temperature gives "
-                "inf and NaN. min_p applies only to rows that sample; leave greedy rows as they are"
+                "inf and NaN. min_p applies only to rows that sample; leave greedy rows as they are",
+                GREEDY_BY_IS_GREEDY,
             )
-        return f"{where}: your logits contain NaN ({detail})"
+        return f"{where}: your logits contain NaN ({detail})", ""
     if _close(want[i], logits[i].float()):
         if not _uses_chain(req):
             return (
                 f"{where}: this request asks for nothing (no penalty, no bias, no grammar), yet its logits "
                 f"changed ({detail}). Apply each link only to the rows whose request uses it, each with that "
-                "request's own values"
+                "request's own values",
+                OWN_VALUES,
             )
         if min_p and _min_p_of(sp) > 0 and sp.is_greedy and sp.temperature > 0:
-            return f"{where}: this row changed ({detail}): {MISTAKES['min_p_by_temperature']}"
+            return f"{where}: this row changed ({detail}): {MISTAKES['min_p_by_temperature']}", GREEDY_BY_IS_GREEDY
         if min_p and _min_p_of(sp) > 0 and sp.is_greedy:
             return (
                 f"{where}: a greedy row changed ({detail}). min_p applies only to rows that sample: the argmax "
-                "of a greedy row never changes with it, and its temperature of 0 cannot be divided by"
+                "of a greedy row never changes with it, and its temperature of 0 cannot be divided by",
+                GREEDY_BY_IS_GREEDY,
             )
     variants = {m: _chain(logits, reqs, m, min_p) for m in mistakes}
     matching = [m for m, out in variants.items() if _close(got[i], out[i])]
     # Two mistakes can give the same row; the one that explains the whole batch is the better guess.
     everywhere = [m for m in matching if _close_all(got, variants[m])]
     if matching:
-        return f"{where}: {MISTAKES[(everywhere or matching)[0]]} ({detail})"
+        found = (everywhere or matching)[0]
+        return f"{where}: {MISTAKES[found]} ({detail})", HINTS[found]
     if sp.is_greedy and _close(got[i], logits[i].float()):
         return (
             f"{where}: this greedy row came out as the model gave it ({detail}). The chain applies to greedy rows "
-            "too: the sampler takes the argmax of what you return"
+            "too: the sampler takes the argmax of what you return",
+            "apply the chain to every row, greedy ones too",
         )
     for j, other in enumerate(reqs):
         if j != i and _uses_chain(other) and other.sampling_params is not sp:
@@ -287,9 +319,10 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> str:
             if _close(got[i], _reference(logits[i : i + 1], [borrowed_row], min_p)[0]):
                 return (
                     f"{where}: this row got the values of row {j}'s request ({_params(other.sampling_params, False)}) "
-                    f"({detail}). Each row uses its own request's sampling_params"
+                    f"({detail}). Each row uses its own request's sampling_params",
+                    OWN_VALUES,
                 )
-    return f"{where}: {detail}"
+    return f"{where}: {detail}", ""
 
 
 def _reference(logits: torch.Tensor, reqs: list[Req], min_p: bool) -> torch.Tensor:
@@ -302,7 +335,7 @@ def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p
     want = _reference(logits, reqs, min_p)
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
-            raise AssertionError(_explain_row(i, got, want, logits, reqs, mistakes, min_p))
+            raise Mistake(*_explain_row(i, got, want, logits, reqs, mistakes, min_p))
 
 
 # --- hand-made requests -----------------------------------------------------------------------------
