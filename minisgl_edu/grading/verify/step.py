@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
@@ -117,6 +118,38 @@ MISTAKES = {
     "pages_uncut": "pages were kept for tokens after the finish: only the tokens the request keeps need pages",
     "pages_per_rejected_draft": "pages were counted from the number of rejected drafts: a page can hold "
     "valid positions and rejected ones at once; give back only the pages past the new length",
+}
+_BONUS = "accept draft j while drafts[j] == targets[j]; then append targets[n]: the model's own token, also when n == k"
+_FIRST_MISMATCH = "stop comparing at the first draft that differs: targets[n] replaces it"
+_LENGTH = "len(output_ids) + new tokens reaches max_new_tokens: 'length', and nothing after it"
+_KV = "prompt_len + len(output_ids) + len(tokens) - 1: every token but the newest"
+_PAGES = "keep pages_for(total, page_size) pages, where total = prompt_len + len(output_ids) + len(tokens)"
+_KEPT = "total counts only the tokens the request keeps"
+HINTS = {  # the hint for each mistake of MISTAKES
+    "no_bonus": _BONUS,
+    "rejected_draft_kept": _FIRST_MISMATCH,
+    "model_token_missing": _BONUS,
+    "model_token_next": "after n accepted drafts the model's own token is targets[n]",
+    "past_mismatch": _FIRST_MISMATCH,
+    "finish_on_last_only": "check each new token as if it came alone",
+    "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
+    "length_overshoot": _LENGTH,
+    "length_not_on_model_token": _LENGTH,
+    "length_first": "EOS and stop strings first, then the length",
+    "stop_per_token": "decode a tail of output_ids + the new tokens so far, not each token alone",
+    "stop_new_only": "the decoded tail includes the output before this step",
+    "stop_window_chars": "the decoded tail must be long enough for the longest stop string, whatever its characters",
+    "kv_counts_rejected": _KV,
+    "kv_counts_newest": _KV,
+    "kv_no_prompt": "positions count from the prompt's first token",
+    "kv_uncut": _KEPT,
+    "pages_none": _PAGES,
+    "pages_round_down": _PAGES,
+    "pages_newest": "the newest token's K/V is written next step at position total - 1: keep its page",
+    "pages_no_prompt": "positions count from the prompt's first token; the first prefix_len // page_size pages "
+    "are the cache's",
+    "pages_uncut": _KEPT,
+    "pages_per_rejected_draft": _PAGES,
 }
 ACCEPT_MISTAKES = ["no_bonus", "rejected_draft_kept", "model_token_missing", "model_token_next", "past_mismatch"]
 FINISH_MISTAKES = [
@@ -284,6 +317,12 @@ def describe(req: VerifyRequest, drafts: list[int], targets: list[int], words: b
 
 def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES) -> str:
     """What differs, and the known mistake that gives the student's result, if one does."""
+    return diagnose(got, want, req, drafts, targets, mistakes)[0]
+
+
+def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES) -> tuple[str, str]:
+    """`explain`'s text, and the hint for the mistake it names ("" when it names none)."""
+    hint = ""
     diffs = [f for f in FIELDS if getattr(got, f) != getattr(want, f)]
     first = diffs[0]
     text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
@@ -293,6 +332,7 @@ def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistake
     named = whole or field_only
     if named:
         text += f". {MISTAKES[named[0]][0].upper()}{MISTAKES[named[0]][1:]}"
+        hint = HINTS[named[0]]
         if len(named) > 1:  # this input does not tell the two apart
             text += f" (or: {MISTAKES[named[1]]})"
     elif first == "accepted" and got.accepted == len(want.tokens) - 1:
@@ -300,9 +340,11 @@ def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistake
             ". accepted counts the drafts the model agreed with, before any cut by a finish (the acceptance "
             "rate is about the drafts): len(tokens) - 1 only when nothing was cut"
         )
+        hint = "accepted counts the drafts the model agreed with, before any cut by a finish"
     elif first == "free_pages" and sorted(got.free_pages) == sorted(want.free_pages):
         text += ". Give them in the row's order: they are the end of req.pages"
-    return text
+        hint = "free_pages are the end of req.pages, in the row's order"
+    return text, hint
 
 
 def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: str, mistakes=ALL_MISTAKES) -> None:
@@ -310,9 +352,8 @@ def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: s
     want = package_step(_copy(req), list(drafts), list(targets))
     if got == want:
         return
-    raise AssertionError(
-        f"{why} ({describe(req, drafts, targets)}): {explain(got, want, req, drafts, targets, mistakes)}"
-    )
+    text, hint = diagnose(got, want, req, drafts, targets, mistakes)
+    raise Mistake(f"{why} ({describe(req, drafts, targets)}): {text}", hint)
 
 
 def _w(*words: str) -> list[int]:
