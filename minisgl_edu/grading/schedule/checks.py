@@ -13,10 +13,17 @@ from __future__ import annotations
 from typing import Optional
 
 from minisgl_edu.core import Batch, Req, ScheduledReq
+from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
+
+NOTHING_TO_DO = "contract: when there is nothing to do"
+BUDGET = "contract: the prefill batch and its budget"
+PART_WAY = "contract: a request part-way through its prompt"
+DECODE = "contract: the decode batch"
+PAGES = "contract: the pages a batch's requests hold"
 
 
 def sched(budget: int = 64, cache: str = "naive", **overrides) -> Scheduler:
@@ -101,94 +108,116 @@ def check_batch(s: Scheduler, batch) -> None:
         return
     assert isinstance(batch, Batch), f"return a Batch or None, not {type(batch).__name__}"
     assert batch.phase in ("prefill", "decode"), f"a batch's phase is 'prefill' or 'decode', not {batch.phase!r}"
-    assert batch.items, (
-        f"you returned a {batch.phase} Batch with no items: when nothing can run, return None (an empty "
-        "batch means a step that computes nothing, and the next step would decide the same)"
-    )
+    if not batch.items:
+        raise Mistake(
+            f"you returned a {batch.phase} Batch with no items: when nothing can run, return None (an empty "
+            "batch means a step that computes nothing, and the next step would decide the same)",
+            NOTHING_TO_DO,
+        )
     seen = set()
     for it in batch.items:
         assert isinstance(it, ScheduledReq), "a batch's items are ScheduledReq(req, start, num_tokens)"
         req = it.req
         assert req.uid not in seen, f"request {req.uid} is twice in the batch"
         seen.add(req.uid)
-        assert it.num_tokens >= 1, (
-            f"request {req.uid} is in the batch with {it.num_tokens} tokens to compute: stop adding "
-            "requests once the token budget is used up (a batch item computes at least one token)"
-        )
+        if it.num_tokens < 1:
+            raise Mistake(
+                f"request {req.uid} is in the batch with {it.num_tokens} tokens to compute: stop adding "
+                "requests once the token budget is used up (a batch item computes at least one token)",
+                BUDGET,
+            )
         assert req.table_idx >= 0, (
             f"request {req.uid} is in the batch but was never admitted (it has no page-table row): admit it first"
         )
         if batch.is_prefill:
             assert req in s.waiting, f"request {req.uid} is in a prefill batch but not in scheduler.waiting"
-            assert it.start == req.cached_len, (
-                f"request {req.uid} has {req.cached_len} of its {len(req.input_ids)} prompt tokens in the "
-                f"cache already (req.cached_len), but your chunk starts at {it.start}: the next chunk "
-                "starts where the last one ended. Hint: an item's start is req.cached_len (cache.admit sets it "
-                "to the cached prefix's length; the engine moves it on after each chunk)"
-            )
+            if it.start != req.cached_len:
+                raise Mistake(
+                    f"request {req.uid} has {req.cached_len} of its {len(req.input_ids)} prompt tokens in the "
+                    f"cache already (req.cached_len), but your chunk starts at {it.start}: the next chunk "
+                    "starts where the last one ended. Hint: an item's start is req.cached_len (cache.admit sets it "
+                    "to the cached prefix's length; the engine moves it on after each chunk)",
+                    PART_WAY,
+                )
             assert it.end <= len(req.input_ids), (
                 f"request {req.uid}: your prefill item reaches position {it.end}, past the end of its "
                 f"{len(req.input_ids)}-token prompt (its remaining prompt is req.remaining_prompt)"
             )
         else:
             assert req in s.running, f"request {req.uid} is in a decode batch but not in scheduler.running"
-            assert (it.start, it.num_tokens) == (req.total_len - 1, 1), (
-                f"request {req.uid}: a decode item computes one token, the newest, at position "
-                f"req.total_len - 1 = {req.total_len - 1}; yours computes {it.num_tokens} from {it.start}"
-            )
+            if (it.start, it.num_tokens) != (req.total_len - 1, 1):
+                raise Mistake(
+                    f"request {req.uid}: a decode item computes one token, the newest, at position "
+                    f"req.total_len - 1 = {req.total_len - 1}; yours computes {it.num_tokens} from {it.start}",
+                    DECODE,
+                )
         held, needed = s.cache.held_pages(req), pages_for(it.end, s.cache.page_size)
-        assert held >= needed, (
-            f"request {req.uid} computes tokens up to position {it.end} but holds only {held} pages "
-            f"(it needs {needed} of {s.cache.page_size} tokens). Hint: before you add an item, "
-            f"scheduler.cache.reserve(req, {it.end}) makes the request hold pages up to the item's end"
-        )
-        assert held == needed, (
-            f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "
-            f"{s.cache.page_size} tokens, but it holds {held}: a page taken before it is needed is one "
-            "that the admission of the others counted as available, so they can run out of pages. "
-            "Hint: reserve up to the item's end, scheduler.cache.reserve(req, start + num_tokens); "
-            "pages belong to the request, not to a chunk (a chunk that starts inside a page continues on it)"
-        )
+        if held < needed:
+            raise Mistake(
+                f"request {req.uid} computes tokens up to position {it.end} but holds only {held} pages "
+                f"(it needs {needed} of {s.cache.page_size} tokens). Hint: before you add an item, "
+                f"scheduler.cache.reserve(req, {it.end}) makes the request hold pages up to the item's end",
+                PAGES,
+            )
+        if held != needed:
+            raise Mistake(
+                f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "
+                f"{s.cache.page_size} tokens, but it holds {held}: a page taken before it is needed is one "
+                "that the admission of the others counted as available, so they can run out of pages. "
+                "Hint: reserve up to the item's end, scheduler.cache.reserve(req, start + num_tokens); "
+                "pages belong to the request, not to a chunk (a chunk that starts inside a page continues on it)",
+                PAGES,
+            )
     if batch.is_prefill:
-        assert batch.num_tokens <= s.max_prefill_tokens, (
-            f"your prefill batch computes {batch.num_tokens} prompt tokens, but the token budget "
-            f"(scheduler.max_prefill_tokens) is {s.max_prefill_tokens}. Hint: a request gets what is left "
-            "of the budget, min(req.remaining_prompt, budget left); the rest of its prompt runs in the next steps"
-        )
+        if batch.num_tokens > s.max_prefill_tokens:
+            raise Mistake(
+                f"your prefill batch computes {batch.num_tokens} prompt tokens, but the token budget "
+                f"(scheduler.max_prefill_tokens) is {s.max_prefill_tokens}. Hint: a request gets what is left "
+                "of the budget, min(req.remaining_prompt, budget left); the rest of its prompt runs in the next steps",
+                BUDGET,
+            )
     else:
         missing = [r.uid for r in s.running if r.uid not in seen]
-        assert not missing, (
-            f"the decode batch leaves out running request(s) {missing}. Hint: a decode batch has one "
-            "item for every request in scheduler.running, in that order"
-        )
+        if missing:
+            raise Mistake(
+                f"the decode batch leaves out running request(s) {missing}. Hint: a decode batch has one "
+                "item for every request in scheduler.running, in that order",
+                DECODE,
+            )
 
 
 def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
     admitted = admitted_reqs(s)
     used = len(s.cache.page_table.used_rows())
-    assert used == len({r.table_idx for r in admitted}), (
-        f"{used} page-table rows are in use but only {len(admitted)} request(s) hold one: a row was "
-        "taken and then lost (a request admitted twice? one part-way through its prompt already has "
-        "its row, req.table_idx >= 0)"
-    )
-    assert used <= s.max_running, (
-        f"{used} requests hold a page-table row, but at most scheduler.max_running = {s.max_running} "
-        "may be admitted at once"
-    )
+    if used != len({r.table_idx for r in admitted}):
+        raise Mistake(
+            f"{used} page-table rows are in use but only {len(admitted)} request(s) hold one: a row was "
+            "taken and then lost (a request admitted twice? one part-way through its prompt already has "
+            "its row, req.table_idx >= 0)",
+            PART_WAY,
+        )
+    if used > s.max_running:
+        raise Mistake(
+            f"{used} requests hold a page-table row, but at most scheduler.max_running = {s.max_running} "
+            "may be admitted at once",
+            "contract: admission, scheduler.max_running",
+        )
     in_batch = {it.req.uid for it in batch.items} if batch is not None else set()
     for r in s.waiting:
         if r.table_idx >= 0 and r.uid not in in_batch and r.cached_len > r.prefix_len:
-            raise AssertionError(
+            raise Mistake(
                 f"request {r.uid} is part-way through its prompt ({r.cached_len} of {len(r.input_ids)} "
                 "tokens in the cache; it holds a page-table row and waits at the head of "
                 "scheduler.waiting) but is not in the batch: schedule its next chunk first, without "
-                "admitting it again"
+                "admitting it again",
+                PART_WAY,
             )
         if r.table_idx >= 0 and r.uid not in in_batch:
-            raise AssertionError(
+            raise Mistake(
                 f"request {r.uid} holds a page-table row but is not in the batch: a request that does "
                 "not fit must be left as it was (undo its admission with "
-                "scheduler.cache.release(req, cache_it=False))"
+                "scheduler.cache.release(req, cache_it=False))",
+                "contract: admission, a request that does not fit is left as it was",
             )
 
 
