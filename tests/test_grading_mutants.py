@@ -74,3 +74,39 @@ def test_wrong_answer_is_caught(name, path):
         assert "Traceback" not in r.message and "minisgl_edu/" not in r.message, report
         # a message that points at code points at the student's file, never at a package frame
         assert r.where is None or r.where.startswith(str(path)), f"{r.name}: points at {r.where}\n{report}"
+
+
+# A case often checks several things; the hint a failure shows is the one of the check that failed
+# (grading/core.py: Mistake), not the case's. For these wrong answers the case's own hint names
+# another mistake than theirs: (exercise, mutant, case, words the hint it shows must hold).
+OWN_HINTS = [
+    ("finish", "09_returns_true", "stop string inside a token", "never True/False"),
+    ("finish_min_tokens", "01_holds_back_one_too_many", "stretch: stop strings wait too", "== min_tokens does not"),
+    ("finish_min_tokens", "08_drops_the_held_back_eos", "stretch: EOS waits for min_tokens", "req.output_ids as it is"),
+    ("detokenizer", "04_stop_in_newest_piece", "stop string inside a token", "all the text not yet returned"),
+    ("detokenizer", "09_returns_none", "characters spanning tokens", "never None"),
+    ("detokenizer_include_stop", "03_shows_it_twice", "stretch: characters spanning tokens", "nothing left"),
+    ("allocator", "05_wrong_exception", "exact fit, then nothing left", "raise OutOfPages"),
+    ("allocator", "06_num_free_method", "free and reuse", "@property"),
+    ("allocator_contiguous", "09_off_by_one_rest", "stretch: best fit, not first fit", "(start + n, length - n)"),
+    ("prefix_cache", "02_insert_counts_new_pages", "leaves first", "what insert returns"),
+    ("logits_chain", "03_repetition_subtracts", "logit_bias after the penalties", "logit / p when positive"),
+    ("logits_chain_min_p", "01_min_p_absolute", "stretch: min_p at the row's temperature", "p >= min_p * max(p)"),
+    ("verify", "07_pages_rounded_down", "ignore_eos", "pages_for(total, page_size)"),
+    ("schedule", "12_empty_batch", "first come, first served", "when there is nothing to do"),
+]
+
+
+@pytest.mark.parametrize(
+    "name,stem,case,hint",
+    [
+        pytest.param(*row, id=f"{row[0]}/{row[1]}", marks=getattr(pytest.mark, f"exercise_{row[0]}"))
+        for row in OWN_HINTS
+    ],
+)
+def test_a_failed_check_shows_the_hint_of_its_mistake(name, stem, case, hint):
+    grader = exercise(name)
+    assert case != hint and hint not in next(c.hint for c in grader.CASES if c.name == case), "the case's own hint"
+    impl = getattr(_load(MUTANTS / name / f"{stem}.py"), grader.SYMBOL)
+    (r,) = grade(name, impl, only=[case]).results
+    assert not r.passed and hint in r.hint, f"{case}: {r.message}\nhint: {r.hint}"
