@@ -167,8 +167,8 @@ def run_cases(
     if problem is None and refs and not allow_reference:
         problem = not_own_code(impl, refs)
     for case in cases:
-        if problem:
-            result.results.append(CaseResult(case.name, False, problem, case.hint))
+        if problem:  # the rule it breaks is not the case's: no case hint (the message says what to do)
+            result.results.append(CaseResult(case.name, False, problem))
         else:
             result.results.append(run_case(case, impl, time_limit))
     return result
