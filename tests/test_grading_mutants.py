@@ -94,6 +94,8 @@ OWN_HINTS = [
     ("logits_chain_min_p", "01_min_p_absolute", "stretch: min_p at the row's temperature", "p >= min_p * max(p)"),
     ("verify", "07_pages_rounded_down", "ignore_eos", "pages_for(total, page_size)"),
     ("schedule", "12_empty_batch", "first come, first served", "when there is nothing to do"),
+    ("abort", "03_no_message", "abort while waiting", "tell the detokenizer"),
+    ("abort_to_cache", "09_inserts_twice", "stretch: decoding, full pages only", "insert once"),
 ]
 
 

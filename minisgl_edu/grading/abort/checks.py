@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from minisgl_edu.core import ReqStatus, SamplingParams
+from minisgl_edu.grading.core import Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, plugged
 from minisgl_edu.scheduler import Scheduler
 
@@ -34,6 +35,9 @@ RELEASE_HINT = (
     "its row, and its hold on a cached prefix (once), and it waits for a batch in flight"
 )
 
+MARK = "mark it finished: req.status = ReqStatus.FINISHED and req.finish_reason = 'abort'"
+RELEASE = "give back what it holds with scheduler.cache.release(req, cache_it=False)"
+
 
 def start(fn, **overrides) -> Scheduler:
     """A fresh scheduler with `fn` as its abort_fn (an untouched stub fails before the model loads)."""
@@ -50,6 +54,7 @@ def engine_step(what: str, run: Callable[[], object]):
         raise AssertionError(f"after your abort, {what} failed ({type(e).__name__}: {e})") from e
 
 
+@hinted("return True for a live uid (a key of scheduler.reqs), False for any other")
 def abort(s: Scheduler, uid: int) -> None:
     got = s.abort(uid)
     assert got is True, (
@@ -58,6 +63,7 @@ def abort(s: Scheduler, uid: int) -> None:
     )
 
 
+@hinted("tell the detokenizer once: DetokenizeMsg(uid, -1, True, 'abort', stop) through scheduler.io.send")
 def check_message(msgs, uid: int) -> None:
     mine = [m for m in msgs if m.uid == uid]
     assert mine, (
@@ -77,6 +83,7 @@ def check_message(msgs, uid: int) -> None:
     )
 
 
+@hinted("take the request out of scheduler.reqs and out of the queue or set that holds it")
 def check_gone(s: Scheduler, uid: int) -> None:
     assert uid not in s.reqs, (
         f"the request (uid {uid}) is still in scheduler.reqs: the scheduler still counts it as live, and a "
@@ -92,6 +99,7 @@ def check_gone(s: Scheduler, uid: int) -> None:
     )
 
 
+@hinted(MARK)
 def check_marked(req) -> None:
     assert req.status == ReqStatus.FINISHED, (
         f"the request is not marked finished (req.status is {req.status}): a batch scheduled before the "
@@ -101,6 +109,7 @@ def check_marked(req) -> None:
     assert req.finish_reason == "abort", f"req.finish_reason is {req.finish_reason!r}, expected 'abort'"
 
 
+@hinted(RELEASE)
 def check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None:
     """Alone in the scheduler: pages and rows back where they were before the request came."""
     cache = s.cache
@@ -130,6 +139,7 @@ def check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None:
     check_consistent(s)
 
 
+@hinted("scheduler.cache.release(req, ...) gives back the request's page-table row with its pages")
 def check_row(s: Scheduler, row: int) -> None:
     """`row` is the request's page-table row before the abort (-1: it had none)."""
     assert row < 0 or row not in s.cache.page_table.used_rows(), (
@@ -137,6 +147,7 @@ def check_row(s: Scheduler, row: int) -> None:
     )
 
 
+@hinted(RELEASE)
 def check_shared_not_freed(s: Scheduler) -> None:
     cache = s.cache
     freed_shared = {p for p in cache.prefix_cache.cached_pages() if cache.allocator.is_free(p)}
@@ -147,6 +158,7 @@ def check_shared_not_freed(s: Scheduler) -> None:
     )
 
 
+@hinted(RELEASE)
 def check_own_pages(s: Scheduler, row: int, pages: list[int]) -> None:
     """Others still run: the aborted request's own pages are free now, and none went to the cache."""
     check_row(s, row)
@@ -184,6 +196,7 @@ def snapshot(s: Scheduler):
     return s.cache.num_free, set(s.cache.prefix_cache.cached_pages())
 
 
+@hinted(RELEASE)
 def check_freed(s: Scheduler, h: Held, others: str = "", evictable: int | None = None) -> None:
     """After the abort of `h.uid` (its batch landed, if any): exactly its own pages are free again,
     its row is free, the cache kept its pages, and the locks of the prefix are what `others`
@@ -254,10 +267,11 @@ def run_scheduled(s: Scheduler, batch, req) -> None:
         s.run_batch(batch)
     except Exception as e:
         if req.status != ReqStatus.FINISHED:
-            raise AssertionError(
+            raise Mistake(
                 f"run_batch() crashed ({type(e).__name__}: {e}) on the batch scheduled before your abort: it still "
                 f"holds the request, which is not marked finished (req.status is {req.status}), so the engine ran it "
-                "with its pages already freed. Hint: set req.status = ReqStatus.FINISHED"
+                "with its pages already freed. Hint: set req.status = ReqStatus.FINISHED",
+                MARK,
             ) from None
         raise AssertionError(f"run_batch() crashed after your abort ({type(e).__name__}: {e})") from None
 

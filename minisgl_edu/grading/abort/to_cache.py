@@ -43,7 +43,7 @@ from minisgl_edu.grading.abort.checks import (
     engine_step,
     start,
 )
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.fixtures import Held, held, step_until
 from minisgl_edu.grading.harness import encode, remember
 from minisgl_edu.kvcache import pages_for
@@ -124,11 +124,13 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     check_row(s, b.row_idx)
     cached = set(cache.prefix_cache.cached_pages())
     both = [p for p in cached if cache.allocator.is_free(p)]
-    assert not both, (
-        f"{len(both)} page(s) are in the prefix cache and on the free list at once: a page the cache "
-        "adopted was freed as well (inserted twice, or freed after insert() took it). The next request "
-        "given that page would overwrite K/V the cache still hands out"
-    )
+    if both:
+        raise Mistake(
+            f"{len(both)} page(s) are in the prefix cache and on the free list at once: a page the cache "
+            "adopted was freed as well (inserted twice, or freed after insert() took it). The next request "
+            "given that page would overwrite K/V the cache still hands out",
+            "a page insert() adopted is the cache's: insert once, and never free it after",
+        )
     lost = b.cached - cached
     assert not lost, f"{len(lost)} page(s) of the prefix cache were taken out of it: the cache's pages are not yours"
     keeps = not isinstance(cache.prefix_cache, NaiveCache)
@@ -175,11 +177,13 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     own = len(b.row) - b.own_from
     want_free = b.free + own - len(want_adopted)
     if cache.num_free < want_free:
-        raise AssertionError(
+        raise Mistake(
             f"{want_free - cache.num_free} of the request's page(s) are neither free nor in the prefix cache (a leak): "
             "insert() returns how many leading pages the cache already held, and the request's own copies of "
             "those, like its pages after the last full computed one, go back to the free list"
-            + (" (the naive cache keeps nothing: insert() says it already has every page)" if not keeps else "")
+            + (" (the naive cache keeps nothing: insert() says it already has every page)" if not keeps else ""),
+            "free the request's copies of the first n pages, n being what insert() returned, and its pages "
+            "after the last full computed one",
         )
     assert cache.num_free == want_free, (
         f"{cache.num_free - want_free} page(s) too many are free: a page was freed that was not the request's own"
@@ -187,9 +191,10 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     evictable = cache.prefix_cache.num_evictable
     want_evictable = len(cached) - others_lock
     if evictable > want_evictable:
-        raise AssertionError(
+        raise Mistake(
             f"{evictable - want_evictable} cached page(s) that another running request still reads became "
-            "evictable: the prefix lock was released twice (release() already unlocks req.cache_handle)"
+            "evictable: the prefix lock was released twice (release() already unlocks req.cache_handle)",
+            "unlock the request's cached prefix once: release() already does",
         )
     assert evictable == want_evictable, (
         "the cached prefix the request was using is still locked, so it can never be evicted: unlock it once"
