@@ -71,7 +71,7 @@ def _code_names(code: types.CodeType) -> set[str]:
 
 
 def _through_modules(
-    module: types.ModuleType, names: set[str], forbidden: dict[int, str], depth: int = 4
+    module: types.ModuleType, names: list[str], forbidden: dict[int, str], depth: int = 4
 ) -> Optional[str]:
     """`import minisgl_edu` then `minisgl_edu.scheduler.abort.abort_request(...)`: follow the
     attribute names the code uses from a module, as far as they lead to modules or forbidden objects."""
@@ -122,7 +122,9 @@ def _walk(obj: Any, forbidden: dict[int, str], seen: set[int]) -> Optional[str]:
     code = obj.__code__
     if not is_student_file(code.co_filename):
         return None  # a library or package function the student calls: fine unless forbidden (above)
-    names = _code_names(code)
+    # Sorted: a set's order changes from run to run (string hashing), and the message names the
+    # first forbidden object found.
+    names = sorted(_code_names(code))
     values = [obj.__globals__[n] for n in names if n in obj.__globals__]
     values += [c.cell_contents for c in (obj.__closure__ or ()) if _has_contents(c)]
     values += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
