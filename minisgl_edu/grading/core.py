@@ -33,8 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
-from minisgl_edu.grading.feedback import _is_grader_file as is_grader_file
-from minisgl_edu.grading.feedback import explain
+from minisgl_edu.grading.feedback import explain, raised_by_grader
 from minisgl_edu.grading.limits import CaseTimeout, time_limit
 from minisgl_edu.grading.own_code import not_own_code
 
@@ -67,16 +66,9 @@ def hinted(hint: str) -> Iterator[None]:
             e.hint = hint
         raise
     except AssertionError as e:
-        if not _raised_by_grader(e):
+        if not raised_by_grader(e):
             raise  # the student's own assert: feedback.py names their line
         raise Mistake(str(e), hint).with_traceback(e.__traceback__) from e.__cause__
-
-
-def _raised_by_grader(e: BaseException) -> bool:
-    tb = e.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb is not None and is_grader_file(tb.tb_frame.f_code.co_filename)
 
 
 @dataclass

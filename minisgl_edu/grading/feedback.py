@@ -46,6 +46,13 @@ def _is_grader_file(filename: str) -> bool:
     return os.path.abspath(filename).startswith(GRADING_DIR + os.sep)
 
 
+def raised_by_grader(exc: BaseException) -> bool:
+    """Was `exc` raised in the grader's own code (its innermost frame is in grading/), as a failed
+    check is, rather than in the student's code or in the engine?"""
+    frames = traceback.extract_tb(exc.__traceback__, limit=-1)
+    return bool(frames) and _is_grader_file(frames[-1].filename)
+
+
 @dataclass
 class Feedback:
     message: str
@@ -72,7 +79,7 @@ def explain(exc: BaseException) -> Feedback:
         if mine:
             return Feedback(f"{msg}; it was running {_at(mine[-1])}", where)
         return Feedback(f"{msg}; the engine was still running with your code plugged in", None)
-    if isinstance(exc, AssertionError) and last is not None and _is_grader_file(last.filename):
+    if isinstance(exc, AssertionError) and raised_by_grader(exc):
         msg = str(exc) or "a check failed"
         cause = exc.__cause__  # a check that caught the student's exception names their line
         if cause is not None and not isinstance(cause, AssertionError):
@@ -87,7 +94,7 @@ def explain(exc: BaseException) -> Feedback:
         if last is not None and not is_student_file(last.filename):
             inner = f", inside {last.name}() which your code called"
         return Feedback(f"your code raised {_exc_text(exc)}{inner} ({_at(mine[-1])})", where)
-    if last is not None and _is_grader_file(last.filename):
+    if raised_by_grader(exc):
         return Feedback(f"the grader could not use what your code returned or built: {_exc_text(exc)}")
     engine_fn = last.name if last is not None else "?"
     return Feedback(f"after your code ran, the engine failed in {engine_fn}(): {_exc_text(exc)}")
