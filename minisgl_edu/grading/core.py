@@ -115,7 +115,7 @@ class GradeResult:
         for r in self.results:
             lines.append(f"  {'✓' if r.passed else '✗'} {r.name}")
             if not r.passed:
-                lines.append(f"      {r.message}")
+                lines.append("      " + r.message.replace("\n", "\n      "))
                 if r.hint:
                     lines.append(f"      hint: {r.hint}")
         lines.append(f"score: {self.score}/{self.total}")

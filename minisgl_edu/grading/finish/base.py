@@ -13,6 +13,7 @@ from typing import Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.finish.scenes import finish_case
 from minisgl_edu.grading.harness import reference_run, run_requests, tokenizer
 from minisgl_edu.scheduler.finish import check_finish as reference
 
@@ -322,6 +323,7 @@ CASES = [
     ),
     Case("stop string in the prompt only", case_stop_in_prompt, "decode the output tokens, not the prompt"),
     Case("in the real engine", case_real_engine, "the scheduler calls your function after every token", engine=True),
+    finish_case(reference),
 ]
 SYMBOL = "check_finish"
 SOLUTION = reference

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.finish.scenes import finish_case
 from minisgl_edu.grading.finish.base import EOS, PLAIN, RETURNS_A_REASON, _decode, _ids, _req
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
 from minisgl_edu.scheduler.finish import check_finish as package_check_finish
@@ -251,6 +252,7 @@ CASES = [
         "the scheduler calls your function after every token, with each request's min_tokens",
         engine=True,
     ),
+    finish_case(reference_min_tokens, stretch=True),
 ]
 SYMBOL = "check_finish_min_tokens"
 SOLUTION = reference_min_tokens

@@ -1,0 +1,210 @@
+"""The generated phase of a grader: many scenes inside the contract, the student's answer beside the
+reference on each, and the first difference shrunk to a small scene the student can read.
+
+Where this sits in the course: an exercise's grader first runs its hand-written cases (the named
+scenes a student meets first), then the cases built here. A hand-picked case only visits the edges
+its author thought of; a generated case draws hundreds of scenes from a strategy that covers the
+whole contract (Hypothesis, the standard library for property-based testing), plays each one twice,
+once with the package's reference and once with the student's answer, each on its own deep copy,
+and compares everything the contract makes observable. On the first difference Hypothesis shrinks
+the scene to the smallest one that still differs, and the case fails with that scene, what was
+expected, what came back, the first field that differs and that field's hint.
+
+A family writes three things:
+
+* `scenes`: a Hypothesis strategy of scenes (plain data: ids, lengths, flags, small tensors);
+* `play(impl, scene) -> dict`: runs one answer on the scene and returns what is observable, in the
+  order a student should hear about it (the return value first, then state the answer must leave
+  unchanged, then state it must change); the keys name the fields;
+* `show(scene) -> str`: the scene in a few lines, as the failure prints it.
+
+and calls `generated(name, scenes, play, show, reference, hints={field: hint}, examples=N)`.
+
+Scores never change between runs: the scenes come from a fixed seed (`derandomize=True`, derived
+from this module's code, not from the clock), nothing is stored between runs (no example
+database), and no check looks at time (no deadline, no health check). The example budget per case
+bounds the work; docs/instructors.md lists the time each exercise's grader takes.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Union
+
+from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.limits import untimed
+
+Scene = Any
+Play = Callable[[Any, Scene], dict]
+# A field's hint: fixed text, or a function of the scene and the difference (which way it differs)
+Hint = Union[str, Callable[[Scene, "Difference"], str]]
+
+
+class _StopSearch(BaseException):
+    """Carries an exception out of Hypothesis without shrinking: a stub's NotImplementedError (the
+    answer is not written yet, every scene fails alike) needs no smaller scene. Hypothesis lets a
+    BaseException through at once, as it does the time limit's CaseTimeout."""
+
+    def __init__(self, error: BaseException):
+        super().__init__()
+        self.error = error
+
+
+@dataclass(frozen=True)
+class Difference:
+    field: str
+    expected: Any
+    got: Any
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as the contract means it: tensors of the same dtype, shape and values (floats within
+    rounding, the same infinities and NaNs), floats within rounding, containers element by element."""
+    import torch
+
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return False
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        if a.dtype.is_floating_point:
+            # the same formula in another order rounds differently: 1e-5 relative is far below any
+            # contract's difference (a penalty, a bias, a mask) and far above rounding
+            return bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=True))
+        return bool(torch.equal(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        if not (isinstance(a, (int, float)) and isinstance(b, (int, float))) or isinstance(a, bool) != isinstance(b, bool):
+            return False
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
+        return False  # True is not 1, a list is not a tuple: the contract names the type
+    return a == b
+
+
+def first_difference(expected: dict, got: dict) -> Optional[Difference]:
+    """The first field, in the reference's order, whose values differ (a missing field counts)."""
+    for name, want in expected.items():
+        if name not in got:
+            return Difference(name, want, "(not observed)")
+        if not _same(want, got[name]):
+            return Difference(name, want, got[name])
+    return None
+
+
+def unchanged(before: Any, after: Any) -> Any:
+    """An observable for state the contract says to leave alone: "unchanged", or what it became."""
+    return "unchanged" if _same(before, after) else after
+
+
+def shown(value: Any, width: int = 300) -> str:
+    """A value as the failure prints it: tensors as rounded lists, long text cut."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        v = value.detach().cpu()
+        text = str(v.double().round(decimals=4).tolist() if v.dtype.is_floating_point else v.tolist())
+    else:
+        text = repr(value)
+    return text if len(text) <= width else text[: width - 5] + " ..."
+
+
+def _scene_message(show: Callable[[Scene], str], scene: Scene, diff: Difference) -> str:
+    return (
+        f"on this scene, the smallest found where your answer and the reference differ:\n{show(scene)}\n"
+        f"first difference, {diff.field}: expected {shown(diff.expected)}, got {shown(diff.got)}"
+    )
+
+
+def _settings(examples: int):
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+    return settings(
+        max_examples=examples,
+        derandomize=True,  # the same scenes on every run: a score never changes between runs
+        database=None,  # nothing remembered from an earlier run
+        deadline=None,  # no check depends on how fast the machine is
+        suppress_health_check=list(HealthCheck),  # the health checks time the strategy
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,  # one difference, the smallest, reported
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+
+
+def search(
+    scenes: Any,
+    play: Play,
+    show: Callable[[Scene], str],
+    impl: Any,
+    reference: Any,
+    hints: dict[str, Hint],
+    examples: int,
+    raised_hint: str = "",
+) -> None:
+    """Play `impl` and `reference` on up to `examples` scenes; raise a Mistake with the smallest
+    scene that differs. An exception from `impl` is a difference too (its line is named)."""
+    from hypothesis import given
+    from hypothesis.errors import Flaky
+
+    @_settings(examples)
+    @given(scenes)
+    def one_scene(scene: Scene) -> None:
+        with untimed():  # the reference's run is not the student's time
+            expected = play(reference, copy.deepcopy(scene))
+        try:
+            got = play(impl, copy.deepcopy(scene))
+        except NotImplementedError as e:
+            raise _StopSearch(e) from e
+        except Mistake as e:  # a check inside play (e.g. a return of the wrong type) names its own mistake
+            raise Mistake(f"on this scene:\n{show(scene)}\n{e}", e.hint) from e
+        except Exception as e:
+            raise Mistake(f"on this scene:\n{show(scene)}\nyour code raised {type(e).__name__}: {e}", raised_hint) from e
+        diff = first_difference(expected, got)
+        if diff is not None:
+            hint = hints.get(diff.field, "")
+            if callable(hint):  # a hint that reads the difference: which way the values differ
+                hint = hint(scene, diff)
+            raise Mistake(_scene_message(show, scene, diff), hint)
+
+    try:
+        one_scene()
+    except _StopSearch as stop:
+        raise stop.error from None
+    except Flaky as e:  # the same scene failed once and passed once: the answer depends on more than its inputs
+        inner = next((x for x in getattr(e, "exceptions", ()) if isinstance(x, Mistake)), None)
+        detail = f"\n{inner}" if inner is not None else ""
+        raise Mistake(
+            "your answer gave two different results on the same scene (it depends on something besides its "
+            f"inputs: object ids, a set's order, a random draw, state kept between calls){detail}",
+            "compute the result from the inputs alone",
+        ) from None
+
+
+def generated(
+    name: str,
+    scenes: Any,
+    play: Play,
+    show: Callable[[Scene], str],
+    reference: Any,
+    hints: dict[str, Hint],
+    examples: int,
+    hint: str = "",
+    raised_hint: str = "",
+) -> Case:
+    """A case of the generated phase, named `name` ("generated: ..." or "stretch: generated: ..." by
+    convention, so that a score line tells the phases apart): `examples` scenes of `scenes`, the answer against `reference`.
+    `hints` maps each observable field of `play` to the hint shown when that field is the first to
+    differ (text, or a function of the scene and the Difference that names the mistake it shows); `hint` is the case's own (shown when the failure is not a difference, e.g. a timeout)."""
+
+    def run(impl: Any) -> None:
+        search(scenes, play, show, impl, reference, hints, examples, raised_hint)
+
+    return Case(name, run, hint=hint)

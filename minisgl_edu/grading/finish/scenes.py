@@ -1,0 +1,176 @@
+"""Generated scenes for exercise 1 and its stretch: a request's output, token by token, as the
+scheduler grows it, with the finish check called after each token until it returns a reason.
+
+Where this sits in the course: the generated phase (grading/explore.py) of `finish` and
+`finish_min_tokens`. A scene is text built from pieces that stress the contract (CJK characters,
+emoji and flags of four-byte code points, digits and spaces that merge into one token), cut into
+the default model's real tokens, with EOS ids placed anywhere, stop strings taken from the
+output's own text (so they span tokens, end inside a token, overlap each other, or appear in the
+prompt only), `ignore_eos`, and a length limit (`req.max_new_tokens`, clamped below
+`sampling_params.max_tokens`) at, before or after where the text would stop.
+
+What is compared: for each token, what the check returned, until the first reason; and that it
+left the request's output, prompt and stop list as they were.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from hypothesis import strategies as st
+
+from minisgl_edu.core import Req, SamplingParams
+from minisgl_edu.grading.explore import generated, unchanged
+from minisgl_edu.grading.harness import tokenizer
+
+EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
+
+
+def _decode(ids: list[int]) -> str:
+    return tokenizer().decode(ids, skip_special_tokens=True)
+
+
+def _ids(text: str) -> list[int]:
+    return tokenizer().encode(text)
+
+# Pieces of text whose tokens make stop strings hard: several bytes per character, one token
+# across a space, an EOS id's own text ("<|im_end|>" decodes to nothing with skip_special_tokens).
+PIECES = [
+    "one",
+    " two",
+    " three",
+    " four five",
+    "2 + 2 = 4",
+    " 我爱北京",
+    "天安门",
+    " 🦀🦀!!",
+    " 🇫🇷🇩🇪",
+    " naïve café",
+    "\n\n",
+    " END",
+    "!!!",
+    " ok",
+]
+PROMPTS = ["Count for me.", "Say END when done.", "我爱北京", "Write 2 + 2 = 4 and stop."]
+
+
+@dataclass
+class FinishScene:
+    prompt: str
+    output: list[int]  # the whole output; the check sees it grow one token at a time
+    eos_ids: set[int]
+    stop: list[str]
+    ignore_eos: bool
+    max_new_tokens: int  # the clamped limit the check must use
+    max_tokens: int  # what the client asked for (>= max_new_tokens)
+    min_tokens: int = 0  # the stretch only
+
+
+def _substring(text: str, a: int, b: int) -> str:
+    lo, hi = sorted((a % (len(text) + 1), b % (len(text) + 1)))
+    return text[lo:hi].strip() or text[lo:hi]
+
+
+@st.composite
+def finish_scenes(draw: Any, stretch: bool = False) -> FinishScene:
+    text = "".join(draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=5)))
+    output = _ids(text)
+    # EOS ids: SmolLM2's, another model's set with an ordinary token of this text in it, or none
+    eos_ids = draw(st.sampled_from([set(EOS), {2}, {1, output[-1]}, {output[0]}, set()]))
+    for _ in range(draw(st.integers(0, 2))):  # an end token somewhere in the output
+        at = draw(st.integers(0, len(output)))
+        output.insert(at, draw(st.sampled_from([0, 2])))
+    shown = _decode(output)
+    stop = [
+        draw(st.one_of(st.builds(_substring, st.just(shown), st.integers(0, 60), st.integers(0, 60)), st.sampled_from(PIECES)))
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    stop = [s for s in stop if s]
+    limit = draw(st.integers(1, len(output) + 2))
+    return FinishScene(
+        prompt=draw(st.sampled_from(PROMPTS)),
+        output=output,
+        eos_ids=eos_ids,
+        stop=stop,
+        ignore_eos=draw(st.booleans()),
+        max_new_tokens=limit,
+        max_tokens=limit + draw(st.sampled_from([0, 0, 1, 100])),
+        min_tokens=draw(st.integers(0, len(output) + 1)) if stretch else 0,
+    )
+
+
+def _request(scene: FinishScene) -> Req:
+    sp = SamplingParams(max_tokens=scene.max_tokens, stop=list(scene.stop), ignore_eos=scene.ignore_eos)
+    req = Req(0, _ids(scene.prompt), sp)
+    req.max_new_tokens = scene.max_new_tokens
+    return req
+
+
+def play(fn: Any, scene: FinishScene, stretch: bool = False) -> dict:
+    """Grow the output token by token as the scheduler does; stop at the first reason (or when
+    the length limit is passed: the scheduler would have stopped there)."""
+    req = _request(scene)
+    prompt, stop = list(req.input_ids), list(req.sampling_params.stop)
+    returned: list[Optional[str]] = []
+    for k in range(1, min(len(scene.output), scene.max_new_tokens) + 1):
+        req.output_ids = list(scene.output[:k])
+        args = (req, set(scene.eos_ids), _decode) + ((scene.min_tokens,) if stretch else ())
+        got = fn(*args)
+        returned.append(got)
+        if req.output_ids != scene.output[:k]:
+            break  # reported below as the output changed
+        if got is not None:
+            break
+    return {
+        "what it returned after each token": returned,
+        "req.output_ids after the call": req.output_ids,
+        "req.input_ids": unchanged(prompt, req.input_ids),
+        "req.sampling_params.stop": unchanged(stop, req.sampling_params.stop),
+    }
+
+
+def show(scene: FinishScene) -> str:
+    pieces = [repr(_decode([t])) for t in scene.output]
+    lines = [
+        f"  output tokens (as the check sees them grow): {scene.output}",
+        f"  their text, token by token: {' '.join(pieces)}",
+        f"  eos_ids={sorted(scene.eos_ids)} ignore_eos={scene.ignore_eos} stop={scene.stop!r}",
+        f"  req.max_new_tokens={scene.max_new_tokens} (sampling_params.max_tokens={scene.max_tokens})",
+        f"  prompt {scene.prompt!r}",
+    ]
+    if scene.min_tokens:
+        lines.append(f"  min_tokens={scene.min_tokens}")
+    return "\n".join(lines)
+
+
+HINTS = {
+    "what it returned after each token": (
+        "after each token: 'stop' for an EOS of eos_ids (unless ignore_eos) or a stop string the newest "
+        "token completed anywhere in a decoded window of the output (sized in bytes by the longest stop "
+        "string), then 'length' at req.max_new_tokens, else None"
+    ),
+    "req.output_ids after the call": "only read req: leave req.output_ids as it is",
+    "req.input_ids": "only read req: leave the prompt as it is",
+    "req.sampling_params.stop": "only read the stop list: the detokenizer reads it after you",
+}
+
+
+def finish_case(reference: Any, stretch: bool = False, examples: int = 150) -> Any:
+    """The generated case of `finish` (stretch=False) or `finish_min_tokens`."""
+    hints = dict(HINTS)
+    if stretch:
+        hints["what it returned after each token"] = (
+            "while len(req.output_ids) < min_tokens only the length limit finishes the request; from the "
+            "min_tokens-th output token on, check_finish's rules apply unchanged"
+        )
+    return generated(
+        ("stretch: " if stretch else "") + f"generated: {examples} requests grown token by token",
+        finish_scenes(stretch),
+        lambda fn, scene: play(fn, scene, stretch),
+        show,
+        reference,
+        hints,
+        examples,
+        hint=hints["what it returned after each token"],
+    )
