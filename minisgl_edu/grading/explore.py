@@ -75,7 +75,9 @@ def _same(a: Any, b: Any) -> bool:
             return bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=True))
         return bool(torch.equal(a, b))
     if isinstance(a, float) or isinstance(b, float):
-        if not (isinstance(a, (int, float)) and isinstance(b, (int, float))) or isinstance(a, bool) != isinstance(b, bool):
+        if not (isinstance(a, (int, float)) and isinstance(b, (int, float))) or isinstance(a, bool) != isinstance(
+            b, bool
+        ):
             return False
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
@@ -166,7 +168,9 @@ def search(
         except Mistake as e:  # a check inside play (e.g. a return of the wrong type) names its own mistake
             raise Mistake(f"on this scene:\n{show(scene)}\n{e}", e.hint) from e
         except Exception as e:
-            raise Mistake(f"on this scene:\n{show(scene)}\nyour code raised {type(e).__name__}: {e}", raised_hint) from e
+            raise Mistake(
+                f"on this scene:\n{show(scene)}\nyour code raised {type(e).__name__}: {e}", raised_hint
+            ) from e
         diff = first_difference(expected, got)
         if diff is not None:
             hint = hints.get(diff.field, "")

@@ -34,6 +34,7 @@ def _decode(ids: list[int]) -> str:
 def _ids(text: str) -> list[int]:
     return tokenizer().encode(text)
 
+
 # Pieces of text whose tokens make stop strings hard: several bytes per character, one token
 # across a space, an EOS id's own text ("<|im_end|>" decodes to nothing with skip_special_tokens).
 PIECES = [
@@ -83,7 +84,11 @@ def finish_scenes(draw: Any, stretch: bool = False) -> FinishScene:
         output.insert(at, draw(st.sampled_from([0, 2])))
     shown = _decode(output)
     stop = [
-        draw(st.one_of(st.builds(_substring, st.just(shown), st.integers(0, 60), st.integers(0, 60)), st.sampled_from(PIECES)))
+        draw(
+            st.one_of(
+                st.builds(_substring, st.just(shown), st.integers(0, 60), st.integers(0, 60)), st.sampled_from(PIECES)
+            )
+        )
         for _ in range(draw(st.integers(0, 3)))
     ]
     stop = [s for s in stop if s]
