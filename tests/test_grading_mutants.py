@@ -5,11 +5,15 @@ would write the notebook cell (it defines the exercise's SYMBOL), with module co
 
     MUST_FAIL = {"<case name>", ...}   # cases that must fail on it (at least one)
     MUST_SAY = "<substring>"           # must appear (any case) in a failed case's message or hint
+    CAUGHT_BY = {"hand", "generated"}  # the phases that catch it, exactly: the hand-written cases,
+                                       # the generated ones (grading/explore.py), or both
+    HINT_SAYS = "<substring>"          # optional: in the hint of a failed case (its own mistake's)
     TIME_LIMIT = 5.0                   # optional: per-case limit it is graded with (answers that hang)
 
 Each is graded in this one process (the model is loaded once; engine runs are shared). To keep
 that quick, an answer runs every case that needs no model, and only those engine cases that its
 MUST_FAIL names. Every exercise directory present is collected; add a file to add a mistake.
+`python tests/mutants/report.py` prints, per exercise, which phase catches each wrong answer.
 """
 
 from __future__ import annotations
@@ -32,6 +36,11 @@ def _files():
     for d in EXERCISE_DIRS:
         for f in sorted(d.glob("[0-9]*.py")):
             yield pytest.param(d.name, f, id=f"{d.name}/{f.stem}", marks=getattr(pytest.mark, f"exercise_{d.name}"))
+
+
+def phases(case_names) -> set[str]:
+    """Which phases the failed cases belong to: "generated" (grading/explore.py) or "hand"."""
+    return {"generated" if "generated: " in name else "hand" for name in case_names}
 
 
 def _load(path: Path):
@@ -70,6 +79,11 @@ def test_wrong_answer_is_caught(name, path):
     assert any(said in (r.message + " " + r.hint).lower() for r in failed.values()), (
         f"no failed case says {mod.MUST_SAY!r}\n{report}"
     )
+    assert set(mod.CAUGHT_BY) == phases(failed), (
+        f"CAUGHT_BY {sorted(mod.CAUGHT_BY)}, caught by {sorted(phases(failed))}"
+    )
+    if hasattr(mod, "HINT_SAYS"):
+        assert any(mod.HINT_SAYS in r.hint for r in failed.values()), f"no failed case's hint says {mod.HINT_SAYS!r}"
     for r in failed.values():
         assert "Traceback" not in r.message and "minisgl_edu/" not in r.message, report
         # a message that points at code points at the student's file, never at a package frame

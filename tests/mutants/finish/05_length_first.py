@@ -16,3 +16,5 @@ def check_finish(req, eos_ids, decode=None):
         if any(s in tail for s in sp.stop):
             return "stop"
     return None
+
+CAUGHT_BY = {"hand", "generated"}

@@ -14,3 +14,5 @@ def check_finish(req, eos_ids, decode=None):
         if any(s in tail for s in sp.stop):
             return True
     return len(req.output_ids) >= req.max_new_tokens
+
+CAUGHT_BY = {"hand", "generated"}

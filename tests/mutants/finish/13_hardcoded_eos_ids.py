@@ -18,3 +18,5 @@ def check_finish(req, eos_ids, decode=None):
     if len(req.output_ids) >= req.max_new_tokens:
         return "length"
     return None
+
+CAUGHT_BY = {"hand", "generated"}
