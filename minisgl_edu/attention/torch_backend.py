@@ -111,13 +111,6 @@ class TorchBackend(AttentionBackend):
             all_q_valid=min(q_lens) == max_q,
         )
 
-    def _gather(self, cache: torch.Tensor, kv_pages: torch.Tensor) -> torch.Tensor:
-        """[B, pages * page_size, Hkv, D]: each request's K (or V) in position order."""
-        p, h, d = self.pool.page_size, self.pool.num_kv_heads, self.pool.head_dim
-        b, n = kv_pages.shape
-        paged = cache.view(-1, p, h, d)  # [num_pages + 1, page_size, H, D]
-        return paged.index_select(0, kv_pages.reshape(-1)).view(b, n * p, h, d)
-
     def forward(self, layer_id: int, q: torch.Tensor, k: torch.Tensor | None, v: torch.Tensor | None) -> torch.Tensor:
         meta = self._meta
         assert meta is not None, "prepare() must run before forward()"
@@ -129,8 +122,8 @@ class TorchBackend(AttentionBackend):
 
     def _attend(self, layer_id: int, plan: _Plan, q: torch.Tensor) -> torch.Tensor:
         """Attention of one plan's tokens q [T, Hq, D] -> [T, Hq, D]."""
-        kc = self._gather(self.pool.k[layer_id], plan.kv_pages)  # [B, max_k, Hkv, D]
-        vc = self._gather(self.pool.v[layer_id], plan.kv_pages)
+        # [B, max_k, Hkv, D] each: the requests' pages in position order (an FP8 pool dequantizes here)
+        kc, vc = self.pool.load_pages(layer_id, plan.kv_pages)
         if plan.decode:
             # One query per request: view the Hq query heads as [Hkv, G] (the G heads that share
             # a KV head are adjacent) and give SDPA the G queries as G rows against one KV

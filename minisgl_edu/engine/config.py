@@ -41,6 +41,10 @@ class EngineConfig:
     device: str = "auto"  # "cpu", "cuda", or "auto"
     dtype: str = "auto"
     page_size: int = 16
+    # What the KV pages store: "auto" the model's dtype; "fp8_e4m3" one byte per number with a
+    # float32 scale per token and KV head (`kvcache/pool.py`): about twice the tokens in the same
+    # memory, and half the bytes each decode step reads.
+    kv_cache_dtype: str = "auto"
     num_pages: Optional[int] = None  # KV pages; None = from max_total_tokens (CPU) or memory (GPU)
     max_total_tokens: int = 16384  # CPU default size of the KV cache, in tokens
     memory_fraction: float = 0.85  # GPU: share of the free memory (after weights) for the KV cache
@@ -91,6 +95,12 @@ class EngineConfig:
         if isinstance(self.triton_kernels, str):  # "rope,gemm" from a command line; "" or "0": none
             names = self.triton_kernels.strip()
             self.triton_kernels = () if names in ("", "0") else tuple(n.strip() for n in names.split(","))
+        from minisgl_edu.kvcache.pool import KV_CACHE_DTYPES
+
+        if self.kv_cache_dtype not in KV_CACHE_DTYPES:
+            raise ValueError(
+                f"kv_cache_dtype must be one of {', '.join(KV_CACHE_DTYPES)}, got {self.kv_cache_dtype!r}"
+            )
         if self.cpu_weights not in CPU_WEIGHTS:
             raise ValueError(f"cpu_weights must be one of {', '.join(CPU_WEIGHTS)}, got {self.cpu_weights!r}")
         unknown = set(self.triton_kernels) - set(TRITON_KERNELS)

@@ -37,6 +37,7 @@ from minisgl_edu.engine.runner import EagerRunner, RunOutput
 from minisgl_edu.engine.sampler import Sampler
 from minisgl_edu.engine.verify import verify_batch
 from minisgl_edu.kvcache import KVPool, PageTable, pages_for
+from minisgl_edu.kvcache.pool import KV_CACHE_DTYPES
 
 CPU_MAX_RUNNING = 32  # the CPU's default running-request limit: 2 cores gain nothing from more
 # CUDA: the default limit is the number of requests the KV pool holds at this many tokens each
@@ -120,9 +121,17 @@ class Engine:
         """The paged KV pool and the page table (a row of pages per running request)."""
         config, mc = self.config, self.model_config
         self.page_size = config.page_size
+        self.kv_dtype = KV_CACHE_DTYPES[config.kv_cache_dtype] or self.dtype
         num_pages = config.num_pages or self._auto_num_pages()
         self.pool = KVPool(
-            mc.num_layers, num_pages, self.page_size, self.num_kv_heads, mc.head_dim, self.dtype, self.device
+            mc.num_layers,
+            num_pages,
+            self.page_size,
+            self.num_kv_heads,
+            mc.head_dim,
+            self.dtype,
+            self.device,
+            kv_dtype=self.kv_dtype,
         )
         # Never beyond the model's context (its RoPE table ends there), nor beyond the whole cache.
         self.max_seq_len = min(
@@ -182,7 +191,8 @@ class Engine:
 
     def _auto_num_pages(self) -> int:
         mc = self.model_config
-        per_token = KVPool.bytes_per_token(mc.num_layers, self.num_kv_heads, mc.head_dim, self.dtype)
+        # FP8 pages: about half the bytes per token, so the same memory holds about twice the tokens.
+        per_token = KVPool.bytes_per_token(mc.num_layers, self.num_kv_heads, mc.head_dim, self.kv_dtype)
         if self.device.type == "cuda":
             free, _ = torch.cuda.mem_get_info(self.device)
             tokens = int(free * self.config.memory_fraction) // per_token

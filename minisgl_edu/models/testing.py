@@ -34,12 +34,16 @@ class PagedRunner:
         max_tokens: int = 1024,
         max_reqs: int = 8,
         max_len: int = 256,
+        kv_dtype: torch.dtype | None = None,
     ) -> None:
+        """`kv_dtype`: what the KV pages store (None: the model's dtype; `kvcache.pool.FP8`)."""
         self.model, self.cfg, self.page_size = model, cfg, page_size
         device = next(model.parameters()).device
         dtype = next(model.parameters()).dtype
         num_pages = -(-max_tokens // page_size)
-        self.pool = KVPool(cfg.num_layers, num_pages, page_size, cfg.num_kv_heads, cfg.head_dim, dtype, device)
+        self.pool = KVPool(
+            cfg.num_layers, num_pages, page_size, cfg.num_kv_heads, cfg.head_dim, dtype, device, kv_dtype=kv_dtype
+        )
         self.page_table = PageTable(max_reqs, -(-max_len // page_size), device, fill=self.pool.dummy_page)
         self.allocator = PageAllocator(num_pages)
         self.backend = TorchBackend(self.pool, self.page_table)

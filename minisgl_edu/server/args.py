@@ -35,6 +35,7 @@ class ServerArgs:
     max_running_requests: Optional[int] = None
     page_size: Optional[int] = None
     num_pages: Optional[int] = None
+    kv_cache_dtype: Optional[str] = None  # --kv-cache-dtype; None: "auto"
     max_prefill_tokens: Optional[int] = None
     max_seq_len: Optional[int] = None
     cache: Optional[str] = None
@@ -72,6 +73,7 @@ class ServerArgs:
             "max_running_requests",
             "page_size",
             "num_pages",
+            "kv_cache_dtype",
             "max_prefill_tokens",
             "max_seq_len",
             "cache",
@@ -176,6 +178,12 @@ def _add_engine_args(p: argparse._ArgumentGroup) -> None:
     )
     p.add_argument("--page-size", type=_positive, help="tokens per KV cache page")
     p.add_argument("--num-pages", type=_positive, help="pages in the KV cache")
+    p.add_argument(
+        "--kv-cache-dtype",
+        choices=["auto", "fp8_e4m3"],
+        help="what the KV pages store: auto (the model's dtype) or fp8_e4m3 (one byte per number, a scale "
+        "per token and head: about twice the tokens, half the bytes a decode step reads)",
+    )
     p.add_argument("--max-seq-len", type=_positive, help="cap on prompt + output tokens of one request")
 
 

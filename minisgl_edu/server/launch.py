@@ -105,6 +105,7 @@ def _run_scheduler(
         info = {
             "max_seq_len": scheduler.max_seq_len,
             "weights": scheduler.engine.weights,
+            "kv_cache": scheduler.engine.pool.describe(),
             "vocab_size": scheduler.vocab_size,
             "max_running_requests": scheduler.max_running,
             "stats": dataclasses.asdict(scheduler.stats()),
@@ -349,7 +350,7 @@ def launch_server(args: ServerArgs) -> int:
         where = "interactive shell" if args.shell else f"http://{args.host}:{args.port}"
         print(
             f"[minisgl] ready in {time.perf_counter() - start:.1f} s: {args.model_name} "
-            f"(context {info.get('max_seq_len')} tokens, {info.get('weights')}, "
+            f"(context {info.get('max_seq_len')} tokens, {info.get('weights')}, {info.get('kv_cache')}, "
             f"up to {info.get('max_running_requests')} running requests) on {where}; processes: {names}",
             flush=True,
         )
