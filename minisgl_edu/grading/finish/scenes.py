@@ -21,7 +21,7 @@ from typing import Any, Optional
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Req, SamplingParams
-from minisgl_edu.grading.explore import generated, unchanged
+from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
 
 EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
@@ -47,6 +47,9 @@ PIECES = [
     "天安门",
     " 🦀🦀!!",
     " 🇫🇷🇩🇪",
+    " 🚀🚀🚀",
+    " now",
+    " 北京🦀",
     " naïve café",
     "\n\n",
     " END",
@@ -65,7 +68,7 @@ class FinishScene:
     ignore_eos: bool
     max_new_tokens: int  # the clamped limit the check must use
     max_tokens: int  # what the client asked for (>= max_new_tokens)
-    min_tokens: int = 0  # the stretch only
+    stretch_min: Optional[int] = None  # min_tokens, for the stretch only
 
 
 def _substring(text: str, a: int, b: int) -> str:
@@ -101,7 +104,7 @@ def finish_scenes(draw: Any, stretch: bool = False) -> FinishScene:
         ignore_eos=draw(st.booleans()),
         max_new_tokens=limit,
         max_tokens=limit + draw(st.sampled_from([0, 0, 1, 100])),
-        min_tokens=draw(st.integers(0, len(output) + 1)) if stretch else 0,
+        stretch_min=draw(st.integers(0, len(output) + 1)) if stretch else None,
     )
 
 
@@ -120,7 +123,7 @@ def play(fn: Any, scene: FinishScene, stretch: bool = False) -> dict:
     returned: list[Optional[str]] = []
     for k in range(1, min(len(scene.output), scene.max_new_tokens) + 1):
         req.output_ids = list(scene.output[:k])
-        args = (req, set(scene.eos_ids), _decode) + ((scene.min_tokens,) if stretch else ())
+        args = (req, set(scene.eos_ids), _decode) + ((scene.stretch_min,) if stretch else ())
         got = fn(*args)
         returned.append(got)
         if req.output_ids != scene.output[:k]:
@@ -136,39 +139,76 @@ def play(fn: Any, scene: FinishScene, stretch: bool = False) -> dict:
 
 
 def show(scene: FinishScene) -> str:
-    pieces = [repr(_decode([t])) for t in scene.output]
+    seen = scene.output[: scene.max_new_tokens]  # the scheduler never calls past the limit
     lines = [
-        f"  output tokens (as the check sees them grow): {scene.output}",
-        f"  their text, token by token: {' '.join(pieces)}",
+        f"  the output grows token by token to {seen}",
+        f"  its text {_decode(seen)!r}; each token's: {' '.join(repr(_decode([t])) for t in seen)}",
         f"  eos_ids={sorted(scene.eos_ids)} ignore_eos={scene.ignore_eos} stop={scene.stop!r}",
-        f"  req.max_new_tokens={scene.max_new_tokens} (sampling_params.max_tokens={scene.max_tokens})",
-        f"  prompt {scene.prompt!r}",
+        f"  req.max_new_tokens={scene.max_new_tokens} (sampling_params.max_tokens={scene.max_tokens}), "
+        f"prompt {scene.prompt!r}",
     ]
-    if scene.min_tokens:
-        lines.append(f"  min_tokens={scene.min_tokens}")
+    if scene.stretch_min is not None:
+        lines.append(f"  min_tokens={scene.stretch_min}")
     return "\n".join(lines)
 
 
+RETURNS_A_REASON = "return the reason, 'stop' or 'length', or None while it goes on: never True/False"
+
+
+def reason_hint(scene: FinishScene, diff: Difference) -> str:
+    """The mistake a list of returns shows, read at the first token where the two lists part."""
+    want, got = list(diff.expected), list(diff.got)
+    k = next(
+        (i for i, (a, b) in enumerate(zip(want, got)) if a != b or type(a) is not type(b)), min(len(want), len(got))
+    )
+    a = want[k] if k < len(want) else "(no call: it had finished)"
+    b = got[k] if k < len(got) else "(no call: it had finished)"
+    if isinstance(b, bool):
+        return RETURNS_A_REASON
+    n, token = k + 1, scene.output[k]
+    is_eos = token in scene.eos_ids
+    if scene.stretch_min is not None and n == scene.stretch_min and a == "stop":
+        return (
+            f"token {n} is the min_tokens-th (min_tokens={scene.stretch_min}): the minimum is reached with this very "
+            "token, so EOS and stop strings count again (hold back while len(req.output_ids) < min_tokens, not <=)"
+        )
+    if scene.stretch_min is not None and n < scene.stretch_min and b == "stop":
+        return f"token {n} is below min_tokens={scene.stretch_min}: hold EOS and stop strings back while len(req.output_ids) < min_tokens"
+    if a == "stop" and is_eos and not scene.ignore_eos:
+        return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}: the set the scheduler passes, every id of it"
+    if a == "stop":
+        return (
+            "a stop string is in the decoded output now: search the whole decoded tail (it may end inside the "
+            "newest token, span several tokens, or be CJK/emoji of several byte tokens each), with a window "
+            "sized in bytes by the longest stop string, len(s.encode()), plus a margin"
+        )
+    if a == "length":
+        return f"{n} output tokens reached req.max_new_tokens={scene.max_new_tokens} (the clamped limit, not sampling_params.max_tokens)"
+    if b == "stop" and is_eos and scene.ignore_eos:
+        return "ignore_eos turns off the EOS test (and only that one)"
+    if b == "stop":
+        return "no stop string is in the output's text yet: decode req.output_ids only (not the prompt), and look only for the strings of sampling_params.stop"
+    if b == "length":
+        return f"{n} output tokens are below req.max_new_tokens={scene.max_new_tokens}: 'length' only once len(req.output_ids) >= it"
+    return HINTS_TEXT
+
+
+HINTS_TEXT = (
+    "after each token: 'stop' for an EOS of eos_ids (unless ignore_eos) or a stop string the newest token "
+    "completed anywhere in a decoded window of the output (sized in bytes by the longest stop string), then "
+    "'length' at req.max_new_tokens, else None"
+)
 HINTS = {
-    "what it returned after each token": (
-        "after each token: 'stop' for an EOS of eos_ids (unless ignore_eos) or a stop string the newest "
-        "token completed anywhere in a decoded window of the output (sized in bytes by the longest stop "
-        "string), then 'length' at req.max_new_tokens, else None"
-    ),
+    "what it returned after each token": reason_hint,
     "req.output_ids after the call": "only read req: leave req.output_ids as it is",
     "req.input_ids": "only read req: leave the prompt as it is",
     "req.sampling_params.stop": "only read the stop list: the detokenizer reads it after you",
 }
 
 
-def finish_case(reference: Any, stretch: bool = False, examples: int = 150) -> Any:
+def finish_case(reference: Any, stretch: bool = False, examples: int = 200) -> Any:
     """The generated case of `finish` (stretch=False) or `finish_min_tokens`."""
     hints = dict(HINTS)
-    if stretch:
-        hints["what it returned after each token"] = (
-            "while len(req.output_ids) < min_tokens only the length limit finishes the request; from the "
-            "min_tokens-th output token on, check_finish's rules apply unchanged"
-        )
     return generated(
         ("stretch: " if stretch else "") + f"generated: {examples} requests grown token by token",
         finish_scenes(stretch),
@@ -177,5 +217,5 @@ def finish_case(reference: Any, stretch: bool = False, examples: int = 150) -> A
         reference,
         hints,
         examples,
-        hint=hints["what it returned after each token"],
+        hint=HINTS_TEXT,
     )
