@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 
@@ -13,6 +14,7 @@ import pytest
 from minisgl_edu.scheduler import SchedulerConfig
 from minisgl_edu.server.args import parse_args
 from minisgl_edu.server.protocol import (
+    DEFAULT_MAX_TOKENS,
     APIError,
     ChatCompletionRequest,
     Choice,
@@ -139,7 +141,7 @@ def test_openai_fields_map_to_sampling_params():
             "stop": "END",
             "seed": 3,
             "ignore_eos": True,
-            "unknown_field": "ignored",
+            "user": "u-1",  # accepted: it does not change the answer
         }
     )
     p = body.sampling_params()
@@ -177,6 +179,95 @@ def test_invalid_sampling_is_a_400(fields, needle):
         body.sampling_params()
     assert e.value.status == 400 and needle in e.value.message
     assert set(e.value.body()["error"]) == {"message", "type", "param", "code"}
+    assert e.value.param == next(iter(fields))
+
+
+def grammar_of(**fields) -> tuple[str, str]:
+    return CompletionRequest.model_validate({"prompt": "x", **fields}).sampling_params().grammar_spec
+
+
+def test_vllm_and_sglang_grammar_fields_take_the_same_path():
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    assert grammar_of(guided_json=schema) == ("json_schema", json.dumps(schema))
+    assert grammar_of(guided_json=json.dumps(schema)) == ("json_schema", json.dumps(schema))
+    assert grammar_of(json_schema=json.dumps(schema)) == ("json_schema", json.dumps(schema))
+    assert grammar_of(guided_regex="(Yes|No)") == grammar_of(regex="(Yes|No)") == ("regex", "(Yes|No)")
+    assert grammar_of(guided_grammar='root ::= "a"') == ("ebnf", 'root ::= "a"')
+    # the choices, quoted as EBNF string literals (JSON's escapes are XGrammar's)
+    assert grammar_of(guided_choice=["Yes", 'say "no"']) == ("ebnf", 'root ::= "Yes" | "say \\"no\\""')
+    fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+    assert grammar_of(response_format=fmt) == grammar_of(guided_json=schema)
+
+
+@pytest.mark.parametrize(
+    "fields, param",
+    [
+        ({"regex": "a", "guided_json": {}}, "guided_json"),
+        ({"response_format": {"type": "json_object"}, "guided_choice": ["a"]}, "guided_choice"),
+    ],
+)
+def test_two_grammar_fields_are_refused_naming_the_second(fields, param):
+    with pytest.raises(APIError) as e:
+        grammar_of(**fields)
+    assert e.value.status == 400 and e.value.param == param
+
+
+@pytest.mark.parametrize("key", ["\u00b2", "\uff11\uff12", "-1", "+1", " 1", "1.0", "0x1", ""])
+def test_logit_bias_keys_are_ascii_digits(key):
+    body = CompletionRequest.model_validate({"prompt": "x", "logit_bias": {key: 1}})
+    with pytest.raises(APIError) as e:
+        body.sampling_params()
+    assert (e.value.status, e.value.param) == (400, "logit_bias")
+
+
+@pytest.mark.parametrize(
+    "cls, fields, param",
+    [
+        (CompletionRequest, {"top_logprobs": 2}, "top_logprobs"),  # completions counts with logprobs: N
+        (CompletionRequest, {"include_stop_str_in_output": True}, "include_stop_str_in_output"),
+        (ChatCompletionRequest, {"tools": [{"type": "function"}]}, "tools"),
+    ],
+)
+def test_fields_the_engine_does_not_honour_are_refused_by_name(cls, fields, param):
+    base = {"prompt": "x"} if cls is CompletionRequest else {"messages": [{"role": "user", "content": "x"}]}
+    with pytest.raises(APIError) as e:
+        cls.model_validate({**base, **fields})
+    assert (e.value.status, e.value.param, e.value.code) == (400, param, "unsupported_parameter")
+
+
+def test_unused_fields_sent_empty_and_openai_fields_that_change_nothing_are_accepted():
+    body = {
+        "messages": [
+            {"role": "user", "content": "x"},
+            # what the openai client writes back when a reply is appended to the history
+            {"role": "assistant", "content": "y", "refusal": None, "tool_calls": None, "function_call": None},
+        ],
+        "tools": None,
+        "include_stop_str_in_output": False,
+        "user": "u",
+        "metadata": {"k": "v"},
+        "store": False,
+        "service_tier": "auto",
+        "stream_options": {"include_usage": True, "include_obfuscation": False},
+    }
+    assert ChatCompletionRequest.model_validate(body).sampling_params().max_tokens == DEFAULT_MAX_TOKENS
+
+
+@pytest.mark.parametrize(
+    "fields, loc",
+    [
+        ({"guided_decoding_backend": "xgrammar"}, ("guided_decoding_backend",)),
+        ({"verbosity": "low"}, ("verbosity",)),
+        ({"messages": [{"role": "user", "content": "x", "name": "bob"}]}, ("messages", 0, "name")),
+        ({"stream_options": {"include_usage": True, "chunk_size": 3}}, ("stream_options", "chunk_size")),
+    ],
+)
+def test_unknown_fields_are_refused_not_dropped(fields, loc):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as e:
+        ChatCompletionRequest.model_validate({"messages": [{"role": "user", "content": "x"}], **fields})
+    assert [(x["type"], x["loc"]) for x in e.value.errors()] == [("extra_forbidden", loc)]
 
 
 def test_chunk_shapes():

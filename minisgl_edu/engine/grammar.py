@@ -11,13 +11,17 @@ The grammar engine is XGrammar (the default of SGLang's structured outputs): it 
 against the tokenizer's vocabulary once (milliseconds for a small schema) and then fills a mask
 per step. `GrammarCompiler` here keeps the compiled grammars of recent specs, so the same schema
 sent again is not compiled again. XGrammar is imported only when a request asks for a grammar.
+
+A JSON schema that uses a keyword XGrammar compiles but does not enforce (`not`, `if`, a remote
+`$ref` ...) is refused (`unenforced_keyword`) rather than answered with JSON that breaks it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -67,7 +71,7 @@ class GrammarCompiler:
             try:
                 compiled = self._compile(kind, spec)
             except Exception as e:  # XGrammar raises RuntimeError / ValueError with the reason
-                raise ValueError(f"invalid {kind}: {e}") from None
+                raise ValueError(f"invalid {kind}: {clean_message(kind, str(e))}") from None
             self._cache[key] = compiled
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
@@ -76,7 +80,11 @@ class GrammarCompiler:
 
     def _compile(self, kind: str, spec: str) -> Any:
         if kind == "json_schema":
-            json.loads(spec)  # a clear message for text that is not JSON at all
+            keyword = unenforced_keyword(json.loads(spec))  # json.loads: a clear message for text that is not JSON
+            if keyword is not None:
+                raise ValueError(
+                    f"{keyword}: XGrammar does not enforce this keyword, so the answer could break the schema"
+                )
             # any_whitespace=False: one space after ':' and ',' and no newlines, so a small model
             # cannot spend its max_tokens on whitespace inside the object.
             return self._compiler.compile_json_schema(spec, any_whitespace=False)
@@ -99,3 +107,89 @@ def grammar_mask(logits: torch.Tensor, rows: list[int], grammars: list[Grammar])
     if logits.is_cuda:  # from page-locked memory, so the host does not wait for the forward pass
         bitmask = bitmask.pin_memory().to(logits.device, non_blocking=True)
     xgr.apply_token_bitmask_inplace(logits, bitmask, indices=rows)
+
+
+# What XGrammar (0.2) compiles but does not enforce, found by feeding its matcher JSON that breaks
+# each keyword (tests/test_grammar_limits.py keeps those probes): the keyword is dropped, with
+# at most a warning on the server's stderr. Each entry: keyword -> when a schema's use of it counts.
+_UNENFORCED = {
+    "not": lambda v: True,
+    "if": lambda v: True,
+    "then": lambda v: True,
+    "else": lambda v: True,
+    "dependentRequired": lambda v: bool(v),
+    "dependentSchemas": lambda v: bool(v),
+    "dependencies": lambda v: bool(v),
+    "contains": lambda v: True,
+    "minContains": lambda v: True,
+    "maxContains": lambda v: True,
+    "uniqueItems": lambda v: v is True,
+    "allOf": lambda v: isinstance(v, list) and len(v) > 1,  # one schema is merged; two are not
+    "$ref": lambda v: not (isinstance(v, str) and (v == "#" or v.startswith("#/"))),  # only refs inside the schema
+    "$dynamicRef": lambda v: True,
+    "$recursiveRef": lambda v: True,
+}
+# Where a schema holds other schemas: one, a list of them, or a map of name -> schema.
+_ONE = (
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "propertyNames",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+)
+_LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def unenforced_keyword(schema: Any, where: str = "") -> Optional[str]:
+    """The path and name of the first keyword in `schema` that XGrammar would not enforce, e.g.
+    "properties.a.not", or None. `required` counts when it names a property that `properties`
+    does not define: XGrammar then lets the answer leave it out."""
+    if not isinstance(schema, dict):
+        return None  # true/false, or not a schema at all (XGrammar says so)
+    for keyword, counts in _UNENFORCED.items():
+        if keyword in schema and counts(schema[keyword]):
+            return where + keyword
+    required, defined = schema.get("required"), schema.get("properties")
+    if isinstance(required, list) and any(
+        name not in (defined if isinstance(defined, dict) else {}) for name in required
+    ):
+        return where + "required"
+    for key in _ONE:
+        found = unenforced_keyword(schema.get(key), f"{where}{key}.")
+        if found:
+            return found
+    for key in _LIST:
+        if isinstance(schema.get(key), list):
+            for i, sub in enumerate(schema[key]):
+                found = unenforced_keyword(sub, f"{where}{key}.{i}.")
+                if found:
+                    return found
+    for key in _MAP:
+        if isinstance(schema.get(key), dict):
+            for name, sub in schema[key].items():
+                found = unenforced_keyword(sub, f"{where}{key}.{name}.")
+                if found:
+                    return found
+    return None
+
+
+# XGrammar's C++ messages begin with a time and its source file ("[21:24:08] /project/cpp/
+# regex_converter.cc:94: "); a regex is converted to EBNF first, so its errors may give a line and
+# column of that internal grammar. Neither means anything to the client.
+_SOURCE_PREFIX = re.compile(r"^\[[\d:]+\]\s*\S+\.(?:cc|cpp|h|hpp|py):\d+:\s*")
+_INTERNAL_EBNF_POSITION = re.compile(r"^EBNF (?:parser|lexer) error at line \d+, column \d+:\s*")
+
+
+def clean_message(kind: str, message: str) -> str:
+    """XGrammar's error message without the library's internals."""
+    text = _SOURCE_PREFIX.sub("", message.strip().splitlines()[0] if message.strip() else "")
+    if kind == "regex":
+        text = _INTERNAL_EBNF_POSITION.sub("", text)
+    return text or "the grammar engine could not compile it"

@@ -9,13 +9,13 @@ and the handlers that turn FastAPI's own errors (422 validation, 404) into that 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from fastapi import Request  # module level: FastAPI resolves the handlers' annotations here
 
 from minisgl_edu.message import UserReply
 from minisgl_edu.server.frontend import FrontendState
-from minisgl_edu.server.protocol import APIError, service_unavailable
+from minisgl_edu.server.protocol import APIError, GenerateRequest, service_unavailable
 
 
 def timeout_error(state: FrontendState) -> APIError:
@@ -37,12 +37,39 @@ def busy_error(state: FrontendState) -> APIError:
     )
 
 
-def reply_error(state: FrontendState, reply: UserReply) -> APIError:
+def reply_error(state: FrontendState, reply: UserReply, body: Optional[GenerateRequest] = None) -> APIError:
+    """The error for a reply that carries one: a worker died or the server is stopping (503), or
+    the tokenizer or the scheduler rejected the request (400, the field it names as `param`)."""
     if state.dead_worker is not None:
         return service_unavailable(f"the server is shutting down: {state.dead_worker}")
     if state.shutting_down is not None:
         return APIError(503, state.shutting_down, type="service_unavailable", code="shutting_down")
-    return APIError(400, reply.error or "request failed", code="invalid_prompt")
+    message = reply.error or "request failed"
+    param, code = rejected_field(message, body)
+    return APIError(400, message, param=param, code=code)
+
+
+# The workers' rejections travel as text (`UserReply.error`), written to be shown as they are; the
+# field they are about is read back from how each begins.
+_PROMPT_ERRORS = ("the prompt", "token id ", "messages", "this model has no chat template")
+_GRAMMAR_ERRORS = ("invalid json_schema", "invalid regex", "invalid ebnf")
+
+
+def rejected_field(message: str, body: Optional[GenerateRequest]) -> tuple[Optional[str], str]:
+    """(param, code) for a rejection message of the tokenizer or the scheduler."""
+    prompt = "messages" if body is not None and "messages" in type(body).model_fields else "prompt"
+    if message.startswith("the prompt has") and "fit" in message:
+        return prompt, "context_length_exceeded"  # OpenAI's code for a prompt longer than the context
+    if message.startswith(_PROMPT_ERRORS):
+        return prompt, "invalid_prompt"
+    if message.startswith(_GRAMMAR_ERRORS):
+        # the field the client sent: response_format, regex, guided_json ...
+        return (body.grammar_field() if body is not None else None), "invalid_value"
+    # SamplingParams.validate's messages and the scheduler's own begin with the field's name
+    first = re.match(r"\w+", message)
+    if first and first.group() in (type(body) if body is not None else GenerateRequest).model_fields:
+        return first.group(), "invalid_value"
+    return None, "invalid_request"
 
 
 def install_error_handlers(app: Any) -> None:
@@ -74,10 +101,19 @@ def install_error_handlers(app: Any) -> None:
         loc = [str(x) for x in first.get("loc", ()) if x != "body" and re.fullmatch(r"\w+", str(x))]
         param = ".".join(loc) or None
         msg = first.get("msg", "invalid value")
+        code = "invalid_value"
         if first.get("type") == "string_unicode":
             msg = "text must be valid Unicode (lone surrogate code points are not allowed)"
+        if first.get("type") == "extra_forbidden":
+            # OpenAI's own code for a field it does not know; a dropped field would go unnoticed
+            msg, code = (
+                "unknown field: this server does not read it, so it refuses it rather than ignoring it",
+                "unknown_parameter",
+            )
+        if first.get("type") == "finite_number":
+            msg = "must be a finite number (not NaN or Infinity)"
         message = f"{param}: {msg}" if param else msg
-        return APIError(400, message, param=param, code="invalid_value").response()
+        return APIError(400, message, param=param, code=code).response()
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):

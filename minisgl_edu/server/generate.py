@@ -244,7 +244,7 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
         # it is not counted on /metrics.
         for gen in gens:
             state.finish_user(gen.uid) if gen.done else state.abort_user(gen.uid, route=gen.route)
-        raise reply_error(state, first)
+        raise reply_error(state, first, body)
     state.metrics.observe_reply(gens[0].timing, gens[0].num_output_tokens)  # the time to first token
     if body.stream:
         chunks = stream_chunks(state, gens, first, shape, body.include_usage, params.logprobs)
@@ -260,12 +260,12 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
         for gen in gens:
             reply = first if gen is gens[0] else await _observed_reply(state, gen, request)
             if reply.error:
-                raise reply_error(state, reply)
+                raise reply_error(state, reply, body)
             pieces, entries = [reply.incremental_output], list(reply.logprobs)
             while not reply.finished:
                 reply = await _observed_reply(state, gen, request)
                 if reply.error:
-                    raise reply_error(state, reply)
+                    raise reply_error(state, reply, body)
                 pieces.append(reply.incremental_output)
                 entries.extend(reply.logprobs)
             logprobs = shape.logprobs(entries) if params.logprobs else None

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from minisgl_edu.core import MAX_REPETITION_PENALTY, MAX_TOP_LOGPROBS, SamplingParams
+from minisgl_edu.core import MAX_TOP_LOGPROBS, SamplingParams
 
 DEFAULT_MAX_TOKENS = 128  # when the request names none; the scheduler also caps it by the context
 
@@ -39,6 +39,12 @@ GREEDY_TEMPERATURE_BELOW = 1e-5
 MIN_TOP_P = 1e-6
 MAX_LOGIT_BIAS_ENTRIES = 1024  # OpenAI allows 300
 MAX_GRAMMAR_CHARS = 64 << 10  # a JSON schema, regex or EBNF grammar
+MAX_CHOICES = 256  # vLLM's guided_choice: the answers allowed
+# repetition_penalty: SGLang's upper bound (2). SGLang's lower bound, 0, divides the logits by zero;
+# a tiny value such as 1e-300 is 0 in float32 and does the same (inf logits, garbage tokens). 0.01
+# already multiplies every repeated token's positive logit by 100, so no useful value lies below it.
+MIN_REPETITION_PENALTY = 0.01
+MAX_REPETITION_PENALTY = 2.0
 
 # OpenAI request fields this engine does not do. Each gets a 400 that names it, when it is set to
 # anything but null/false/[] (what clients send for "not used"), rather than being dropped.
@@ -59,7 +65,13 @@ UNSUPPORTED_FIELDS = {
     "min_tokens": "min_tokens is not supported",
     "stop_token_ids": "stop_token_ids is not supported (use stop strings)",
     "structural_tag": "structural tags are not supported (use response_format)",
+    # vLLM's: the answer would keep the stop string (chapter 03's stretch exercise builds it)
+    "include_stop_str_in_output": "keeping the stop string in the answer is not supported",
 }
+
+# Every other field a request body may hold is refused by name (`extra="forbid"` below): a field
+# this server silently dropped would give the client an answer it did not ask for. The OpenAI
+# fields that never change an answer (user, metadata, store, ...) are declared and accepted.
 
 
 def check_text(value: str) -> str:
@@ -77,14 +89,23 @@ def check_text(value: str) -> str:
 
 Text = Annotated[str, AfterValidator(check_text)]
 StopString = Annotated[str, Field(max_length=MAX_STOP_CHARS), AfterValidator(check_text)]
+Grammar = Annotated[str, Field(max_length=MAX_GRAMMAR_CHARS), AfterValidator(check_text)]  # a regex or EBNF
+ChoiceText = Annotated[str, Field(min_length=1, max_length=MAX_GRAMMAR_CHARS), AfterValidator(check_text)]
+
+
+def _schema_text(schema: str, field: str) -> str:
+    if len(schema) > MAX_GRAMMAR_CHARS:
+        raise APIError(400, f"{field}: the JSON schema is too large", param=field, code="invalid_value")
+    return schema
 
 
 # ---------------------------------------------------------------- request bodies (OpenAI's fields)
 
 
 class _Strict(BaseModel):
-    # strict: "10" is not an int and 1.5 is not a max_tokens; unknown fields are ignored, as OpenAI does.
-    model_config = ConfigDict(strict=True, extra="ignore")
+    # strict: "10" is not an int and 1.5 is not a max_tokens; forbid: a field this server does not
+    # read is a 400 that names it (errors.py words it), never dropped.
+    model_config = ConfigDict(strict=True, extra="forbid")
 
 
 class TextPart(_Strict):
@@ -95,10 +116,18 @@ class TextPart(_Strict):
 class ChatMessage(_Strict):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: Union[Text, Annotated[list[TextPart], Field(max_length=MAX_CONTENT_PARTS)], None] = None
+    # What the openai client writes back when a reply is appended to the history: accepted empty.
+    # (A `name`, a tool call or audio would change the answer; the chat template has no place for them.)
+    refusal: Optional[Literal[""]] = None
+    tool_calls: Optional[Annotated[list, Field(max_length=0)]] = None
+    function_call: None = None
+    audio: None = None
+    annotations: Optional[Annotated[list, Field(max_length=0)]] = None
 
 
 class StreamOptions(_Strict):
     include_usage: bool = False
+    include_obfuscation: Optional[bool] = None  # OpenAI pads chunks against side channels; none here
 
 
 class JsonSchemaFormat(_Strict):
@@ -138,58 +167,107 @@ class GenerateRequest(_Strict):
     frequency_penalty: Optional[float] = Field(None, ge=-2.0, le=2.0, allow_inf_nan=False)
     # SGLang / vLLM extension; 1 is off
     repetition_penalty: Optional[float] = Field(
-        None, gt=0.0, le=MAX_REPETITION_PENALTY, allow_inf_nan=False, json_schema_extra={"exclusiveMinimum": 0}
+        None, ge=MIN_REPETITION_PENALTY, le=MAX_REPETITION_PENALTY, allow_inf_nan=False
     )
     logit_bias: Optional[
-        Annotated[dict[str, Annotated[float, Field(ge=-100.0, le=100.0)]], Field(max_length=MAX_LOGIT_BIAS_ENTRIES)]
+        Annotated[
+            dict[str, Annotated[float, Field(ge=-100.0, le=100.0, allow_inf_nan=False)]],
+            Field(max_length=MAX_LOGIT_BIAS_ENTRIES),
+        ]
     ] = None
-    # Structured output: OpenAI's response_format, and SGLang's regex and ebnf extensions
+    # Structured output, one of: OpenAI's response_format; SGLang's regex, ebnf and json_schema;
+    # vLLM's guided_json, guided_regex, guided_choice and guided_grammar. All take the same path
+    # (`grammar_params`, then XGrammar in the scheduler).
     response_format: Optional[ResponseFormat] = None
-    regex: Optional[Annotated[str, Field(max_length=MAX_GRAMMAR_CHARS)]] = None
-    ebnf: Optional[Annotated[str, Field(max_length=MAX_GRAMMAR_CHARS)]] = None
+    regex: Optional[Grammar] = None
+    ebnf: Optional[Grammar] = None
+    json_schema: Union[Grammar, dict, None] = None  # SGLang sends the schema as text
+    guided_json: Union[Grammar, dict, None] = None
+    guided_regex: Optional[Grammar] = None
+    guided_choice: Optional[Annotated[list[ChoiceText], Field(min_length=1, max_length=MAX_CHOICES)]] = None
+    guided_grammar: Optional[Grammar] = None
+    # OpenAI fields that never change an answer: read, and not used
+    user: Optional[str] = None
+    metadata: Optional[dict[str, str]] = None
+    store: Optional[bool] = None
+    service_tier: Optional[str] = None
+    prompt_cache_key: Optional[str] = None
+    prompt_cache_retention: Optional[str] = None
+    safety_identifier: Optional[str] = None
 
     @model_validator(mode="before")
     @classmethod
     def _refuse_unsupported(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            for name, why in UNSUPPORTED_FIELDS.items():
+            for name, why in cls.refused_fields().items():
                 if data.get(name) not in (None, False, []):
-                    raise APIError(400, f"{name}: {why} by this server", param=name, code="unsupported_parameter")
+                    raise APIError(400, f"{name}: {why}", param=name, code="unsupported_parameter")
+            # null/false/[] is what clients send for "not used": accepted, then dropped here so
+            # that `extra="forbid"` does not refuse it as unknown.
+            data = {k: v for k, v in data.items() if k not in cls.refused_fields()}
         return data
+
+    @classmethod
+    def refused_fields(cls) -> dict[str, str]:
+        """Field name -> why it is refused (the endpoints add their own)."""
+        return UNSUPPORTED_FIELDS
 
     def logprob_params(self) -> tuple[bool, int]:
         """(logprobs wanted, how many top alternatives): the two endpoints spell it differently."""
         raise NotImplementedError
 
+    def grammar_field(self) -> Optional[str]:
+        """The name of the request field that asks for structured output, if one does (for errors)."""
+        given = self._grammar_fields()
+        return given[0] if given else None
+
+    def _grammar_fields(self) -> list[str]:
+        names = ["regex", "ebnf", "json_schema", "guided_json", "guided_regex", "guided_choice", "guided_grammar"]
+        given = [n for n in names if getattr(self, n) is not None]
+        if self.response_format is not None and self.response_format.type != "text":
+            given.insert(0, "response_format")
+        return given
+
     def grammar_params(self) -> dict:
-        """The SamplingParams field of the requested structured output, if any."""
-        given = [x for x in (self.regex, self.ebnf) if x is not None]
-        fmt = self.response_format
-        if fmt is not None and fmt.type != "text":
-            given.append(fmt.type)
+        """The SamplingParams field of the requested structured output ({} without one): each
+        request field becomes a JSON schema, a regex or an EBNF grammar for XGrammar."""
+        given = self._grammar_fields()
         if len(given) > 1:
-            raise APIError(400, "give at most one of response_format (json), regex and ebnf", code="invalid_value")
-        if self.regex is not None:
-            return {"regex": self.regex}
-        if self.ebnf is not None:
-            return {"ebnf": self.ebnf}
-        if fmt is None or fmt.type == "text":
+            raise APIError(
+                400,
+                f"give at most one of {', '.join(given)} (each asks for structured output)",
+                param=given[1],
+                code="invalid_value",
+            )
+        if not given:
             return {}
+        name = given[0]
+        if name in ("regex", "guided_regex"):
+            return {"regex": getattr(self, name)}
+        if name in ("ebnf", "guided_grammar"):
+            return {"ebnf": getattr(self, name)}
+        if name == "guided_choice":
+            # One of the strings, exactly: an EBNF alternative of string literals (JSON's string
+            # escapes are also XGrammar's, so any text is quoted safely).
+            return {"ebnf": "root ::= " + " | ".join(json.dumps(c, ensure_ascii=False) for c in self.guided_choice)}
+        if name in ("json_schema", "guided_json"):
+            value = getattr(self, name)
+            return {"json_schema": _schema_text(value if isinstance(value, str) else json.dumps(value), name)}
+        fmt = self.response_format
         if fmt.type == "json_object":
             return {"json_schema": json.dumps({"type": "object"})}
         if fmt.json_schema is None or fmt.json_schema.schema_ is None:
             raise APIError(
                 400, "response_format.json_schema.schema is required", param="response_format", code="invalid_value"
             )
-        schema = json.dumps(fmt.json_schema.schema_)
-        if len(schema) > MAX_GRAMMAR_CHARS:
-            raise APIError(400, "the JSON schema is too large", param="response_format", code="invalid_value")
-        return {"json_schema": schema}
+        return {"json_schema": _schema_text(json.dumps(fmt.json_schema.schema_), "response_format")}
 
     def logit_bias_ids(self) -> dict[int, float]:
         out = {}
         for key, bias in (self.logit_bias or {}).items():
-            if not key.isdigit() or int(key) > MAX_INT32:
+            # ASCII digits only: str.isdigit() also takes "²" (which int() refuses) and "１２"
+            # (full-width, which int() reads as 12).
+            if not (key.isascii() and key.isdigit()) or int(key) > MAX_INT32:
                 raise APIError(400, f"logit_bias: {key!r} is not a token id", param="logit_bias", code="invalid_value")
             out[int(key)] = bias
         return out
@@ -222,7 +300,11 @@ class GenerateRequest(_Strict):
         try:
             params.validate()
         except ValueError as e:
-            raise APIError(400, str(e), code="invalid_value") from None
+            # each message begins with the field's name
+            name = str(e).split(" ", 1)[0]
+            raise APIError(
+                400, str(e), param=name if name in type(self).model_fields else None, code="invalid_value"
+            ) from None
         return params
 
     @property
@@ -248,6 +330,14 @@ class CompletionRequest(GenerateRequest):
 
     def logprob_params(self) -> tuple[bool, int]:
         return self.logprobs is not None, self.logprobs or 0
+
+    @classmethod
+    def refused_fields(cls) -> dict[str, str]:
+        # chat's name for the count; on this endpoint `logprobs` itself is the count, as in OpenAI's
+        return {
+            **UNSUPPORTED_FIELDS,
+            "top_logprobs": "not a field of /v1/completions (logprobs: N asks for N alternatives)",
+        }
 
     @field_validator("prompt")
     @classmethod
