@@ -191,6 +191,46 @@ HOSTILE: dict[str, tuple] = {
     "JSON but not an object": (T, b'"just a string"', 400, "JSON"),
 }
 
+# Fields a client sends that this engine would otherwise have ignored or misread: each is a 400 whose
+# `param` names the field (OpenAI's shape), whichever process finds the fault: the API server (the
+# request model), the tokenizer (the prompt) or the scheduler (the vocabulary, the grammar).
+# name: (path, body, param, code, a word the message must contain)
+SCHEMA_ALLOF = {"allOf": [{"type": "string"}, {"type": "integer"}]}
+
+
+def schema_format(schema: dict) -> dict:
+    return {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+
+
+FIELD_ERRORS: dict[str, tuple] = {
+    "logit_bias superscript key": (T, comp(logit_bias={"\u00b2": 1}), "logit_bias", "invalid_value", "token id"),
+    "logit_bias full-width key": (T, comp(logit_bias={"\uff11\uff12": 1}), "logit_bias", "invalid_value", "token id"),
+    "logit_bias NaN": (T, b'{"prompt": "hi", "max_tokens": 2, "logit_bias": {"5": NaN}}', "logit_bias.5", "invalid_value", "finite"),
+    "logit_bias token outside the vocabulary": (T, comp(logit_bias={"99999999": 5}), "logit_bias", "invalid_value", "vocabulary"),
+    "repetition_penalty 1e-300": (T, comp(repetition_penalty=1e-300), "repetition_penalty", "invalid_value", "0.01"),
+    "repetition_penalty above 2": (T, comp(repetition_penalty=2.5), "repetition_penalty", "invalid_value", "2"),
+    "unknown field": (T, comp(frobnicate=1), "frobnicate", "unknown_parameter", "unknown field"),
+    "vLLM field not read": (C, chat(guided_decoding_backend="outlines"), "guided_decoding_backend", "unknown_parameter", "unknown"),
+    "OpenAI field that changes the answer": (C, chat(verbosity="low"), "verbosity", "unknown_parameter", "unknown"),
+    "unknown field in a message": (C, {"messages": [{"role": "user", "content": "x", "name": "bob"}], "max_tokens": 2}, "messages.0.name", "unknown_parameter", "unknown"),
+    "include_stop_str_in_output": (T, comp(include_stop_str_in_output=True), "include_stop_str_in_output", "unsupported_parameter", "stop string"),
+    "top_logprobs on completions": (T, comp(top_logprobs=2), "top_logprobs", "unsupported_parameter", "logprobs: N"),
+    "guided_choice empty": (T, comp(guided_choice=[]), "guided_choice", "invalid_value", "at least 1"),
+    "guided_regex invalid": (T, comp(guided_regex="(a"), "guided_regex", "invalid_value", "parenthesis is not closed"),
+    "guided_grammar invalid": (T, comp(guided_grammar="root ::= foo"), "guided_grammar", "invalid_value", '"foo" is not defined'),
+    "regex invalid bounds": (T, comp(regex="a{3,1}"), "regex", "invalid_value", "Lower bound is larger"),
+    "two grammar fields": (T, comp(regex="a", guided_json={}), "guided_json", "invalid_value", "at most one"),
+    "schema with allOf": (C, chat(response_format=schema_format(SCHEMA_ALLOF)), "response_format", "invalid_value", "allOf"),
+    "schema requiring an undefined property": (T, comp(guided_json={"type": "object", "required": ["a"], "additionalProperties": False}), "guided_json", "invalid_value", "required"),
+    "schema with a remote $ref": (T, comp(json_schema='{"$ref": "https://example.com/s.json"}'), "json_schema", "invalid_value", "$ref"),
+    "schema with not": (T, comp(guided_json={"not": {"type": "string"}}), "guided_json", "invalid_value", "not"),
+    "schema of an unknown type": (C, chat(response_format=schema_format({"type": "nonsense"})), "response_format", "invalid_value", "Unsupported type"),
+    "token id = vocab size": (T, comp(prompt=[1, 2, 49152]), "prompt", "invalid_prompt", "vocabulary"),
+    "prompt beyond the context": (T, comp(prompt="hello " * (CONTEXT + 100)), "prompt", "context_length_exceeded", "context"),
+    "chat beyond the context": (C, chat("hello " * (CONTEXT + 100)), "messages", "context_length_exceeded", "context"),
+    "max_tokens zero": (T, comp(max_tokens=0), "max_tokens", "invalid_value", "max_tokens"),
+}  # fmt: skip
+
 
 @pytest.mark.timeout(60, func_only=True)
 @pytest.mark.parametrize("case", list(HOSTILE))
@@ -203,6 +243,24 @@ def test_hostile_input_gets_a_4xx_json_error(client, case):
             r = client.post(path, content=body, headers={"Content-Type": "application/json"})
         err = assert_openai_error(r, status)
         assert needle in err["message"] or needle in (err["param"] or ""), err
+        if not isinstance(body, dict):
+            break
+
+
+@pytest.mark.timeout(60, func_only=True)
+@pytest.mark.parametrize("case", list(FIELD_ERRORS))
+def test_every_field_error_names_its_field(client, case):
+    path, body, param, code, needle = FIELD_ERRORS[case]
+    for stream in (False, True):
+        if isinstance(body, dict):
+            r = client.post(path, json={**body, "stream": stream})
+        else:
+            r = client.post(path, content=body, headers={"Content-Type": "application/json"})
+        err = assert_openai_error(r, 400)
+        assert (err["param"], err["code"]) == (param, code), err
+        assert needle in err["message"], err
+        # the grammar engine's messages without its internals (C++ source paths, times)
+        assert ".cc:" not in err["message"] and "/project/" not in err["message"], err
         if not isinstance(body, dict):
             break
 
@@ -355,6 +413,7 @@ def test_api_key_is_not_on_the_command_line(server):
 
 
 FUZZ_EXAMPLES = {"positive": 50, "negative": 40}
+GUIDED = ("guided_json", "guided_regex", "guided_choice", "guided_grammar")
 
 
 def _fuzz_schema(server) -> dict:
@@ -367,7 +426,7 @@ def _fuzz_schema(server) -> dict:
         props["n"] = {"type": "integer", "minimum": 1, "maximum": 2}
         # Grammars are compiled in the scheduler's loop: random regexes and schemas are bounded by
         # the cases above, not fuzzed (a pathological one could take the compiler seconds).
-        for field in ("regex", "ebnf", "response_format"):
+        for field in ("regex", "ebnf", "response_format", "json_schema") + GUIDED:
             props.pop(field, None)
         schema["components"]["schemas"][name].setdefault("required", []).append("max_tokens")
     return schema

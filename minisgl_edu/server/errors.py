@@ -58,8 +58,8 @@ _GRAMMAR_ERRORS = ("invalid json_schema", "invalid regex", "invalid ebnf")
 def rejected_field(message: str, body: Optional[GenerateRequest]) -> tuple[Optional[str], str]:
     """(param, code) for a rejection message of the tokenizer or the scheduler."""
     prompt = "messages" if body is not None and "messages" in type(body).model_fields else "prompt"
-    if message.startswith("the prompt has") and "fit" in message:
-        return prompt, "context_length_exceeded"  # OpenAI's code for a prompt longer than the context
+    if message.startswith(("This model's maximum context length", "the prompt has")):
+        return prompt, "context_length_exceeded"  # OpenAI's code (and the tokenizer's words) for a prompt too long
     if message.startswith(_PROMPT_ERRORS):
         return prompt, "invalid_prompt"
     if message.startswith(_GRAMMAR_ERRORS):
