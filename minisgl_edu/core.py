@@ -132,6 +132,7 @@ class Req:
     generator: Optional[torch.Generator] = None  # for seeded sampling
     arrived_at: float = 0.0  # time.monotonic() when the scheduler queued it
     queue_seconds: Optional[float] = None  # arrival -> first scheduled in a batch (None until then)
+    stamps: Optional[dict[str, float]] = None  # (server) its path to the first token, sent with it (message/stamps.py)
     grammar: Optional[Grammar] = None  # structured output: the matcher that masks each next token
     # (n > 1, scheduler/prompt_sharing.py) The request whose prompt pages this one waits for: it is
     # admitted after that one's prefill, so it finds the prompt in the prefix cache.

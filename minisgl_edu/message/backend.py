@@ -23,6 +23,7 @@ class UserMsg(BaseBackendMsg):
     # (n > 1) the uid of the first of the n answers: this one is admitted after that one's prefill
     # and reuses its prompt pages through the prefix cache
     prompt_leader: Optional[int] = None
+    stamps: Optional[dict[str, float]] = None  # the path to the first token so far (message/stamps.py)
 
 
 @dataclass

@@ -22,6 +22,7 @@ class UserReply:
     # (logprobs requested) one entry per token since the last reply, in OpenAI's chat shape:
     # {"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob", "bytes"}, ...]}
     logprobs: list[dict] = field(default_factory=list)
+    stamps: Optional[dict[str, float]] = None  # on the first reply with text: its path (message/stamps.py)
 
 
 @dataclass

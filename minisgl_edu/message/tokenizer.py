@@ -18,6 +18,7 @@ class TokenizeMsg:
     # (n > 1) the uids of the other n - 1 answers: the prompt is tokenized once, and each answer
     # becomes its own request in the scheduler
     more_uids: list[int] = field(default_factory=list)
+    stamps: Optional[dict[str, float]] = None  # the path to the first token so far (message/stamps.py)
 
 
 @dataclass
@@ -46,6 +47,7 @@ class DetokenizeMsg:
     # (logprobs requested) next_token's logprob, and [token id, logprob] of the most likely tokens
     logprob: Optional[float] = None
     top_logprobs: list[list] = field(default_factory=list)
+    stamps: Optional[dict[str, float]] = None  # first token only: its path so far (message/stamps.py)
 
 
 @dataclass

@@ -40,6 +40,7 @@ from minisgl_edu.message import (
     UserMsg,
     unwrap,
 )
+from minisgl_edu.message.stamps import stamp
 from minisgl_edu.scheduler import prompt_sharing
 from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.scheduler.config import SchedulerConfig
@@ -137,7 +138,10 @@ class Scheduler(OverlapMixin):
 
     def _process_msg(self, msg: BaseBackendMsg) -> None:
         if isinstance(msg, UserMsg):
-            self.add_request(msg.uid, msg.input_ids, msg.sampling_params, msg.prompt_leader)
+            req = self.add_request(msg.uid, msg.input_ids, msg.sampling_params, msg.prompt_leader)
+            if req is not None and msg.stamps is not None:
+                req.stamps = msg.stamps
+                stamp(req.stamps, "scheduler_recv", req.arrived_at)
         elif isinstance(msg, AbortBackendMsg):
             self.abort(msg.uid)
         elif isinstance(msg, ExitMsg):
@@ -246,6 +250,7 @@ class Scheduler(OverlapMixin):
             chunk = min(req.remaining_prompt, budget)
             if req.queue_seconds is None:
                 req.queue_seconds = time.monotonic() - req.arrived_at
+                stamp(req.stamps, "admitted", req.arrived_at + req.queue_seconds)
             self.cache.reserve(req, req.cached_len + chunk)
             items.append(ScheduledReq(req, req.cached_len, chunk))
             budget -= chunk
@@ -348,6 +353,9 @@ class Scheduler(OverlapMixin):
                 if req.is_finished:
                     break  # (after a verify) the rest of the run never happened
         if replies:
+            now = time.monotonic()
+            for msg in replies:  # (first tokens) the last point of their path in this process
+                stamp(msg.stamps, "scheduler_sent", now)
             self.io.send(replies)
 
     def _add_token(self, req: Req, token: int, logprobs, record: StepRecord) -> DetokenizeMsg:
@@ -492,6 +500,8 @@ def token_reply(req: Req, token: int, logprobs) -> DetokenizeMsg:
     msg.cached_tokens = req.prefix_len
     if len(req.output_ids) == 1:
         msg.queue_seconds = req.queue_seconds
+        stamp(req.stamps, "first_token")
+        msg.stamps, req.stamps = req.stamps, None
     if logprobs is not None:
         msg.logprob = logprobs.logprob
         msg.top_logprobs = [list(pair) for pair in logprobs.top]

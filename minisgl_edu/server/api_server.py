@@ -14,7 +14,8 @@ sockets and who waits for which uid), `generate.py` (one request, streamed or no
 bodies and chunks).
 
 Endpoints: POST /v1/chat/completions, POST /v1/completions (stream or not), GET /v1/models,
-GET /health, GET /metrics (Prometheus text), GET /dashboard (the live page, `dashboard.py`).
+GET /health, GET /metrics (Prometheus text), GET /dashboard (the live page, `dashboard.py`),
+GET /debug/stages (where the latest requests' first tokens waited, `stages.py`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from minisgl_edu.server.protocol import (
     ResponseShape,
     service_unavailable,
 )
+from minisgl_edu.server.stages import StampMiddleware, install_stages
 
 
 def create_app(
@@ -59,9 +61,11 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_request_bytes)
     if api_key:
         app.add_middleware(ApiKeyMiddleware, api_key=api_key)
+    app.add_middleware(StampMiddleware)  # first of all: a request's stages start when it arrives
 
     install_error_handlers(app)
     install_dashboard(app, state)  # GET /dashboard, /dashboard/state (dashboard.py)
+    install_stages(app, state.stages)  # GET /debug/stages: where each first token waited (stages.py)
 
     def shape(chat: bool, body: GenerateRequest) -> ResponseShape:
         return ResponseShape(chat, "chatcmpl" if chat else "cmpl", model_name, int(time.time()))

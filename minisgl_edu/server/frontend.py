@@ -20,8 +20,10 @@ import signal
 from typing import Any, AsyncIterator, Callable, Optional, Union
 
 from minisgl_edu.message import AbortMsg, SchedulerStatsMsg, TokenizeMsg, UserReply, unwrap
+from minisgl_edu.message.stamps import stamp
 from minisgl_edu.server.dashboard import Dashboard
 from minisgl_edu.server.metrics import ServerMetrics
+from minisgl_edu.server.stages import StageLog
 
 logger = logging.getLogger("minisgl.api")
 
@@ -58,6 +60,7 @@ class FrontendState:
         # (the scheduler's latest stats, the requests waited on), read when /metrics is scraped.
         self.metrics = ServerMetrics(scheduler_stats=lambda: self.stats, in_flight=lambda: len(self.ack_map))
         self.dashboard = Dashboard()  # what /dashboard draws: fed below, by new_user and listen
+        self.stages = StageLog(self.metrics.registry)  # where first tokens waited (/debug/stages, stages.py)
         self._background: set[asyncio.Task] = set()
 
     def new_user(self) -> int:
@@ -104,6 +107,7 @@ class FrontendState:
                 continue
             for m in unwrap(msg):
                 if isinstance(m, UserReply):
+                    stamp(m.stamps, "api_recv")
                     self.dashboard.observe_reply(m)
                     queue = self.ack_map.get(m.uid)
                     if queue is not None:  # None: the client already left, drop it

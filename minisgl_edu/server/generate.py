@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Optional
 
 from minisgl_edu.message import TokenizeMsg, UserReply
+from minisgl_edu.message.stamps import Stamps, stamp
 from minisgl_edu.server.errors import busy_error, reply_error, timeout_error
 from minisgl_edu.server.frontend import FrontendState
 from minisgl_edu.server.metrics import RequestTiming
 from minisgl_edu.server.protocol import APIError, Choice, GenerateRequest, ResponseShape, finish_reason_of, sse
+from minisgl_edu.server.stages import received_at
 
 POLL_INTERVAL = 0.5  # seconds: how often a non-streaming request checks that its client is still there
 
@@ -76,6 +78,9 @@ class Generation:
     next_client_check: float = field(default_factory=lambda: time.monotonic() + POLL_INTERVAL)
     timing: RequestTiming = field(default_factory=RequestTiming)  # starts now: the request was received
     text_offset: int = 0  # (completions' logprobs) characters of the tokens sent so far
+    # (the first of the n) its path to the first token: started here, completed by the first
+    # reply with text (message/stamps.py), kept by `state.stages` once that text is written
+    stamps: Optional[Stamps] = None
 
     @property
     def finished_reason(self) -> str:
@@ -146,6 +151,8 @@ def _account(gen: Generation, reply: UserReply) -> None:
     gen.cached_tokens = max(gen.cached_tokens, reply.cached_tokens)
     if reply.queue_seconds is not None:
         gen.queue_seconds = reply.queue_seconds
+    if reply.stamps and gen.stamps is not None:
+        gen.stamps.update(reply.stamps)
     if reply.finished or reply.error:
         gen.done = True
         gen.finish_reason = reply.finish_reason
@@ -219,13 +226,16 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
         raise busy_error(state)
     uids = [state.new_user() for _ in range(params.n)]
     gens = [Generation(uid, route=uids[0]) for uid in uids]
+    gens[0].stamps = {"received": received_at(request)}
     if state.request_timeout:
         loop = asyncio.get_running_loop()
         for gen in gens:
             gen.timer = loop.call_later(state.request_timeout, state.ack_map[gen.uid].put_nowait, TIMED_OUT)
     shape.rid = f"{shape.rid}-{uids[0]}"  # the uid in the id makes a request easy to follow in logs
     try:
-        await state.send_one(TokenizeMsg(uid=uids[0], text=prompt, sampling_params=params, more_uids=uids[1:]))
+        stamp(gens[0].stamps, "api_sent")
+        msg = TokenizeMsg(uid=uids[0], text=prompt, sampling_params=params, more_uids=uids[1:], stamps=gens[0].stamps)
+        await state.send_one(msg)
         # Wait for the first token before answering, so that a prompt the tokenizer or the
         # scheduler rejects still gets a 400, even for a streaming request. (n > 1: the first
         # answer's; the others have the same prompt and parameters, and may have to wait for pages.)
@@ -276,6 +286,7 @@ async def generate(state: FrontendState, request: Any, prompt: Any, body: Genera
         raise timeout_error(state) from None
     finally:
         end_requests(state, gens)
+    state.stages.record(gens[0].uid, gens[0].stamps)  # no SSE: the path ends at api_recv
     return JSONResponse(shape.full(choices, usage(gens)))
 
 
@@ -312,6 +323,10 @@ async def stream_chunks(
                     yield sse(
                         shape.chunk(reply.incremental_output, usage_field=include_usage, index=index, logprobs=lp)
                     )
+                    if gen.stamps is not None and "sse_write" not in gen.stamps:
+                        # Back here once the chunk is handed to the connection: the path is complete.
+                        stamp(gen.stamps, "sse_write")
+                        state.stages.record(gen.uid, gen.stamps)
                 if reply.finished:
                     reason = finish_reason_of(gen.finish_reason)
                     yield sse(shape.chunk(finish_reason=reason, usage_field=include_usage, index=index))

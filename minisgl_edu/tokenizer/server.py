@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
@@ -41,6 +42,7 @@ from minisgl_edu.message import (
     UserReply,
     unwrap,
 )
+from minisgl_edu.message.stamps import stamp
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer, TokenText
 from minisgl_edu.tokenizer.template import encode_prompts
 
@@ -98,6 +100,7 @@ class _DetokState:
     # sent for it; the API server still gets the queue time, on the next reply.
     queue_seconds: Optional[float] = None
     logprobs: list[dict] = field(default_factory=list)  # entries of tokens whose text is not sent yet
+    stamps: Optional[dict] = None  # the first token's path (message/stamps.py), until its text goes out
 
 
 class DetokenizeManager:
@@ -116,6 +119,8 @@ class DetokenizeManager:
         state.cached_tokens = max(state.cached_tokens, msg.cached_tokens)
         if msg.queue_seconds is not None:
             state.queue_seconds = msg.queue_seconds
+        if msg.stamps is not None:
+            state.stamps = msg.stamps
         text = ""
         if msg.next_token >= 0:  # -1: no token (rejected or aborted)
             state.num_output_tokens += 1
@@ -137,8 +142,9 @@ class DetokenizeManager:
             cached_tokens=state.cached_tokens,
             queue_seconds=state.queue_seconds,
             logprobs=state.logprobs,
+            stamps=state.stamps,
         )
-        state.queue_seconds = None  # sent once
+        state.queue_seconds = state.stamps = None  # sent once
         state.logprobs = []
         return reply
 
@@ -174,6 +180,10 @@ class TokenizeWorker:
 
     def handle(self, msgs: list[Any]) -> bool:
         """Process a burst of messages; False when an ExitMsg asks the loop to end."""
+        now = time.monotonic()
+        for msg in msgs:  # the path to a first token: this worker took it now (message/stamps.py)
+            stamps = getattr(msg, "stamps", None)
+            stamp(stamps, "tokenizer_recv" if isinstance(msg, TokenizeMsg) else "detokenizer_recv", now)
         to_backend: list[Any] = []
         to_frontend: list[Any] = []
         keep_going = True
@@ -224,6 +234,11 @@ class TokenizeWorker:
                                 error=msg.error,
                             )
                         )
+        now = time.monotonic()
+        for out in to_backend:
+            stamp(getattr(out, "stamps", None), "tokenizer_sent", now)
+        for out in to_frontend:
+            stamp(getattr(out, "stamps", None), "detokenizer_sent", now)
         # Frontend first: the prompt-length reply should reach the API server before the tokens.
         if to_frontend:
             self.send_frontend.put(to_frontend[0] if len(to_frontend) == 1 else BatchFrontendMsg(data=to_frontend))
@@ -247,7 +262,10 @@ class TokenizeWorker:
                 leader = msg.uid
                 if params.seed is not None:  # n different answers, still reproducible (as vLLM: seed + k)
                     params = dataclasses.replace(params, seed=params.seed + k)
-            to_backend.append(UserMsg(uid=uid, input_ids=ids, sampling_params=params, prompt_leader=leader))
+            stamps = msg.stamps if k == 0 else None  # the first answer's path stands for the n
+            to_backend.append(
+                UserMsg(uid=uid, input_ids=ids, sampling_params=params, prompt_leader=leader, stamps=stamps)
+            )
 
 
 def tokenize_worker(

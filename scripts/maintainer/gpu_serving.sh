@@ -8,7 +8,9 @@
 # the server's wheels (scripts/maintainer/gpu_stage_extra.sh). Prints a table last; each run's
 # JSON goes to $OUT when set. TREE=dir serves another copy of the
 # package (`gpu_stage_base.sh COMMIT` makes .gpu/base) on the same model, for an A/B in one call;
-# RUNS picks some of the three runs (default "one_stream streams_64 burst_256").
+# RUNS picks some of the runs (default "one_stream streams_64 burst_256"; also poisson_16: a Poisson
+# stream of 16 requests/s, 256 requests). After the burst, where its first tokens waited
+# (bench/stages.py), where the server keeps stage stamps.
 #   [TREE=.gpu/base] [RUNS=streams_64] bash scripts/maintainer/gpu.sh serving [SERVER ARGS...]
 set -eu
 tok=${MINISGL_EDU_TOKENIZER_DIR:?set MINISGL_EDU_TOKENIZER_DIR to the default model\'s tokenizer files}
@@ -36,8 +38,16 @@ bench warmup --num-prompts 32 --concurrency 32
 [[ " $runs " != *" one_stream "* ]] || bench one_stream --num-prompts 16 --concurrency 1
 # Several client processes where many streams run: one parses every chunk in Python and would
 # set the pace itself (bench/serving_procs.py; the table's Client CPU row shows how busy each was).
+[[ " $runs " != *" poisson_16 "* ]] || bench poisson_16 --num-prompts 256 --request-rate 16 --seed 2 --client-processes ${CLIENTS:-4}
 [[ " $runs " != *" streams_64 "* ]] || bench streams_64 --num-prompts 256 --concurrency 64 --client-processes ${CLIENTS:-4}
-[[ " $runs " != *" burst_256 "* ]] || bench burst_256 --num-prompts 256 --concurrency 256 --client-processes ${CLIENTS:-4}
+if [[ " $runs " == *" burst_256 "* ]]; then
+  # Seed 1: prompts of their own, so that none is in the prefix cache from the runs before (those
+  # share only the chat template and the first line): the burst's whole prefill is computed.
+  bench burst_256 --num-prompts 256 --concurrency 256 --seed 1 --client-processes ${CLIENTS:-4}
+  # Where the burst's first tokens waited, from the server's stage stamps (a tree without them: skipped).
+  python -m minisgl_edu.bench.stages --last 256 --json "$out/burst_256_stages.json" > "$out/burst_256_stages.txt" 2>&1 \
+    && cat "$out/burst_256_stages.txt" || echo "(no stage stamps from this server)"
+fi
 python - "$out" $runs <<'PY'
 import json, sys
 print(f"\n{'run':<11} {'ok':>4} {'out tok/s':>10} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} {'ITL p50':>8} {'ITL p99':>8}  (ms)")

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A burst on the course CPU: the server with its defaults on the bundled model, 32 chat questions
+# sent at once (each answered with 32 tokens, ignore_eos), after a warm-up of 4; then where the
+# first tokens waited (GET /debug/stages, bench/stages.py) where the server keeps stamps. ROUNDS
+# bursts in a row (default 2, the first one's figures are the cold ones). TREE=dir serves another
+# copy of the package (`git archive COMMIT minisgl_edu | tar -x -C dir`), for a before/after on
+# the same machine minutes apart; PORT (default 19790). Each run's JSON goes to $OUT when set.
+#   [TREE=/tmp/base] [ROUNDS=3] bash scripts/maintainer/cpu_burst.sh [SERVER ARGS...]
+set -eu
+out=${OUT:-/tmp/cpu_burst}
+port=${PORT:-19790}
+url=http://127.0.0.1:$port
+py=${PYTHON:-python}
+mkdir -p "$out"
+# PYTHONSAFEPATH: `python -m` would put the current directory (this tree) before $TREE.
+PYTHONSAFEPATH=1 PYTHONPATH=${TREE:+$TREE:}$PWD${PYTHONPATH:+:$PYTHONPATH} $py -m minisgl_edu.serve --port "$port" "$@" \
+  > "$out/server.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+until $py -c "import httpx; httpx.get('$url/v1/models').raise_for_status()" 2>/dev/null; do
+  kill -0 $pid 2>/dev/null || { tail -40 "$out/server.log"; exit 1; }
+  sleep 1
+done
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench() {
+  $py -m minisgl_edu.bench.serving --base-url "$url" --endpoint chat --output-len 32 --ignore-eos \
+    --no-progress --json "$out/$1.json" "${@:2}" > "$out/$1.txt" 2>&1 || { tail -20 "$out/$1.txt"; exit 1; }
+}
+bench warmup --num-prompts 4 --concurrency 4
+names=""
+for r in $(seq 1 "${ROUNDS:-2}"); do
+  bench "burst_32_$r" --num-prompts 32 --concurrency 32
+  names="$names burst_32_$r"
+  $py -m minisgl_edu.bench.stages --base-url "$url" --last 32 --json "$out/stages_$r.json" \
+    > "$out/stages_$r.txt" 2>&1 || echo "(no stage stamps from this server)" > "$out/stages_$r.txt"
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+cat "$out/stages_${ROUNDS:-2}.txt"
+$py - "$out" $names <<'PY'
+import json, sys
+print(f"\n{'run':<11} {'ok':>4} {'out tok/s':>10} {'TTFT p50':>9} {'TTFT p99':>9} {'ITL p50':>8} {'ITL p99':>8}  (ms)")
+for name in sys.argv[2:]:
+    s = json.load(open(f"{sys.argv[1]}/{name}.json"))["summary"]
+    p = lambda k, q: s[k][q] if s.get(k) else float("nan")
+    print(f"{name:<11} {s['succeeded']:>4} {s['output_throughput']:>10,.1f} {p('ttft_ms','p50'):>9.0f} "
+          f"{p('ttft_ms','p99'):>9.0f} {p('itl_ms','p50'):>8.1f} {p('itl_ms','p99'):>8.1f}")
+PY
