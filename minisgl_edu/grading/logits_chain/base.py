@@ -35,6 +35,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _req,
     _rows,
 )
+from minisgl_edu.grading.logits_chain.scenes import chain_case
 
 # --- the cases ----------------------------------------------------------------------------------------
 
@@ -375,6 +376,7 @@ CASES = [
         "greedy rows are argmax of what you return: bias and mask must be in it",
         engine=True,
     ),
+    chain_case(package_chain),
 ]
 
 

@@ -24,6 +24,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _rows,
     reference_chain,
 )
+from minisgl_edu.grading.logits_chain.scenes import chain_case
 
 # Kept: p >= min_p * p_max, i.e. logit >= top logit + temperature * ln(min_p).
 
@@ -109,6 +110,7 @@ CASES = [
         case_min_p_boundary,
         "min_p 1 on rows where two tokens tie for the top",
     ),
+    chain_case(reference_chain, stretch=True),
 ]
 SYMBOL = "process_logits"
 SOLUTION = reference_chain

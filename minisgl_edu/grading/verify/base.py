@@ -13,6 +13,7 @@ from minisgl_edu.engine.verify import accept_greedy
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.engine import case_engine_finish, case_engine_ngram, case_engine_seeded
+from minisgl_edu.grading.verify.scenes import verify_case
 from minisgl_edu.grading.verify.step import ALL_MISTAKES, _as_result, _check, _decode, _id, _req, _w
 from minisgl_edu.scheduler import verify_step as step_module
 from minisgl_edu.scheduler.finish import check_finish
@@ -316,6 +317,7 @@ CASES = [
         "the request ends on the token that finishes it, as without drafts",
         engine=True,
     ),
+    verify_case(package_step),
 ]
 SYMBOL = "verify_step"
 SOLUTION = package_step

@@ -100,6 +100,15 @@ MISTAKES = {
     "in characters, but an emoji or a CJK character is 3 or 4 bytes in UTF-8 and the byte-level tokenizer "
     "can spend a token on each byte. Count the window in bytes (len(s.encode())) plus a margin, as the "
     "engine's check_finish does",
+    "stop_window_shortest": "the tail you decoded was sized by the shortest stop string: a longer one of the "
+    "list did not fit in it. Size the window by the longest stop string, in bytes, plus a margin",
+    "stop_endswith": "a stop string was looked for only at the end of the decoded text: a token can hold more "
+    "than the stop string, so it may end inside the newest token; look for it anywhere in the tail (`s in tail`)",
+    "ignore_eos_stops": "ignore_eos turned off the stop strings too: it turns off the EOS test only; stop strings "
+    "and max_new_tokens still end the request",
+    "kv_no_drafts": "kv_len left out the accepted drafts: their K/V was computed in this pass at their own "
+    "positions and is valid, so kv_len counts every token the request now has but its newest, the accepted "
+    "drafts included",
     "kv_counts_rejected": "kv_len counted the positions of the rejected drafts: their K/V is dead. kv_len "
     "goes to req.cached_len, and the prefix cache takes that many tokens when the request finishes, so "
     "unverified K/V would be cached under the wrong tokens",
@@ -139,6 +148,10 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "stop_per_token": "decode a tail of output_ids + the new tokens so far, not each token alone",
     "stop_new_only": "the decoded tail includes the output before this step",
     "stop_window_chars": "the decoded tail must be long enough for the longest stop string, whatever its characters",
+    "stop_window_shortest": "the decoded tail must be long enough for the longest stop string, whatever its characters",
+    "stop_endswith": "look for each stop string anywhere in the decoded tail: `s in tail`, not tail.endswith(s)",
+    "ignore_eos_stops": "with ignore_eos only stop strings and max_new_tokens end the request",
+    "kv_no_drafts": _KV,
     "kv_counts_rejected": _KV,
     "kv_counts_newest": _KV,
     "kv_no_prompt": "positions count from the prompt's first token",
@@ -161,8 +174,11 @@ FINISH_MISTAKES = [
     "stop_per_token",
     "stop_new_only",
     "stop_window_chars",
+    "stop_window_shortest",
+    "stop_endswith",
+    "ignore_eos_stops",
 ]
-KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut"]
+KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut", "kv_no_drafts"]
 PAGE_MISTAKES = [
     "pages_none",
     "pages_round_down",
@@ -205,9 +221,14 @@ def _finish(req: VerifyRequest, output: list[int], new_from: int, model_token: b
             text = req.decode(output[new_from:])
         elif mistake == "stop_window_chars":
             text = req.decode(output[-(max(len(s) for s in req.stop) + 4) :])
+        elif mistake == "stop_window_shortest":
+            text = req.decode(output[-(min(len(s.encode("utf-8")) for s in req.stop) + 4) :])
         else:  # the engine's window: a token stands for at least one byte of UTF-8
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
-        stop = any(s in text for s in req.stop)
+        if mistake == "stop_endswith":
+            stop = any(text.endswith(s) for s in req.stop)
+        else:
+            stop = any(s in text for s in req.stop) and not (mistake == "ignore_eos_stops" and req.ignore_eos)
     length = len(output) >= req.max_new_tokens
     if mistake == "length_overshoot" or (mistake == "length_not_on_model_token" and model_token):
         length = False
@@ -239,6 +260,7 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         "kv_counts_newest": total,
         "kv_no_prompt": total - req.prompt_len - 1,
         "kv_uncut": uncut - 1,
+        "kv_no_drafts": before,
     }.get(mistake, total - 1)
     keep = {
         "pages_none": len(req.pages),
@@ -323,12 +345,20 @@ def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistake
 def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES) -> tuple[str, str]:
     """`explain`'s text, and the hint for the mistake it names ("" when it names none)."""
     hint = ""
-    diffs = [f for f in FIELDS if getattr(got, f) != getattr(want, f)]
-    first = diffs[0]
+    first = first_field(got, want)
     text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
+    if first == "kv_len":
+        story, hint = kv_story(req, drafts, want, got.kv_len)
+        return f"{text}. {story}", hint
+    if first == "free_pages":
+        story, hint = pages_story(req, want, got.free_pages)
+        return f"{text}. {story}", hint
     variants = {m: _step(req, drafts, targets, m) for m in mistakes}
     whole = [m for m, r in variants.items() if r == got]
-    field_only = [m for m, r in variants.items() if getattr(r, first) == getattr(got, first) and r != want]
+    # a mistake whose result differs first in another field would name another mistake than this one
+    field_only = [
+        m for m, r in variants.items() if first_field(r, want) == first and getattr(r, first) == getattr(got, first)
+    ]
     named = whole or field_only
     if named:
         text += f". {MISTAKES[named[0]][0].upper()}{MISTAKES[named[0]][1:]}"
@@ -341,10 +371,78 @@ def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistak
             "rate is about the drafts): len(tokens) - 1 only when nothing was cut"
         )
         hint = "accepted counts the drafts the model agreed with, before any cut by a finish"
-    elif first == "free_pages" and sorted(got.free_pages) == sorted(want.free_pages):
-        text += ". Give them in the row's order: they are the end of req.pages"
-        hint = "free_pages are the end of req.pages, in the row's order"
     return text, hint
+
+
+def first_field(a: VerifyResult, b: VerifyResult) -> Optional[str]:
+    return next((f for f in FIELDS if getattr(a, f) != getattr(b, f)), None)
+
+
+def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int) -> tuple[str, str]:
+    """What a wrong kv_len counted, from the direction and size of the difference, and its hint."""
+    before = req.prompt_len + len(req.output_ids)
+    total = before + len(want.tokens)
+    known = {
+        total: "kv_counts_newest",
+        before + len(drafts): "kv_counts_rejected",
+        want.kv_len - req.prompt_len: "kv_no_prompt",
+    }
+    if len(want.tokens) > 1:
+        known[before] = "kv_no_drafts"
+    if want.finish_reason is not None and want.accepted + 1 > len(want.tokens):
+        known.setdefault(before + min(want.accepted + 1, len(drafts) + 1) - 1, "kv_uncut")
+    if got in known and got != want.kv_len:
+        m = known[got]
+        return MISTAKES[m][0].upper() + MISTAKES[m][1:], f"{MISTAKES[m]} ({HINTS[m]})"
+    return (
+        f"valid K/V covers the prompt ({req.prompt_len}), the output before this step ({len(req.output_ids)}) and "
+        f"the {len(want.tokens)} new tokens, all but the newest: {want.kv_len}",
+        _KV,
+    )
+
+
+def pages_story(req: VerifyRequest, want: VerifyResult, got: list[int]) -> tuple[str, str]:
+    """Which pages a wrong free_pages gave back or kept, and what positions they hold, and its hint."""
+    ps, pages = req.page_size, req.pages
+    total = want.kv_len + 1
+    tail = pages[len(pages) - len(got) :] if got else []
+    if got != tail:
+        if sorted(got) == sorted(want.free_pages):
+            return "Give them in the row's order: they are the end of req.pages", (
+                "free_pages are the end of req.pages, in the row's order"
+            )
+        return (
+            "free_pages must be the end of req.pages (the pages past the request's new length), in the row's order",
+            _PAGES,
+        )
+    kept, need = len(pages) - len(got), pages_for(total, ps)
+    if kept < need:
+        page, lo, hi = pages[kept], kept * ps, (kept + 1) * ps - 1
+        if kept < req.prefix_len // ps:
+            what = f"page {page} belongs to the prefix cache (the first {req.prefix_len} positions)"
+        elif lo == total - 1:
+            what = (
+                f"page {page} (positions {lo}..{hi}) is where the newest token's K/V goes next step, at position {lo}"
+            )
+        else:
+            what = (
+                f"page {page} (positions {lo}..{hi}) still holds positions {lo}..{total - 1} of the request's "
+                f"{total} tokens (the newest's, {total - 1}, included)"
+            )
+        return (
+            f"A page still needed was given back: {what}",
+            f"{_PAGES}: the newest token's page and the prefix cache's pages included",
+        )
+    extra = pages[need:kept]
+    if kept == len(pages):
+        what = "no page was given back"
+    else:
+        what = f"page(s) {extra} were kept"
+    return (
+        f"{what[0].upper()}{what[1:]}, but the request's {total} tokens need only the first {need} pages of the row: "
+        f"pages past position {total - 1} hold only rejected drafts or tokens after a finish, and go back now",
+        _PAGES,
+    )
 
 
 def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: str, mistakes=ALL_MISTAKES) -> None:

@@ -1,0 +1,353 @@
+"""Generated scenes for exercise 7 and its stretch: batches of logits with the requests they belong
+to, as the sampler hands them to `process_logits`.
+
+Where this sits in the course: the generated phase (grading/explore.py) of `logits_chain` and
+`logits_chain_min_p`, run after the hand-made batches of chain.py. A scene is a batch of one to
+four rows over the unit cases' vocabulary of 12 tokens. Each row has logits from a small grid (ties
+and exact zeros happen, as min_p's threshold and a greedy row's temperature of 0 need), a prompt
+and an output, some of them long (a token seen only 90 positions back must still be penalised),
+and its own request: every penalty over its whole range, below neutral too (a repetition penalty
+under 1, negative frequency and presence penalties encourage repeats, and are links all the
+same), a logit bias, a real XGrammar grammar in one of its states, greedy and sampled rows, and for
+the stretch min_p beside top-k, top-p and the temperature. Most values are neutral most of the
+time, so batches where a single link applies come often.
+
+What is compared, in this order: the logits returned; then what the function must leave as it was,
+the tensor it was given first (the engine takes the logprobs from it after the call), then the
+requests' prompts, outputs and sampling parameters, and their grammars' state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import torch
+from hypothesis import strategies as st
+
+from minisgl_edu.core import Req
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.explore import Difference, generated, unchanged
+from minisgl_edu.grading.logits_chain.chain import (
+    BIAS_MISTAKES,
+    MASK_MISTAKES,
+    MIN_P_MISTAKES,
+    MISTAKES,
+    PENALTY_MISTAKES,
+    V,
+    _chain,
+    _close,
+    _grammar,
+    _min_p_of,
+    _req,
+    _token,
+    allowed_tokens,
+)
+
+# Logits from a grid: ties and exact zeros happen, and the numbers stay readable in a failure.
+GRID = [1.0, -1.0, 2.0, 0.0, -2.5, 3.0, 0.5, -0.5]
+# A grammar and the tokens it already accepted: (yes|no) at its start, after 'y', after 'yes'
+# (only <eos> left), after 'n'; and a regex that allows many tokens at once.
+GRAMMARS = [None, ("(yes|no)", ()), ("(yes|no)", (6,)), ("(yes|no)", (4,)), ("(yes|no)", (8,)), ("[a-c]+", (1,))]
+FAR = 64  # a repetition penalty over "the last 64 tokens" misses a token seen further back
+
+
+@dataclass
+class Row:
+    logits: list[float]
+    prompt: list[int]
+    output: list[int]
+    repetition_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    logit_bias: Optional[dict[int, float]] = None
+    grammar: Optional[tuple[str, tuple[int, ...]]] = None
+    temperature: float = 0.0
+    top_k: int = -1
+    top_p: float = 1.0
+    min_p: float = 0.0  # the stretch only
+
+
+@dataclass
+class ChainScene:
+    rows: list[Row]
+
+
+def _neutral_or(neutral: Any, *others: Any) -> Any:
+    return st.one_of(st.just(neutral), st.sampled_from(others))
+
+
+# Strategies built once: a strategy made inside each draw is validated again every time.
+_LOGITS = st.lists(st.sampled_from(GRID), min_size=V, max_size=V)
+_HEAD = st.lists(st.integers(0, V - 1), max_size=5)
+_TOKEN = st.integers(0, V - 1)
+_RUN = st.sampled_from([0, 0, 0, 3, 70, 90])  # a long run: a history longer than 64 tokens
+_REPETITION = _neutral_or(1.0, 2.0, 0.5, 1.3, 0.8, 10.0)
+_FREQUENCY = _neutral_or(0.0, 0.5, -0.5, 1.5, -2.0)
+_PRESENCE = _neutral_or(0.0, 0.75, -0.75, 2.0, -1.0)
+_BIAS = _neutral_or(None, {3: 5.0}, {1: -100.0}, {0: 2.5, 4: -1.0}, {2: 100.0, 5: -2.0, 9: 0.5}, {4: 0.5})
+_GRAMMAR = st.sampled_from(GRAMMARS)
+_TEMPERATURE = st.sampled_from([0.0, 1.0, 0.7, 1.5, 0.5])
+_TOP_K = st.sampled_from([-1, 1, 3])
+_TOP_P = st.sampled_from([1.0, 0.9])
+_MIN_P = _neutral_or(0.0, 0.1, 0.5, 1.0, 0.3, 0.05)
+
+
+def _history(draw: Any, at_least_one: bool) -> list[int]:
+    """A few tokens, then perhaps a long run of one token."""
+    head = draw(_HEAD)
+    if at_least_one and not head:
+        head = [draw(_TOKEN)]
+    return head + [draw(_TOKEN)] * draw(_RUN)
+
+
+@st.composite
+def rows(draw: Any, stretch: bool = False) -> Row:
+    return Row(
+        logits=draw(_LOGITS),
+        prompt=_history(draw, True),
+        output=_history(draw, False),
+        repetition_penalty=draw(_REPETITION),
+        frequency_penalty=draw(_FREQUENCY),
+        presence_penalty=draw(_PRESENCE),
+        logit_bias=draw(_BIAS),
+        grammar=draw(_GRAMMAR),
+        temperature=draw(_TEMPERATURE),
+        top_k=draw(_TOP_K),
+        top_p=draw(_TOP_P),
+        min_p=draw(_MIN_P) if stretch else 0.0,
+    )
+
+
+def chain_scenes(stretch: bool = False) -> Any:
+    return st.builds(ChainScene, st.lists(rows(stretch), min_size=1, max_size=4))
+
+
+# --- one scene played --------------------------------------------------------------------------------
+
+
+def _requests(scene: ChainScene) -> list[Req]:
+    reqs = []
+    for r in scene.rows:
+        params = dict(
+            repetition_penalty=r.repetition_penalty,
+            frequency_penalty=r.frequency_penalty,
+            presence_penalty=r.presence_penalty,
+            logit_bias=dict(r.logit_bias or {}),
+            temperature=r.temperature,
+            top_k=r.top_k,
+            top_p=r.top_p,
+        )
+        grammar = _grammar(*r.grammar) if r.grammar else None
+        reqs.append(_req(r.prompt, r.output, grammar=grammar, min_p=r.min_p if r.min_p else None, **params))
+    return reqs
+
+
+def _logits(scene: ChainScene) -> torch.Tensor:
+    return torch.tensor([r.logits for r in scene.rows], dtype=torch.float32)
+
+
+def _params(req: Req) -> tuple:
+    sp = req.sampling_params
+    return (
+        sp.repetition_penalty,
+        sp.frequency_penalty,
+        sp.presence_penalty,
+        dict(sp.logit_bias),
+        sp.temperature,
+        sp.top_k,
+        sp.top_p,
+        _min_p_of(sp),
+    )
+
+
+def _allowed(reqs: list[Req]) -> list[Any]:
+    return [allowed_tokens(r.grammar, V) if r.grammar is not None else None for r in reqs]
+
+
+def play(fn: Any, scene: ChainScene) -> dict:
+    logits, reqs = _logits(scene), _requests(scene)
+    given = logits.clone()
+    prompts, outputs = [list(r.input_ids) for r in reqs], [list(r.output_ids) for r in reqs]
+    params, allowed = [_params(r) for r in reqs], _allowed(reqs)
+    out = fn(logits, reqs)
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(logits.shape):
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise Mistake(
+            f"process_logits must return a tensor of shape {tuple(logits.shape)}, got {shape}",
+            "return the logits the sampler should use: one row per request, one column per token",
+        )
+    returned = out.detach().float().clone()  # before anything else looks: it may be the given tensor
+    return {
+        "the logits it returned": returned,
+        "the logits tensor it was given": unchanged(given, logits),
+        "reqs' input_ids (prompts)": unchanged(prompts, [r.input_ids for r in reqs]),
+        "reqs' output_ids": unchanged(outputs, [r.output_ids for r in reqs]),
+        "reqs' sampling_params": unchanged(params, [_params(r) for r in reqs]),
+        "what the grammars allow next": unchanged(allowed, _allowed(reqs)),
+    }
+
+
+def _uses(r: Row, stretch: bool) -> list[str]:
+    links = []
+    if r.repetition_penalty != 1.0:
+        links.append(f"repetition_penalty {r.repetition_penalty:g}")
+    if r.frequency_penalty:
+        links.append(f"frequency_penalty {r.frequency_penalty:g}")
+    if r.presence_penalty:
+        links.append(f"presence_penalty {r.presence_penalty:g}")
+    if r.logit_bias:
+        links.append(f"logit_bias {r.logit_bias}")
+    if r.grammar:
+        links.append(f"the grammar {r.grammar[0]!r} after {list(r.grammar[1])}")
+    if stretch and r.min_p and not _greedy(r):
+        links.append(f"min_p {r.min_p:g}")
+    return links
+
+
+def _greedy(r: Row) -> bool:
+    return r.temperature <= 0 or r.top_k == 1
+
+
+def _tokens(ids: list[int]) -> str:
+    if len(ids) <= 12:
+        return str(ids)
+    runs, i = [], 0
+    while i < len(ids):
+        j = i
+        while j < len(ids) and ids[j] == ids[i]:
+            j += 1
+        runs.append(f"{ids[i]} x{j - i}" if j - i > 2 else ", ".join(map(str, ids[i:j])))
+        i = j
+    return f"[{', '.join(runs)}] ({len(ids)} tokens)"
+
+
+def show(scene: ChainScene, stretch: bool = False) -> str:
+    lines = []
+    for i, r in enumerate(scene.rows):
+        sampling = "greedy" if r.temperature <= 0 else f"temperature {r.temperature:g}"
+        if r.top_k != -1:
+            sampling += f", top_k {r.top_k}"
+        if r.top_p != 1.0:
+            sampling += f", top_p {r.top_p:g}"
+        asks = ", ".join(_uses(r, False) + ([f"min_p {r.min_p:g}"] if stretch and r.min_p else [])) or "nothing"
+        lines.append(f"  row {i}: logits {r.logits}")
+        lines.append(f"         prompt {_tokens(r.prompt)}, output {_tokens(r.output)}")
+        lines.append(f"         asks for: {asks}; {sampling}")
+    return "\n".join(lines)
+
+
+# --- hints that read the difference ---------------------------------------------------------------------
+
+
+def _walk(r: Row, t: int, want: float, got: float, stretch: bool) -> str:
+    """How the chain computes token t's logit in row r, link by link."""
+    x = r.logits[t]
+    steps = [f"{_token(t)}: the model's logit {x:g}"]
+    history = r.prompt + r.output
+    if r.repetition_penalty != 1.0 and t in history:
+        back = len(history) - max(i for i, s in enumerate(history) if s == t)
+        where = "the prompt" if t not in r.output else "the output"
+        p = r.repetition_penalty
+        x = x / p if x > 0 else x * p
+        steps.append(f"seen in {where} ({back} tokens back), repetition_penalty {p:g} -> {x:.4g}")
+        if back > FAR:
+            steps.append(
+                f"(it is seen only {back} tokens back: the repetition penalty counts every token of the "
+                "prompt and the output, however far back)"
+            )
+    count = r.output.count(t)
+    if count and (r.frequency_penalty or r.presence_penalty):
+        x = x - count * r.frequency_penalty - r.presence_penalty
+        steps.append(
+            f"{count} times in the output, frequency {r.frequency_penalty:g} and presence {r.presence_penalty:g} "
+            f"-> {x:.4g}"
+        )
+    if r.logit_bias and t in r.logit_bias:
+        x += r.logit_bias[t]
+        steps.append(f"logit_bias {r.logit_bias[t]:g} -> {x:.4g}")
+    if r.grammar and want == float("-inf") and x != want:
+        steps.append("the grammar forbids it -> -inf")
+    elif stretch and r.min_p and not _greedy(r) and want == float("-inf") and x != want:
+        steps.append(f"below min_p {r.min_p:g} times the top probability at temperature {r.temperature:g} -> -inf")
+    elif stretch and r.min_p and not _greedy(r) and got == float("-inf"):
+        steps.append(
+            f"its probability at temperature {r.temperature:g} is at least min_p {r.min_p:g} times the top "
+            "token's (exactly at it counts): it stays"
+        )
+    return ", ".join(steps) + f"; expected {want:.4g}, yours {got:.4g}"
+
+
+def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> str:
+    """The first row that differs, and the mistake its numbers show: a known one (chain.py), a link
+    left out entirely, or the chain walked through for the first token that differs."""
+    got, want = diff.got, diff.expected
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        return "return one row per request, one column per token"
+    logits, reqs = _logits(scene), _requests(scene)
+    i = next((i for i in range(len(reqs)) if not _close(got[i], want[i])), None)
+    if i is None:  # close to 1e-4 but not to 1e-5: a formula with other rounding
+        return "the numbers are close but not the chain's: compute each link as the contract defines it"
+    r = scene.rows[i]
+    links = _uses(r, stretch)
+    if not links:
+        return (
+            f"row {i} asks for nothing, yet its logits changed: apply each link only to the rows whose request "
+            "uses it, with that request's own values"
+        )
+    if _close(got[i], logits[i]):
+        below = []
+        if r.repetition_penalty < 1.0:
+            below.append("a repetition_penalty below 1 makes seen tokens more likely")
+        if r.frequency_penalty < 0 or r.presence_penalty < 0:
+            below.append("a negative frequency or presence penalty encourages repeats")
+        why = f" ({'; '.join(below)}: a link all the same, only 1 and 0 are neutral)" if below else ""
+        return f"row {i} came back as the model gave it, but its request uses {', '.join(links)}{why}"
+    mistakes = PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES + (MIN_P_MISTAKES if stretch else [])
+    for m in mistakes:
+        if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
+            return f"row {i}: {MISTAKES[m]}"
+    t = next(t for t in range(V) if not _close(got[i, t : t + 1], want[i, t : t + 1]))
+    return f"row {i}, " + _walk(r, t, float(want[i, t]), float(got[i, t]), stretch)
+
+
+def given_hint(scene: ChainScene, diff: Difference) -> str:
+    after, before = diff.got, _logits(scene)
+    changed = (after != before) & ~(torch.isnan(after) & torch.isnan(before))
+    rows = sorted({int(i) for i in changed.nonzero()[:, 0]})
+    only_inf = bool(torch.isneginf(after[changed]).all())
+    what = "wrote -inf into" if only_inf else "changed"
+    return (
+        f"your function {what} the tensor it was given, in place (row {rows[0] if rows else '?'}). The engine takes "
+        "the logprobs from that tensor after you return, so work on a copy, whichever links apply, a mask or a "
+        "min_p filter alone included (logits.float() is the same tensor when it is float32; clone() copies)"
+    )
+
+
+HINTS = {
+    "the logits tensor it was given": given_hint,
+    "reqs' input_ids (prompts)": (
+        "you changed a request's prompt in place (e.g. `seen = req.input_ids; seen += req.output_ids` extends "
+        "req.input_ids itself): the scheduler keeps using it. Build a new list or set"
+    ),
+    "reqs' output_ids": "you changed a request's output in place: only the scheduler appends to req.output_ids",
+    "reqs' sampling_params": "only read req.sampling_params: it is the client's request, used again every step",
+    "what the grammars allow next": (
+        "only read the grammar (fill_mask): the scheduler moves it on with accept() after the sampler picks"
+    ),
+}
+
+
+def chain_case(reference: Any, stretch: bool = False, examples: int = 200) -> Any:
+    """The generated case of `logits_chain` (stretch=False) or `logits_chain_min_p`."""
+    hints = dict(HINTS, **{"the logits it returned": lambda scene, diff: logits_hint(scene, diff, stretch)})
+    return generated(
+        ("stretch: " if stretch else "") + f"generated: {examples} batches against the package's chain",
+        chain_scenes(stretch),
+        play,
+        lambda scene: show(scene, stretch),
+        reference,
+        hints,
+        examples,
+        hint="each row equals the package's chain on that row; the given tensor and the requests stay as they were",
+    )

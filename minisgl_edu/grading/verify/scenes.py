@@ -1,0 +1,270 @@
+"""Generated scenes for exercise 8: one request's verify step, as `Speculator.verified` hands it to
+`verify_step` after a verify forward pass.
+
+Where this sits in the course: the generated phase (grading/explore.py) of `verify`, run after the
+hand-made steps of base.py. A scene is a request in the middle of its answer: text cut into the
+default model's real tokens (CJK characters and emoji of several tokens each, EOS ids placed
+anywhere), its output so far, 0 to 8 drafts that follow the model's answer until a seeded place
+where one is wrong (or none is), and the targets the engine gives back (after a wrong draft they
+may equal the drafts, or stop there as a sampled request's do). Around it: `max_new_tokens` before,
+inside or after the run (the scheduler caps the drafts, the step must not rely on it), EOS ids
+and `ignore_eos`, stop strings cut from the answer's own text or not in it at all, several of
+different lengths, page sizes of 1 to 16 positions, a prompt whose first pages may belong to the
+prefix cache.
+
+What is compared, in this order: each field of the VerifyResult; then that the request, the
+drafts and the targets were left as they were (the scheduler reads them after the call).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from hypothesis import strategies as st
+
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.explore import Difference, generated, unchanged
+from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.verify.step import (
+    ALL_MISTAKES,
+    FIELDS,
+    HINTS,
+    MISTAKES,
+    _as_result,
+    _decode,
+    _step,
+    kv_story,
+    pages_story,
+)
+from minisgl_edu.kvcache.manager import pages_for
+from minisgl_edu.scheduler.verify_step import VerifyRequest
+
+# Pieces of an answer whose tokens make stop strings hard: several tokens per character, a
+# character split across tokens, words of one token each.
+PIECES = [
+    " one two three",
+    " four five",
+    " 我爱北京",
+    "天安门",
+    " 🦀🦀!!",
+    " 🚀🚀🚀 now",
+    " naïve café",
+    " ok",
+    " END",
+    "\n\n",
+]
+ELSEWHERE = ["!", "zz", " END", "🚀🚀🚀", "xyz", " four five six seven"]  # stop strings perhaps not in the text
+MORE = " six seven eight nine ten eleven twelve thirteen fourteen fifteen"  # k + 1 tokens after any output
+
+
+@dataclass
+class VerifyScene:
+    prompt_len: int
+    output: list[int]
+    drafts: list[int]
+    targets: list[int]
+    max_new_tokens: int
+    eos_ids: list[int]
+    ignore_eos: bool
+    stop: list[str]
+    page_size: int
+    pages: list[int]
+    prefix_len: int
+
+
+@functools.lru_cache(maxsize=None)
+def _ids(text: str) -> tuple[int, ...]:
+    return tuple(tokenizer().encode(text))
+
+
+def _cut(text: str, a: int, b: int) -> str:
+    lo, hi = sorted((a % (len(text) + 1), b % (len(text) + 1)))
+    return text[lo:hi]
+
+
+# Strategies built once: a strategy made inside each draw is validated again every time.
+_PIECES = st.lists(st.sampled_from(PIECES), min_size=1, max_size=4)
+_EOS_TOKEN = st.sampled_from([0, 2])
+_WRONG = st.sampled_from([582, 827, 10907, 2])  # ' one', ' two', ' ok', an EOS id
+_AFTER = st.sampled_from(["drafts", "other", "sampled"])
+_ELSEWHERE = st.sampled_from(ELSEWHERE)
+_POSITION = st.integers(0, 80)
+_MAX_NEW = st.sampled_from([50, 1, 2, 3, 5, 8, 10])
+_EOS_IDS = st.sampled_from(["model", "one", "none", "answer"])
+_PAGE_SIZE = st.sampled_from([4, 1, 2, 8, 16])
+_PREFIX = st.sampled_from(["none", "pages", "prompt"])
+
+
+@st.composite
+def verify_scenes(draw: Any) -> VerifyScene:
+    answer = list(_ids("".join(draw(_PIECES))))
+    for _ in range(draw(st.integers(0, 2))):  # an end token somewhere in the answer
+        answer.insert(draw(st.integers(0, len(answer))), draw(_EOS_TOKEN))
+    answer += _ids(MORE)
+    have = draw(st.integers(1, len(answer) - 9))  # tokens of output so far; the newest is the last
+    k = draw(st.integers(0, 8))
+    follows = answer[have : have + k + 1]  # what the model says after the newest token
+    wrong = draw(st.integers(0, k))  # the first wrong draft; k: every draft is right
+    drafts = list(follows[:k])
+    if wrong < k:
+        other = draw(_WRONG)
+        drafts[wrong] = other if other != follows[wrong] else follows[wrong] + 1
+    after = draw(_AFTER)  # the targets after a wrong draft: the drafts again, others, or none (sampled)
+    targets = follows[: wrong + 1]
+    if wrong < k and after != "sampled":
+        targets += drafts[wrong + 1 :] + [follows[k]] if after == "drafts" else [10907] * (k - wrong)
+    text = _decode(answer[: have + k + 1])
+    stop = []
+    for _ in range(draw(st.integers(0, 3))):  # cut from the answer's text, or perhaps not in it
+        stop.append(_cut(text, draw(_POSITION), draw(_POSITION)) if draw(st.booleans()) else draw(_ELSEWHERE))
+    page_size = draw(_PAGE_SIZE)
+    prompt_len = draw(st.integers(1, 40))
+    held = pages_for(prompt_len + have + k, page_size)  # the scheduler reserved the newest's and the drafts' pages
+    eos_ids = {"model": [0, 2], "one": [2], "none": [], "answer": [answer[have]]}[draw(_EOS_IDS)]
+    prefix = {"none": 0, "pages": prompt_len // page_size * page_size, "prompt": prompt_len}[draw(_PREFIX)]
+    return VerifyScene(
+        prompt_len=prompt_len,
+        output=answer[:have],
+        drafts=drafts,
+        targets=targets,
+        max_new_tokens=have + draw(_MAX_NEW),
+        eos_ids=eos_ids,
+        ignore_eos=draw(st.booleans()),
+        stop=[s for s in stop if s],
+        page_size=page_size,
+        pages=[(37 * i + 11) % 101 for i in range(held)],
+        prefix_len=prefix,
+    )
+
+
+def _request(scene: VerifyScene) -> VerifyRequest:
+    return VerifyRequest(
+        prompt_len=scene.prompt_len,
+        output_ids=list(scene.output),
+        max_new_tokens=scene.max_new_tokens,
+        eos_ids=set(scene.eos_ids),
+        ignore_eos=scene.ignore_eos,
+        stop=list(scene.stop),
+        decode=_decode,
+        pages=list(scene.pages),
+        page_size=scene.page_size,
+        prefix_len=scene.prefix_len,
+    )
+
+
+def play(fn: Any, scene: VerifyScene) -> dict:
+    req, drafts, targets = _request(scene), list(scene.drafts), list(scene.targets)
+    out = fn(req, drafts, targets)
+    try:
+        result = _as_result(out)
+    except AssertionError as e:
+        raise Mistake(str(e), "return VerifyResult(accepted, tokens, finish_reason, kv_len, free_pages)") from None
+    seen = {f: getattr(result, f) for f in FIELDS}
+    return seen | {
+        "req.output_ids": unchanged(scene.output, req.output_ids),
+        "req.stop": unchanged(scene.stop, req.stop),
+        "req.eos_ids": unchanged(set(scene.eos_ids), req.eos_ids),
+        "req.pages": unchanged(scene.pages, req.pages),
+        "drafts": unchanged(scene.drafts, drafts),
+        "targets": unchanged(scene.targets, targets),
+    }
+
+
+def _words(ids: list[int]) -> str:
+    return "[" + ", ".join(f"{t} {_decode([t])!r}" for t in ids) + "]"
+
+
+def show(scene: VerifyScene) -> str:
+    out = scene.output
+    lines = [
+        f"  output so far ({len(out)} tokens{', its last 8' if len(out) > 8 else ''}): {_words(out[-8:])}",
+        f"  drafts {_words(scene.drafts)}",
+        f"  targets {_words(scene.targets)}",
+        f"  max_new_tokens {scene.max_new_tokens}, eos_ids {scene.eos_ids}, ignore_eos {scene.ignore_eos}, "
+        f"stop {scene.stop!r}",
+        f"  prompt_len {scene.prompt_len}, prefix_len {scene.prefix_len}, page_size {scene.page_size}, "
+        f"pages {scene.pages}",
+    ]
+    return "\n".join(lines)
+
+
+# --- hints that read the difference ---------------------------------------------------------------------
+
+
+def _first_field(a, b) -> Optional[str]:
+    return next((f for f in FIELDS if getattr(a, f) != getattr(b, f)), None)
+
+
+def named_mistake(scene: VerifyScene, diff: Difference) -> Optional[str]:
+    """The known mistake (step.py) whose result differs from the package's first in this field, with
+    the value the answer gave; None when none does."""
+    req, want = _request(scene), _step(_request(scene), scene.drafts, scene.targets)
+    for m in ALL_MISTAKES:
+        r = _step(req, list(scene.drafts), list(scene.targets), m)
+        if _first_field(r, want) == diff.field and getattr(r, diff.field) == diff.got:
+            return m
+    return None
+
+
+def _field_hint(fallback: str):
+    def hint(scene: VerifyScene, diff: Difference) -> str:
+        m = named_mistake(scene, diff)
+        return f"{MISTAKES[m]} ({HINTS[m]})" if m else fallback
+
+    return hint
+
+
+def accepted_hint(scene: VerifyScene, diff: Difference) -> str:
+    if isinstance(diff.got, int) and diff.got < diff.expected:
+        want = _step(_request(scene), scene.drafts, scene.targets)
+        if want.finish_reason and diff.got == len(want.tokens) - 1:
+            return "accepted counts the drafts the model agreed with, before any cut by a finish"
+    return _field_hint("accepted: drafts[j] == targets[j] from j = 0 on, up to the first mismatch")(scene, diff)
+
+
+def kv_hint(scene: VerifyScene, diff: Difference) -> str:
+    req = _request(scene)
+    want = _step(req, scene.drafts, scene.targets)
+    return kv_story(req, scene.drafts, want, diff.got)[1]
+
+
+def pages_hint(scene: VerifyScene, diff: Difference) -> str:
+    req = _request(scene)
+    want = _step(req, scene.drafts, scene.targets)
+    return pages_story(req, want, diff.got)[1]
+
+
+VERIFY_HINTS = {
+    "accepted": accepted_hint,
+    "tokens": _field_hint("the accepted drafts, then targets[n]; cut after the first token that finishes the request"),
+    "finish_reason": _field_hint(
+        "each new token is checked as if it came alone: 'stop' for an EOS (unless ignore_eos) or a stop string "
+        "in the decoded tail (long enough, in bytes, for the longest stop string), then 'length'"
+    ),
+    "kv_len": kv_hint,
+    "free_pages": pages_hint,
+    "req.output_ids": "leave req.output_ids as it is: the scheduler appends your tokens itself (_add_token)",
+    "req.stop": (
+        "leave req.stop as it is: you changed the request's stop list in place (the scene shows it as it was "
+        "given); the stop strings are the client's, read again at every step"
+    ),
+    "req.eos_ids": "leave req.eos_ids as it is: the scheduler's parts share that one set",
+    "req.pages": "leave req.pages as it is: return free_pages, and the scheduler trims the row itself",
+    "drafts": "leave drafts as they are: build new lists",
+    "targets": "leave targets as they are: build new lists",
+}
+
+
+def verify_case(reference: Any, examples: int = 250) -> Any:
+    return generated(
+        f"generated: {examples} verify steps against the package's",
+        verify_scenes(),
+        play,
+        show,
+        reference,
+        VERIFY_HINTS,
+        examples,
+        hint="every field equals the package's step on the same input, and the inputs stay as they were",
+    )
