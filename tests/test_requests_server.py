@@ -209,6 +209,34 @@ def test_regex_and_penalties(client):
     assert biased["choices"][0]["message"]["content"]
 
 
+@pytest.mark.timeout(180, func_only=True)
+def test_vllm_and_sglang_structured_output_fields(oai, client):
+    ask = dict(model=MODEL, messages=messages("Is the sky blue? Answer yes or no."), max_tokens=12, temperature=0)
+    # vLLM's fields, sent as vLLM's documentation sends them: in the openai client's extra_body
+    r = oai.chat.completions.create(**ask, extra_body={"guided_choice": ["yes", "no"]})
+    assert (r.choices[0].message.content, r.choices[0].finish_reason) in (("yes", "stop"), ("no", "stop"))
+    r = oai.chat.completions.create(**ask, extra_body={"guided_regex": "(Yes|No)\\."})
+    assert r.choices[0].message.content in ("Yes.", "No.")
+    small = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "maxLength": 8}, "sure": {"type": "boolean"}},
+        "required": ["answer", "sure"],
+        "additionalProperties": False,
+    }
+    r = oai.chat.completions.create(**{**ask, "max_tokens": 40}, extra_body={"guided_json": small})
+    assert r.choices[0].finish_reason == "stop"
+    jsonschema.validate(json.loads(r.choices[0].message.content), small)
+    c = oai.completions.create(
+        model=MODEL, prompt="The sky is", max_tokens=4, temperature=0, extra_body={"guided_choice": [" blue", " red"]}
+    )
+    assert c.choices[0].text in (" blue", " red")
+    # SGLang's top-level json_schema: the schema as text, in the body as SGLang's clients post it
+    body = {**ask, "max_tokens": 40, "json_schema": json.dumps(small)}
+    r = client.post("/v1/chat/completions", json=body).json()
+    assert r["choices"][0]["finish_reason"] == "stop"
+    jsonschema.validate(json.loads(r["choices"][0]["message"]["content"]), small)
+
+
 # ---------------------------------------------------------------- abort
 
 

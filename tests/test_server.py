@@ -324,6 +324,37 @@ def test_openai_client_chat_and_completions(oai):
 
 
 @pytest.mark.timeout(60, func_only=True)
+def test_openai_client_fields_that_change_nothing_are_accepted_and_unknown_ones_named(oai):
+    import openai
+
+    first = [{"role": "user", "content": "Hi!"}]
+    r = oai.chat.completions.create(model="smollm2-135m", messages=first, max_tokens=8, temperature=0)
+    # A second turn with the reply appended as the client returned it (refusal, tool_calls ... set
+    # to null), and every OpenAI field that does not change an answer.
+    again = oai.chat.completions.create(
+        model="smollm2-135m",
+        messages=[*first, r.choices[0].message, {"role": "user", "content": "Hi!"}],
+        max_completion_tokens=8,
+        temperature=0,
+        user="user-1",
+        metadata={"run": "test"},
+        store=False,
+        service_tier="auto",
+        prompt_cache_key="k",
+        safety_identifier="s",
+        seed=1,
+        n=1,
+    )
+    assert again.choices[0].message.content
+    with pytest.raises(openai.BadRequestError) as e:
+        oai.chat.completions.create(
+            model="smollm2-135m", messages=first, max_tokens=8, extra_body={"min_new_tokens": 4}
+        )
+    assert e.value.status_code == 400
+    assert (e.value.body["param"], e.value.body["code"]) == ("min_new_tokens", "unknown_parameter")
+
+
+@pytest.mark.timeout(60, func_only=True)
 def test_completion_with_token_ids_matches_text_prompt(client):
     a = client.post("/v1/completions", json={"prompt": "Once upon a time", "max_tokens": 5, "temperature": 0}).json()
     ids = [6403, 1980, 253, 655]  # "Once upon a time" in SmolLM2's vocabulary
