@@ -239,6 +239,7 @@ def main(argv: list[str] | None = None) -> dict:
         default=None,
         help="our Triton layer kernels, e.g. rope,gemm; 0 for none (default: EngineConfig's)",
     )
+    ap.add_argument("--kv-cache-dtype", default="auto", choices=["auto", "fp8_e4m3"], help="what the KV pages store")
     ap.add_argument("--no-fused-kernels", action="store_true", help="plain torch norms, RoPE and activation on CUDA")
     ap.add_argument("--no-decode-tensor-cores", action="store_true", help="FlashInfer's CUDA-core decode kernel")
     ap.add_argument("--cuda-graph-max-bs", type=int, default=256, help="0 disables CUDA graphs")
@@ -283,6 +284,7 @@ def main(argv: list[str] | None = None) -> dict:
         cuda_graph_max_bs=0 if args.no_cuda_graph else args.cuda_graph_max_bs,
         fused_kernels=not args.no_fused_kernels,
         decode_tensor_cores=not args.no_decode_tensor_cores,
+        kv_cache_dtype=args.kv_cache_dtype,
     )
     if args.triton_kernels is not None:
         engine_kw["triton_kernels"] = args.triton_kernels
