@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.allocator.scenes import _num_free, allocator_case
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.kvcache.allocator import OutOfPages
@@ -19,22 +20,6 @@ from minisgl_edu.kvcache.allocator import PageAllocator as reference
 
 RAISE_OUT_OF_PAGES = "raise OutOfPages (from minisgl_edu.kvcache.allocator), the exception the scheduler catches"
 TAKE_NOTHING = "check n against the free count before taking anything"
-
-
-def _num_free(a) -> int:
-    got = a.num_free
-    expect(
-        not callable(got),
-        "num_free is a method: make it a property (the cache manager reads allocator.num_free)",
-        "put @property above def num_free(self)",
-    )
-    assert isinstance(got, int), f"num_free is {got!r}, not an int"
-    expect(
-        got >= 0,
-        f"num_free is {got}: a count of free pages is never negative",
-        "num_free is the length of this allocator's own free list (state on self, set in __init__)",
-    )
-    return got
 
 
 def _allocate(a, n: int) -> list[int]:
@@ -322,6 +307,7 @@ CASES = [
     Case("many steps in random order", case_many_steps, "the invariants hold after every step, not only the first"),
     Case("two allocators are independent", case_independent, "state on self, set in __init__"),
     Case("in the real engine", case_real_engine, "three requests with your allocator in scheduler.cache", engine=True),
+    allocator_case(reference),
 ]
 SYMBOL = "PageAllocator"
 SOLUTION = reference

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.allocator.base import TAKE_NOTHING, _num_free
+from minisgl_edu.grading.allocator.base import TAKE_NOTHING
+from minisgl_edu.grading.allocator.scenes import _num_free, allocator_case
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
 from minisgl_edu.kvcache.allocator import OutOfPages
@@ -526,6 +527,7 @@ CASES = [
         "eight requests, three at a time, in 28 pages, with your allocator in scheduler.cache",
         engine=True,
     ),
+    allocator_case(ReferenceContiguousAllocator, stretch=True),
 ]
 SYMBOL = "ContiguousPageAllocator"
 SOLUTION = ReferenceContiguousAllocator

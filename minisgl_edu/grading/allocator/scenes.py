@@ -1,0 +1,393 @@
+"""Generated scenes for exercise 4 and its stretch: an allocator (or two side by side) driven through
+a run of `allocate` and `free` calls, the way the cache manager drives it between forward passes.
+
+Where this sits in the course: the generated phase (grading/explore.py) of `allocator` and
+`allocator_contiguous`, after their hand-written cases. A scene is a pool size (0 pages too) and a
+list of steps: `allocate(n)` with n from 0 to past the pool, or `num_free` plus or minus one (the
+exact fit and one too many); frees of what an earlier step got, whole or in part, in either order,
+or nothing at all; and frees the contract refuses: a page that is free, the same page twice in one
+call, -1, `num_pages`, a bad id in the middle of good ones. A second allocator built beside the
+first catches state kept on the class.
+
+What is compared after each step: the call's outcome (its pages or the exception the contract
+names) and `num_free`. The base part may hand out any free ids, so its pages are compared by what
+the contract asks of them (that many, distinct, in range, not held by anyone); the stretch's answer
+is fully determined, so its pages and `runs` are compared as they are. A refused free in the base
+part may give back the pages before the bad one or not: the grader then frees each page of that
+call one by one (a ValueError for those already back is expected), so that both answers go on from
+the same state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from hypothesis import strategies as st
+
+from minisgl_edu.grading.core import expect
+from minisgl_edu.grading.explore import Difference, generated
+from minisgl_edu.kvcache.allocator import OutOfPages
+
+MAX_STEPS = 24
+BAD = ("a free page", "the same page twice", "-1", "num_pages", "a bad id among good ones")
+
+
+@dataclass
+class AllocScene:
+    num_pages: int
+    two: bool  # a second allocator beside the first (the steps say which one they call)
+    steps: list[
+        tuple
+    ]  # ("allocate", who, n) | ("fill", who, d) | ("free", who, k, part, newest) | ("bad", who, kind, k)
+
+
+@st.composite
+def alloc_scenes(draw: Any) -> AllocScene:
+    num_pages = draw(st.integers(1, 16))
+    two = draw(st.integers(0, 5)) == 5  # shrinks towards one allocator
+    who = st.integers(0, 1) if two else st.just(0)
+    step = st.one_of(
+        st.tuples(st.just("allocate"), who, st.integers(0, num_pages + 2)),
+        st.tuples(st.just("fill"), who, st.sampled_from([-1, 0, 0, 1])),
+        st.tuples(st.just("free"), who, st.integers(0, 7), st.sampled_from(["all", "all", "part"]), st.booleans()),
+        st.tuples(st.just("free"), who, st.integers(0, 7), st.sampled_from(["all", "part"]), st.booleans()),
+        st.tuples(st.just("bad"), who, st.sampled_from(BAD), st.integers(0, 7)),
+    )
+    return AllocScene(num_pages, two, draw(st.lists(step, min_size=1, max_size=MAX_STEPS)))
+
+
+def _name(scene: AllocScene, who: int) -> str:
+    return ("A", "B")[who] + "." if scene.two else ""
+
+
+def _step_text(scene: AllocScene, i: int) -> str:
+    op, who, *args = scene.steps[i]
+    me = _name(scene, who)
+    if op == "allocate":
+        return f"{me}allocate({args[0]})"
+    if op == "fill":
+        return f"{me}allocate(num_free{({-1: ' - 1', 0: '', 1: ' + 1'})[args[0]]})"
+    if op == "free":
+        k, part, newest = args
+        what = "the first half of" if part == "part" else "all"
+        return (
+            f"{me}free({what} the pages of its allocation #{k} still held, "
+            f"{'newest' if newest else 'oldest'} id first; free([]) if none is held)"
+        )
+    kind, k = args
+    return f"{me}free(...) with {kind}" + (" (pages of its allocation #{k})".format(k=k) if kind == BAD[4] else "")
+
+
+def show(scene: AllocScene) -> str:
+    made = "PageAllocator" if not scene.two else "two allocators, A and B, each"
+    lines = [f"  {made} of num_pages={scene.num_pages}, then:"]
+    lines += [f"  step {i}: {_step_text(scene, i)}" for i in range(len(scene.steps))]
+    lines.append(f"  step {len(scene.steps)}: free every page still held, then allocate(num_pages) on each")
+    lines.append(
+        "  (allocation #k: the k-th allocate of that allocator whose pages are still held, counted from 0, modulo their number)"
+    )
+    return "\n".join(lines)
+
+
+def _num_free(a) -> int:
+    """`a.num_free`, read as the cache manager reads it: a number, never a method."""
+    got = a.num_free
+    expect(
+        not callable(got),
+        "num_free is a method: make it a property (the cache manager reads allocator.num_free)",
+        "put @property above def num_free(self)",
+    )
+    expect(isinstance(got, int), f"num_free is {got!r}, not an int", "num_free is a count of pages: an int")
+    expect(
+        got >= 0,
+        f"num_free is {got}: a count of free pages is never negative",
+        "num_free is the length of this allocator's own free list (state on self, set in __init__)",
+    )
+    return got
+
+
+class _Books:
+    """What the grader knows of one allocator from the calls alone: the pages each allocation got
+    and still holds. The free pages are the rest of range(num_pages)."""
+
+    def __init__(self, num_pages: int) -> None:
+        self.num_pages = num_pages
+        self.held: list[list[int]] = []
+
+    def holding(self) -> set[int]:
+        return {p for pages in self.held for p in pages}
+
+    def free_ids(self) -> list[int]:
+        mine = self.holding()
+        return [p for p in range(self.num_pages) if p not in mine]
+
+    def group(self, k: int) -> Optional[list[int]]:
+        live = [g for g in self.held if g]
+        return live[k % len(live)] if live else None
+
+    def give_back(self, pages: list[int]) -> None:
+        gone = set(pages)
+        self.held = [[p for p in g if p not in gone] for g in self.held]
+        self.held = [g for g in self.held if g]
+
+
+def _pages_seen(got: Any, n: int, books: _Books) -> tuple[str, bool]:
+    """The base part's view of allocate(n)'s pages: "n free pages" when the contract holds, else
+    what is wrong with them; and whether they are good."""
+    if not isinstance(got, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in got):
+        return f"{got!r}, not a list of page ids", False
+    if len(got) != n:
+        return f"{got}: {len(got)} pages for allocate({n})", False
+    outside = [p for p in got if not 0 <= p < books.num_pages]
+    if outside:
+        return f"{got}: page {outside[0]} is not a page id (ids are 0..{books.num_pages - 1})", False
+    twice = [p for p in got if got.count(p) > 1]
+    if twice:
+        return f"{got}: page {twice[0]} twice", False
+    held = sorted(set(got) & books.holding())
+    if held:
+        return f"{got}: page {held[0]} is still held by an earlier allocation", False
+    return _good(n), True
+
+
+def _good(n: int) -> str:
+    return "[]" if n == 0 else f"{n} free page{'s' if n > 1 else ''}"
+
+
+def _call(fn, *args, must_raise: bool = False) -> tuple[str, Any]:
+    """Run one call; the exceptions the contract names are outcomes, and so is any exception where
+    the contract asks for one (the wrong type is then the mistake). Others are the answer's own
+    error: explore.py reports them with the answer's line."""
+    try:
+        return "returned", fn(*args)
+    except (OutOfPages, ValueError) as e:
+        return f"raises {type(e).__name__}", None
+    except NotImplementedError:
+        raise
+    except Exception as e:
+        if not must_raise:
+            raise
+        return f"raised {type(e).__name__} ({e})", None
+
+
+def _bad_pages(kind: str, books: _Books, k: int) -> Optional[list[int]]:
+    if kind == "a free page":
+        free = books.free_ids()
+        return [free[0]] if free else None
+    if kind == "the same page twice":
+        g = books.group(k)
+        return [g[0], g[0]] if g else None
+    if kind == "-1":
+        return [-1]
+    if kind == "num_pages":
+        return [books.num_pages]
+    g = books.group(k)
+    return (g[:2] + [books.num_pages] + g[2:]) if g else [books.num_pages]
+
+
+def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int] = None) -> dict:
+    """Drive `cls` through the scene. The base part (stretch=False) reports pages by what the
+    contract asks of them; the stretch reports them as they are, and its runs after each step.
+    With `upto`, stops before that step and returns the runs and num_free of the allocator it calls
+    (the stretch's hints read them)."""
+    allocs = [cls(scene.num_pages) for _ in range(2 if scene.two else 1)]
+    books = [_Books(scene.num_pages) for _ in allocs]
+    out: dict[str, Any] = {}
+
+    def after(i: int, who: int) -> None:
+        out[f"step {i}: num_free after it"] = _num_free(allocs[who])
+        if stretch:
+            out[f"step {i}: runs after it"] = [tuple(r) for r in allocs[who].runs]
+        if scene.two:  # the other allocator must not have moved
+            out[f"step {i}: the other allocator's num_free"] = _num_free(allocs[1 - who])
+
+    for i, (op, who, *args) in enumerate(scene.steps):
+        if upto is not None and i == upto:
+            return {"runs": [tuple(r) for r in allocs[who].runs], "num_free": allocs[who].num_free}
+        a, b = allocs[who], books[who]
+        field = f"step {i}: the call's outcome"
+        if op in ("allocate", "fill"):
+            free = b.num_pages - len(b.holding())
+            n = args[0] if op == "allocate" else max(0, free + args[0])
+            how, got = _call(a.allocate, n, must_raise=n > free)
+            if how != "returned":
+                out[field] = how
+            elif stretch:
+                out[field] = got
+                if isinstance(got, list) and got:
+                    b.held.append(list(got))
+            else:
+                out[field], good = _pages_seen(got, n, b)
+                if not good:
+                    return out  # the first wrong step is the difference: what follows only repeats it
+                if got:
+                    b.held.append(list(got))
+        elif op == "free":
+            k, part, newest = args
+            g = b.group(k) or []
+            pages = g[: (len(g) + 1) // 2] if part == "part" else list(g)
+            pages = sorted(pages, reverse=newest)
+            how, _ = _call(a.free, list(pages))
+            out[field] = "accepted" if how == "returned" else how
+            if how == "returned":
+                b.give_back(pages)
+        else:
+            kind, k = args
+            pages = _bad_pages(kind, b, k)
+            if pages is None:  # nothing held (or nothing free) to build it from
+                out[field] = "(skipped: no such page now)"
+                after(i, who)
+                continue
+            how, _ = _call(a.free, list(pages), must_raise=True)
+            out[field] = "accepted" if how == "returned" else how
+            if how == "returned":
+                return out  # an accepted bad free is the difference: what follows only repeats it
+            if not stretch:
+                _settle(a, b, pages)
+        after(i, who)
+    end = len(scene.steps)
+    for who, (a, b) in enumerate(zip(allocs, books)):
+        for g in list(b.held):
+            a.free(list(g))
+        how, got = _call(a.allocate, scene.num_pages)
+        field = f"step {end}: {_name(scene, who)}allocate(num_pages) once every page came back"
+        if how != "returned":
+            out[field] = how
+        else:
+            out[field] = got if stretch else _pages_seen(got, scene.num_pages, _Books(scene.num_pages))[0]
+    return out
+
+
+def _settle(a: Any, b: _Books, pages: list[int]) -> None:
+    """After a refused free, free each page of the call that was held, one by one: the contract lets
+    the pages before the bad one be back or not; a ValueError says this one was back already."""
+    mine = b.holding()
+    for p in dict.fromkeys(pages):
+        if p in mine:
+            try:
+                a.free([p])
+            except ValueError:
+                pass
+    b.give_back([p for p in pages if p in mine])
+
+
+# --- hints: each names the mistake its field shows ---------------------------------------------
+
+
+def _op(scene: AllocScene, field: str) -> tuple:
+    i = int(field.split(":")[0].split()[1])
+    return scene.steps[i] if i < len(scene.steps) else ("end", 0)
+
+
+def outcome_hint(scene: AllocScene, diff: Difference) -> str:
+    op = _op(scene, diff.field)
+    want, got = str(diff.expected), str(diff.got)
+    if op[0] == "end":
+        return "once every page came back, allocate(num_pages) gets every page: no page may be lost or duplicated"
+    if want == "raises OutOfPages":
+        if got.startswith("raise"):
+            return "raise OutOfPages (from minisgl_edu.kvcache.allocator), the exception the scheduler catches"
+        return "if fewer than n pages are free, raise OutOfPages and take nothing"
+    if got == "raises OutOfPages":
+        if want == "[]":
+            return "refuse only when n > num_free: allocate(0) always fits, even with no page free"
+        return "allocate(n) succeeds whenever n <= num_free (asking for exactly num_free gets every free page)"
+    if want == "raises ValueError":
+        if got.startswith("raised"):
+            return "a page that is not in use raises ValueError"
+        return (
+            "only a page in use may be freed: refuse one that is free already, listed twice in the call, "
+            "or not a page id at all (-1, num_pages)"
+        )
+    if want == "accepted":
+        return "a page in use may be freed in any order and any grouping; free([]) gives back nothing and is no error"
+    if "still held" in got or " twice" in got:
+        return "a page in use is never handed out twice: take only pages that are free now"
+    if "not a page id" in got:
+        return "page ids come from range(num_pages): hand out the freed ids again"
+    if "pages for allocate" in got:
+        return "allocate(n) returns exactly n pages; mind slices like free[-n:] when n is 0"
+    return "allocate(n) returns a list of n distinct free page ids"
+
+
+def num_free_hint(scene: AllocScene, diff: Difference) -> str:
+    op = _op(scene, diff.field)
+    if op[0] == "bad":
+        return (
+            "a refused free may give back the pages before the bad one or none of them, but every page "
+            "stays either in use or free: none is lost, none is free twice"
+        )
+    if op[0] in ("allocate", "fill"):
+        return "a refused allocate takes nothing: check n against the free count before taking any page"
+    return "num_free counts the free pages: freed pages come back, allocated ones leave"
+
+
+def runs_hint(scene: AllocScene, diff: Difference) -> str:
+    got = diff.got
+    op = _op(scene, diff.field)
+    if isinstance(got, list) and got != sorted(got):
+        return "keep the runs sorted by their start"
+    if isinstance(got, list) and any(s1 + n1 == s2 for (s1, n1), (s2, _) in zip(got, got[1:])):
+        return "a freed page joins the free run just before it and the one just after it"
+    if op[0] == "bad":
+        return "check every page of the call before freeing any: a refused free changes nothing"
+    if op[0] in ("allocate", "fill"):
+        from minisgl_edu.grading.allocator.contiguous import ReferenceContiguousAllocator
+
+        i = int(diff.field.split(":")[0].split()[1])
+        before = play(ReferenceContiguousAllocator, scene, stretch=True, upto=i)
+        n = op[2] if op[0] == "allocate" else max(0, before["num_free"] + op[2])
+        if n > before["num_free"]:
+            return "a refused allocate takes nothing: check n against num_free before taking any page"
+        return "what is left of a run of (start, length) after taking n pages is (start + n, length - n)"
+    return "runs are the maximal runs of free pages, sorted by start"
+
+
+def _stretch_outcome_hint(scene: AllocScene, diff: Difference) -> str:
+    from minisgl_edu.grading.allocator.contiguous import ReferenceContiguousAllocator, _wrong_pages
+
+    op = _op(scene, diff.field)
+    want, got = diff.expected, diff.got
+    if op[0] == "end" and isinstance(want, list) and isinstance(got, list) and sorted(got) == want:
+        return "return the pages in increasing order"
+    if op[0] in ("allocate", "fill") and isinstance(want, list) and isinstance(got, list):
+        i = int(diff.field.split(":")[0].split()[1])
+        before = play(ReferenceContiguousAllocator, scene, stretch=True, upto=i)["runs"]
+        msg, hint = _wrong_pages(len(want), before, got, want, "")
+        why = msg.split(": ", 1)[1] if ": " in msg else ""
+        return f"{why}. {hint}" if why and hint else hint or why or "allocate's pages are fully determined: best fit"
+    if op[0] in ("allocate", "fill") and got == "raises OutOfPages" and isinstance(want, list):
+        return "num_free >= n must succeed even if no run holds n pages: take pages from several runs"
+    return outcome_hint(scene, diff)
+
+
+def _hints(stretch: bool) -> dict:
+    hints: dict[str, Any] = {}
+    for i in range(MAX_STEPS + 1):
+        hints[f"step {i}: the call's outcome"] = _stretch_outcome_hint if stretch else outcome_hint
+        hints[f"step {i}: num_free after it"] = num_free_hint
+        hints[f"step {i}: runs after it"] = runs_hint
+        hints[f"step {i}: the other allocator's num_free"] = (
+            "state on self, set in __init__: state kept on the class is shared by every allocator"
+        )
+        for who in ("", "A.", "B."):
+            hints[f"step {i}: {who}allocate(num_pages) once every page came back"] = (
+                _stretch_outcome_hint if stretch else outcome_hint
+            )
+    return hints
+
+
+def allocator_case(reference: Any, stretch: bool = False, examples: int = 200) -> Any:
+    """The generated case of `allocator` (stretch=False) or `allocator_contiguous`."""
+    what = "pages and runs compared" if stretch else "the invariant checked"
+    return generated(
+        ("stretch: " if stretch else "") + f"generated: {examples} runs of allocate and free, {what} after each step",
+        alloc_scenes(),
+        lambda cls, scene: play(cls, scene, stretch),
+        show,
+        reference,
+        _hints(stretch),
+        examples,
+        hint="every page is free or held by exactly one owner, after every step",
+    )

@@ -1,0 +1,50 @@
+"""The reference of exercise 6's stretch, least-frequently-used eviction: the package's radix tree
+with a hit count per node. The package has no LFU cache of its own; the stretch's hand-written
+cases (lfu.py) and its generated phase (scenes.py) both compare the student's class with this one.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from minisgl_edu.kvcache.radix_cache import RadixCache as PackageRadixCache
+from minisgl_edu.kvcache.radix_cache import RadixNode
+
+
+class ReferenceLFURadixCache(PackageRadixCache):
+    """The stretch's reference: the package's tree, plus a hit count per node."""
+
+    def __init__(self, page_size: int) -> None:
+        super().__init__(page_size)
+        self.hits: dict[RadixNode, int] = {}  # nodes compare by identity (eq=False)
+
+    def match_prefix(self, ids: list[int]) -> tuple[RadixNode, list[int]]:
+        node, pages = super().match_prefix(ids)
+        up = node
+        while up is not self.root:  # one hit for every node on the matched path
+            self.hits[up] = self.hits.get(up, 0) + 1
+            up = up.parent
+        return node, pages
+
+    def _split(self, node: RadixNode, n: int) -> RadixNode:
+        upper = super()._split(node, n)
+        self.hits[upper] = self.hits.get(node, 0)  # both parts keep the edge's count
+        return upper
+
+    def _order(self, node: RadixNode) -> tuple[int, int, int, RadixNode]:
+        return (self.hits.get(node, 0), node.last_access, node.pages[0], node)
+
+    def evict(self, num_pages: int) -> list[int]:
+        heap = [self._order(n) for n in self._leaves() if n.lock_ref == 0]
+        heapq.heapify(heap)
+        freed: list[int] = []
+        while heap and len(freed) < num_pages:
+            node = heapq.heappop(heap)[-1]
+            freed.extend(node.pages)
+            self._evictable_pages -= len(node.pages)
+            self.hits.pop(node, None)
+            parent = node.parent
+            del parent.children[self._first(node.key, 0)]
+            if parent is not self.root and not parent.children and parent.lock_ref == 0:
+                heapq.heappush(heap, self._order(parent))
+        return freed

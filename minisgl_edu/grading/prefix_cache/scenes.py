@@ -1,0 +1,266 @@
+"""Generated scenes for exercise 6 and its stretch: a radix cache driven through many steps of the
+calls the cache manager makes (`match_prefix`, `lock`, `unlock`, `insert`, `evict`), on token
+sequences that share prefixes.
+
+Where this sits in the course: the generated phase (grading/explore.py) of `prefix_cache` and
+`prefix_cache_lfu`, after their hand-written cases. A scene is a page size (1, 2 or 3) and a list
+of steps on sequences cut from a few stems, so that they share beginnings and part pages:
+
+* `insert(ids, pages)` with fresh page ids, as a finished request hands them back (the pages of all
+  of `ids` in whole pages, or one page fewer); the caller frees the first `k` it gets back (its
+  duplicates), as the cache manager does, and the lowest free ids go out first, so pages that
+  `evict` freed come back in later inserts (re-insertion after eviction, in recycled pages);
+* `match_prefix(ids)` at any depth, whole pages or not, and, as a request's admission does, a
+  `lock` of the node it returned, held over later steps (later calls may cut that node in two);
+* `unlock` of one of the nodes locked and not yet unlocked;
+* `evict(n)` with n from 0 to more than is evictable;
+* at the end, every lock undone and everything evicted.
+
+What is compared after each step: what the call returned (the pages of a match, the count of an
+insert, the pages evict freed, as a sorted list: their order is free), then the cached pages,
+`num_evictable` and `num_cached`. Many steps in one scene are what catch an answer whose state
+outlives a node (a count kept by `id(node)`, which CPython hands to the next node made).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from hypothesis import strategies as st
+
+from minisgl_edu.grading.explore import Difference, generated
+
+MAX_STEPS = 20
+FIRST_PAGE = 10  # page ids start here, so that a page id never reads as a token
+
+
+@dataclass
+class TreeScene:
+    page_size: int
+    steps: list[tuple]  # ("insert", ids, short) | ("match", ids, lock) | ("unlock", j) | ("evict", n)
+
+
+@st.composite
+def tree_scenes(draw: Any) -> TreeScene:
+    ps = draw(st.sampled_from([1, 2, 2, 3]))
+    stems = draw(st.lists(st.lists(st.integers(1, 2), max_size=3 * ps + 2), min_size=1, max_size=3))
+
+    @st.composite
+    def ids(draw: Any) -> list[int]:
+        stem = draw(st.sampled_from(stems))
+        cut = draw(st.integers(0, len(stem)))
+        return stem[:cut] + draw(st.lists(st.integers(1, 3), max_size=ps + 2))
+
+    step = st.one_of(
+        st.tuples(st.just("insert"), ids(), st.sampled_from([0, 0, 0, 1])),
+        st.tuples(st.just("match"), ids(), st.booleans()),
+        st.tuples(st.just("unlock"), st.integers(0, 3)),
+        st.tuples(st.just("evict"), st.sampled_from([0, 1, 1, 2, 2, 3, 4, 6, 100])),
+    )
+    return TreeScene(ps, draw(st.lists(step, min_size=1, max_size=MAX_STEPS)))
+
+
+class _Caller:
+    """The cache manager's side of the calls: the page ids it holds (the lowest go out first) and
+    the nodes it locked."""
+
+    def __init__(self) -> None:
+        self.free = list(range(FIRST_PAGE, FIRST_PAGE + 400))
+        self.locked: list[tuple[int, Any]] = []  # (the step that locked it, the node)
+
+    def take(self, n: int) -> list[int]:
+        pages, self.free = self.free[:n], self.free[n:]
+        return pages
+
+    def give(self, pages: list[int]) -> None:
+        self.free = sorted(set(self.free) | set(pages))
+
+
+def _pages(got: Any) -> Optional[list[int]]:
+    if isinstance(got, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in got):
+        return got
+    return None
+
+
+def play(cls: Any, scene: TreeScene, calls: Optional[list[str]] = None) -> dict:
+    """Drive a `cls(page_size)` through the scene; with `calls`, write each call there as made."""
+    cache = cls(scene.page_size)
+    me = _Caller()
+    out: dict[str, Any] = {}
+    say: Callable[[str], None] = calls.append if calls is not None else (lambda _: None)
+
+    def state(label: str) -> None:
+        out[f"{label}: cached pages after it"] = sorted(cache.cached_pages())
+        out[f"{label}: num_evictable after it"] = cache.num_evictable
+        out[f"{label}: num_cached after it"] = cache.num_cached
+
+    for i, (op, *args) in enumerate(scene.steps):
+        field = f"step {i}: what it returned"
+        if op == "insert":
+            ids, short = args
+            pages = me.take(max(0, len(ids) // scene.page_size - short))
+            say(f"insert({ids}, {pages})")
+            got = cache.insert(list(ids), list(pages))
+            out[field] = got
+            if not isinstance(got, int) or isinstance(got, bool):
+                return out
+            me.give(pages[: max(0, min(got, len(pages)))])  # the caller frees its duplicates
+        elif op == "match":
+            ids, lock = args
+            say(f"node, pages = match_prefix({ids})" + ("; lock(node)" if lock else ""))
+            got = cache.match_prefix(list(ids))
+            if not (isinstance(got, tuple) and len(got) == 2 and _pages(got[1]) is not None):
+                out[field] = got
+                return out
+            out[field] = got[1]
+            if lock:
+                cache.lock(got[0])
+                me.locked.append((i, got[0]))
+        elif op == "unlock":
+            if not me.locked:
+                say("unlock: nothing is locked, skipped")
+                out[field] = "(skipped)"
+                continue
+            at, node = me.locked.pop(args[0] % len(me.locked))
+            say(f"unlock(the node locked at step {at})")
+            cache.unlock(node)
+            out[field] = None
+        else:
+            say(f"evict({args[0]})")
+            got = cache.evict(args[0])
+            if _pages(got) is None:
+                out[field] = got
+                return out
+            out[field] = sorted(got)
+            me.give(got)
+        state(f"step {i}")
+    say("at the end: unlock every node still locked, then evict(1000)")
+    for _, node in me.locked:
+        cache.unlock(node)
+    got = cache.evict(1000)
+    out["at the end: what evict(1000) returned"] = sorted(got) if _pages(got) is not None else got
+    state("at the end")
+    return out
+
+
+def shower(reference: Any, name: str) -> Callable[[TreeScene], str]:
+    """`show` for a family: the calls as the reference's run made them (the page ids an insert gets
+    come from what earlier evicts freed)."""
+
+    def show(scene: TreeScene) -> str:
+        calls: list[str] = []
+        play(reference, scene, calls)
+        lines = [f"  cache = {name}(page_size={scene.page_size}), then:"]
+        lines += [f"  step {i}: {c}" for i, c in enumerate(calls[:-1])]
+        lines.append(f"  {calls[-1]}")
+        return "\n".join(lines)
+
+    return show
+
+
+# --- hints: each names the mistake its field shows ---------------------------------------------
+
+
+def _step(scene: TreeScene, field: str) -> tuple:
+    head = field.split(":")[0].split()
+    if head[0] != "step":
+        return ("end",)
+    return scene.steps[int(head[1])]
+
+
+def returned_hint(lfu: bool) -> Callable[[TreeScene, Difference], str]:
+    def hint(scene: TreeScene, diff: Difference) -> str:
+        op = _step(scene, diff.field)
+        want, got = diff.expected, diff.got
+        ps = scene.page_size
+        if op[0] == "insert":
+            whole = max(0, len(op[1]) // ps - op[2])
+            if isinstance(got, int) and got == whole - want:
+                return "insert returns how many leading pages the tree had before the call, not how many it added"
+            return (
+                "insert returns k, the leading pages of this sequence that the tree had before the call (what "
+                "match_prefix would have returned, counted); only the first len(pages) pages count"
+            )
+        if op[0] == "match":
+            if isinstance(got, list) and isinstance(want, list) and len(got) > len(want):
+                return (
+                    "a page is shared only if all its page_size tokens match: compare whole pages, and ignore "
+                    "the tokens past the last whole page"
+                )
+            return (
+                "match_prefix returns the pages of the longest cached prefix in whole pages: go on down past "
+                "a node whose whole edge matched, and cut an edge where the match ends inside it"
+            )
+        if op[0] == "unlock":
+            return "unlock undoes the lock taken on that node, even if a later call cut it in two meanwhile"
+        n = op[1] if op[0] == "evict" else 1000
+        if isinstance(got, list) and isinstance(want, list):
+            if n == 0 and got:
+                return "evict(0) asks for nothing: it frees nothing (stop as soon as at least n pages are freed)"
+            if set(want) < set(got):
+                return "evict stops as soon as it has freed at least n pages: one node more is a cached prefix lost"
+            if set(got) < set(want):
+                return (
+                    "evict skips a locked leaf and goes on: a parent left childless (and unlocked) becomes a "
+                    "candidate in the same call; it stops early only when nothing unlocked is left"
+                )
+            if len(got) != len(set(got)):
+                return "evict returns each page it frees once"
+            if lfu:
+                return (
+                    "evict frees the unlocked leaf with the fewest hits first (a match counts one hit on every "
+                    "node of its path, insert none, a new leaf starts at 0, both parts of a split keep the "
+                    "count); among equal hits, the least recently used"
+                )
+            return (
+                "evict frees the unlocked leaf used longest ago first: match_prefix and insert use the nodes "
+                "they pass or add (a split's upper part is on that path, the lower part keeps its last use)"
+            )
+        return "evict returns the list of the page ids it freed"
+
+    return hint
+
+
+def cached_hint(scene: TreeScene, diff: Difference) -> str:
+    op = _step(scene, diff.field)
+    if op[0] == "insert":
+        return (
+            "insert keeps the tree's own pages for the first k pages and takes pages[k:] only: pages[:k] stay "
+            "the caller's, who frees them"
+        )
+    if op[0] in ("evict", "end"):
+        return "a node leaves the tree whole, and every page of it is in evict's return value"
+    return "match_prefix, lock and unlock never change which pages are cached"
+
+
+def evictable_hint(scene: TreeScene, diff: Difference) -> str:
+    op = _step(scene, diff.field)
+    if op[0] in ("match", "unlock", "end"):
+        return (
+            "lock adds one to lock_ref of every node from the node up to the root; unlock takes it off the "
+            "same nodes (a node that a later call cut in two: both parts kept its lock_ref)"
+        )
+    return "num_evictable counts the pages of the nodes whose lock_ref is 0"
+
+
+def tree_case(reference: Any, lfu: bool = False, examples: int = 150) -> Any:
+    """The generated case of `prefix_cache` (lfu=False) or `prefix_cache_lfu`."""
+    hints: dict[str, Any] = {}
+    for label in [f"step {i}" for i in range(MAX_STEPS)] + ["at the end"]:
+        hints[f"{label}: what it returned"] = returned_hint(lfu)
+        hints[f"{label}: cached pages after it"] = cached_hint
+        hints[f"{label}: num_evictable after it"] = evictable_hint
+        hints[f"{label}: num_cached after it"] = "num_cached counts every page in the tree once"
+    hints["at the end: what evict(1000) returned"] = returned_hint(lfu)
+    return generated(
+        ("stretch: " if lfu else "") + f"generated: {examples} runs of match, lock, insert and evict, "
+        "the tree compared after each step",
+        tree_scenes(),
+        play,
+        shower(reference, "LFURadixCache" if lfu else "RadixCache"),
+        reference,
+        hints,
+        examples,
+        hint="the whole contract, over many steps: what each call returns and what the tree holds after it",
+    )
