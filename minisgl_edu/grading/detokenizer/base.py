@@ -14,26 +14,10 @@ from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
+from minisgl_edu.grading.detokenizer.common import HOLD_BACK, REPLACEMENT, SEARCH_ALL, WHOLE_CHARACTERS, _full, _piece
+from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
-
-REPLACEMENT = "\ufffd"
-WHOLE_CHARACTERS = "hold text back while the decoded window ends in '\\ufffd'"
-SEARCH_ALL = "look for stop strings in all the text not yet returned (the held-back tail and the new text)"
-HOLD_BACK = "hold back a tail that could begin a stop string"
-
-
-def _full(ids: list[int]) -> str:
-    return tokenizer().decode(ids, skip_special_tokens=True)
-
-
-def _piece(got, what: str) -> str:
-    expect(
-        isinstance(got, str),
-        f"{what} returned {got!r} ({type(got).__name__}); it must return a str ('' for nothing yet)",
-        "add() and finish() return '' when there is nothing new to show, never None",
-    )
-    return got
 
 
 def _stream(cls, ids: list[int], stop=()) -> list[str]:
@@ -279,6 +263,7 @@ CASES = [
         "three real generations, compared with the package's detokenizer",
         engine=True,
     ),
+    detokenizer_case(reference),
 ]
 SYMBOL = "IncrementalDetokenizer"
 SOLUTION = reference

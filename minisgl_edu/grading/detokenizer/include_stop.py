@@ -28,7 +28,9 @@ from typing import Iterable
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.detokenizer.base import REPLACEMENT, WHOLE_CHARACTERS, _full, _piece, _tokens_of
+from minisgl_edu.grading.detokenizer.base import _tokens_of
+from minisgl_edu.grading.detokenizer.common import REPLACEMENT, WHOLE_CHARACTERS, _full, _piece
+from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 from minisgl_edu.tokenizer.server import DetokenizeManager, _DetokState
@@ -398,6 +400,7 @@ CASES = [
         "the detokenizer worker builds one object per request and calls add() per token, finish() at the end",
         engine=True,
     ),
+    detokenizer_case(reference_stop_keeping, judge=_judge, examples=150),
 ]
 SYMBOL = "StopKeepingDetokenizer"
 SOLUTION = reference_stop_keeping

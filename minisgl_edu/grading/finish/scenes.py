@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.pieces import PIECES, stretch_of
 
 EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
 
@@ -35,27 +36,6 @@ def _ids(text: str) -> list[int]:
     return tokenizer().encode(text)
 
 
-# Pieces of text whose tokens make stop strings hard: several bytes per character, one token
-# across a space, an EOS id's own text ("<|im_end|>" decodes to nothing with skip_special_tokens).
-PIECES = [
-    "one",
-    " two",
-    " three",
-    " four five",
-    "2 + 2 = 4",
-    " 我爱北京",
-    "天安门",
-    " 🦀🦀!!",
-    " 🇫🇷🇩🇪",
-    " 🚀🚀🚀",
-    " now",
-    " 北京🦀",
-    " naïve café",
-    "\n\n",
-    " END",
-    "!!!",
-    " ok",
-]
 PROMPTS = ["Count for me.", "Say END when done.", "我爱北京", "Write 2 + 2 = 4 and stop."]
 
 
@@ -71,11 +51,6 @@ class FinishScene:
     stretch_min: Optional[int] = None  # min_tokens, for the stretch only
 
 
-def _substring(text: str, a: int, b: int) -> str:
-    lo, hi = sorted((a % (len(text) + 1), b % (len(text) + 1)))
-    return text[lo:hi].strip() or text[lo:hi]
-
-
 @st.composite
 def finish_scenes(draw: Any, stretch: bool = False) -> FinishScene:
     text = "".join(draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=5)))
@@ -86,12 +61,12 @@ def finish_scenes(draw: Any, stretch: bool = False) -> FinishScene:
         at = draw(st.integers(0, len(output)))
         output.insert(at, draw(st.sampled_from([0, 2])))
     shown = _decode(output)
+    # stop strings: any stretch of the output's text (across tokens, ending inside one, overlapping
+    # each other), a whole piece of it (emoji and CJK: many byte tokens for few characters), or text
+    # it may not hold at all
+    piece_of_text = st.sampled_from([p.strip() for p in PIECES if p.strip() and p.strip() in shown] or ["END"])
     stop = [
-        draw(
-            st.one_of(
-                st.builds(_substring, st.just(shown), st.integers(0, 60), st.integers(0, 60)), st.sampled_from(PIECES)
-            )
-        )
+        draw(st.one_of(stretch_of(shown), piece_of_text, st.sampled_from(PIECES)))
         for _ in range(draw(st.integers(0, 3)))
     ]
     stop = [s for s in stop if s]

@@ -28,3 +28,5 @@ class IncrementalDetokenizer:
 
     def finish(self):
         return ""
+
+CAUGHT_BY = {"hand", "generated"}

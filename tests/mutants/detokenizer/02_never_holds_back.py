@@ -32,3 +32,5 @@ class IncrementalDetokenizer:
 
     def finish(self):
         return ""
+
+CAUGHT_BY = {"hand", "generated"}

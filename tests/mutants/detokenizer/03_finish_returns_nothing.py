@@ -37,3 +37,5 @@ class IncrementalDetokenizer:
 
     def finish(self):
         return ""
+
+CAUGHT_BY = {"hand", "generated"}

@@ -42,3 +42,5 @@ class IncrementalDetokenizer:
             return ""
         out, self.sent = self.text[self.sent :], len(self.text)
         return out
+
+CAUGHT_BY = {"hand", "generated"}

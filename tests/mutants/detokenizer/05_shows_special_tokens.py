@@ -47,3 +47,5 @@ class IncrementalDetokenizer:
             end = len(self.decoded) - hold
         out, self.sent = self.decoded[self.sent : end], end
         return out
+
+CAUGHT_BY = {"hand", "generated"}

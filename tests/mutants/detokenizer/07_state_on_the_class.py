@@ -40,3 +40,5 @@ class IncrementalDetokenizer:
         text = self.tokenizer.decode(self.ids[self.start :], skip_special_tokens=True)
         out, self.sent = text[len(self.sent) :], text
         return out
+
+CAUGHT_BY = {"hand", "generated"}

@@ -9,3 +9,5 @@ MUST_SAY = "not your own code"
 
 class IncrementalDetokenizer(Base):
     pass
+
+CAUGHT_BY = {"hand", "generated"}

@@ -22,3 +22,5 @@ class IncrementalDetokenizer:
 
     def finish(self):
         return ""
+
+CAUGHT_BY = {"hand", "generated"}

@@ -24,3 +24,5 @@ class IncrementalDetokenizer:
 
     def finish(self):
         return ""
+
+CAUGHT_BY = {"hand", "generated"}

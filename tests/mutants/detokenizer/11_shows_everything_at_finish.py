@@ -20,3 +20,5 @@ class IncrementalDetokenizer:
         text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
         hits = [i for i in (text.find(s) for s in self.stop) if i >= 0]
         return text[: min(hits)] if hits else text
+
+CAUGHT_BY = {"hand", "generated"}

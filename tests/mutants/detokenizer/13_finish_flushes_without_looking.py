@@ -42,3 +42,5 @@ class IncrementalDetokenizer:
             return ""
         out, self.sent = self.decoded[self.sent :], len(self.decoded)
         return out
+
+CAUGHT_BY = {"hand", "generated"}

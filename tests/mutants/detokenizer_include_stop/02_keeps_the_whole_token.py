@@ -49,3 +49,5 @@ class StopKeepingDetokenizer:
         if any(s in self.decoded for s in self.stop):
             self.stopped = True
         return len(self.decoded)
+
+CAUGHT_BY = {"hand", "generated"}

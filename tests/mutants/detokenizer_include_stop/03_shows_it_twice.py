@@ -58,3 +58,5 @@ class StopKeepingDetokenizer:
         end = self._cut_before(final)
         out, self.sent = self.decoded[self.sent : end], end
         return out
+
+CAUGHT_BY = {"hand", "generated"}

@@ -51,3 +51,5 @@ class StopKeepingDetokenizer:
             end = len(self.decoded) if self.hold_from is None else self.hold_from
         out, self.sent = self.decoded[self.sent : end], max(self.sent, end)
         return out
+
+CAUGHT_BY = {"hand", "generated"}

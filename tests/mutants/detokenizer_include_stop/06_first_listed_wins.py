@@ -53,3 +53,5 @@ class StopKeepingDetokenizer:
                 self.stopped = True
                 return i + len(s)
         return len(self.decoded)
+
+CAUGHT_BY = {"hand", "generated"}

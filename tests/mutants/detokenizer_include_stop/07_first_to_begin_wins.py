@@ -57,3 +57,5 @@ class StopKeepingDetokenizer:
             i, s = min(found)
             return i + len(s)
         return len(self.decoded)
+
+CAUGHT_BY = {"hand", "generated"}

@@ -44,3 +44,5 @@ class StopKeepingDetokenizer:
             self.stopped = True
             return min(ends)
         return len(self.decoded)
+
+CAUGHT_BY = {"hand", "generated"}

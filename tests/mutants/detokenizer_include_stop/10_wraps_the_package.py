@@ -26,3 +26,5 @@ class StopKeepingDetokenizer(IncrementalDetokenizer):
         self.stopped = bool(ends)
         out, self._released = self._decoded[self._released : end], end
         return out
+
+CAUGHT_BY = {"hand", "generated"}

@@ -1,0 +1,207 @@
+"""Generated scenes for exercise 3 and its stretch: token streams of real text, with stop strings
+taken from that text, fed to one or two detokenizers at once as the detokenizer worker does.
+
+Where this sits in the course: the generated phase (grading/explore.py) of `detokenizer` and
+`detokenizer_include_stop`. A scene is text built from pieces that stress the contract (CJK
+characters and emoji of several byte tokens each, digits and words that merge into one token),
+cut into the default model's real tokens, maybe with special tokens among them and maybe cut
+short in the middle of a character (`max_tokens`); stop strings are stretches of that text (across
+tokens, ending inside one, overlapping each other, false starts) or text it does not hold. Two
+requests may stream at once, their tokens interleaved, each with its own object.
+
+What is compared. The base part: the text each `add()` and the last `finish()` returned, request
+by request; the contract fixes it exactly (whole characters that cannot begin a stop string go out
+at once, nothing of a stop string ever does). The stretch lets a student hold back as the base part
+does or release at once, so each stream is judged by the hand cases' own bounds (`_judge`: never
+half a character, nothing past the cut, nothing held back for ever) and the pieces must join to
+the reference's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from minisgl_edu.grading.detokenizer.common import HOLD_BACK, REPLACEMENT, SEARCH_ALL, WHOLE_CHARACTERS, _full, _piece
+from minisgl_edu.grading.explore import Difference, generated
+from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.pieces import PIECES, stop_strings
+
+SPECIAL = [0, 1, 2]  # <|endoftext|>, <|im_start|>, <|im_end|>: decode to nothing with skip_special_tokens
+
+
+@dataclass
+class Stream:
+    ids: list[int]
+    stop: list[str]
+
+
+@dataclass
+class DetokScene:
+    streams: list[Stream]
+    turns: list[int]  # which stream gets its next token, in order (the worker's interleaving)
+    include: bool = False  # the stretch's include_stop_str_in_output
+
+
+@st.composite
+def _stream(draw: Any, whole_characters: bool = False) -> Stream:
+    text = "".join(draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=5)))
+    ids = tokenizer().encode(text)
+    for _ in range(draw(st.integers(0, 1))):
+        ids.insert(draw(st.integers(0, len(ids))), draw(st.sampled_from(SPECIAL)))
+    # max_tokens may cut it short, even inside a character (the base part's finish() then shows the
+    # bytes it has, as the full decode does); the stretch's contract says nothing of that cut
+    cuts = [n for n in range(1, len(ids) + 1) if not (whole_characters and _full(ids[:n]).endswith(REPLACEMENT))]
+    ids = ids[: draw(st.sampled_from(cuts))]
+    shown = _full(ids)
+    # the window decode and the whole decode must agree on this text (no clean-up of spaces)
+    assume(shown == tokenizer().decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False))
+    stops = draw(stop_strings(shown))
+    if whole_characters and draw(st.booleans()):
+        stops += draw(_ending_in_one_token(ids))
+    return Stream(ids, stops)
+
+
+@st.composite
+def _ending_in_one_token(draw: Any, ids: list[int]) -> list[str]:
+    """Two stop strings that one token completes at once, in either order (which one ends first
+    decides the stretch's cut, not which is listed first or begins first)."""
+    k = draw(st.integers(1, len(ids)))
+    before, upto = len(_full(ids[: k - 1])), _full(ids[:k])
+    if len(upto) <= before:
+        return []
+    ends = sorted(draw(st.lists(st.integers(before + 1, len(upto)), min_size=2, max_size=2)))
+    pair = [upto[draw(st.integers(0, e - 1)) : e] for e in ends]
+    return draw(st.permutations(pair))
+
+
+@st.composite
+def detok_scenes(draw: Any, stretch: bool = False) -> DetokScene:
+    streams = draw(st.lists(_stream(whole_characters=stretch), min_size=1, max_size=2))
+    tokens = [i for i, s in enumerate(streams) for _ in s.ids]
+    turns = draw(st.permutations(tokens)) if len(streams) > 1 else tokens
+    return DetokScene(streams, list(turns), draw(st.booleans()) if stretch else False)
+
+
+def _feed(objs: list[Any], scene: DetokScene) -> list[list[str]]:
+    """Each stream's tokens to its own object in the scene's order: the pieces of each stream, one
+    per add(), then finish()'s."""
+    pieces: list[list[str]] = [[] for _ in scene.streams]
+    fed = [0] * len(scene.streams)
+    for i in scene.turns:
+        t = scene.streams[i].ids[fed[i]]
+        fed[i] += 1
+        pieces[i].append(_piece(objs[i].add(t), f"add({t})"))
+    for i, obj in enumerate(objs):
+        pieces[i].append(_piece(obj.finish(), "finish()"))
+    return pieces
+
+
+def _alone(scene: DetokScene, i: int) -> DetokScene:
+    return DetokScene([scene.streams[i]], [0] * len(scene.streams[i].ids), scene.include)
+
+
+def play_base(cls: Any, scene: DetokScene) -> dict:
+    """Each request alone, the first one again in a new object, then all of them at once: a
+    difference only in the last two is state shared between objects."""
+    tok = tokenizer()
+    out = {}
+    for i, s in enumerate(scene.streams):
+        (out[f"request {'AB'[i]}: the text of each add(), then finish()"],) = _feed(
+            [cls(tok, list(s.stop))], _alone(scene, i)
+        )
+    first = scene.streams[0]
+    (out[AGAIN],) = _feed([cls(tok, list(first.stop))], _alone(scene, 0))
+    if len(scene.streams) > 1:
+        together = _feed([cls(tok, list(s.stop)) for s in scene.streams], scene)
+        for i, p in enumerate(together):
+            out[f"request {'AB'[i]}, both streaming at once: the text of each add(), then finish()"] = p
+    return out
+
+
+def play_stretch(cls: Any, scene: DetokScene, reference: Any, judge: Callable[..., None]) -> dict:
+    """`judge(pieces, ids, stop, include, expected)` raises a Mistake for a stream out of bounds."""
+    tok = tokenizer()
+    pieces = _feed([cls(tok, list(s.stop), scene.include) for s in scene.streams], scene)
+    out = {}
+    for i, s in enumerate(scene.streams):
+        ref = reference(tok, list(s.stop), scene.include)
+        expected = "".join([ref.add(t) for t in s.ids] + [ref.finish()])
+        judge(pieces[i], s.ids, s.stop, scene.include, expected)  # the bounds, in the hand cases' words
+        out[f"request {'AB'[i]}: the pieces joined"] = "".join(pieces[i])
+    return out
+
+
+def show(scene: DetokScene) -> str:
+    lines = []
+    for i, s in enumerate(scene.streams):
+        lines.append(
+            f"  request {'AB'[i]}: tokens {s.ids} (each: {' '.join(repr(_full([t])) for t in s.ids)}), "
+            f"text {_full(s.ids)!r}, stop={s.stop!r}"
+        )
+    if len(scene.streams) > 1:
+        lines.append(f"  tokens arrive in the order {''.join('AB'[i] for i in scene.turns)}, each to its own object")
+    if scene.include:
+        lines.append("  include_stop_str_in_output=True")
+    return "\n".join(lines)
+
+
+AGAIN = "request A again, in a new object: the text of each add(), then finish()"
+SELF = "keep all state on self, set in __init__: the worker builds one object per request, several stream at once"
+
+
+def pieces_hint(scene: DetokScene, diff: Difference) -> str:
+    """The mistake a stream's pieces show, read at the first piece where they part."""
+    want, got = list(diff.expected), list(diff.got)
+    k = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    shown_want, shown_got = "".join(want[: k + 1]), "".join(got[: k + 1])
+    stream = scene.streams["AB".index(diff.field[8])]
+    if REPLACEMENT in shown_got and REPLACEMENT not in shown_want:
+        return WHOLE_CHARACTERS
+    if len(shown_got) > len(shown_want) and shown_got.startswith(shown_want):
+        extra = shown_got[len(shown_want) :]
+        if any(s in shown_got for s in stream.stop):
+            return SEARCH_ALL + "; cut at the earliest stop string and show nothing after it"
+        if any(s.startswith(extra) or extra in s for s in stream.stop):
+            return HOLD_BACK
+    if k == len(want) - 1 and "".join(got) != "".join(want):
+        return "finish() returns what is still held back (whole or not: the request has ended), minus a stop string"
+    if len(shown_got) < len(shown_want):
+        return "release each whole character as soon as it cannot begin a stop string: the client should not wait"
+    return "the pieces must join to the whole decode, cut before the earliest stop string"
+
+
+JOINED = (
+    "the pieces join to the whole decode, cut after the first stop string to complete with the flag, before it without"
+)
+
+
+def detokenizer_case(reference: Any, judge: Optional[Callable[..., None]] = None, examples: int = 100) -> Any:
+    """The generated case of `detokenizer`, or with the stretch's `judge`, of `detokenizer_include_stop`."""
+    if judge is not None:
+        return generated(
+            f"stretch: generated: {examples} streams, with and without the flag",
+            detok_scenes(stretch=True),
+            lambda cls, scene: play_stretch(cls, scene, reference, judge),
+            show,
+            reference,
+            {f"request {c}: the pieces joined": JOINED for c in "AB"},
+            examples,
+            hint="cut right after the first stop string to complete with the flag, before it without",
+        )
+    hints = {f"request {c}: the text of each add(), then finish()": pieces_hint for c in "AB"}
+    hints[AGAIN] = SELF
+    hints.update({f"request {c}, both streaming at once: the text of each add(), then finish()": SELF for c in "AB"})
+    return generated(
+        f"generated: {examples} streams, one or two at once",
+        detok_scenes(),
+        play_base,
+        show,
+        reference,
+        hints,
+        examples,
+        hint="whole characters out at once, nothing of a stop string ever",
+    )
