@@ -108,7 +108,8 @@ CASES = [
     Case(
         "stretch: a token exactly at the threshold stays",
         case_min_p_boundary,
-        "min_p 1 on rows where two tokens tie for the top",
+        "keep p >= min_p * max(p), the tokens exactly at the threshold too: with min_p 1 that is every token tied "
+        "for the top, and with no token at the threshold only the ones below it go",
     ),
     chain_case(reference_chain, stretch=True),
 ]

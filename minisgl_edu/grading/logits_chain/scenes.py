@@ -19,6 +19,7 @@ requests' prompts, outputs and sampling parameters, and their grammars' state.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -86,7 +87,7 @@ _REPETITION = _neutral_or(1.0, 2.0, 0.5, 1.3, 0.8, 10.0)
 _FREQUENCY = _neutral_or(0.0, 0.5, -0.5, 1.5, -2.0)
 _PRESENCE = _neutral_or(0.0, 0.75, -0.75, 2.0, -1.0)
 _BIAS = _neutral_or(None, {3: 5.0}, {1: -100.0}, {0: 2.5, 4: -1.0}, {2: 100.0, 5: -2.0, 9: 0.5}, {4: 0.5})
-_GRAMMAR = st.sampled_from(GRAMMARS)
+_GRAMMAR = _neutral_or(None, *GRAMMARS[1:])
 _TEMPERATURE = st.sampled_from([0.0, 1.0, 0.7, 1.5, 0.5])
 _TOP_K = st.sampled_from([-1, 1, 3])
 _TOP_P = st.sampled_from([1.0, 0.9])
@@ -119,8 +120,22 @@ def rows(draw: Any, stretch: bool = False) -> Row:
     )
 
 
-def chain_scenes(stretch: bool = False) -> Any:
-    return st.builds(ChainScene, st.lists(rows(stretch), min_size=1, max_size=4))
+# A batch where a single link applies, in some rows or all: the shortcuts ("does any row need the
+# chain?") and the in-place mistakes show there, where nothing else changes the rows.
+LINKS = ["repetition_penalty", "frequency_penalty", "presence_penalty", "logit_bias", "grammar", "min_p"]
+NEUTRAL = {"repetition_penalty": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0, "logit_bias": None}
+NEUTRAL |= {"grammar": None, "min_p": 0.0}
+
+
+def _only(row: Row, link: str) -> Row:
+    return dataclasses.replace(row, **{name: value for name, value in NEUTRAL.items() if name != link})
+
+
+@st.composite
+def chain_scenes(draw: Any, stretch: bool = False) -> ChainScene:
+    batch = draw(st.lists(rows(stretch), min_size=1, max_size=4))
+    link = draw(st.sampled_from([None, None, *LINKS[: 6 if stretch else 5]]))
+    return ChainScene([_only(r, link) for r in batch] if link else batch)
 
 
 # --- one scene played --------------------------------------------------------------------------------
@@ -290,25 +305,59 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
         return "the numbers are close but not the chain's: compute each link as the contract defines it"
     r = scene.rows[i]
     links = _uses(r, stretch)
+    if not links and stretch and r.min_p and _greedy(r):
+        return (
+            f"row {i} is greedy (sampling_params.is_greedy: temperature 0, or top_k 1 whatever the temperature) "
+            f"and has min_p {r.min_p:g}: min_p applies only to rows that sample, so leave a greedy row as it is"
+        )
     if not links:
         return (
             f"row {i} asks for nothing, yet its logits changed: apply each link only to the rows whose request "
             "uses it, with that request's own values"
         )
+    t = next(t for t in range(V) if not _close(got[i, t : t + 1], want[i, t : t + 1]))
+    walk = f"row {i}, " + _walk(r, t, float(want[i, t]), float(got[i, t]), stretch)
+    history = r.prompt + r.output
+    if r.repetition_penalty != 1.0 and t in history and t not in history[-FAR:]:
+        return walk  # it says how far back the token was seen
     if _close(got[i], logits[i]):
-        below = []
-        if r.repetition_penalty < 1.0:
-            below.append("a repetition_penalty below 1 makes seen tokens more likely")
-        if r.frequency_penalty < 0 or r.presence_penalty < 0:
-            below.append("a negative frequency or presence penalty encourages repeats")
-        why = f" ({'; '.join(below)}: a link all the same, only 1 and 0 are neutral)" if below else ""
-        return f"row {i} came back as the model gave it, but its request uses {', '.join(links)}{why}"
-    mistakes = PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES + (MIN_P_MISTAKES if stretch else [])
+        return f"row {i} came back as the model gave it, but its request uses {', '.join(links)}: " + "; ".join(
+            _why_it_changes(r, stretch)
+        )
+    # the narrowest first: on a shrunk row (min_p 1, ties) dropping the tokens at the threshold and an
+    # absolute threshold drop the same tokens
+    narrow = ["min_p_boundary"] + [m for m in MIN_P_MISTAKES if m != "min_p_boundary"] if stretch else []
+    mistakes = narrow + PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES
     for m in mistakes:
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
             return f"row {i}: {MISTAKES[m]}"
-    t = next(t for t in range(V) if not _close(got[i, t : t + 1], want[i, t : t + 1]))
-    return f"row {i}, " + _walk(r, t, float(want[i, t]), float(got[i, t]), stretch)
+    return walk
+
+
+def _why_it_changes(r: Row, stretch: bool) -> list[str]:
+    """Why each link of the row changes it, for a row that came back as the model gave it."""
+    why = []
+    if r.repetition_penalty != 1.0:
+        below = " (below 1 it makes them more likely: a link all the same, only 1 is neutral)"
+        why.append(
+            "the repetition penalty scales every token seen in the prompt or the output"
+            + (below if r.repetition_penalty < 1.0 else "")
+        )
+    if r.frequency_penalty or r.presence_penalty:
+        negative = r.frequency_penalty < 0 or r.presence_penalty < 0
+        why.append(
+            "frequency and presence change the tokens of the output"
+            + (" (a negative one encourages repeats: a link all the same, only 0 is neutral)" if negative else "")
+        )
+    if r.logit_bias:
+        why.append("the bias is added to its tokens")
+    if r.grammar:
+        greedy = " (greedy rows too: the sampler takes the argmax of what you return)" if _greedy(r) else ""
+        why.append("the grammar's forbidden tokens become -inf" + greedy)
+    if stretch and r.min_p and not _greedy(r):
+        beside = " (top_k and top_p come later, in the sampler: min_p applies beside them)"
+        why.append("min_p drops the tokens below its threshold" + (beside if r.top_k != -1 or r.top_p != 1.0 else ""))
+    return why
 
 
 def given_hint(scene: ChainScene, diff: Difference) -> str:

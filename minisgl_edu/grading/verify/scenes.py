@@ -28,6 +28,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.step import (
+    ACCEPT_MISTAKES,
     ALL_MISTAKES,
     FIELDS,
     HINTS,
@@ -39,7 +40,7 @@ from minisgl_edu.grading.verify.step import (
     pages_story,
 )
 from minisgl_edu.kvcache.manager import pages_for
-from minisgl_edu.scheduler.verify_step import VerifyRequest
+from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 
 # Pieces of an answer whose tokens make stop strings hard: several tokens per character, a
 # character split across tokens, words of one token each.
@@ -197,23 +198,76 @@ def _first_field(a, b) -> Optional[str]:
     return next((f for f in FIELDS if getattr(a, f) != getattr(b, f)), None)
 
 
-def named_mistake(scene: VerifyScene, diff: Difference) -> Optional[str]:
-    """The known mistake (step.py) whose result differs from the package's first in this field, with
-    the value the answer gave; None when none does."""
+def named_mistake(scene: VerifyScene, diff: Difference, mistakes: list[str] = ALL_MISTAKES) -> Optional[str]:
+    """The first known mistake (step.py) whose result differs from the package's first in this
+    field, with the value the answer gave; None when none does."""
     req, want = _request(scene), _step(_request(scene), scene.drafts, scene.targets)
-    for m in ALL_MISTAKES:
+    for m in mistakes:
         r = _step(req, list(scene.drafts), list(scene.targets), m)
         if _first_field(r, want) == diff.field and getattr(r, diff.field) == diff.got:
             return m
     return None
 
 
-def _field_hint(fallback: str):
-    def hint(scene: VerifyScene, diff: Difference) -> str:
-        m = named_mistake(scene, diff)
-        return f"{MISTAKES[m]} ({HINTS[m]})" if m else fallback
+def finish_story(scene: VerifyScene, want: VerifyResult) -> str:
+    """Why the package's step ends the run where it does, or why it goes on. These are facts, not a
+    guess at the mistake: on a shrunk scene a narrow mistake (a tail too short for one stop string)
+    gives the same result as a broad one (no tail at all), but the facts show which rule it breaks."""
+    req = _request(scene)
+    output = req.output_ids + want.tokens
+    j, token = len(want.tokens) - 1, want.tokens[-1]
+    if want.finish_reason is None:
+        return (
+            "no new token finishes the request: "
+            + (
+                "ignore_eos is set, so an end id does not"
+                if req.ignore_eos
+                else f"none is in req.eos_ids {sorted(req.eos_ids)}"
+            )
+            + f", no stop string of {req.stop} shows in the text, and {len(output)} tokens stay below "
+            f"max_new_tokens {req.max_new_tokens}"
+        )
+    facts = []
+    eos = token in req.eos_ids and not req.ignore_eos
+    if eos:
+        facts.append(f"new token {j} ({token}) is in req.eos_ids {sorted(req.eos_ids)}, the served model's end ids")
+    shown = [x for x in req.stop if x in req.decode(output)]
+    if shown and not eos:
+        x = shown[0]
+        n = next(n for n in range(1, len(output) + 1) if x in req.decode(output[-n:]))
+        facts.append(f"new token {j} completes the stop string {x!r}, which spans the last {n} tokens")
+        if n > len(want.tokens):
+            facts.append(f"{n - len(want.tokens)} of them from before this step: decode a tail of the whole output")
+        elif n > 1:
+            facts.append("decode them together, not token by token")
+        window = max(len(y.encode("utf-8")) for y in req.stop) + 4
+        if len(req.stop) > 1 and n > min(len(y.encode("utf-8")) for y in req.stop) + 4:
+            facts.append(f"the longest stop string of the list sizes the tail ({window} tokens), not the shortest")
+        if n > max(len(y) for y in req.stop) + 4:
+            chars = max(len(y) for y in req.stop) + 4
+            facts.append(f"count the tail in bytes, not characters ({chars} tokens would not hold it)")
+        if not req.decode(output[-n:]).endswith(x):
+            facts.append("the text goes on after it inside that token: look for it anywhere in the tail, not endswith")
+        if req.ignore_eos:
+            facts.append(
+                "ignore_eos turns off the EOS test only: stop strings and max_new_tokens still end the request"
+            )
+    if len(output) >= req.max_new_tokens:
+        facts.append(f"with it the output has {len(output)} tokens, max_new_tokens {req.max_new_tokens}")
+        if want.finish_reason == "stop":
+            facts.append("'stop' wins over 'length'")
+    return f"'{want.finish_reason}': " + "; ".join(facts) + "; nothing after that token counts"
 
-    return hint
+
+def _cut_hint(scene: VerifyScene, diff: Difference) -> str:
+    """tokens or finish_reason: a run that went on past its finish, an acceptance mistake by name, or
+    the finish check's facts."""
+    want = _step(_request(scene), scene.drafts, scene.targets)
+    got = diff.got if isinstance(diff.got, list) else []
+    if want.finish_reason and len(got) > len(want.tokens) and got[: len(want.tokens)] == want.tokens:
+        return finish_story(scene, want) + ", but the run went on past it: check each new token as if it came alone"
+    m = named_mistake(scene, diff, ACCEPT_MISTAKES)
+    return f"{MISTAKES[m]} ({HINTS[m]})" if m else finish_story(scene, want)
 
 
 def accepted_hint(scene: VerifyScene, diff: Difference) -> str:
@@ -221,7 +275,10 @@ def accepted_hint(scene: VerifyScene, diff: Difference) -> str:
         want = _step(_request(scene), scene.drafts, scene.targets)
         if want.finish_reason and diff.got == len(want.tokens) - 1:
             return "accepted counts the drafts the model agreed with, before any cut by a finish"
-    return _field_hint("accepted: drafts[j] == targets[j] from j = 0 on, up to the first mismatch")(scene, diff)
+    m = named_mistake(scene, diff, ACCEPT_MISTAKES)
+    return (
+        f"{MISTAKES[m]} ({HINTS[m]})" if m else "accepted: drafts[j] == targets[j] from j = 0 on, to the first mismatch"
+    )
 
 
 def kv_hint(scene: VerifyScene, diff: Difference) -> str:
@@ -233,16 +290,14 @@ def kv_hint(scene: VerifyScene, diff: Difference) -> str:
 def pages_hint(scene: VerifyScene, diff: Difference) -> str:
     req = _request(scene)
     want = _step(req, scene.drafts, scene.targets)
-    return pages_story(req, want, diff.got)[1]
+    story, hint = pages_story(req, want, diff.got)
+    return f"{story} ({hint})"
 
 
 VERIFY_HINTS = {
     "accepted": accepted_hint,
-    "tokens": _field_hint("the accepted drafts, then targets[n]; cut after the first token that finishes the request"),
-    "finish_reason": _field_hint(
-        "each new token is checked as if it came alone: 'stop' for an EOS (unless ignore_eos) or a stop string "
-        "in the decoded tail (long enough, in bytes, for the longest stop string), then 'length'"
-    ),
+    "tokens": _cut_hint,
+    "finish_reason": _cut_hint,
     "kv_len": kv_hint,
     "free_pages": pages_hint,
     "req.output_ids": "leave req.output_ids as it is: the scheduler appends your tokens itself (_add_token)",

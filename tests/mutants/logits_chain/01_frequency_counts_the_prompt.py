@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"frequency and presence: output tokens only"}
 MUST_SAY = "count the output only"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

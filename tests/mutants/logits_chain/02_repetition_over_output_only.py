@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"repetition penalty: prompt and output tokens", "penalties in the real engine (tokens and logprobs)"}
 MUST_SAY = "in the prompt and in the output"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

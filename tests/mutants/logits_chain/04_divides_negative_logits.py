@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"repetition penalty: prompt and output tokens"}
 MUST_SAY = "multiply negative ones"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

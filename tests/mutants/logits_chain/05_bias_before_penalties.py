@@ -8,6 +8,7 @@ import xgrammar
 
 MUST_FAIL = {"logit_bias after the penalties"}
 MUST_SAY = "the bias comes after the penalties"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"grammar mask, greedy rows too", "logit_bias and grammars in the real engine (greedy rows)"}
 MUST_SAY = "a token the grammar forbids"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"the input tensor is not changed", "penalties in the real engine (tokens and logprobs)"}
 MUST_SAY = "in place"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

@@ -7,6 +7,7 @@ import xgrammar
 
 MUST_FAIL = {"frequency and presence: output tokens only"}
 MUST_SAY = "as if it were the presence penalty"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

@@ -7,6 +7,7 @@ import xgrammar
 
 MUST_FAIL = {"only the rows that ask, each with its own values"}
 MUST_SAY = "asks for nothing"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

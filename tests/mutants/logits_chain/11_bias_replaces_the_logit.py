@@ -8,6 +8,7 @@ import xgrammar
 
 MUST_FAIL = {"logit_bias is added"}
 MUST_SAY = "replaced the logit"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"repetition first, then frequency and presence"}
 MUST_SAY = "scales first"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

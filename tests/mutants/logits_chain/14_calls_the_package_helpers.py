@@ -9,6 +9,7 @@ from minisgl_edu.engine.logits_chain import apply_logit_bias, apply_penalties
 
 MUST_FAIL = {"repetition penalty: prompt and output tokens", "logit_bias is added"}
 MUST_SAY = "not your own code"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

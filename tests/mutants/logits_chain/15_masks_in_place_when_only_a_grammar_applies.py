@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"the input tensor is not changed"}
 MUST_SAY = "masking in place is a change too"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

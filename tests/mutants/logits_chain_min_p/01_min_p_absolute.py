@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"stretch: min_p is relative to the most likely token"}
 MUST_SAY = "the threshold is relative"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

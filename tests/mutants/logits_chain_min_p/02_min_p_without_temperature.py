@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"stretch: min_p at the row's temperature"}
 MUST_SAY = "softmax(logits / temperature)"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

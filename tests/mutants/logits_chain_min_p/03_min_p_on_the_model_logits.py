@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"stretch: min_p after the other links"}
 MUST_SAY = "it is the last link"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

@@ -9,6 +9,7 @@ import xgrammar
 
 MUST_FAIL = {"stretch: min_p leaves greedy rows alone"}
 MUST_SAY = "min_p applies only to rows that sample"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def process_logits(logits, reqs):

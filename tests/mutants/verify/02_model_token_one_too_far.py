@@ -6,6 +6,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 
 MUST_FAIL = {"the first mismatch ends the run", "in the real engine, drafts rejected at every place"}
 MUST_SAY = "one position too far"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):
@@ -19,7 +20,9 @@ def verify_step(req, drafts, targets):
         output = req.output_ids + tokens
         if token in req.eos_ids and not req.ignore_eos:
             reason = "stop"
-        elif req.stop and any(s in req.decode(output[-(max(map(len, req.stop)) + 4) :]) for s in req.stop):
+        elif req.stop and any(
+            s in req.decode(output[-(max(len(s.encode()) for s in req.stop) + 4) :]) for s in req.stop
+        ):
             reason = "stop"
         elif len(output) >= req.max_new_tokens:
             reason = "length"

@@ -6,6 +6,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 
 MUST_FAIL = {"an EOS inside the run cuts it", "in the real engine, EOS, stop strings and max_tokens inside a run"}
 MUST_SAY = "the run went on past it"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):
@@ -17,7 +18,7 @@ def verify_step(req, drafts, targets):
     reason = None
     if tokens[-1] in req.eos_ids and not req.ignore_eos:
         reason = "stop"
-    elif req.stop and any(s in req.decode(output[-(max(map(len, req.stop)) + 4) :]) for s in req.stop):
+    elif req.stop and any(s in req.decode(output[-(max(len(s.encode()) for s in req.stop) + 4) :]) for s in req.stop):
         reason = "stop"
     elif len(output) >= req.max_new_tokens:
         reason = "length"

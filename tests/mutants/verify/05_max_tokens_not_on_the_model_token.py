@@ -9,12 +9,15 @@ MUST_FAIL = {
     "in the real engine, EOS, stop strings and max_tokens inside a run",
 }
 MUST_SAY = "max_new_tokens"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def _stops(req, output):
     if output[-1] in req.eos_ids and not req.ignore_eos:
         return True
-    return bool(req.stop) and any(s in req.decode(output[-(max(map(len, req.stop)) + 4) :]) for s in req.stop)
+    return bool(req.stop) and any(
+        s in req.decode(output[-(max(len(s.encode()) for s in req.stop) + 4) :]) for s in req.stop
+    )
 
 
 def verify_step(req, drafts, targets):

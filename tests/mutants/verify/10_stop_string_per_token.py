@@ -9,6 +9,7 @@ MUST_FAIL = {
     "in the real engine, EOS, stop strings and max_tokens inside a run",
 }
 MUST_SAY = "decoded on its own"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):

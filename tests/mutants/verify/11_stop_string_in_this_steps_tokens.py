@@ -8,6 +8,7 @@ MUST_FAIL = {
     "in the real engine, EOS, stop strings and max_tokens inside a run",
 }
 MUST_SAY = "begin in the output before this step"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):

@@ -5,6 +5,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 
 MUST_FAIL = {"ignore_eos", "in the real engine, EOS, stop strings and max_tokens inside a run"}
 MUST_SAY = "ignore_eos"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):
@@ -17,7 +18,9 @@ def verify_step(req, drafts, targets):
         output = req.output_ids + tokens
         if token in req.eos_ids:
             reason = "stop"
-        elif req.stop and any(s in req.decode(output[-(max(map(len, req.stop)) + 4) :]) for s in req.stop):
+        elif req.stop and any(
+            s in req.decode(output[-(max(len(s.encode()) for s in req.stop) + 4) :]) for s in req.stop
+        ):
             reason = "stop"
         elif len(output) >= req.max_new_tokens:
             reason = "length"

@@ -6,6 +6,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 
 MUST_FAIL = {"the inputs are left as they were"}
 MUST_SAY = "changed req.output_ids"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):
@@ -18,7 +19,9 @@ def verify_step(req, drafts, targets):
         req.output_ids.append(token)
         if token in req.eos_ids and not req.ignore_eos:
             reason = "stop"
-        elif req.stop and any(s in req.decode(req.output_ids[-(max(map(len, req.stop)) + 4) :]) for s in req.stop):
+        elif req.stop and any(
+            s in req.decode(req.output_ids[-(max(len(s.encode()) for s in req.stop) + 4) :]) for s in req.stop
+        ):
             reason = "stop"
         elif len(req.output_ids) >= req.max_new_tokens:
             reason = "length"

@@ -5,6 +5,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 
 MUST_FAIL = {"'stop' beats 'length'"}
 MUST_SAY = "'stop' wins"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):
@@ -19,7 +20,9 @@ def verify_step(req, drafts, targets):
             reason = "length"
         elif token in req.eos_ids and not req.ignore_eos:
             reason = "stop"
-        elif req.stop and any(s in req.decode(output[-(max(map(len, req.stop)) + 4) :]) for s in req.stop):
+        elif req.stop and any(
+            s in req.decode(output[-(max(len(s.encode()) for s in req.stop) + 4) :]) for s in req.stop
+        ):
             reason = "stop"
         if reason:
             break

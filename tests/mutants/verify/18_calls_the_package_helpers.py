@@ -8,6 +8,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 
 MUST_FAIL = {"every draft accepted: the model's token comes too", "the first mismatch ends the run"}
 MUST_SAY = "not your own code"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):

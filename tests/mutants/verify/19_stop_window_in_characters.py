@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 
 MUST_FAIL = {"a stop string of multi-byte characters"}
 MUST_SAY = "count the window in bytes"
+CAUGHT_BY = {"hand", "generated"}
 
 
 def verify_step(req, drafts, targets):
