@@ -22,7 +22,12 @@ The API (for every grader that plugs a function into the scheduler):
   (chunks move `cached_len` on; a finished prefill moves to `running`; each end samples a token);
 * `held(s, uid, match=False)` -> `Held`: what a live request holds (its row, which of its pages
   are its own, its computed tokens) and the cache around it (free, cached, evictable pages);
-  `match=True` also counts the pages of its tokens the prefix cache holds already (`known`).
+  `match=True` also counts the pages of its tokens the prefix cache holds already (`known`);
+* `modelless(**config)`: a fresh scheduler whose engine samples a made-up token instead of
+  running the model (`Modelless`), so that `step()`, `overlap_step()` and `run_batch()` run the
+  real scheduler in microseconds: the generated scenes of the scheduling and abort exercises
+  play hundreds of scheduler states that way; `ballast(s, n)` locks `n` pages in the prefix
+  cache, leaving a small pool for the requests.
 
 Only the scheduler's public attributes (`waiting`, `running`, `reqs`, `cache`, `io`) and its
 injection points are touched.
@@ -34,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
 from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams
+from minisgl_edu.engine.output import ForwardOutput, PendingForward
 from minisgl_edu.grading.harness import fail_fast_if_stub, new_scheduler
 from minisgl_edu.scheduler import Scheduler
 
@@ -152,3 +158,52 @@ def held(s: Scheduler, uid: int, match: bool = False) -> Held:
         tree.num_evictable,
         len(tree.match_prefix(req.all_ids)[1]) if match else 0,
     )
+
+
+def made_up_token(req: Req, position: int) -> int:
+    """What `Modelless` samples for `req` at `position`: an ordinary token (never an end id), the
+    same on every run, different for each request and position."""
+    return 100 + (req.uid * 7919 + position * 104729) % 48000
+
+
+class Modelless:
+    """The shared engine with its forward pass replaced by `made_up_token`: everything else (the
+    pool, the page table, the device) is the engine's. The scheduler's own code (results, finish
+    checks, deferred releases on the overlap loop) runs unchanged; only the model does not."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def launch_batch(self, batch: Batch, ids_on_device: bool = False) -> PendingForward:
+        tokens = [[made_up_token(it.req, it.end)] if it.completes_prompt else [] for it in batch.items]
+        return PendingForward([], None, ready=ForwardOutput(tokens, [[None] * len(t) for t in tokens]))
+
+    def forward_batch(self, batch: Batch) -> ForwardOutput:
+        return self.launch_batch(batch).result()
+
+    def set_last_tokens(self, rows: list[int], tokens: list[int]) -> None:
+        pass  # nothing reads them: the made-up token needs no input
+
+
+def modelless(**config: Any) -> Scheduler:
+    """A fresh scheduler (harness.new_scheduler) on a `Modelless` engine."""
+    s = new_scheduler(**config)
+    s.engine = Modelless(s.engine)
+    return s
+
+
+BALLAST_TOKEN = 10**6  # never a real token id: no request's prompt can match the ballast
+
+
+def ballast(s: Scheduler, pages: int) -> None:
+    """Lock `pages` pages in the prefix cache (radix only), out of every request's reach: the
+    requests share what is left of the pool, as on a small machine."""
+    if pages <= 0:
+        return
+    tree = s.cache.prefix_cache
+    ids = [BALLAST_TOKEN + i for i in range(pages * s.cache.page_size)]
+    tree.insert(ids, s.cache.allocator.allocate(pages))
+    tree.lock(tree.match_prefix(ids)[0])

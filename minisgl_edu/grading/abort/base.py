@@ -37,6 +37,7 @@ from minisgl_edu.grading.abort.checks import (
     snapshot,
     start,
 )
+from minisgl_edu.grading.abort.scenes import abort_case
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.fixtures import held, step_until
 from minisgl_edu.grading.harness import encode, fail_fast_if_stub, new_scheduler, remember
@@ -504,6 +505,7 @@ CASES = [
     Case(
         "other requests unharmed", case_others_unharmed, "three requests decode; the middle one is aborted", engine=True
     ),
+    abort_case(reference),
 ]
 SYMBOL = "abort_request"
 SOLUTION = reference

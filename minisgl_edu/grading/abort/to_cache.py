@@ -43,6 +43,7 @@ from minisgl_edu.grading.abort.checks import (
     engine_step,
     start,
 )
+from minisgl_edu.grading.abort.scenes import abort_case
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.fixtures import Held, held, step_until
 from minisgl_edu.grading.harness import encode, remember
@@ -479,6 +480,7 @@ CASES = [
         engine=True,
     ),
 ]
+CASES.append(abort_case(reference, stretch=True))
 SYMBOL = "abort_request_to_cache"
 SOLUTION = reference
 REFERENCES = [package_abort_request]  # the base part's package answer is not an answer here either

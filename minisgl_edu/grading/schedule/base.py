@@ -30,6 +30,7 @@ from minisgl_edu.grading.schedule.checks import (
     show,
 )
 from minisgl_edu.grading.schedule.engine import case_many_steps, case_real_engine
+from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import pages_for
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 
@@ -484,6 +485,7 @@ CASES = [
         "batches with the ones shown",
         engine=True,
     ),
+    schedule_case(reference),
 ]
 SYMBOL = "schedule_next_batch"
 SOLUTION = reference

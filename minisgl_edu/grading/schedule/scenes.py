@@ -1,0 +1,298 @@
+"""Generated scenes for exercise 5 and its stretch: a scheduler in a state the engine's own
+scheduler led it to, then several steps decided by the answer.
+
+Where this sits in the course: the generated phase (grading/explore.py) of `schedule` and
+`schedule_lpm`. A scene is plain data (grading/scheduler_scenes.py): the scheduler's setup (the
+radix or the naive cache, prefixes cached at the start, a small pool, a token budget, a limit on
+admitted requests), requests arriving before given steps (prompts that share a family's prefix or
+not, short and long runs, one clamped to the context), a number of warm-up steps that the
+package's scheduler decides (so the answer starts from a real state: requests waiting with and
+without a row, part-way through a chunked prefill, decoding, pages of finished requests in the
+prefix cache), then the steps the answer decides. The scheduler runs without the model
+(fixtures.modelless), so a scene takes about a millisecond.
+
+What is compared, after each of the answer's decisions: the batch (phase, then each item's uid,
+start and tokens), `scheduler.waiting`, which waiting requests hold a row, the pages each request
+holds, the `cached_len` and `prefix_len` of the waiting ones, the free and evictable pages,
+`cache.check()`, and that the engine could run the batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from hypothesis import strategies as st
+
+from minisgl_edu.core import Batch
+from minisgl_edu.grading.explore import Difference, generated
+from minisgl_edu.grading.schedule.checks import hide_engine_answer, outstanding
+from minisgl_edu.grading.scheduler_scenes import (
+    ReqSpec,
+    SceneHints,
+    Setup,
+    arrive,
+    build,
+    consistent,
+    items_of,
+    request_specs,
+    setups,
+    show_items,
+)
+from minisgl_edu.scheduler import Scheduler
+from minisgl_edu.scheduler.scheduler import schedule_next_batch as package_schedule
+
+LPM_MAX_WAITING = 8  # the stretch's threshold (schedule/lpm.py)
+
+
+@dataclass
+class ScheduleScene:
+    setup: Setup
+    requests: list[ReqSpec]
+    warmup: int  # steps the package's scheduler decides first
+    decisions: int  # then the answer decides this many
+
+
+@st.composite
+def schedule_scenes(draw: Any, lpm: bool = False) -> ScheduleScene:
+    # lpm: the whole pool, so that no eviction depends on how often the answer calls cache.match
+    # (a match refreshes the matched pages' place in the eviction order)
+    setup = draw(setups(budgets=(1, 40), pressure=not lpm))
+    n = draw(st.sampled_from([1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 10])) if lpm else draw(st.integers(1, 6))
+    specs = draw(request_specs(n, setup.spare, arrive_by=2 if lpm else 5, long_runs=not lpm))
+    return ScheduleScene(setup, specs, draw(st.integers(0, 6)), draw(st.integers(1, 5)))
+
+
+def show(scene: ScheduleScene) -> str:
+    lines = [scene.setup.describe()]
+    lines += [f"  request {spec.describe()}" for spec in scene.requests]
+    w = scene.warmup
+    if w:
+        lines.append(f"  step{'s 1 to' if w > 1 else ''} {w}: the engine's own scheduler decides")
+    lines.append(f"  steps {w + 1} to {w + scene.decisions}: your function decides (each batch then runs)")
+    return "\n".join(lines)
+
+
+class Decision:
+    """A batch as the failure shows it, with the state it was decided in (for the hint only: two
+    decisions are equal when their batches are)."""
+
+    def __init__(self, items: Any, context: dict):
+        self.items, self.context = items, context
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Decision) and self.items == other.items
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return show_items(self.items)
+
+
+def context(s: Scheduler) -> dict:
+    """What the hint of a different batch needs to know about the state it was decided in."""
+    cache = s.cache
+    waiting = []
+    for r in s.waiting:
+        pages = len(cache.match(r)[1]) if r.table_idx < 0 else cache.held_pages(r)
+        waiting.append(
+            {"uid": r.uid, "admitted": r.table_idx >= 0, "cached_pages": pages, "remaining": r.remaining_prompt}
+        )
+    admitted = s.running + [r for r in s.waiting if r.table_idx >= 0]
+    return {
+        "budget": s.max_prefill_tokens,
+        "max_running": s.max_running,
+        "admitted": len(admitted),
+        "available": cache.num_available,
+        "outstanding": outstanding(s, admitted),
+        "waiting": waiting,
+    }
+
+
+def _engine(run: Callable[[], Any]) -> str:
+    try:
+        run()
+    except Exception as e:
+        return f"crashed: {type(e).__name__}: {e}"
+    return "ran"
+
+
+def play(fn: Any, scene: ScheduleScene) -> dict:
+    s = build(scene.setup)
+    arrive(s, scene.requests, 0)
+    for n in range(1, scene.warmup + 1):
+        s.step()
+        arrive(s, scene.requests, n)
+    s.schedule_fn = fn
+    if fn is not package_schedule:
+        hide_engine_answer(s)  # the answer writes the decision itself
+    out: dict = {}
+    for k in range(1, scene.decisions + 1):
+        label = f"step {scene.warmup + k}"
+        ctx = context(s)
+        batch = s._schedule_next_batch()  # the answer's code
+        if batch is not None and not isinstance(batch, Batch):
+            out[f"{label}: the batch"] = f"a {type(batch).__name__}, not a Batch"
+            return out
+        out[f"{label}: the batch"] = Decision(items_of(batch), ctx)
+        out[f"{label}: scheduler.waiting"] = [r.uid for r in s.waiting]
+        out[f"{label}: waiting requests that hold a row"] = [r.uid for r in s.waiting if r.table_idx >= 0]
+        out[f"{label}: pages each request holds"] = {u: s.cache.held_pages(r) for u, r in sorted(s.reqs.items())}
+        out[f"{label}: cached_len and prefix_len of the waiting requests"] = {
+            r.uid: (r.cached_len, r.prefix_len) for r in s.waiting
+        }
+        out[f"{label}: free and evictable pages"] = (s.cache.num_free, s.cache.prefix_cache.num_evictable)
+        out[f"{label}: cache.check()"] = consistent(s)
+        ran = _engine(lambda: batch is not None and s.run_batch(batch))
+        out[f"{label}: the engine ran the batch"] = ran
+        if ran != "ran":
+            return out
+        arrive(s, scene.requests, scene.warmup + k)
+    return out
+
+
+# ------------------------------------------------------------------------------- hints
+NOTHING = "when nothing can run, return None: never a batch without items"
+BUDGET = "at most scheduler.max_prefill_tokens prompt tokens in one prefill batch"
+FIT = (
+    "admission: every admitted request's whole run, pages_for(len(req.input_ids) + req.max_new_tokens) "
+    "minus the pages it holds (its cached prefix included), summed, must be <= cache.num_available "
+    "(free plus evictable cached pages); equal fits"
+)
+CHUNK = (
+    "each item starts at req.cached_len; every item but the last covers its request's whole remaining "
+    "prompt, and the last takes what is left of the budget (a chunk may be one token)"
+)
+DECODE = "a decode batch: one item per request of scheduler.running, in that order, at position req.total_len - 1"
+FCFS = "in queue order: a request part-way through its prompt first, then the others as they arrived"
+LPM = (
+    "requests not yet admitted go by the pages scheduler.cache.match(req) returns, most first, ties in "
+    "arrival order; a request part-way through its prompt first; arrival order when more than "
+    "LPM_MAX_WAITING requests wait"
+)
+
+
+def _order_hint(ctx: dict, got: list[int], lpm: bool) -> str:
+    """What the order of the answer's prefill items shows (the items the reference has too)."""
+    info = {w["uid"]: w for w in ctx["waiting"]}
+    arrival = [w["uid"] for w in ctx["waiting"]]
+    if any(info[u]["admitted"] for u in got) and not info[got[0]]["admitted"]:
+        return "a request part-way through its prompt (it holds a row, req.table_idx >= 0) goes first" + (
+            ": it need not be the head of scheduler.waiting, find it there" if lpm else ""
+        )
+    new = [u for u in got if not info[u]["admitted"]]
+    if not lpm or len(arrival) > LPM_MAX_WAITING:
+        if lpm:
+            return (
+                f"more than LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait (all of scheduler.waiting): arrival order"
+            )
+        return FCFS
+    keys = [info[u]["cached_pages"] for u in new]
+    if new == sorted(new, key=arrival.index):
+        return f"at most LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait, so sort by cached pages: " + LPM
+    if any(a < b for a, b in zip(keys, keys[1:])):
+        return "most cached pages first (the pages scheduler.cache.match(req) returns): " + LPM
+    return "requests with as many cached pages keep their arrival order (a stable sort, not by uid): " + LPM
+
+
+def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
+    def hint(scene: Any, diff: Difference) -> str:
+        want, got = diff.expected, diff.got
+        if not isinstance(got, Decision):
+            return "return a Batch (Batch('prefill', items) or Batch('decode', items)) or None"
+        ctx, e, g = want.context, want.items, got.items
+        info = {w["uid"]: w for w in ctx["waiting"]}
+        if g is not None and not g[1]:
+            return NOTHING
+        if g is not None and g[0] == "prefill" and sum(n for _, _, n in g[1]) > ctx["budget"]:
+            return BUDGET
+        if e is None:
+            return "nothing can run (nobody waiting fits, nothing decodes): return None. " + FIT
+        ew = [u for u, _, _ in e[1]]
+        gw = [u for u, _, _ in g[1]] if g is not None and g[0] == "prefill" else []
+        if e[0] == "prefill":
+            missing = [it for it in e[1] if it[0] not in gw]
+            if missing and gw == ew[: len(gw)]:
+                u, _, n = missing[0]
+                if info[u]["admitted"]:
+                    return "a request part-way through its prompt (req.table_idx >= 0) continues: " + CHUNK
+                if n < info[u]["remaining"]:
+                    return "a prompt longer than what is left of the budget is cut (chunked prefill): " + CHUNK
+                return "prefill first, and the next request fits: " + FIT
+        if g is None:
+            return DECODE
+        if e[0] != g[0]:
+            if e[0] == "decode":
+                return "nobody waiting can run this step: " + FIT + f"; at most {ctx['max_running']} admitted at once"
+            return "prefill first: a decode batch only when no prompt token can run (" + FIT + ")"
+        if e[0] == "decode":
+            return DECODE
+        if gw == ew:
+            if [st for _, st, _ in g[1]] != [st for _, st, _ in e[1]]:
+                return (
+                    "an item starts at req.cached_len: after the cached prefix cache.admit gave it, or its last chunk"
+                )
+            return CHUNK
+        if sorted(gw) == sorted(ew) or (lpm and set(gw) & set(ew)):
+            return _order_hint(ctx, gw, lpm)
+        if ew == gw[: len(ew)]:
+            if sum(n for _, _, n in e[1]) >= ctx["budget"]:
+                return "stop once the budget is used up: " + BUDGET
+            if ctx["admitted"] + len([u for u in gw if u not in ew and not info[u]["admitted"]]) > ctx["max_running"]:
+                return f"at most scheduler.max_running = {ctx['max_running']} requests admitted at once"
+            return "it does not fit: " + FIT
+        return "nobody overtakes the first request that does not fit: stop there. " + FCFS
+
+    return hint
+
+
+def _rows(scene: Any, diff: Difference) -> str:
+    if isinstance(diff.got, list) and set(diff.got) - set(diff.expected):
+        return (
+            "a request that is not in the batch (it does not fit, or the budget ran out) is left as it was: "
+            "undo its admission with scheduler.cache.release(req, cache_it=False), or admit only who runs"
+        )
+    return "admit (cache.admit) every request you put in the batch"
+
+
+def _pages(scene: Any, diff: Difference) -> str:
+    more = [u for u in diff.expected if isinstance(diff.got, dict) and diff.got.get(u, 0) > diff.expected[u]]
+    if more:
+        return (
+            f"request {more[0]} holds pages it does not need yet: reserve up to each item's end, "
+            "scheduler.cache.reserve(req, start + num_tokens), and no more (a decode item: req.total_len)"
+        )
+    return "before the engine writes there: scheduler.cache.reserve(req, start + num_tokens) for every item"
+
+
+def hints(lpm: bool) -> SceneHints:
+    return SceneHints(
+        {
+            "the batch": _batch_hint(lpm),
+            "scheduler.waiting": "leave scheduler.waiting in arrival order: change only the order you consider it in",
+            "waiting requests that hold a row": _rows,
+            "pages each request holds": _pages,
+            "cached_len and prefix_len of the waiting requests": (
+                "a request that is not admitted leaves no trace: after release(req, cache_it=False), set "
+                "req.cached_len = req.prefix_len = 0 (cache.admit had set them to its cached prefix)"
+            ),
+            "free and evictable pages": "reserve exactly the pages of each item's end; undo an admission that does not fit",
+            "cache.check()": "every page is free, in a row, or in the prefix cache, exactly once",
+            "the engine ran the batch": "the batch must be one the engine can run: " + CHUNK,
+        }
+    )
+
+
+def schedule_case(reference: Any, lpm: bool = False, examples: int = 150) -> Any:
+    """The generated case of `schedule` (lpm=False) or `schedule_lpm`."""
+    return generated(
+        ("stretch: " if lpm else "") + f"generated: {examples} scheduler states, several steps each",
+        schedule_scenes(lpm),
+        play,
+        show,
+        reference,
+        hints(lpm),
+        examples,
+        hint="states from a real run: waiting, part-way through a prompt, decoding, cached prefixes, a small pool",
+        raised_hint="your function raised: read the state it was given in the scene above",
+    )
