@@ -20,41 +20,54 @@ the same state.
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from hypothesis import strategies as st
 
-from minisgl_edu.grading.core import expect
+from minisgl_edu.grading.core import Mistake, expect
 from minisgl_edu.grading.explore import Difference, generated
+from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.kvcache.allocator import OutOfPages
 
 MAX_STEPS = 24
-BAD = ("a free page", "the same page twice", "-1", "num_pages", "a bad id among good ones")
+CARVE = 8  # blocks of the prelude
+BAD = ("a free page", "the same page twice", "-1", "num_pages", "a bad id among good ones", "a page twice, apart")
 
 
 @dataclass
 class AllocScene:
     num_pages: int
     two: bool  # a second allocator beside the first (the steps say which one they call)
-    steps: list[
-        tuple
-    ]  # ("allocate", who, n) | ("fill", who, d) | ("free", who, k, part, newest) | ("bad", who, kind, k)
+    # ("allocate", who, n) | ("fill", who, d) | ("free", who, k, part, newest) | ("bad", who, kind, k)
+    steps: list[tuple]
+    stretch: bool = False  # graded as the stretch's ContiguousPageAllocator
 
 
 @st.composite
-def alloc_scenes(draw: Any) -> AllocScene:
-    num_pages = draw(st.integers(1, 16))
+def alloc_scenes(draw: Any, stretch: bool = False) -> AllocScene:
+    # A pool cut into small blocks, every other one given back: many holes, some of one size
+    # (best fit's ties, a request no single run holds). Random steps follow.
+    carve = draw(st.lists(st.integers(1, 4), max_size=CARVE))
+    prelude = [("allocate", 0, n) for n in carve]
+    if len(carve) >= 2:
+        prelude.append(("free", 0, draw(st.integers(0, 1)), "every other", draw(st.booleans())))
+        if draw(st.booleans()):  # most of what is free now: more than one run holds
+            prelude.append(("fill", 0, draw(st.sampled_from([-2, -1]))))
+    num_pages = sum(carve) + draw(st.integers(0 if carve else 1, 16))
     two = draw(st.integers(0, 5)) == 5  # shrinks towards one allocator
     who = st.integers(0, 1) if two else st.just(0)
+    # small allocations and frees of earlier ones leave holes; then an exact fit or one too many
     step = st.one_of(
+        st.tuples(st.just("allocate"), who, st.integers(0, 4)),
         st.tuples(st.just("allocate"), who, st.integers(0, num_pages + 2)),
-        st.tuples(st.just("fill"), who, st.sampled_from([-1, 0, 0, 1])),
         st.tuples(st.just("free"), who, st.integers(0, 7), st.sampled_from(["all", "all", "part"]), st.booleans()),
-        st.tuples(st.just("free"), who, st.integers(0, 7), st.sampled_from(["all", "part"]), st.booleans()),
+        st.tuples(st.just("fill"), who, st.sampled_from([-1, 0, 0, 1])),
+        st.tuples(st.just("free"), who, st.integers(0, 1), st.just("every other"), st.booleans()),
         st.tuples(st.just("bad"), who, st.sampled_from(BAD), st.integers(0, 7)),
     )
-    return AllocScene(num_pages, two, draw(st.lists(step, min_size=1, max_size=MAX_STEPS)))
+    return AllocScene(num_pages, two, prelude + draw(st.lists(step, min_size=1, max_size=MAX_STEPS)), stretch)
 
 
 def _name(scene: AllocScene, who: int) -> str:
@@ -67,20 +80,26 @@ def _step_text(scene: AllocScene, i: int) -> str:
     if op == "allocate":
         return f"{me}allocate({args[0]})"
     if op == "fill":
-        return f"{me}allocate(num_free{({-1: ' - 1', 0: '', 1: ' + 1'})[args[0]]})"
+        return f"{me}allocate(num_free{({-2: ' - 2', -1: ' - 1', 0: '', 1: ' + 1'})[args[0]]})"
     if op == "free":
         k, part, newest = args
+        if part == "every other":
+            return (
+                f"{me}free(the pages of every other allocation still held, from #{k} on, in one call, "
+                f"{'newest' if newest else 'oldest'} id first)"
+            )
         what = "the first half of" if part == "part" else "all"
         return (
             f"{me}free({what} the pages of its allocation #{k} still held, "
             f"{'newest' if newest else 'oldest'} id first; free([]) if none is held)"
         )
     kind, k = args
-    return f"{me}free(...) with {kind}" + (" (pages of its allocation #{k})".format(k=k) if kind == BAD[4] else "")
+    return f"{me}free(...) with {kind}" + (f" (pages of its allocation #{k})" if kind in BAD[4:] else "")
 
 
 def show(scene: AllocScene) -> str:
-    made = "PageAllocator" if not scene.two else "two allocators, A and B, each"
+    made = "ContiguousPageAllocator" if scene.stretch else "PageAllocator"
+    made = f"two {made}s, A and B, each" if scene.two else made
     lines = [f"  {made} of num_pages={scene.num_pages}, then:"]
     lines += [f"  step {i}: {_step_text(scene, i)}" for i in range(len(scene.steps))]
     lines.append(f"  step {len(scene.steps)}: free every page still held, then allocate(num_pages) on each")
@@ -155,20 +174,20 @@ def _good(n: int) -> str:
     return "[]" if n == 0 else f"{n} free page{'s' if n > 1 else ''}"
 
 
-def _call(fn, *args, must_raise: bool = False) -> tuple[str, Any]:
-    """Run one call; the exceptions the contract names are outcomes, and so is any exception where
-    the contract asks for one (the wrong type is then the mistake). Others are the answer's own
-    error: explore.py reports them with the answer's line."""
+def _call(fn, *args) -> tuple[str, Any]:
+    """Run one call of the answer: ("returned", value), or its exception as an outcome to compare.
+    The exceptions the contract names are compared by type; any other is shown with the answer's
+    line, and the scene stops there (what follows would only repeat it)."""
     try:
         return "returned", fn(*args)
     except (OutOfPages, ValueError) as e:
         return f"raises {type(e).__name__}", None
-    except NotImplementedError:
+    except (NotImplementedError, Mistake):
         raise
     except Exception as e:
-        if not must_raise:
-            raise
-        return f"raised {type(e).__name__} ({e})", None
+        mine = [f for f in traceback.extract_tb(e.__traceback__) if is_student_file(f.filename)]
+        at = f" (line {mine[-1].lineno} of your {mine[-1].name})" if mine else ""
+        return f"raised {type(e).__name__}: {e}{at}", None
 
 
 def _bad_pages(kind: str, books: _Books, k: int) -> Optional[list[int]]:
@@ -182,6 +201,9 @@ def _bad_pages(kind: str, books: _Books, k: int) -> Optional[list[int]]:
         return [-1]
     if kind == "num_pages":
         return [books.num_pages]
+    if kind == "a page twice, apart":  # [p, q, p]: the duplicate is not next to itself
+        held = sorted(books.holding())
+        return [held[0], held[1], held[0]] if len(held) >= 2 else None
     g = books.group(k)
     return (g[:2] + [books.num_pages] + g[2:]) if g else [books.num_pages]
 
@@ -210,9 +232,11 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
         if op in ("allocate", "fill"):
             free = b.num_pages - len(b.holding())
             n = args[0] if op == "allocate" else max(0, free + args[0])
-            how, got = _call(a.allocate, n, must_raise=n > free)
+            how, got = _call(a.allocate, n)
             if how != "returned":
                 out[field] = how
+                if how.startswith("raised") and n <= free:
+                    return out
             elif stretch:
                 out[field] = got
                 if isinstance(got, list) and got:
@@ -226,12 +250,15 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
         elif op == "free":
             k, part, newest = args
             g = b.group(k) or []
+            if part == "every other":  # holes between the allocations still held
+                g = [p for j, h in enumerate(b.held) if j % 2 == k for p in h]
             pages = g[: (len(g) + 1) // 2] if part == "part" else list(g)
             pages = sorted(pages, reverse=newest)
             how, _ = _call(a.free, list(pages))
             out[field] = "accepted" if how == "returned" else how
-            if how == "returned":
-                b.give_back(pages)
+            if how != "returned":
+                return out  # a good free refused: what follows would only repeat it
+            b.give_back(pages)
         else:
             kind, k = args
             pages = _bad_pages(kind, b, k)
@@ -239,7 +266,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
                 out[field] = "(skipped: no such page now)"
                 after(i, who)
                 continue
-            how, _ = _call(a.free, list(pages), must_raise=True)
+            how, _ = _call(a.free, list(pages))
             out[field] = "accepted" if how == "returned" else how
             if how == "returned":
                 return out  # an accepted bad free is the difference: what follows only repeats it
@@ -248,8 +275,13 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
         after(i, who)
     end = len(scene.steps)
     for who, (a, b) in enumerate(zip(allocs, books)):
+        field = f"step {end}: {_name(scene, who)}free of every page still held"
         for g in list(b.held):
-            a.free(list(g))
+            how, _ = _call(a.free, list(g))
+            if how != "returned":
+                out[field] = how
+                return out
+        out[field] = "accepted"
         how, got = _call(a.allocate, scene.num_pages)
         field = f"step {end}: {_name(scene, who)}allocate(num_pages) once every page came back"
         if how != "returned":
@@ -283,7 +315,7 @@ def _op(scene: AllocScene, field: str) -> tuple:
 def outcome_hint(scene: AllocScene, diff: Difference) -> str:
     op = _op(scene, diff.field)
     want, got = str(diff.expected), str(diff.got)
-    if op[0] == "end":
+    if op[0] == "end" and not any(w in got for w in ("still held", " twice", "not a page id")):
         return "once every page came back, allocate(num_pages) gets every page: no page may be lost or duplicated"
     if want == "raises OutOfPages":
         if got.startswith("raise"):
@@ -313,6 +345,8 @@ def outcome_hint(scene: AllocScene, diff: Difference) -> str:
 
 def num_free_hint(scene: AllocScene, diff: Difference) -> str:
     op = _op(scene, diff.field)
+    if op[0] == "bad" and scene.stretch:
+        return "check every page of the call before freeing any: a refused free changes nothing"
     if op[0] == "bad":
         return (
             "a refused free may give back the pages before the bad one or none of them, but every page "
@@ -356,7 +390,7 @@ def _stretch_outcome_hint(scene: AllocScene, diff: Difference) -> str:
         before = play(ReferenceContiguousAllocator, scene, stretch=True, upto=i)["runs"]
         msg, hint = _wrong_pages(len(want), before, got, want, "")
         why = msg.split(": ", 1)[1] if ": " in msg else ""
-        return f"{why}. {hint}" if why and hint else hint or why or "allocate's pages are fully determined: best fit"
+        return why or hint or "allocate(n) takes the first n pages of the smallest free run that holds them"
     if op[0] in ("allocate", "fill") and got == "raises OutOfPages" and isinstance(want, list):
         return "num_free >= n must succeed even if no run holds n pages: take pages from several runs"
     return outcome_hint(scene, diff)
@@ -364,7 +398,7 @@ def _stretch_outcome_hint(scene: AllocScene, diff: Difference) -> str:
 
 def _hints(stretch: bool) -> dict:
     hints: dict[str, Any] = {}
-    for i in range(MAX_STEPS + 1):
+    for i in range(CARVE + 3 + MAX_STEPS):
         hints[f"step {i}: the call's outcome"] = _stretch_outcome_hint if stretch else outcome_hint
         hints[f"step {i}: num_free after it"] = num_free_hint
         hints[f"step {i}: runs after it"] = runs_hint
@@ -375,15 +409,21 @@ def _hints(stretch: bool) -> dict:
             hints[f"step {i}: {who}allocate(num_pages) once every page came back"] = (
                 _stretch_outcome_hint if stretch else outcome_hint
             )
+            hints[f"step {i}: {who}free of every page still held"] = (
+                "every page an allocate handed out and no free gave back is still in use, and may be freed"
+            )
     return hints
 
 
-def allocator_case(reference: Any, stretch: bool = False, examples: int = 200) -> Any:
-    """The generated case of `allocator` (stretch=False) or `allocator_contiguous`."""
+def allocator_case(reference: Any, stretch: bool = False, examples: Optional[int] = None) -> Any:
+    """The generated case of `allocator` (stretch=False) or `allocator_contiguous`. The stretch's
+    mistakes of order (ties, the rest after the largest run) need a fragmented pool and the one
+    request that tells them apart: more scenes."""
+    examples = examples or (300 if stretch else 200)
     what = "pages and runs compared" if stretch else "the invariant checked"
     return generated(
         ("stretch: " if stretch else "") + f"generated: {examples} runs of allocate and free, {what} after each step",
-        alloc_scenes(),
+        alloc_scenes(stretch),
         lambda cls, scene: play(cls, scene, stretch),
         show,
         reference,
