@@ -29,4 +29,5 @@ class IncrementalDetokenizer:
     def finish(self):
         return ""
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -33,4 +33,5 @@ class IncrementalDetokenizer:
     def finish(self):
         return ""
 
+
 CAUGHT_BY = {"hand", "generated"}

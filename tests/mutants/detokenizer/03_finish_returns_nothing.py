@@ -38,4 +38,5 @@ class IncrementalDetokenizer:
     def finish(self):
         return ""
 
+
 CAUGHT_BY = {"hand", "generated"}

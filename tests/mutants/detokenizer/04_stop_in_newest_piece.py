@@ -43,4 +43,5 @@ class IncrementalDetokenizer:
         out, self.sent = self.text[self.sent :], len(self.text)
         return out
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -48,4 +48,5 @@ class IncrementalDetokenizer:
         out, self.sent = self.decoded[self.sent : end], end
         return out
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -50,4 +50,5 @@ class IncrementalDetokenizer:
         out, self.sent = self.decoded[self.sent : end], end
         return out
 
+
 CAUGHT_BY = {"hand", "generated"}

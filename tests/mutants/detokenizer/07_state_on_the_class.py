@@ -41,4 +41,5 @@ class IncrementalDetokenizer:
         out, self.sent = text[len(self.sent) :], text
         return out
 
+
 CAUGHT_BY = {"hand", "generated"}

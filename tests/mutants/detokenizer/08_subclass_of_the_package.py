@@ -10,4 +10,5 @@ MUST_SAY = "not your own code"
 class IncrementalDetokenizer(Base):
     pass
 
+
 CAUGHT_BY = {"hand", "generated"}

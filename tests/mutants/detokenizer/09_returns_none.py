@@ -23,4 +23,5 @@ class IncrementalDetokenizer:
     def finish(self):
         return ""
 
+
 CAUGHT_BY = {"hand", "generated"}

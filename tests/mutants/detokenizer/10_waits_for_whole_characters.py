@@ -25,4 +25,5 @@ class IncrementalDetokenizer:
     def finish(self):
         return ""
 
+
 CAUGHT_BY = {"hand", "generated"}

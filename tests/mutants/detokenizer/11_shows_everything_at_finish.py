@@ -21,4 +21,5 @@ class IncrementalDetokenizer:
         hits = [i for i in (text.find(s) for s in self.stop) if i >= 0]
         return text[: min(hits)] if hits else text
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -43,4 +43,5 @@ class IncrementalDetokenizer:
         out, self.sent = self.decoded[self.sent :], len(self.decoded)
         return out
 
+
 CAUGHT_BY = {"hand", "generated"}

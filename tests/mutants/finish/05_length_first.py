@@ -17,4 +17,5 @@ def check_finish(req, eos_ids, decode=None):
             return "stop"
     return None
 
+
 CAUGHT_BY = {"hand", "generated"}

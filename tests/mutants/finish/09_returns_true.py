@@ -15,4 +15,5 @@ def check_finish(req, eos_ids, decode=None):
             return True
     return len(req.output_ids) >= req.max_new_tokens
 
+
 CAUGHT_BY = {"hand", "generated"}

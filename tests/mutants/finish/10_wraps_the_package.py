@@ -14,4 +14,5 @@ def _decide(req, eos_ids, decode):
 def check_finish(req, eos_ids, decode=None):
     return _decide(req, eos_ids, decode)
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -18,4 +18,5 @@ def check_finish(req, eos_ids, decode=None):
         return "length"
     return None
 
+
 CAUGHT_BY = {"hand", "generated"}

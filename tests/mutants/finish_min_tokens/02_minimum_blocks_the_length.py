@@ -19,4 +19,5 @@ def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
         return "length"
     return None
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -13,4 +13,5 @@ def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
         return "length" if n >= req.max_new_tokens else None
     return check_finish(req, eos_ids, decode)
 
+
 CAUGHT_BY = {"hand", "generated"}
