@@ -19,15 +19,19 @@ from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.engine import logits_chain as chain_module
 from minisgl_edu.engine.grammar import grammar_mask
 from minisgl_edu.engine.logits_chain import process_logits as package_chain
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
+    HINTS,
     MASK_MISTAKES,
+    MISTAKES,
     PENALTY_MISTAKES,
     YES_NO,
     _call,
+    _chain,
     _check,
+    _close,
     _describe,
     _grammar,
     _params,
@@ -242,13 +246,40 @@ class EngineRun:
     logprobs: dict[int, list[Optional[float]]] = field(default_factory=dict)
 
 
+def _reading_only(fn):
+    """`fn`, stopped with a clear message at once when it changes a request's prompt or output: the
+    scheduler would fail later, far from the cause (a request it no longer recognises)."""
+
+    def guarded(logits, reqs):
+        before = [(list(r.input_ids), list(r.output_ids)) for r in reqs]
+        out = fn(logits, reqs)
+        for r, (prompt, output) in zip(reqs, before):
+            for name, was, now in (("input_ids", prompt, r.input_ids), ("output_ids", output, r.output_ids)):
+                if now != was:
+                    raise Mistake(
+                        f"your process_logits changed req.{name} of request {r.uid} in place ({len(was)} tokens "
+                        f"before the call, {len(now)} after): the scheduler keeps using them",
+                        HINT_IN_PLACE[name],
+                    )
+        return out
+
+    return guarded
+
+
+HINT_IN_PLACE = {
+    "input_ids": "only read the request: `seen = req.input_ids; seen += req.output_ids` extends the prompt itself; "
+    "build a new list or a set",
+    "output_ids": "only read the request: the scheduler appends to req.output_ids itself",
+}
+
+
 def run_with_chain(fn, params: list[SamplingParams], prompts: list, max_steps: int = 500) -> EngineRun:
     """The requests on the grading engine with `fn` as the sampler's logits chain. The engine is
     shared by every run, so the package's chain is put back afterwards, whatever happened."""
     s = new_scheduler()
     sampler = s.engine.sampler
     before = sampler.process_fn
-    sampler.process_fn = fn
+    sampler.process_fn = _reading_only(fn)
     try:
         for uid, (prompt, sp) in enumerate(zip(prompts, params)):
             s.add_request(uid, encode(s, prompt), sp)
@@ -310,11 +341,51 @@ def reference_run(requests: Callable[[], tuple[list[SamplingParams], list]]) -> 
     return remember(f"logits_chain/{requests.__name__}", lambda: run_with_chain(package_chain, *requests()))
 
 
+def _recording(fn, calls: list):
+    """`fn`, keeping each batch it saw (the model's logits, the requests as they were) and what it
+    returned, so that every batch can be compared with the package's chain afterwards."""
+
+    def recorded(logits, reqs):
+        given = logits.clone()
+        seen = [Req(r.uid, list(r.input_ids), r.sampling_params, list(r.output_ids)) for r in reqs]
+        out = fn(logits, reqs)
+        calls.append((given, seen, out.detach().float().clone() if isinstance(out, torch.Tensor) else out))
+        return out
+
+    return recorded
+
+
+def _compare_batches(calls: list) -> None:
+    """Each batch of the run: the rows your chain returned against the package's chain on the same
+    logits. The sampled tokens alone do not show every wrong row: the argmax of a row whose positive
+    logits are right never sees what happened to its negative ones."""
+    for step, (given, reqs, got) in enumerate(calls):
+        want = package_chain(given.clone(), reqs).float()
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+            raise AssertionError(
+                f"batch {step} of the run: process_logits must return a tensor of shape {tuple(want.shape)}"
+            )
+        for i, req in enumerate(reqs):
+            if _close(got[i], want[i]):
+                continue
+            t = int((~torch.isclose(got[i], want[i], rtol=1e-4, atol=1e-4, equal_nan=False)).nonzero()[0, 0])
+            found = [m for m in PENALTY_MISTAKES if _close(got[i], _chain(given[i : i + 1], [req], m)[0])]
+            what = MISTAKES[found[0]] if found else "it is not the package's chain on that row"
+            raise Mistake(
+                f"the tokens came out as the package's chain gives them, but in batch {step} of the run, row {i} "
+                f"({_params(req.sampling_params, False)}): token {t} is {float(got[i, t]):.4g}, the package's chain "
+                f"gives {float(want[i, t]):.4g} (the model gave {float(given[i, t]):.4g}): {what}",
+                HINTS[found[0]] if found else "",
+            )
+
+
 def case_engine_penalties(fn):
     _call(fn, _random(1, 7), [_req()])  # an unfinished stub fails here, before the engine runs
     params, prompts = penalty_requests()
     ref = reference_run(penalty_requests)
-    _compare_runs(run_with_chain(fn, params, prompts), ref, params, logprobs=True)
+    calls: list = []
+    _compare_runs(run_with_chain(_recording(fn, calls), params, prompts), ref, params, logprobs=True)
+    _compare_batches(calls)
 
 
 def case_engine_bias_grammar(fn):

@@ -235,10 +235,13 @@ def _compare(got: EngineRun, ref: EngineRun, scenario: Scenario, again: bool) ->
                 )
     wrong = _first_wrong_call(got.calls)
     if wrong:
+        # Say only what the run did show: a wrong free_pages or kv_len in the step that finishes a
+        # request leaves no trace (all its pages go back, or to the prefix cache, when it finishes).
         raise AssertionError(
-            "the requests' tokens and pages came out right, but a verify result was not the package's (a mistake "
-            "the output does not show here: fewer tokens in a step, or a finish that the scheduler's own check of "
-            f"each token it appends caught): {wrong}"
+            "the requests' tokens and finish reasons equal the run without drafts and the cache's checks held "
+            "after every step, but a verify result was not the package's (a mistake this run's output does not "
+            "show: a field of the step that finished a request, fewer tokens in a step, or a finish that the "
+            f"scheduler's own check of each token it appends caught): {wrong}"
         )
 
 
