@@ -86,8 +86,10 @@ def _same(a: Any, b: Any) -> bool:
         return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False  # True is not 1: the contract names the type
     if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
-        return False  # True is not 1, a list is not a tuple: the contract names the type
+        return False  # a list is not a tuple, a str is not None
     return a == b
 
 
