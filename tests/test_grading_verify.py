@@ -127,7 +127,16 @@ def test_every_mistake_the_grader_names_is_named_by_some_case(mistake):
 
     res = grade("verify", answer, only=UNIT)
     assert not res.full_marks, res.report()
-    assert any(step.MISTAKES[mistake][1:] in r.message for r in res.results if not r.passed), res.report()
+    # Pages are described as they are; a page mistake is named only where no other gives the same pages
+    said = [step.MISTAKES[mistake][1:], *PAGE_FACTS.get(mistake, [])]
+    failed = [r.message + " " + r.hint for r in res.results if not r.passed]
+    assert any(s in text for s in said for text in failed), res.report()
+
+
+PAGE_FACTS = {
+    "pages_newest": ["is where the newest token's K/V goes next step"],
+    "pages_uncut": ["hold only rejected drafts or tokens after a finish"],
+}
 
 
 def test_a_correct_answer_from_a_notebook_cell_gets_the_unit_cases():

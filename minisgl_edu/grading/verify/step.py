@@ -100,12 +100,6 @@ MISTAKES = {
     "in characters, but an emoji or a CJK character is 3 or 4 bytes in UTF-8 and the byte-level tokenizer "
     "can spend a token on each byte. Count the window in bytes (len(s.encode())) plus a margin, as the "
     "engine's check_finish does",
-    "stop_window_shortest": "the tail you decoded was sized by the shortest stop string: a longer one of the "
-    "list did not fit in it. Size the window by the longest stop string, in bytes, plus a margin",
-    "stop_endswith": "a stop string was looked for only at the end of the decoded text: a token can hold more "
-    "than the stop string, so it may end inside the newest token; look for it anywhere in the tail (`s in tail`)",
-    "ignore_eos_stops": "ignore_eos turned off the stop strings too: it turns off the EOS test only; stop strings "
-    "and max_new_tokens still end the request",
     "kv_no_drafts": "kv_len left out the accepted drafts: their K/V was computed in this pass at their own "
     "positions and is valid, so kv_len counts every token the request now has but its newest, the accepted "
     "drafts included",
@@ -148,9 +142,6 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "stop_per_token": "decode a tail of output_ids + the new tokens so far, not each token alone",
     "stop_new_only": "the decoded tail includes the output before this step",
     "stop_window_chars": "the decoded tail must be long enough for the longest stop string, whatever its characters",
-    "stop_window_shortest": "the decoded tail must be long enough for the longest stop string, whatever its characters",
-    "stop_endswith": "look for each stop string anywhere in the decoded tail: `s in tail`, not tail.endswith(s)",
-    "ignore_eos_stops": "with ignore_eos only stop strings and max_new_tokens end the request",
     "kv_no_drafts": _KV,
     "kv_counts_rejected": _KV,
     "kv_counts_newest": _KV,
@@ -174,9 +165,6 @@ FINISH_MISTAKES = [
     "stop_per_token",
     "stop_new_only",
     "stop_window_chars",
-    "stop_window_shortest",
-    "stop_endswith",
-    "ignore_eos_stops",
 ]
 KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut", "kv_no_drafts"]
 PAGE_MISTAKES = [
@@ -221,14 +209,9 @@ def _finish(req: VerifyRequest, output: list[int], new_from: int, model_token: b
             text = req.decode(output[new_from:])
         elif mistake == "stop_window_chars":
             text = req.decode(output[-(max(len(s) for s in req.stop) + 4) :])
-        elif mistake == "stop_window_shortest":
-            text = req.decode(output[-(min(len(s.encode("utf-8")) for s in req.stop) + 4) :])
         else:  # the engine's window: a token stands for at least one byte of UTF-8
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
-        if mistake == "stop_endswith":
-            stop = any(text.endswith(s) for s in req.stop)
-        else:
-            stop = any(s in text for s in req.stop) and not (mistake == "ignore_eos_stops" and req.ignore_eos)
+        stop = any(s in text for s in req.stop)
     length = len(output) >= req.max_new_tokens
     if mistake == "length_overshoot" or (mistake == "length_not_on_model_token" and model_token):
         length = False
@@ -352,6 +335,11 @@ def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistak
         return f"{text}. {story}", hint
     if first == "free_pages":
         story, hint = pages_story(req, want, got.free_pages)
+        alike = [
+            m for m in PAGE_MISTAKES if m in mistakes and _step(req, drafts, targets, m).free_pages == got.free_pages
+        ]
+        if len(alike) == 1:  # named only when this step tells it from the others
+            story += f": {MISTAKES[alike[0]]}"
         return f"{text}. {story}", hint
     variants = {m: _step(req, drafts, targets, m) for m in mistakes}
     whole = [m for m, r in variants.items() if r == got]
@@ -382,11 +370,9 @@ def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int
     """What a wrong kv_len counted, from the direction and size of the difference, and its hint."""
     before = req.prompt_len + len(req.output_ids)
     total = before + len(want.tokens)
-    known = {
-        total: "kv_counts_newest",
-        before + len(drafts): "kv_counts_rejected",
-        want.kv_len - req.prompt_len: "kv_no_prompt",
-    }
+    known = {total: "kv_counts_newest", want.kv_len - req.prompt_len: "kv_no_prompt"}
+    if want.accepted < len(drafts):  # with every draft accepted there is no rejected one to count
+        known[before + len(drafts)] = "kv_counts_rejected"
     if len(want.tokens) > 1:
         known[before] = "kv_no_drafts"
     if want.finish_reason is not None and want.accepted + 1 > len(want.tokens):

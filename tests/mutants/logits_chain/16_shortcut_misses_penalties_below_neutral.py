@@ -11,7 +11,7 @@ import xgrammar
 MUST_FAIL = {"generated: 200 batches against the package's chain"}
 MUST_SAY = "came back as the model gave it"
 CAUGHT_BY = {"generated"}
-HINT_SAYS = "below 1"
+HINT_SAYS = "a link all the same"
 
 
 def _asks(req):
