@@ -38,18 +38,30 @@ def test_quantize_round_trip_error_is_bounded():
     assert torch.equal(values.float().abs().amax(-1)[x.abs().amax(-1) > 0], torch.full((64 * 4 - 1,), FP8_MAX))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_pool_store_then_load_pages_round_trip(dtype):
+@pytest.mark.parametrize(
+    "dtype, device",
+    [
+        (torch.float32, "cpu"),
+        (torch.bfloat16, "cpu"),
+        pytest.param(
+            torch.bfloat16,
+            "cuda",
+            marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")],
+        ),
+    ],
+)
+def test_pool_store_then_load_pages_round_trip(dtype, device):
     """Tokens written at scattered slots come back, through their pages, within the bound; slots
     never written keep zeros, and the dummy page too."""
     layers, num_pages, page, hkv, d = 2, 6, 4, 2, 64
-    pool = KVPool(layers, num_pages, page, hkv, d, dtype, "cpu", kv_dtype=FP8)
+    pool = KVPool(layers, num_pages, page, hkv, d, dtype, device, kv_dtype=FP8)
     assert pool.quantized and pool.k.dtype == FP8 and pool.k_scale.shape == (layers, (num_pages + 1) * page, hkv)
     g = torch.Generator().manual_seed(1)
     loc = torch.tensor([9, 2, 3, 17, 16, 0])
     k = (torch.randn(len(loc), hkv, d, generator=g) * 5).to(dtype)
     v = torch.randn(len(loc), hkv, d, generator=g).to(dtype)
-    pool.store(1, loc, k, v)
+    pool.store(1, loc.to(device), k.to(device), v.to(device))
+    pool = _to_cpu(pool)
     pages = torch.tensor([[0, 4, 2]])  # slots 0-3, 16-19, 8-11
     k_out, v_out = pool.load_pages(1, pages)
     assert k_out.dtype == dtype and k_out.shape == (1, 3 * page, hkv, d)
@@ -64,6 +76,13 @@ def test_pool_store_then_load_pages_round_trip(dtype):
             else:
                 assert not got[0, row].any(), slot
     assert not pool.k[0].float().any() and not pool.v[0].float().any()  # the other layer is untouched
+
+
+def _to_cpu(pool: KVPool) -> KVPool:
+    """The pool with its buffers moved to the CPU (to read them back, whatever wrote them)."""
+    for name in ("k", "v", "k_scale", "v_scale"):
+        setattr(pool, name, getattr(pool, name).cpu())
+    return pool
 
 
 def test_fp8_pool_holds_about_twice_the_tokens():
@@ -97,7 +116,9 @@ def _greedy(model_dir: str, kv: str, ps: list[list[int]], n: int) -> list[list[i
     from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
 
     sched = Scheduler(
-        SchedulerConfig(model=model_dir, device="cpu", num_pages=256, kv_cache_dtype=kv), QueueIO(), tokenizer=IdTokenizer()
+        SchedulerConfig(model=model_dir, device="cpu", num_pages=256, kv_cache_dtype=kv),
+        QueueIO(),
+        tokenizer=IdTokenizer(),
     )
     for i, p in enumerate(ps):
         sched.add_request(i, p, SamplingParams(max_tokens=n, ignore_eos=True))

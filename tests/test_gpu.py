@@ -655,6 +655,92 @@ def test_split_kv_decode_matches_float32(page_size, lens):
 @gpu
 @pytest.mark.kernel
 @needs_kernels
+@pytest.mark.parametrize("page_size", [1, 16])
+@pytest.mark.parametrize("lens", [[1], [700], [15, 16, 17], [1000, 1, 33, 300]])
+@pytest.mark.parametrize("splits", [0, 1, 4])  # 0: the kernel's own choice (32 at these batch sizes)
+def test_fp8_decode_matches_float32(page_size, lens, splits):
+    """Our FP8 decode attention (kernels/decode_attention_fp8.py) against float32 attention over
+    the same pages dequantized: scattered pages, lengths not a multiple of the page or the block,
+    a request of one token, splits with no keys, one split (no merge). The pages are written by
+    the pool's own `store`, with keys of very different sizes per token."""
+    from minisgl_edu.kernels.decode_attention_fp8 import SplitKVDecodeFP8
+    from minisgl_edu.kvcache.pool import FP8, KVPool
+
+    g = torch.Generator(device=KDEV).manual_seed(page_size + sum(lens) + splits)
+    num_pages = sum((n + page_size - 1) // page_size for n in lens) + 8
+    pool = KVPool(1, num_pages, page_size, HKV, D, KDT, KDEV, kv_dtype=FP8)
+    slots = (num_pages + 1) * page_size
+    size = torch.exp(2 * torch.randn(slots, HKV, 1, device=KDEV, generator=g))  # e^-4 .. e^4 apart
+    k = torch.randn(slots, HKV, D, device=KDEV, generator=g) * size
+    v = torch.randn(slots, HKV, D, device=KDEV, generator=g)
+    pool.store(0, torch.arange(slots, device=KDEV), k.to(KDT), v.to(KDT))
+    q = torch.randn(len(lens), HQ, D, device=KDEV, generator=g).to(KDT) * 0.3
+    perm = torch.randperm(num_pages, device=KDEV, generator=g).to(torch.int32)
+    indptr = [0]
+    for n in lens:
+        indptr.append(indptr[-1] + (n + page_size - 1) // page_size)
+    kernel = SplitKVDecodeFP8(
+        len(lens), HQ, HKV, D, page_size, D**-0.5, torch.zeros(num_pages, dtype=torch.int32, device=KDEV), splits=splits
+    )
+    host = (lambda t: t.pin_memory()) if HAS_CUDA else (lambda t: t)
+    kernel.plan(
+        host(torch.tensor(indptr, dtype=torch.int32)), perm[: indptr[-1]], host(torch.tensor(lens, dtype=torch.int32))
+    )
+    for _ in range(2):  # twice: the merge counters are back at 0 after a run
+        got = kernel.run(q, (pool.k[0], pool.v[0], pool.k_scale[0], pool.v_scale[0]))
+        for b, n in enumerate(lens):
+            pages = perm[indptr[b] : indptr[b + 1]].long()[None]
+            kd, vd = (x[0, :n].float().repeat_interleave(HQ // HKV, dim=1) for x in pool.load_pages(0, pages))
+            probs = (torch.einsum("hd,thd->ht", q[b].float(), kd) * D**-0.5).softmax(-1)
+            want = torch.einsum("ht,thd->hd", probs, vd)
+            assert _rel(got[b], want) < 1e-2, (n, _rel(got[b], want))
+
+
+@gpu
+@pytest.mark.kernel
+@needs_kernels
+@pytest.mark.parametrize("norm", [True, False])
+def test_qk_rope_store_writes_fp8_pages(norm):
+    """The RoPE kernel's K/V write into an FP8 pool: the same scales, and e4m3 numbers within one
+    rounding step, as the pool's own `store` of the reference K/V; nothing else touched."""
+    from minisgl_edu.kernels.qk_rope_store import qk_rope_store
+    from minisgl_edu.kvcache.pool import FP8, KVPool
+    from minisgl_edu.models.rope import RotaryEmbedding
+
+    T, eps = 7, 1e-6
+    g = torch.Generator(device=KDEV).manual_seed(2)
+    rot = RotaryEmbedding(D, 4096, 1e6).to(KDEV)
+    rot.build_cache(KDEV)
+    qkv = torch.randn(T, (HQ + 2 * HKV) * D, device=KDEV, generator=g).to(KDT)
+    qkv[3] *= 40  # a token whose K and V are 40x larger: its own scale
+    pos = torch.tensor([0, 1, 5, 100, 1000, 4095, 17], device=KDEV)
+    qw = (1 + 0.2 * torch.randn(D, device=KDEV, generator=g)).to(KDT)
+    kw = (1 + 0.2 * torch.randn(D, device=KDEV, generator=g)).to(KDT)
+    loc = torch.tensor([3, 9, 10, 40, 41, 62, 0], device=KDEV)
+    pool, ref = (KVPool(1, 3, 16, HKV, D, KDT, KDEV, kv_dtype=FP8) for _ in range(2))
+    q = qk_rope_store(
+        qkv, pos, rot.cos_sin_table(), qw if norm else None, kw if norm else None, eps, loc, pool.k[0], pool.v[0],
+        HQ, HKV, D, k_scale=pool.k_scale[0], v_scale=pool.v_scale[0],
+    )  # fmt: skip
+    rq, rk, rv = _rope_reference(qkv, pos, rot, qw if norm else None, kw if norm else None, eps)
+    ref.store(0, loc, rk, rv)
+    assert _rel(q, rq) < 5e-3
+    for got, want, gs, ws in ((pool.k, ref.k, pool.k_scale, ref.k_scale), (pool.v, ref.v, pool.v_scale, ref.v_scale)):
+        assert torch.allclose(gs[0][loc], ws[0][loc], rtol=1e-2)
+        step = ws[0][loc][..., None] * 32  # one e4m3 step at the top of the range (256..448: 32)
+        a, b = got[0][loc].float(), want[0][loc].float()
+        ok = (a * gs[0][loc][..., None] - b * ws[0][loc][..., None]).abs().le(step)
+        if INTERPRET:  # its float32 -> e4m3 rounding up to a power of two gives half of it (128 -> 64)
+            ok |= (2 * a == b) & (b.abs() == 2 ** b.abs().log2().round())
+        assert ok.all()
+        others = torch.ones(pool.k.shape[1], dtype=torch.bool, device=KDEV)
+        others[loc] = False
+        assert not got[0][others].float().any() and bool((gs[0][others] == 1).all())
+
+
+@gpu
+@pytest.mark.kernel
+@needs_kernels
 @pytest.mark.parametrize("bs, vocab", [(1, 151936), (3, 5000)])
 def test_greedy_head_matches_argmax(bs, vocab):
     """The end of a packed graph (kernels/greedy.py): float32 logits equal to `.float()`, tokens
@@ -705,6 +791,36 @@ def test_split_kv_graphs_greedy_match_eager(tiny_qwen3_dir, n, overlap):
     sampled = [generate(graph, ps, 30, overlap=overlap, temperature=0.9, top_k=40, seed=3) for _ in range(2)]
     assert sampled[0] == sampled[1] and sampled[0] != eager
     assert_all_pages_back(graph)
+
+
+@gpu
+@needs_cuda
+def test_fp8_kv_graphs_match_eager_and_fill_twice_the_pool(tiny_qwen3_dir):
+    """--kv-cache-dtype fp8_e4m3 on CUDA: the default backend decodes every batch size with our FP8
+    kernel, in graphs (requests of 200-400 tokens, 9 of them: graph size 12, padded), and gives the
+    greedy tokens of eager FlashInfer over the same FP8 pages dequantized; the pool holds ~1.9x
+    the tokens of bfloat16 in the same memory."""
+    from minisgl_edu.attention import HybridBackend
+    from minisgl_edu.attention.triton_backend import TritonDecodeBackend
+    from minisgl_edu.kvcache.pool import KVPool
+
+    ps = prompts(9, 200, 400, seed=47)
+    eager = make_scheduler(
+        tiny_qwen3_dir, "cuda", cuda_graph_max_bs=0, attention_backend="flashinfer", kv_cache_dtype="fp8_e4m3"
+    )
+    assert eager.engine.pool.quantized and not eager.engine.attn.supports_graphs
+    want = generate(eager, ps, 30, overlap=False)
+    graph = make_scheduler(tiny_qwen3_dir, "cuda", kv_cache_dtype="fp8_e4m3")
+    attn = graph.engine.attn
+    assert isinstance(attn, HybridBackend) and isinstance(attn.decode_backend, TritonDecodeBackend)
+    assert attn.decode_backend.max_decode_batch is None and 16 in attn.decode_backend._graphs
+    assert generate(graph, ps, 30, overlap=True) == want
+    assert_all_pages_back(graph)
+    mc = graph.engine.model_config
+    ratio = KVPool.bytes_per_token(mc.num_layers, 8, 128, torch.bfloat16) / KVPool.bytes_per_token(
+        mc.num_layers, 8, 128, graph.engine.pool.kv_dtype
+    )
+    assert 1.9 < ratio < 2
 
 
 # ---------------------------------------------------------------------- overlap scheduling

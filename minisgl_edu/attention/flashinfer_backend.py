@@ -36,6 +36,14 @@ called directly. That calls members of the wrapper that are not its public API, 
 with the FlashInfer versions it was checked against (`REPLAN_CHECKED`); any other version
 plans through `wrapper.plan()`.
 
+An FP8 pool (`kv_cache_dtype="fp8_e4m3"`, `kvcache/pool.py`) carries a scale per token and KV
+head, which FlashInfer's kernels cannot take (they take one per layer). Over such a pool this
+backend attends after dequantizing: each layer's pages of the batch are read back in the model's
+dtype into a scratch paged buffer, page i of the batch's page list at scratch page i, and the plan
+points at those. That costs a read and a write of the batch's pages per layer, fine for prefill
+(compute-bound); decode batches go to our FP8 kernel instead (`triton_backend.py`), and this
+backend captures no graphs over an FP8 pool.
+
 This module imports flashinfer at construction time: it is only ever built on a CUDA machine.
 """
 
@@ -88,7 +96,9 @@ class FlashInferBackend(AttentionBackend):
         self.page_size = pool.page_size
         self.num_kv_heads = pool.num_kv_heads
         self.head_dim = pool.head_dim
-        self.dtype = pool.k.dtype
+        self.dtype = pool.dtype  # what q is and what the kernels read (an FP8 pool: after dequantizing)
+        self.supports_graphs = not pool.quantized
+        self._batch_pages: Optional[torch.Tensor] = None  # FP8 pool: the batch's page list, on the GPU
         self.num_qo_heads = num_qo_heads  # known from the first q if not given
         # FlashInfer has two decode kernels: a CUDA-core one (one program per request and KV head)
         # and the tensor-core prefill kernel run with one query row per request, whose plan also
@@ -174,6 +184,9 @@ class FlashInferBackend(AttentionBackend):
     def _plan(self, meta: AttentionMetadata) -> None:
         num_pages, indptr, last = self._describe(meta.kv_lens)
         indices = self._page_indices(meta.host_rows(), num_pages).to(self.device, non_blocking=True)
+        if self.pool.quantized:  # plan over the scratch pages of `_dequantized`: page i is indices[i]
+            self._batch_pages = indices.long()
+            indices = torch.arange(len(indices), dtype=torch.int32, device=self.device)
         is_decode = meta.is_decode
         wrapper = self.decode_wrapper if is_decode else self.prefill_wrapper
         self._wait_previous_plan(wrapper)
@@ -226,7 +239,14 @@ class FlashInferBackend(AttentionBackend):
             self._plan(self._meta)
         if k is not None:  # None: already written by the caller
             self.pool.store(layer_id, self.out_loc, k, v)
-        return self._wrapper.run(q.contiguous(), self.kv_views[layer_id])
+        kv = self._dequantized(layer_id) if self.pool.quantized else self.kv_views[layer_id]
+        return self._wrapper.run(q.contiguous(), kv)
+
+    def _dequantized(self, layer_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """An FP8 pool's pages of this batch, in the model's dtype: [batch pages, page_size, Hkv, D]."""
+        k, v = self.pool.load_pages(layer_id, self._batch_pages[None])
+        shape = (-1, self.page_size, self.num_kv_heads, self.head_dim)
+        return k.view(shape), v.view(shape)
 
     # ------------------------------------------------------------------ CUDA graphs
     def init_graphs(self, bs_list: list[int], inputs) -> None:

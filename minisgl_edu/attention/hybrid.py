@@ -27,7 +27,9 @@ class HybridBackend(AttentionBackend):
         self.prefill_backend = prefill_backend
         self.decode_backend = decode_backend
         self.pool = prefill_backend.pool
-        self.supports_graphs = prefill_backend.supports_graphs and decode_backend.supports_graphs
+        # Graphs are decode batches: a decode backend that takes every size runs all of them alone.
+        takes_all = decode_backend.max_decode_batch is None
+        self.supports_graphs = decode_backend.supports_graphs and (takes_all or prefill_backend.supports_graphs)
         self._active: AttentionBackend = prefill_backend
 
     def _takes_decode(self, batch_size: int) -> bool:

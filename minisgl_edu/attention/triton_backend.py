@@ -14,6 +14,10 @@ arrive in the graph runner's one input copy (`engine/graph_inputs.py`): no plan 
 One `SplitKVDecode` per batch size (its split count and partial-result buffers depend on it): in
 a graph it reads the page lists from the runner's packed buffer (`init_graphs`), eagerly from
 buffers of its own that `prepare` fills.
+
+Over an FP8 pool (`kv_cache_dtype="fp8_e4m3"`) the kernel is `kernels/decode_attention_fp8.py`'s,
+and it takes decode batches of every size (`max_decode_batch` None): FlashInfer cannot read our
+per-token scales, and at a large batch the halved bytes are the gain.
 """
 
 from __future__ import annotations
@@ -31,27 +35,33 @@ class TritonDecodeBackend(AttentionBackend):
     supports_graphs = True
 
     def __init__(self, pool: KVPool, page_table: PageTable, num_qo_heads: int, scale: Optional[float] = None) -> None:
-        from minisgl_edu.kernels import decode_attention  # imports Triton: only ever built where it runs
+        # Imports Triton: only ever built where it runs.
+        from minisgl_edu.kernels import decode_attention, decode_attention_fp8
 
-        self._kernels = decode_attention
-        self.max_decode_batch = decode_attention.MAX_BS
         self.pool = pool
+        if pool.quantized:
+            self._kernel_class, self.max_decode_batch = decode_attention_fp8.SplitKVDecodeFP8, None
+        else:
+            self._kernel_class, self.max_decode_batch = decode_attention.SplitKVDecode, decode_attention.MAX_BS
         self.page_table = page_table
         self.num_qo_heads = num_qo_heads
         self.scale = scale or pool.head_dim**-0.5
         self.device = pool.k.device
-        # Per-layer views of the pool, one row per token slot: [slots, Hkv, D].
-        self.kv_views = [(pool.k[i], pool.v[i]) for i in range(pool.num_layers)]
+        # Per-layer views of the pool, one row per token slot: [slots, Hkv, D] (and an FP8 pool's
+        # scales, [slots, Hkv]).
+        self.kv_views = [
+            (pool.k[i], pool.v[i], pool.k_scale[i], pool.v_scale[i]) if pool.quantized else (pool.k[i], pool.v[i])
+            for i in range(pool.num_layers)
+        ]
         # Eager batches: page ids of all requests back to back, shared by every size.
-        self._indices = torch.zeros(
-            self.max_decode_batch * page_table.max_pages_per_req, dtype=torch.int32, device=self.device
-        )
+        max_bs = self.max_decode_batch or page_table.max_reqs
+        self._indices = torch.zeros(max_bs * page_table.max_pages_per_req, dtype=torch.int32, device=self.device)
         self._eager: dict[int, object] = {}
         self._graphs: dict[int, object] = {}
         self._active = None
 
     def _kernel(self, bs: int, indices: torch.Tensor):
-        return self._kernels.SplitKVDecode(
+        return self._kernel_class(
             bs, self.num_qo_heads, self.pool.num_kv_heads, self.pool.head_dim, self.pool.page_size, self.scale, indices
         )
 
@@ -61,7 +71,9 @@ class TritonDecodeBackend(AttentionBackend):
         return t.pin_memory() if self.device.type == "cuda" else t
 
     def prepare(self, meta: AttentionMetadata) -> None:
-        assert meta.is_decode and meta.batch_size <= self.max_decode_batch, "a decode batch of at most MAX_BS"
+        assert meta.is_decode and (self.max_decode_batch is None or meta.batch_size <= self.max_decode_batch), (
+            "a decode batch of at most MAX_BS"
+        )
         bs, p = meta.batch_size, self.pool.page_size
         kernel = self._eager.get(bs)
         if kernel is None:

@@ -98,9 +98,7 @@ class EngineConfig:
         from minisgl_edu.kvcache.pool import KV_CACHE_DTYPES
 
         if self.kv_cache_dtype not in KV_CACHE_DTYPES:
-            raise ValueError(
-                f"kv_cache_dtype must be one of {', '.join(KV_CACHE_DTYPES)}, got {self.kv_cache_dtype!r}"
-            )
+            raise ValueError(f"kv_cache_dtype must be one of {', '.join(KV_CACHE_DTYPES)}, got {self.kv_cache_dtype!r}")
         if self.cpu_weights not in CPU_WEIGHTS:
             raise ValueError(f"cpu_weights must be one of {', '.join(CPU_WEIGHTS)}, got {self.cpu_weights!r}")
         unknown = set(self.triton_kernels) - set(TRITON_KERNELS)

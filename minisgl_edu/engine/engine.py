@@ -171,15 +171,18 @@ class Engine:
 
     def _auto_backend(self) -> str:
         """torch on CPU; on CUDA with FlashInfer, FlashInfer plus our Triton decode kernel for small
-        decode batches when Triton is there and the kernel takes this model's heads."""
+        decode batches (over an FP8 pool, for all of them) when Triton is there and the kernel takes
+        this model's heads."""
         if self.device.type != "cuda" or not _has_flashinfer():
             return "torch"
         from minisgl_edu.kernels import triton_available
 
         if triton_available():
-            from minisgl_edu.kernels import decode_attention
+            from minisgl_edu.kernels import decode_attention, decode_attention_fp8
 
-            if decode_attention.supports(self.num_qo_heads, self.num_kv_heads, self.model_config.head_dim):
+            # An FP8 pool: our FP8 kernel decodes every batch size; bfloat16: ours for small batches.
+            kernel = decode_attention_fp8 if self.pool.quantized else decode_attention
+            if kernel.supports(self.num_qo_heads, self.num_kv_heads, self.model_config.head_dim):
                 return "flashinfer,triton"
         return "flashinfer"
 

@@ -10,8 +10,11 @@ every layer over. Here one program per (token, head) does all of it:
     k head j:   x = qkv[t, (Hq+j)*D : ...]   -> norm(x) * k_weight -> rotate -> K pool[slot(t), j]
                 v = qkv[t, (Hq+Hkv+j)*D : ...]                               -> V pool[slot(t), j]
 
-`slot(t)` is the token's KV slot (`out_loc`, chosen by the scheduler's page table). RoPE is the
-NeoX / rotate-half pairing (i, i + D/2) that HF's Llama, Qwen2 and Qwen3 use, with the angles read
+`slot(t)` is the token's KV slot (`out_loc`, chosen by the scheduler's page table). An FP8 pool
+(`kvcache/pool.py`) gets each K and V vector as e4m3 numbers and one float32 scale, max|x| / 448,
+computed here from the vector the program already holds: the quantization costs no extra pass.
+
+RoPE is the NeoX / rotate-half pairing (i, i + D/2) that HF's Llama, Qwen2 and Qwen3 use, with the angles read
 from the model's float32 cat(cos, sin) table at the token's position. The norm and the rotation
 stay in float32 in between (one rounding to bf16 at the end, where the separate kernels had two).
 Models without q/k norm (Llama, Qwen2) use the same kernel with HAS_NORM off.
@@ -37,15 +40,19 @@ def _qk_rope_store_kernel(
     q_out_ptr,
     k_pool_ptr,
     v_pool_ptr,
+    ks_ptr,
+    vs_ptr,
     stride_qkv,
     stride_cs,
     stride_qo,
     stride_pool,
+    stride_scale,
     eps,
     NUM_Q: tl.constexpr,
     NUM_KV: tl.constexpr,
     HEAD_DIM: tl.constexpr,
     HAS_NORM: tl.constexpr,
+    FP8: tl.constexpr,
     USE_PDL: tl.constexpr,
 ):
     t = tl.program_id(0)
@@ -87,11 +94,23 @@ def _qk_rope_store_kernel(
     else:
         j = h - NUM_Q
         dst = k_pool_ptr + slot * stride_pool + j * HEAD_DIM
-        tl.store(dst + offs, o1.to(k_pool_ptr.dtype.element_ty))
-        tl.store(dst + HALF + offs, o2.to(k_pool_ptr.dtype.element_ty))
         full = tl.arange(0, HEAD_DIM)
-        v = tl.load(row + (NUM_Q + NUM_KV + j) * HEAD_DIM + full)
-        tl.store(v_pool_ptr + slot * stride_pool + j * HEAD_DIM + full, v.to(v_pool_ptr.dtype.element_ty))
+        v = tl.load(row + (NUM_Q + NUM_KV + j) * HEAD_DIM + full).to(tl.float32)
+        if FP8:  # e4m3 with one float32 scale per vector, as `KVPool.store` writes them
+            k_scale = tl.maximum(tl.maximum(tl.max(tl.abs(o1), axis=0), tl.max(tl.abs(o2), axis=0)) / 448.0, 1e-12)
+            v_scale = tl.maximum(tl.max(tl.abs(v), axis=0) / 448.0, 1e-12)
+            o1 = tl.minimum(tl.maximum(o1 / k_scale, -448.0), 448.0)  # past 448 the cast gives NaN
+            o2 = tl.minimum(tl.maximum(o2 / k_scale, -448.0), 448.0)
+            v = tl.minimum(tl.maximum(v / v_scale, -448.0), 448.0)
+            tl.store(ks_ptr + slot * stride_scale + j, k_scale)
+            tl.store(vs_ptr + slot * stride_scale + j, v_scale)
+            tl.store(dst + offs, o1.to(tl.float8e4nv))
+            tl.store(dst + HALF + offs, o2.to(tl.float8e4nv))
+            tl.store(v_pool_ptr + slot * stride_pool + j * HEAD_DIM + full, v.to(tl.float8e4nv))
+        else:
+            tl.store(dst + offs, o1.to(k_pool_ptr.dtype.element_ty))
+            tl.store(dst + HALF + offs, o2.to(k_pool_ptr.dtype.element_ty))
+            tl.store(v_pool_ptr + slot * stride_pool + j * HEAD_DIM + full, v.to(v_pool_ptr.dtype.element_ty))
 
 
 def supports(head_dim: int) -> bool:
@@ -112,17 +131,21 @@ def qk_rope_store(
     num_q: int,
     num_kv: int,
     head_dim: int,
+    k_scale: torch.Tensor | None = None,
+    v_scale: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """-> q [T, num_q, head_dim] (normed, rotated); k and v are written into the pools at `out_loc`.
 
     qkv: [T, (num_q + 2 num_kv) * head_dim], rows contiguous; k_pool, v_pool: one layer of the
-    pool, [slots, num_kv, head_dim]; cos_sin: float32 [max_pos, head_dim].
+    pool, [slots, num_kv, head_dim]; cos_sin: float32 [max_pos, head_dim]. An FP8 pool
+    (`kv_cache_dtype="fp8_e4m3"`) also passes its scales, [slots, num_kv] float32 each.
     """
     T = qkv.shape[0]
     q = torch.empty((T, num_q, head_dim), dtype=qkv.dtype, device=qkv.device)
     if T == 0:
         return q
     has_norm = q_weight is not None
+    fp8 = k_scale is not None
     _qk_rope_store_kernel[(T, num_q + num_kv)](
         qkv,
         positions,
@@ -133,15 +156,19 @@ def qk_rope_store(
         q,
         k_pool,
         v_pool,
+        k_scale if fp8 else cos_sin,
+        v_scale if fp8 else cos_sin,
         qkv.stride(0),
         cos_sin.stride(0),
         q.stride(0),
         k_pool.stride(0),
+        k_scale.stride(0) if fp8 else 0,
         eps,
         NUM_Q=num_q,
         NUM_KV=num_kv,
         HEAD_DIM=head_dim,
         HAS_NORM=has_norm,
+        FP8=fp8,
         num_warps=1,
         **pdl.launch_options(qkv.device),
     )

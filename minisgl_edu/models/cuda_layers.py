@@ -123,6 +123,8 @@ class TritonRopeAttention(FusedAttention):
             self.num_heads,
             self.num_kv_heads,
             self.head_dim,
+            k_scale=pool.k_scale[self.layer_id] if pool.quantized else None,  # FP8 pages: quantized on the way in
+            v_scale=pool.v_scale[self.layer_id] if pool.quantized else None,
         )
         out = attn.forward(self.layer_id, q, None, None)  # k, v: already in the pool
         return self.o_proj(out.reshape(T, self.q_size))
