@@ -339,8 +339,9 @@ def _why_it_changes(r: Row, stretch: bool) -> list[str]:
     why = []
     if r.repetition_penalty != 1.0:
         below = " (below 1 it makes them more likely: a link all the same, only 1 is neutral)"
+        seen = sorted(set(r.prompt) | set(r.output))
         why.append(
-            "the repetition penalty scales every token seen in the prompt or the output"
+            f"the repetition penalty scales every token seen in the prompt or the output (here {seen})"
             + (below if r.repetition_penalty < 1.0 else "")
         )
     if r.frequency_penalty or r.presence_penalty:
