@@ -699,6 +699,24 @@ def test_fp8_decode_matches_float32(page_size, lens, splits):
 @gpu
 @pytest.mark.kernel
 @needs_kernels
+def test_fp8_triton_backend_gives_the_torch_backends_tokens(tiny_model_dir):
+    """The `triton` decode backend over an FP8 pool (every batch size, our FP8 kernel; prefill by
+    the torch backend) gives the greedy tokens of the torch backend over the same FP8 pages."""
+    from minisgl_edu.attention.triton_backend import TritonDecodeBackend
+
+    ps = prompts(3, 20, 60, seed=9)
+    kw = dict(kv_cache_dtype="fp8_e4m3", dtype="float16" if INTERPRET else "bfloat16", cuda_graph_max_bs=0)
+    want = generate(make_scheduler(tiny_model_dir, KDEV, attention_backend="torch", **kw), ps, 6, overlap=False)
+    sched = make_scheduler(tiny_model_dir, KDEV, attention_backend="torch,triton", **kw)
+    decode = sched.engine.attn.decode_backend
+    assert isinstance(decode, TritonDecodeBackend) and decode.max_decode_batch is None
+    assert generate(sched, ps, 6, overlap=False) == want
+    assert_all_pages_back(sched)
+
+
+@gpu
+@pytest.mark.kernel
+@needs_kernels
 @pytest.mark.parametrize("norm", [True, False])
 def test_qk_rope_store_writes_fp8_pages(norm):
     """The RoPE kernel's K/V write into an FP8 pool: the same scales, and e4m3 numbers within one
