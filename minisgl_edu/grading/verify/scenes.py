@@ -36,6 +36,7 @@ from minisgl_edu.grading.verify.step import (
     _as_result,
     _decode,
     _step,
+    first_field,
     kv_story,
     pages_story,
 )
@@ -180,7 +181,7 @@ def _words(ids: list[int]) -> str:
 def show(scene: VerifyScene) -> str:
     out = scene.output
     lines = [
-        f"  output so far ({len(out)} tokens{', its last 8' if len(out) > 8 else ''}): {_words(out[-8:])}",
+        f"  output so far ({len(out)} tokens{', its last 12' if len(out) > 12 else ''}): {_words(out[-12:])}",
         f"  drafts {_words(scene.drafts)}",
         f"  targets {_words(scene.targets)}",
         f"  max_new_tokens {scene.max_new_tokens}, eos_ids {scene.eos_ids}, ignore_eos {scene.ignore_eos}, "
@@ -194,17 +195,13 @@ def show(scene: VerifyScene) -> str:
 # --- hints that read the difference ---------------------------------------------------------------------
 
 
-def _first_field(a, b) -> Optional[str]:
-    return next((f for f in FIELDS if getattr(a, f) != getattr(b, f)), None)
-
-
 def named_mistake(scene: VerifyScene, diff: Difference, mistakes: list[str] = ALL_MISTAKES) -> Optional[str]:
     """The first known mistake (step.py) whose result differs from the package's first in this
     field, with the value the answer gave; None when none does."""
     req, want = _request(scene), _step(_request(scene), scene.drafts, scene.targets)
     for m in mistakes:
         r = _step(req, list(scene.drafts), list(scene.targets), m)
-        if _first_field(r, want) == diff.field and getattr(r, diff.field) == diff.got:
+        if first_field(r, want) == diff.field and getattr(r, diff.field) == diff.got:
             return m
     return None
 
