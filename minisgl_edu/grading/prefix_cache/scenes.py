@@ -24,41 +24,58 @@ outlives a node (a count kept by `id(node)`, which CPython hands to the next nod
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from hypothesis import strategies as st
 
+from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated
+from minisgl_edu.grading.feedback import is_student_file
 
-MAX_STEPS = 20
+MAX_STEPS = 16
+PRELUDE = 4  # inserts before the steps
+# the kinds of step, as often as they are drawn (interleaved: a shrunk scene's steps become the first)
+KINDS = ["match", "insert", "evict", "match", "unlock", "insert", "evict around", "match", "insert", "unlock"]
 FIRST_PAGE = 10  # page ids start here, so that a page id never reads as a token
 
 
 @dataclass
 class TreeScene:
     page_size: int
-    steps: list[tuple]  # ("insert", ids, short) | ("match", ids, lock) | ("unlock", j) | ("evict", n)
+    # ("insert", ids, short) | ("match", ids, lock) | ("unlock", j) | ("evict", n or "num_evictable ± 1")
+    steps: list[tuple]
 
 
 @st.composite
 def tree_scenes(draw: Any) -> TreeScene:
     ps = draw(st.sampled_from([1, 2, 2, 3]))
-    stems = draw(st.lists(st.lists(st.integers(1, 2), max_size=3 * ps + 2), min_size=1, max_size=3))
+    # a few stems of one to four pages on two tokens: sequences cut from them share prefixes
+    # and part pages, and part ways inside an edge
+    stems = draw(st.lists(st.lists(st.integers(1, 2), min_size=ps, max_size=4 * ps), min_size=2, max_size=3))
 
     @st.composite
     def ids(draw: Any) -> list[int]:
         stem = draw(st.sampled_from(stems))
-        cut = draw(st.integers(0, len(stem)))
+        cut = len(stem) - draw(st.integers(0, len(stem)))  # drawn from the end: most keep much of it
         return stem[:cut] + draw(st.lists(st.integers(1, 3), max_size=ps + 2))
 
-    step = st.one_of(
-        st.tuples(st.just("insert"), ids(), st.sampled_from([0, 0, 0, 1])),
-        st.tuples(st.just("match"), ids(), st.booleans()),
-        st.tuples(st.just("unlock"), st.integers(0, 3)),
-        st.tuples(st.just("evict"), st.sampled_from([0, 1, 1, 2, 2, 3, 4, 6, 100])),
-    )
-    return TreeScene(ps, draw(st.lists(step, min_size=1, max_size=MAX_STEPS)))
+    def step(kind: str) -> tuple:
+        if kind == "insert":
+            return ("insert", draw(ids()), draw(st.sampled_from([0, 0, 0, 1])))
+        if kind == "match":  # most of them admissions, which lock
+            return ("match", draw(ids()), draw(st.sampled_from([True, True, False])))
+        if kind == "unlock":
+            return ("unlock", draw(st.integers(0, 3)))
+        if kind == "evict":
+            return ("evict", draw(st.sampled_from([0, 1, 1, 2, 3, 5, 100])))
+        # around what is evictable: all of it, one page short, and more than there is
+        return ("evict", draw(st.sampled_from(["num_evictable", "num_evictable - 1", "num_evictable + 1"])))
+
+    steps = [step("insert") for _ in range(draw(st.integers(1, PRELUDE)))]  # a tree to start from
+    steps += [step(draw(st.sampled_from(KINDS))) for _ in range(draw(st.integers(1, MAX_STEPS)))]
+    return TreeScene(ps, steps)
 
 
 class _Caller:
@@ -84,64 +101,97 @@ def _pages(got: Any) -> Optional[list[int]]:
 
 
 def play(cls: Any, scene: TreeScene, calls: Optional[list[str]] = None) -> dict:
-    """Drive a `cls(page_size)` through the scene; with `calls`, write each call there as made."""
+    """Drive a `cls(page_size)` through the scene; with `calls`, write each call there as made.
+    An exception of the answer is the step's outcome, shown with the answer's line; the scene stops
+    there (an earlier step's difference, if any, is still the first one reported)."""
     cache = cls(scene.page_size)
     me = _Caller()
     out: dict[str, Any] = {}
     say: Callable[[str], None] = calls.append if calls is not None else (lambda _: None)
-
-    def state(label: str) -> None:
-        out[f"{label}: cached pages after it"] = sorted(cache.cached_pages())
-        out[f"{label}: num_evictable after it"] = cache.num_evictable
-        out[f"{label}: num_cached after it"] = cache.num_cached
-
-    for i, (op, *args) in enumerate(scene.steps):
-        field = f"step {i}: what it returned"
-        if op == "insert":
-            ids, short = args
-            pages = me.take(max(0, len(ids) // scene.page_size - short))
-            say(f"insert({ids}, {pages})")
-            got = cache.insert(list(ids), list(pages))
-            out[field] = got
-            if not isinstance(got, int) or isinstance(got, bool):
+    for i, step in enumerate(scene.steps):
+        label = f"step {i}"
+        try:
+            if not _play_step(cache, me, scene, i, step, out, say):
                 return out
-            me.give(pages[: max(0, min(got, len(pages)))])  # the caller frees its duplicates
-        elif op == "match":
-            ids, lock = args
-            say(f"node, pages = match_prefix({ids})" + ("; lock(node)" if lock else ""))
-            got = cache.match_prefix(list(ids))
-            if not (isinstance(got, tuple) and len(got) == 2 and _pages(got[1]) is not None):
-                out[field] = got
-                return out
-            out[field] = got[1]
-            if lock:
-                cache.lock(got[0])
-                me.locked.append((i, got[0]))
-        elif op == "unlock":
-            if not me.locked:
-                say("unlock: nothing is locked, skipped")
-                out[field] = "(skipped)"
-                continue
-            at, node = me.locked.pop(args[0] % len(me.locked))
-            say(f"unlock(the node locked at step {at})")
-            cache.unlock(node)
-            out[field] = None
-        else:
-            say(f"evict({args[0]})")
-            got = cache.evict(args[0])
-            if _pages(got) is None:
-                out[field] = got
-                return out
-            out[field] = sorted(got)
-            me.give(got)
-        state(f"step {i}")
+            _state(cache, out, label)
+        except (NotImplementedError, Mistake):
+            raise
+        except Exception as e:
+            out[f"{label}: what it returned"] = _raised(e)
+            return out
     say("at the end: unlock every node still locked, then evict(1000)")
-    for _, node in me.locked:
-        cache.unlock(node)
-    got = cache.evict(1000)
-    out["at the end: what evict(1000) returned"] = sorted(got) if _pages(got) is not None else got
-    state("at the end")
+    try:
+        for _, node in me.locked:
+            cache.unlock(node)
+        got = cache.evict(1000)
+        out["at the end: what evict(1000) returned"] = sorted(got) if _pages(got) is not None else got
+        _state(cache, out, "at the end")
+    except (NotImplementedError, Mistake):
+        raise
+    except Exception as e:
+        out["at the end: what evict(1000) returned"] = _raised(e)
     return out
+
+
+def _raised(e: Exception) -> str:
+    mine = [f for f in traceback.extract_tb(e.__traceback__) if is_student_file(f.filename)]
+    at = f" (line {mine[-1].lineno} of your {mine[-1].name})" if mine else ""
+    return f"raised {type(e).__name__}: {e}{at}"
+
+
+def _state(cache: Any, out: dict, label: str) -> None:
+    out[f"{label}: cached pages after it"] = sorted(cache.cached_pages())
+    out[f"{label}: num_evictable after it"] = cache.num_evictable
+    out[f"{label}: num_cached after it"] = cache.num_cached
+
+
+def _play_step(cache: Any, me: _Caller, scene: TreeScene, i: int, step: tuple, out: dict, say: Callable) -> bool:
+    """One step of the scene; False when what came back ends the scene (a wrong type)."""
+    op, *args = step
+    field = f"step {i}: what it returned"
+    if op == "insert":
+        ids, short = args
+        pages = me.take(max(0, len(ids) // scene.page_size - short))
+        say(f"insert({ids}, {pages})")
+        got = cache.insert(list(ids), list(pages))
+        out[field] = got
+        if not isinstance(got, int) or isinstance(got, bool):
+            return False
+        me.give(pages[: max(0, min(got, len(pages)))])  # the caller frees its duplicates
+    elif op == "match":
+        ids, lock = args
+        say(f"node, pages = match_prefix({ids})" + ("; lock(node)" if lock else ""))
+        got = cache.match_prefix(list(ids))
+        if not (isinstance(got, tuple) and len(got) == 2 and _pages(got[1]) is not None):
+            out[field] = got
+            return False
+        out[field] = got[1]
+        if lock:
+            cache.lock(got[0])
+            me.locked.append((i, got[0]))
+    elif op == "unlock":
+        if not me.locked:
+            say("unlock: nothing is locked, skipped")
+            out[field] = "(skipped)"
+            return True
+        at, node = me.locked.pop(args[0] % len(me.locked))
+        say(f"unlock(the node locked at step {at})")
+        cache.unlock(node)
+        out[field] = None
+    else:
+        n = args[0]
+        if isinstance(n, str):  # "num_evictable + 1": read from the cache, as the manager does
+            n = max(0, cache.num_evictable + {"num_evictable": 0, "num_evictable - 1": -1}.get(n, 1))
+            say(f"evict({args[0]}), i.e. evict({n})")
+        else:
+            say(f"evict({n})")
+        got = cache.evict(n)
+        if _pages(got) is None:
+            out[field] = got
+            return False
+        out[field] = sorted(got)
+        me.give(got)
+    return True
 
 
 def shower(reference: Any, name: str) -> Callable[[TreeScene], str]:
@@ -195,6 +245,8 @@ def returned_hint(lfu: bool) -> Callable[[TreeScene, Difference], str]:
         if op[0] == "unlock":
             return "unlock undoes the lock taken on that node, even if a later call cut it in two meanwhile"
         n = op[1] if op[0] == "evict" else 1000
+        if isinstance(n, str):
+            n = len(want) if isinstance(want, list) else 1
         if isinstance(got, list) and isinstance(want, list):
             if n == 0 and got:
                 return "evict(0) asks for nothing: it frees nothing (stop as soon as at least n pages are freed)"
@@ -244,10 +296,10 @@ def evictable_hint(scene: TreeScene, diff: Difference) -> str:
     return "num_evictable counts the pages of the nodes whose lock_ref is 0"
 
 
-def tree_case(reference: Any, lfu: bool = False, examples: int = 150) -> Any:
+def tree_case(reference: Any, lfu: bool = False, examples: int = 120) -> Any:
     """The generated case of `prefix_cache` (lfu=False) or `prefix_cache_lfu`."""
     hints: dict[str, Any] = {}
-    for label in [f"step {i}" for i in range(MAX_STEPS)] + ["at the end"]:
+    for label in [f"step {i}" for i in range(PRELUDE + MAX_STEPS)] + ["at the end"]:
         hints[f"{label}: what it returned"] = returned_hint(lfu)
         hints[f"{label}: cached pages after it"] = cached_hint
         hints[f"{label}: num_evictable after it"] = evictable_hint

@@ -1,0 +1,72 @@
+"""Checks the whole call first for pages that are not in use and for a page listed twice, then
+frees page by page and checks the id range only there. `free([4, 5, 12, 6])` on 12 pages puts 4
+and 5 back before it refuses 12: a refused call must change nothing, not even for the good pages
+before the bad id."""
+
+from minisgl_edu.kvcache import OutOfPages
+
+MUST_FAIL = {"stretch: generated: 200 runs of allocate and free, pages and runs compared after each step"}
+MUST_SAY = "changes nothing"
+CAUGHT_BY = {"generated"}
+HINT_SAYS = "check every page of the call before freeing any"
+
+
+class ContiguousPageAllocator:
+    def __init__(self, num_pages):
+        self.num_pages = num_pages
+        self.by_start = {0: num_pages} if num_pages else {}
+        self.by_end = {num_pages: 0} if num_pages else {}
+        self.in_use = set()
+
+    @property
+    def num_free(self):
+        return self.num_pages - len(self.in_use)
+
+    @property
+    def runs(self):
+        return sorted(self.by_start.items())
+
+    def _take(self, start, count):
+        length = self.by_start.pop(start)
+        del self.by_end[start + length]
+        if count < length:
+            self.by_start[start + count] = length - count
+            self.by_end[start + length] = start + count
+        return list(range(start, start + count))
+
+    def allocate(self, n):
+        if n > self.num_free:
+            raise OutOfPages(f"{n} > {self.num_free}")
+        pages = []
+        while len(pages) < n:
+            need = n - len(pages)
+            fitting = [(length, start) for start, length in self.by_start.items() if length >= need]
+            if fitting:
+                pages += self._take(min(fitting)[1], need)
+            else:
+                _, start = min((-length, start) for start, length in self.by_start.items())
+                pages += self._take(start, self.by_start[start])
+        self.in_use.update(pages)
+        return sorted(pages)
+
+    def free(self, pages):
+        pages = list(pages)
+        for p in pages:
+            if 0 <= p < self.num_pages and p not in self.in_use:
+                raise ValueError(f"page {p} is not in use")
+        if len(set(pages)) != len(pages):
+            raise ValueError(f"the same page twice: {pages}")
+        for p in pages:
+            if not 0 <= p < self.num_pages:
+                raise ValueError(f"{p} is not a page id")
+            self.in_use.remove(p)
+            start, length = p, 1
+            if p in self.by_end:
+                start = self.by_end.pop(p)
+                length += self.by_start.pop(start)
+            if p + 1 in self.by_start:
+                after = self.by_start.pop(p + 1)
+                del self.by_end[p + 1 + after]
+                length += after
+            self.by_start[start] = length
+            self.by_end[start + length] = start

@@ -1,0 +1,72 @@
+"""Declares the set of pages in use in the class body (`in_use: set = set()`) and clears it in
+`__init__`. Every allocator shares that one set: building a second allocator empties the first's,
+whose pages then count as free and are refused when they come back. Each scheduler builds its own
+allocator, and the grader's second allocator is built beside the first."""
+
+from minisgl_edu.kvcache import OutOfPages
+
+MUST_FAIL = {"stretch: generated: 200 runs of allocate and free, pages and runs compared after each step"}
+MUST_SAY = "two allocators side by side"
+CAUGHT_BY = {"generated"}
+HINT_SAYS = "shared by every allocator"
+
+
+class ContiguousPageAllocator:
+    in_use: set = set()  # pages handed out
+
+    def __init__(self, num_pages):
+        self.num_pages = num_pages
+        self.by_start = {0: num_pages} if num_pages else {}
+        self.by_end = {num_pages: 0} if num_pages else {}
+        self.in_use.clear()
+
+    @property
+    def num_free(self):
+        return self.num_pages - len(self.in_use)
+
+    @property
+    def runs(self):
+        return sorted(self.by_start.items())
+
+    def _take(self, start, count):
+        length = self.by_start.pop(start)
+        del self.by_end[start + length]
+        if count < length:
+            self.by_start[start + count] = length - count
+            self.by_end[start + length] = start + count
+        return list(range(start, start + count))
+
+    def allocate(self, n):
+        if n > self.num_free:
+            raise OutOfPages(f"{n} > {self.num_free}")
+        pages = []
+        while len(pages) < n:
+            need = n - len(pages)
+            fitting = [(length, start) for start, length in self.by_start.items() if length >= need]
+            if fitting:
+                pages += self._take(min(fitting)[1], need)
+            else:
+                _, start = min((-length, start) for start, length in self.by_start.items())
+                pages += self._take(start, self.by_start[start])
+        self.in_use.update(pages)
+        return sorted(pages)
+
+    def free(self, pages):
+        pages = list(pages)
+        for p in pages:
+            if p not in self.in_use:
+                raise ValueError(f"page {p} is not in use")
+        if len(set(pages)) != len(pages):
+            raise ValueError(f"the same page twice: {pages}")
+        for p in pages:
+            self.in_use.remove(p)
+            start, length = p, 1
+            if p in self.by_end:
+                start = self.by_end.pop(p)
+                length += self.by_start.pop(start)
+            if p + 1 in self.by_start:
+                after = self.by_start.pop(p + 1)
+                del self.by_end[p + 1 + after]
+                length += after
+            self.by_start[start] = length
+            self.by_end[start + length] = start
