@@ -146,7 +146,7 @@ def plot_timeline(records: list[StageRecord], ax=None, title: Optional[str] = No
     ax.set_ylabel("request (in order of arrival)")
     ax.invert_yaxis()
     ax.set_title(title or f"The path to the first token, {len(rows)} requests")
-    ax.legend(loc="lower right", fontsize=7, ncol=2)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)  # beside the bars, not over them
     return ax
 
 

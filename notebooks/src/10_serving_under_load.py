@@ -7,9 +7,10 @@ CELLS = [
 **Goal:** see the server as its users see it. Drive the real server with the online benchmark,
 read time to first token (TTFT) and inter-token latency (ITL) percentiles, and watch three
 effects: requests queueing once the batch is full, a long prompt stalling the streams already
-running, and what chunked prefill and mixed batches change about that stall.
-**Expected time:** 30 minutes. The cells run in a little over a minute on 2 cores, much of it
-the start-up of three servers.
+running, and what chunked prefill and mixed batches change about that stall. Last, a burst of
+requests, timed stage by stage inside the server.
+**Expected time:** 35 minutes. The cells run in about two minutes on 2 cores, much of it
+the start-up of four servers.
 
 Chapter 04 counted scheduler steps in one process. Here the same decisions are measured from the
 outside, over HTTP, with a clock: what a user waits for before the first word appears (TTFT) and
@@ -309,6 +310,68 @@ the chunked request back at the head of its queue: `chunked_list + self.pending_
 `prefill_manager.schedule_next_batch(...) or decode_manager.schedule_next_batch()`, so it behaves
 as the first two runs here. SGLang has the option this engine copies, `--enable-mixed-chunk`
 (`ScheduleBatch.mix_with_running`), with `--chunked-prefill-size` as the chunk size.
+
+## 6. A burst: where the first tokens wait
+
+The moment of truth of a live demo: the whole room sends at once. The client's TTFT says how long
+each request waited, not where. The server knows where: every process on the path stamps a
+request as it passes (`minisgl_edu/message/stamps.py`), on the messages themselves, until the
+first token's text is written to the connection; the API server keeps the latest requests' stamps
+and serves them on `GET /debug/stages` (`server/stages.py`). The stamps are `time.monotonic()`,
+one clock for all the server's processes, and only the path to the first token carries them, so
+they stay on in every server.
+
+A server with the defaults this time (no limit of four running requests, the prefix cache on),
+and 32 chat questions sent at once, each answered with 8 tokens:
+"""),
+    code(r"""
+from minisgl_edu.bench.stages import complete, fetch_stages, format_stage_table, largest_stage, plot_timeline
+from minisgl_edu.message.stamps import POINTS, STAGES
+
+server = start_server("--device", "cpu", "--num-tokenizer", "1", "--num-pages", "256", "--cpu-weights", "float16")
+burst = run_benchmark(BenchConfig(base_url=server.url, endpoint="chat", num_prompts=32, concurrency=32,
+                                  output_len=8, ignore_eos=True, progress=False))
+records = fetch_stages(server.url, last=32)
+print(f"{burst.summary.succeeded} of 32 answered; {len(complete(records))} with every point stamped")
+print("points of one request, in order:", list(records[0]["stamps"]) == list(POINTS))
+for name, start, end in STAGES:
+    print(f"  {name:<15} {start} -> {end}")
+"""),
+    md(r"""
+Eleven stages between twelve points. Per stage, over the 32 requests (milliseconds), and the
+stage's share of all the time they spent before their first token:
+"""),
+    code(r"""
+# NBVAL_IGNORE_OUTPUT
+print(format_stage_table(records))
+name, share = largest_stage(records)
+print(f"largest: {name} ({share:.0%})")
+print(f"the client's TTFT: p50 {burst.summary.ttft_ms.p50:.0f} ms, p99 {burst.summary.ttft_ms.p99:.0f} ms")
+"""),
+    code(r"""
+# NBVAL_IGNORE_OUTPUT
+fig, ax = plt.subplots(figsize=(10, 4.5))
+plot_timeline(records, ax=ax, title="A burst of 32 on this CPU: each request's path to its first token")
+fig.tight_layout()
+plt.show()
+"""),
+    md(r"""
+How to read it: one bar per request, in the order they arrived, starting when the first one
+arrived. On 2 cores almost every bar is green: **prefill**. The 32 short prompts fit one prefill
+batch (the CPU budget is 2048 tokens), so every request gets its first token when that one
+forward pass ends: the first request waits for the last one's prompt as much as its own. A few
+requests show a grey gap first (**to scheduler**): they arrived while the scheduler was already
+in a step (the prefill of the one or two requests that came first), and a step is not
+interrupted. HTTP, the tokenizer, the hops between processes and the detokenizer take a
+millisecond or less each: on this machine a burst's wait is compute, and only a smaller batch
+(the first requests answered earlier, the last ones later) would change its shape.
+
+On a GPU the balance moves. There a prefill step of 8,192 prompt tokens takes about 20 ms, so
+the ~150,000 prompt tokens of a burst of 256 long prompts are about 0.4 s of prefill, yet the last
+first token of such a burst was measured at 1.7 s: most of its wait is in the other stages, the
+ones that cost a millisecond here. Which one is what this tool answers on that machine
+(`python -m minisgl_edu.bench.stages` after the burst); `docs/benchmarks.md` ("A burst, stage by
+stage" and "A burst of 256 on the H200") has the CPU figures, the H200 ones and how to measure them.
 
 We are done with the server:
 """),

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# A burst on the course CPU: the server with its defaults on the bundled model, 32 chat questions
-# sent at once (each answered with 32 tokens, ignore_eos), after a warm-up of 4; then where the
+# A burst on the course CPU: the server with its defaults on the bundled model, 32 chat requests
+# sent at once (~64-token questions, each answered with 32 tokens, ignore_eos; every round's
+# prompts its own seed, so none is in the prefix cache but the chat template's start), after a
+# warm-up of 4; then where the
 # first tokens waited (GET /debug/stages, bench/stages.py) where the server keeps stamps. ROUNDS
 # bursts in a row (default 2, the first one's figures are the cold ones). TREE=dir serves another
 # copy of the package (`git archive COMMIT minisgl_edu | tar -x -C dir`), for a before/after on
-# the same machine minutes apart; PORT (default 19790). Each run's JSON goes to $OUT when set.
+# the same machine minutes apart; PORT (default 19790). N, INPUT_LEN, OUTPUT_LEN, CLIENTS change the
+# burst (default 32, 64, 32, 1): with the tests' 2-layer model (`--model DIR`, a step in
+# milliseconds) a burst of a few hundred long prompts shows the server's own stages, as a GPU
+# does. Each run's JSON goes to $OUT when set.
 #   [TREE=/tmp/base] [ROUNDS=3] bash scripts/maintainer/cpu_burst.sh [SERVER ARGS...]
 set -eu
 out=${OUT:-/tmp/cpu_burst}
 port=${PORT:-19790}
 url=http://127.0.0.1:$port
 py=${PYTHON:-python}
+n=${N:-32}
 mkdir -p "$out"
 # PYTHONSAFEPATH: `python -m` would put the current directory (this tree) before $TREE.
 PYTHONSAFEPATH=1 PYTHONPATH=${TREE:+$TREE:}$PWD${PYTHONPATH:+:$PYTHONPATH} $py -m minisgl_edu.serve --port "$port" "$@" \
@@ -23,15 +29,16 @@ until $py -c "import httpx; httpx.get('$url/v1/models').raise_for_status()" 2>/d
 done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 bench() {
-  $py -m minisgl_edu.bench.serving --base-url "$url" --endpoint chat --output-len 32 --ignore-eos \
+  $py -m minisgl_edu.bench.serving --base-url "$url" --endpoint chat --input-len ${INPUT_LEN:-64} \
+    --output-len ${OUTPUT_LEN:-32} --ignore-eos \
     --no-progress --json "$out/$1.json" "${@:2}" > "$out/$1.txt" 2>&1 || { tail -20 "$out/$1.txt"; exit 1; }
 }
-bench warmup --num-prompts 4 --concurrency 4
+bench warmup --num-prompts 4 --concurrency 4 --seed 100
 names=""
 for r in $(seq 1 "${ROUNDS:-2}"); do
-  bench "burst_32_$r" --num-prompts 32 --concurrency 32
-  names="$names burst_32_$r"
-  $py -m minisgl_edu.bench.stages --base-url "$url" --last 32 --json "$out/stages_$r.json" \
+  bench "burst_${n}_$r" --num-prompts "$n" --concurrency "$n" --seed "$r" --client-processes "${CLIENTS:-1}"
+  names="$names burst_${n}_$r"
+  $py -m minisgl_edu.bench.stages --base-url "$url" --last "$n" --json "$out/stages_$r.json" \
     > "$out/stages_$r.txt" 2>&1 || echo "(no stage stamps from this server)" > "$out/stages_$r.txt"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
