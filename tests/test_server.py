@@ -277,6 +277,25 @@ def test_chat_stream_exact_sse_framing(client):
 
 
 @pytest.mark.timeout(60, func_only=True)
+def test_a_stream_is_stamped_at_every_point_of_its_path_to_the_first_token(server, client):
+    """The stamps of the real processes (message/stamps.py), served on GET /debug/stages: every
+    point, in the order of the path, and its stages on /metrics. Order only, never durations."""
+    from minisgl_edu.message.stamps import POINTS
+
+    body = chat_body("Count to three.", max_tokens=4, temperature=0, ignore_eos=True, stream=True)
+    with client.stream("POST", "/v1/chat/completions", json=body) as r:
+        assert parse_sse(r.read().decode())[-1] == "[DONE]"
+    kept = client.get("/debug/stages", params={"last": 1}).json()
+    assert kept["points"] == list(POINTS)
+    stamps = kept["requests"][-1]["stamps"]
+    assert list(stamps) == list(POINTS)
+    times = [stamps[p] for p in POINTS]
+    assert times == sorted(times)
+    assert httpx.get(server.url + "/debug/stages").status_code == 401  # behind the API key like /v1
+    assert 'minisgl_first_token_stage_seconds_count{stage="prefill"}' in httpx.get(server.url + "/metrics").text
+
+
+@pytest.mark.timeout(60, func_only=True)
 def test_stream_and_non_stream_give_the_same_greedy_text(client):
     body = chat_body("Name three colors.", max_tokens=12, temperature=0)
     full = client.post("/v1/chat/completions", json=body).json()
