@@ -19,7 +19,7 @@ holds, the `cached_len` and `prefix_len` of the waiting ones, the free and evict
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from hypothesis import strategies as st
@@ -28,6 +28,8 @@ from minisgl_edu.core import Batch
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.schedule.checks import hide_engine_answer, outstanding
 from minisgl_edu.grading.scheduler_scenes import (
+    PAGE_SIZE,
+    POOL,
     ReqSpec,
     SceneHints,
     Setup,
@@ -39,10 +41,12 @@ from minisgl_edu.grading.scheduler_scenes import (
     setups,
     show_items,
 )
+from minisgl_edu.kvcache import pages_for
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as package_schedule
 
 LPM_MAX_WAITING = 8  # the stretch's threshold (schedule/lpm.py)
+CONTEXT = 1024  # the grading engine's max_seq_len: max_tokens is clamped to it
 
 
 @dataclass
@@ -57,10 +61,20 @@ class ScheduleScene:
 def schedule_scenes(draw: Any, lpm: bool = False) -> ScheduleScene:
     # lpm: the whole pool, so that no eviction depends on how often the answer calls cache.match
     # (a match refreshes the matched pages' place in the eviction order)
-    setup = draw(setups(budgets=(1, 40), pressure=not lpm))
-    n = draw(st.sampled_from([1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 10])) if lpm else draw(st.integers(1, 6))
-    specs = draw(request_specs(n, setup.spare, arrive_by=2 if lpm else 5, long_runs=not lpm))
-    return ScheduleScene(setup, specs, draw(st.integers(0, 6)), draw(st.integers(1, 5)))
+    # lpm: small budgets, so that the request it chose first is often cut part-way through its prompt
+    setup = draw(setups(budgets=(1, 16) if lpm else (1, 40), pressure=False))
+    # lpm: often more requests than LPM_MAX_WAITING, or exactly as many
+    n = draw(st.sampled_from([2, 4, 6, 8, 8, 9, 9, 10, 10, 10])) if lpm else draw(st.integers(1, 6))
+    specs = draw(request_specs(n, arrive_by=2 if lpm else 3, long_runs=not lpm))
+    if not lpm and setup.cache == "radix" and draw(st.integers(0, 3)):
+        # A pool that fits the first k requests' whole runs exactly, or misses by a page, or has one
+        # to spare: admission decides at its margin.
+        finals = [pages_for(len(r.prompt()) + min(r.max_tokens, CONTEXT - len(r.prompt())), PAGE_SIZE) for r in specs]
+        finals = [f for _, f in sorted(zip([(r.arrive, r.uid) for r in specs], finals))]
+        k, delta = draw(st.integers(1, n)), draw(st.sampled_from([-1, 0, 0, 1]))
+        least = max(max(finals), sum(p for _, p in setup.cached) + 1)
+        setup = replace(setup, spare=min(max(sum(finals[:k]) + delta, least), POOL))
+    return ScheduleScene(setup, specs, draw(st.integers(0, 6)), draw(st.integers(1, 6)))
 
 
 def show(scene: ScheduleScene) -> str:
@@ -163,6 +177,10 @@ CHUNK = (
     "each item starts at req.cached_len; every item but the last covers its request's whole remaining "
     "prompt, and the last takes what is left of the budget (a chunk may be one token)"
 )
+MAX_RUNNING = (
+    "at most scheduler.max_running = {n} requests admitted at once, running or waiting with a row ({admitted} "
+    "are now): count them all, not only the requests of this batch"
+)
 DECODE = "a decode batch: one item per request of scheduler.running, in that order, at position req.total_len - 1"
 FCFS = "in queue order: a request part-way through its prompt first, then the others as they arrived"
 LPM = (
@@ -172,27 +190,32 @@ LPM = (
 )
 
 
-def _order_hint(ctx: dict, got: list[int], lpm: bool) -> str:
-    """What the order of the answer's prefill items shows (the items the reference has too)."""
+def _order_hint(ctx: dict, got: list[int], want: list[int], lpm: bool) -> str:
+    """What the order of the answer's prefill items shows, against the reference's."""
     info = {w["uid"]: w for w in ctx["waiting"]}
     arrival = [w["uid"] for w in ctx["waiting"]]
-    if any(info[u]["admitted"] for u in got) and not info[got[0]]["admitted"]:
+    if info[want[0]]["admitted"] and not info[got[0]]["admitted"]:
         return "a request part-way through its prompt (it holds a row, req.table_idx >= 0) goes first" + (
             ": it need not be the head of scheduler.waiting, find it there" if lpm else ""
         )
-    new = [u for u in got if not info[u]["admitted"]]
-    if not lpm or len(arrival) > LPM_MAX_WAITING:
-        if lpm:
-            return (
-                f"more than LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait (all of scheduler.waiting): arrival order"
-            )
+    if not lpm:
         return FCFS
-    keys = [info[u]["cached_pages"] for u in new]
-    if new == sorted(new, key=arrival.index):
-        return f"at most LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait, so sort by cached pages: " + LPM
-    if any(a < b for a, b in zip(keys, keys[1:])):
-        return "most cached pages first (the pages scheduler.cache.match(req) returns): " + LPM
-    return "requests with as many cached pages keep their arrival order (a stable sort, not by uid): " + LPM
+    if len(arrival) > LPM_MAX_WAITING:
+        return f"more than LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait (all of scheduler.waiting): arrival order"
+    new = [u for u in got if not info[u]["admitted"]]
+    first = next((u for u in want if not info[u]["admitted"]), None)
+    if new and first is not None:
+        mine, theirs = info[new[0]]["cached_pages"], info[first]["cached_pages"]
+        if mine < theirs and arrival.index(new[0]) < arrival.index(first):
+            return (
+                f"at most LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait (scheduler.waiting, not the running "
+                "ones), so sort by cached pages: " + LPM
+            )
+        if mine < theirs:
+            return "most cached pages first (the pages scheduler.cache.match(req) returns): " + LPM
+        if mine == theirs:
+            return "requests with as many cached pages keep their arrival order (a stable sort, not by uid): " + LPM
+    return LPM
 
 
 def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
@@ -215,7 +238,10 @@ def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
             if missing and gw == ew[: len(gw)]:
                 u, _, n = missing[0]
                 if info[u]["admitted"]:
-                    return "a request part-way through its prompt (req.table_idx >= 0) continues: " + CHUNK
+                    where = " (with longest prefix match it need not be the head of scheduler.waiting)" if lpm else ""
+                    return (
+                        f"a request part-way through its prompt (req.table_idx >= 0) continues first{where}: " + CHUNK
+                    )
                 if n < info[u]["remaining"]:
                     return "a prompt longer than what is left of the budget is cut (chunked prefill): " + CHUNK
                 return "prefill first, and the next request fits: " + FIT
@@ -223,7 +249,9 @@ def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
             return DECODE
         if e[0] != g[0]:
             if e[0] == "decode":
-                return "nobody waiting can run this step: " + FIT + f"; at most {ctx['max_running']} admitted at once"
+                if ctx["admitted"] >= ctx["max_running"]:
+                    return MAX_RUNNING.format(n=ctx["max_running"], admitted=ctx["admitted"])
+                return "nobody waiting can run this step: " + FIT
             return "prefill first: a decode batch only when no prompt token can run (" + FIT + ")"
         if e[0] == "decode":
             return DECODE
@@ -233,13 +261,13 @@ def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
                     "an item starts at req.cached_len: after the cached prefix cache.admit gave it, or its last chunk"
                 )
             return CHUNK
-        if sorted(gw) == sorted(ew) or (lpm and set(gw) & set(ew)):
-            return _order_hint(ctx, gw, lpm)
+        if sorted(gw) == sorted(ew) or (lpm and gw[:1] != ew[:1]):
+            return _order_hint(ctx, gw, ew, lpm)
         if ew == gw[: len(ew)]:
             if sum(n for _, _, n in e[1]) >= ctx["budget"]:
                 return "stop once the budget is used up: " + BUDGET
             if ctx["admitted"] + len([u for u in gw if u not in ew and not info[u]["admitted"]]) > ctx["max_running"]:
-                return f"at most scheduler.max_running = {ctx['max_running']} requests admitted at once"
+                return MAX_RUNNING.format(n=ctx["max_running"], admitted=ctx["admitted"])
             return "it does not fit: " + FIT
         return "nobody overtakes the first request that does not fit: stop there. " + FCFS
 
@@ -283,7 +311,7 @@ def hints(lpm: bool) -> SceneHints:
     )
 
 
-def schedule_case(reference: Any, lpm: bool = False, examples: int = 150) -> Any:
+def schedule_case(reference: Any, lpm: bool = False, examples: int = 250) -> Any:
     """The generated case of `schedule` (lpm=False) or `schedule_lpm`."""
     return generated(
         ("stretch: " if lpm else "") + f"generated: {examples} scheduler states, several steps each",

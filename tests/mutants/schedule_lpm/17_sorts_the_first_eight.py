@@ -1,0 +1,62 @@
+"""Above LPM_MAX_WAITING it still sorts the requests among the first eight of scheduler.waiting by
+cached prefix and leaves the rest in arrival order, "matching eight costs no more than below the
+threshold". Above the threshold the order is first come, first served, for every request."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
+from minisgl_edu.kvcache import pages_for
+
+MUST_FAIL = {"stretch: generated: 250 scheduler states, several steps each"}
+MUST_SAY = "LPM_MAX_WAITING"
+CAUGHT_BY = {"generated"}
+HINT_SAYS = "more than LPM_MAX_WAITING"
+
+LPM_MAX_WAITING = 8
+
+
+def try_admit(scheduler, req: Req) -> bool:
+    cache = scheduler.cache
+    admitted = scheduler.running + [r for r in scheduler.waiting if r.table_idx >= 0]
+    if len(admitted) >= scheduler.max_running:
+        return False
+    cache.admit(req)
+    need = 0
+    for r in admitted + [req]:
+        final = len(r.input_ids) + r.max_new_tokens
+        need += max(pages_for(final, cache.page_size) - cache.held_pages(r), 0)
+    if need > cache.num_available:
+        cache.release(req, cache_it=False)
+        req.cached_len = req.prefix_len = 0
+        return False
+    return True
+
+
+def schedule_next_batch_lpm(scheduler) -> Optional[Batch]:
+    cache = scheduler.cache
+    waiting = list(scheduler.waiting)
+    started = [r for r in waiting if r.table_idx >= 0]
+    new = [r for r in waiting if r.table_idx < 0]
+    head = [r for r in waiting[:LPM_MAX_WAITING] if r.table_idx < 0]
+    first = sorted(head, key=lambda r: len(cache.match(r)[1]), reverse=True)
+    new = first + [r for r in new if r not in head]
+    items = []
+    budget = scheduler.max_prefill_tokens
+    for req in started + new:
+        if budget <= 0:
+            break
+        if req.table_idx < 0 and not try_admit(scheduler, req):
+            break
+        chunk = min(req.remaining_prompt, budget)
+        cache.reserve(req, req.cached_len + chunk)
+        items.append(ScheduledReq(req, req.cached_len, chunk))
+        req.status = ReqStatus.PREFILLING
+        budget -= chunk
+    if items:
+        return Batch("prefill", items)
+    for req in scheduler.running:
+        cache.reserve(req, req.total_len)
+        items.append(ScheduledReq(req, req.total_len - 1, 1))
+    return Batch("decode", items) if items else None
