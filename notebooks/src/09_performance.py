@@ -2,11 +2,12 @@ from cells import code, md
 
 CELLS = [
     md(r"""
-# 09 · Performance: batching, overlap scheduling, CUDA graphs, FlashInfer
+# 09 · Performance: batching, overlap scheduling, CUDA graphs, FlashInfer, the bytes of the KV cache
 
 **Goal:** measure on your CPU where the time of a serving step goes, and understand what each of
 the three big GPU optimisations of SGLang-style engines removes: overlap scheduling, CUDA graphs
-and FlashInfer attention.
+and FlashInfer attention; then what a decode step must read at least (the KV cache, token by
+token), and what an FP8 KV cache halves and costs.
 **Expected time:** 30 minutes (the cells run in about a minute).
 
 The measured numbers below depend on your machine (and on whatever else it runs), so the
@@ -303,7 +304,131 @@ torch backend hands SDPA the 3 query heads of a group as 3 *rows* against their 
 broadcast each KV head to 3 query heads. Same arithmetic, but each cached key and value is read
 once per KV head instead of once per query head.
 
-## 6. GPU figures
+## 6. The floor: what a decode step must read, and an FP8 KV cache
+
+In a decode step every running request computes one new token, and in every layer that token
+attends to *all* of the request's earlier tokens: the step reads the K and V of every cached
+token of every request. The weights are read once per step and shared by the whole batch
+(section 1); the KV cache is not shared, each request reads its own. So as the batch and the
+contexts grow, the KV cache becomes most of what a step reads. One token of context costs, in
+every step that reads it,
+
+    bytes per token = 2 (K and V) x layers x KV heads x head_dim x bytes per number
+
+which is what `KVPool.bytes_per_token` computes (`kvcache/pool.py`):
+"""),
+    code(r"""
+from minisgl_edu.kvcache.pool import FP8, KVPool
+
+mc = srv.engine.model_config
+shapes = {"SmolLM2-135M": (mc.num_layers, mc.num_kv_heads, mc.head_dim), "Qwen3-0.6B": (28, 8, 128)}
+for name, (layers, kv_heads, head_dim) in shapes.items():
+    per = {str(dt).removeprefix("torch."): KVPool.bytes_per_token(layers, kv_heads, head_dim, dt)
+           for dt in (torch.float32, torch.bfloat16, FP8)}
+    print(f"{name:>12} ({layers} layers, {kv_heads} KV heads x {head_dim}):",
+          ", ".join(f"{dt} {n:,} B" for dt, n in per.items()))
+"""),
+    md(r"""
+(The FP8 figure includes a float32 scale per token and head, next paragraph.)
+
+**The floor of a workload.** Add up what every step must read, divide by how fast the GPU can
+read, and you have a time no engine can beat on that GPU. For the GPU benchmark of
+`docs/benchmarks.md` (`bench/offline.py --preset qwen3-0.6b`: 256 requests, prompts and outputs
+of 100..1024 tokens, Qwen3-0.6B's shape in bfloat16): a request with a prompt of p tokens and o
+output tokens has o - 1 decode steps (its first token comes out of the prefill), and step t reads
+p + t tokens of context. The weights (1.19 GB) are read once per step, and the batch runs for
+about as many steps as the longest output. An H200 copies memory at about 4.26 TB/s (measured,
+`docs/benchmarks.md`):
+"""),
+    code(r"""
+from minisgl_edu.bench.offline import QWEN3_06B_CONFIG, make_workload
+
+wl = make_workload(256, 100, 1024, QWEN3_06B_CONFIG["vocab_size"])  # the benchmark's own seeded workload
+token_reads = sum(sum(p + t for t in range(1, o)) for p, o in zip(map(len, wl.prompts), wl.output_lens))
+weight_bytes, bandwidth = 1.19e9, 4.26e12
+steps = max(wl.output_lens)
+print(f"{wl.output_tokens:,} output tokens; {token_reads / 1e6:.1f} M token-reads of KV cache over {steps} steps")
+for name, dt in (("bfloat16", torch.bfloat16), ("fp8_e4m3", FP8)):
+    kv_seconds = token_reads * KVPool.bytes_per_token(28, 8, 128, dt) / bandwidth
+    print(f"KV pages in {name:>8}: KV {kv_seconds:.2f} s + weights {steps * weight_bytes / bandwidth:.2f} s "
+          f"= a floor of {kv_seconds + steps * weight_bytes / bandwidth:.2f} s of reading")
+"""),
+    md(r"""
+The engine runs this workload in 6.8-7.3 s on the H200 (21.8k output tokens/s, `docs/benchmarks.md`),
+and its matmuls add about 0.4 s of arithmetic to the floor: the KV cache is the largest share of
+the time that cannot go away. FlashInfer's bfloat16 decode kernel already reads the pages at about
+95% of the copy bandwidth, so reading them faster is not the lever; reading *fewer bytes* is.
+
+**FP8 pages.** `--kv-cache-dtype fp8_e4m3` (SGLang's and vLLM's name for it) stores every K and V
+number in one byte instead of two: e4m3 is 1 sign bit, 4 exponent bits and 3 mantissa bits, and
+its largest value is 448. Three mantissa bits mean neighbouring values are 1/8 apart relative to
+their size, so rounding moves a number by up to 1/16 of itself. To use the whole range, each
+vector is stored divided by a scale s = max|x| / 448, and s is kept beside it as a float32: one per
+token and KV head, because a token's K/V are written once, when the token is computed, and a
+per-page scale would have to be known before the page's later tokens are. The pool's `store`
+quantizes, and every reader multiplies back:
+"""),
+    code(r"""
+from minisgl_edu.kvcache.pool import dequantize_fp8, quantize_fp8
+
+x = torch.tensor([[0.013, -0.27, 1.0, 2.6, -5.1, 9.9]])  # one small "head vector"
+stored, scale = quantize_fp8(x)
+back = dequantize_fp8(stored, scale, torch.float32)
+print("scale s = max|x| / 448 =", f"{scale.item():.6f}")
+print("stored e4m3 numbers:   ", stored.float().tolist()[0])
+print("read back (x s):       ", [round(v, 4) for v in back.tolist()[0]])
+print("relative error:        ", [f"{e:.1%}" for e in ((back - x).abs() / x.abs()).tolist()[0]])
+"""),
+    md(r"""
+The same flag on the engine: the pages are FP8, and the same memory holds more tokens (here 3.76x
+the float32 pages of the CPU; about 1.94x bfloat16's on a GPU, the scales taking the rest). On the
+GPU the pool is sized by memory, so the pool itself grows; the ready line of the server says so.
+"""),
+    code(r"""
+fp8_srv = LocalServer("smollm2-135m", device="cpu", max_running_requests=32, kv_cache_dtype="fp8_e4m3")
+for name, server in (("auto", srv), ("fp8_e4m3", fp8_srv)):
+    print(f"{name:>8}: {server.engine.pool.describe()}, {server.engine.pool.nbytes / 2**20:.0f} MiB")
+"""),
+    md(r"""
+**What it costs in accuracy.** Measured, not assumed: `python -m minisgl_edu.bench.kv_fp8` answers
+chat prompts greedily with float32 pages, then reads the same tokens through bfloat16 pages and
+through FP8 pages (teacher-forced, so the first position where a format's top token differs is
+where its own greedy answer would first leave float32's), and takes the logits' largest error.
+The cell runs a small version on this model, 8 prompts x 24 tokens:
+"""),
+    code(r"""
+# NBVAL_IGNORE_OUTPUT
+from minisgl_edu.bench.cpu_weights import chat_prompts
+from minisgl_edu.bench.kv_fp8 import compare
+
+with torch.inference_mode():
+    quality = compare(srv.engine.model, mc, chat_prompts(srv.tokenizer, 8), 24, ["float32", "bfloat16", "fp8_e4m3"])
+for q in quality:
+    print(f"{q.fmt:>8} pages: {q.identical} of 8 answers identical to float32's; first divergences "
+          f"{sorted(d for d in q.first_divergence if d < q.tokens)}; largest logit error {q.max_logit_error:.2f} "
+          f"(the logits' spread: {q.logit_std:.1f})")
+"""),
+    md(r"""
+On the course machine the full run (32 prompts x 64 tokens, `docs/benchmarks.md`, "FP8 KV cache")
+gave: bfloat16 pages keep 29 of 32 answers identical to float32's (the others leave at tokens 20,
+53 and 55), largest logit error 0.36; FP8 pages keep 5 of 32, the others leave between token 0
+and 58 (median 25), largest logit error 4.2, as large as the logits' own spread (4.0). A 135M model
+with 64-number heads is about as sensitive to this as models get: every layer's scores and
+outputs carry the rounding, and the next token is often a close call. Larger models are less
+sensitive, but the point stands: FP8 pages halve the bytes and change the answers, and the
+change has to be measured for the model that serves.
+
+On the GPU, FlashInfer's own FP8 decode kernel (0.6.6) gains nothing at this shape: it reads FP8
+pages at 1.89 TB/s, 0.94x the speed of its bfloat16 kernel reading twice the bytes, and it takes one
+scale per layer where our pages carry one per token. The engine therefore decodes FP8 pages with a
+Triton kernel of this project, `minisgl_edu/kernels/decode_attention_fp8.py`: the structure of the
+small-batch kernel of section 4 (one program per request, KV head and split; online softmax;
+splits merged), with keys and values loaded as e4m3 rows, widened to bfloat16 (exactly: every
+e4m3 number is a bfloat16 number) and multiplied on tensor cores, and the scales applied to the
+scores and the softmax weights rather than to every number. `scripts/maintainer/gpu_fp8_kv.py`
+times it against the bfloat16 kernels at the 256-request shape (`docs/benchmarks.md`, "FP8 KV cache").
+
+## 7. GPU figures
 
 On an NVIDIA GPU, `pip install -e .[gpu]` adds FlashInfer, and the engine turns on the three
 optimisations by itself (`attention_backend="auto"`: FlashInfer, with this project's split-KV
@@ -336,6 +461,7 @@ The last line is one you can run: `make bench` (it takes a few minutes on 2 core
 | prefix cache | recomputing a prompt's shared beginning | `kvcache/radix_cache.py` (chapter 06) |
 | our Triton kernels (GPU, `EngineConfig.triton_kernels`; the benchmark's `--triton-kernels 0` turns them off) | several tiny kernels per layer at small batches (q/k norm, RoPE and K/V store in one; matmuls for a handful of rows) | `minisgl_edu/kernels/` |
 | grouped decode heads (CPU) | reading each K/V once per query head | `attention/torch_backend.py` |
+| FP8 KV cache (`--kv-cache-dtype fp8_e4m3`) | half the bytes per cached token, read at every decode step (twice the tokens in the same memory), at a measured cost in accuracy | `kvcache/pool.py`, `kernels/decode_attention_fp8.py` |
 
 ## Exercises
 
@@ -349,5 +475,9 @@ The last line is one you can run: `make bench` (it takes a few minutes on 2 core
 4. In overlap scheduling, why must the pages of a finished request stay allocated until the next
    batch lands? Relate it to what you wrote in `exercises/02_abort.ipynb` and
    `exercises/04_page_allocator.ipynb`.
+5. With FP8 pages the bundled model's pool holds 3.76x the tokens of float32 pages in the same
+   memory, not 4x, and Qwen3-0.6B's 1.94x of bfloat16's, not 2x. Where do the missing bytes go, and
+   why is the loss larger for SmolLM2? For the offline workload above, what floor would the FP8
+   pages give if the scales were kept per page (16 tokens) instead of per token?
 """),
 ]
