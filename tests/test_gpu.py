@@ -655,9 +655,18 @@ def test_split_kv_decode_matches_float32(page_size, lens):
 @gpu
 @pytest.mark.kernel
 @needs_kernels
-@pytest.mark.parametrize("page_size", [1, 16])
-@pytest.mark.parametrize("lens", [[1], [700], [15, 16, 17], [1000, 1, 33, 300]])
-@pytest.mark.parametrize("splits", [0, 1, 4])  # 0: the kernel's own choice (32 at these batch sizes)
+@pytest.mark.parametrize(
+    "page_size, lens, splits",  # splits 0: the kernel's own choice (32 at these batch sizes)
+    [
+        (16, [1], 0),
+        (1, [1000, 1, 33, 300], 0),
+        (16, [700], 1),
+        (1, [15, 16, 17], 1),
+        (16, [1000, 1, 33, 300], 4),
+        (16, [15, 16, 17], 4),
+        (1, [700], 4),
+    ],
+)
 def test_fp8_decode_matches_float32(page_size, lens, splits):
     """Our FP8 decode attention (kernels/decode_attention_fp8.py) against float32 attention over
     the same pages dequantized: scattered pages, lengths not a multiple of the page or the block,

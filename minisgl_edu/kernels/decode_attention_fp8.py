@@ -65,6 +65,7 @@ def _fold_block(
     stride_kslot,
     stride_kh,
     stride_sslot,
+    sm_scale,
     PAGE: tl.constexpr,
     BLOCK: tl.constexpr,
     D: tl.constexpr,
@@ -77,9 +78,9 @@ def _fold_block(
     rows = slot[:, None] * stride_kslot + h * stride_kh + tl.arange(0, D)[None, :]
     k = tl.load(k_ptr + rows, mask=valid[:, None], other=0.0)  # [BLOCK, D] e4m3
     v = tl.load(v_ptr + rows, mask=valid[:, None], other=0.0)
-    ks = tl.load(ks_ptr + slot * stride_sslot + h, mask=valid, other=0.0)  # [BLOCK] float32
+    ks = tl.load(ks_ptr + slot * stride_sslot + h, mask=valid, other=0.0) * sm_scale  # [BLOCK] float32
     vs = tl.load(vs_ptr + slot * stride_sslot + h, mask=valid, other=0.0)
-    scores = tl.dot(q, tl.trans(k.to(q.dtype))) * ks[None, :]  # [GP, BLOCK] float32, q already scaled
+    scores = tl.dot(q, tl.trans(k.to(q.dtype))) * ks[None, :]  # [GP, BLOCK] float32
     scores = tl.where(valid[None, :], scores, float("-inf"))
     m_new = tl.maximum(m, tl.max(scores, axis=1))  # finite: every block has a valid key
     p = tl.exp(scores - m_new[:, None])
@@ -137,8 +138,8 @@ def _decode_fp8_kernel(
     end = tl.minimum(start + chunk, kv_len)
     # The G query heads that share KV head h, padded with zero rows to GP (their output is dropped).
     q_rows = q_ptr + b * stride_qb + (h * G + offs_g)[:, None] * stride_qh + offs_d[None, :]
+    # q stays as it is (bf16): the softmax scale goes on the scores, with the keys' scales.
     q = tl.load(q_rows, mask=(offs_g < G)[:, None], other=0.0)
-    q = (q.to(tl.float32) * sm_scale).to(q_ptr.dtype.element_ty)
     m = tl.full([GP], float("-inf"), tl.float32)
     l = tl.zeros([GP], tl.float32)
     acc = tl.zeros([GP, D], tl.float32)
@@ -146,14 +147,14 @@ def _decode_fp8_kernel(
         for t0 in tl.range(start, end, BLOCK, num_stages=STAGES):
             m, l, acc = _fold_block(
                 q, m, l, acc, k_ptr, v_ptr, ks_ptr, vs_ptr, indices_ptr, first_page, t0, end, h,
-                stride_kslot, stride_kh, stride_sslot, PAGE, BLOCK, D,
+                stride_kslot, stride_kh, stride_sslot, sm_scale, PAGE, BLOCK, D,
             )  # fmt: skip
     else:
         t0 = start
         while t0 < end:
             m, l, acc = _fold_block(
                 q, m, l, acc, k_ptr, v_ptr, ks_ptr, vs_ptr, indices_ptr, first_page, t0, end, h,
-                stride_kslot, stride_kh, stride_sslot, PAGE, BLOCK, D,
+                stride_kslot, stride_kh, stride_sslot, sm_scale, PAGE, BLOCK, D,
             )  # fmt: skip
             t0 += BLOCK
     keep = offs_g < G
