@@ -9,7 +9,9 @@
 # the same machine minutes apart; PORT (default 19790). N, INPUT_LEN, OUTPUT_LEN, CLIENTS change the
 # burst (default 32, 64, 32, 1): with the tests' 2-layer model (`--model DIR`, a step in
 # milliseconds) a burst of a few hundred long prompts shows the server's own stages, as a GPU
-# does. Each run's JSON goes to $OUT when set.
+# does. Also printed: each process's CPU seconds before and after every burst (what one request
+# costs the API server, the tokenizer, the scheduler, the detokenizer). Each run's JSON goes to
+# $OUT when set.
 #   [TREE=/tmp/base] [ROUNDS=3] bash scripts/maintainer/cpu_burst.sh [SERVER ARGS...]
 set -eu
 out=${OUT:-/tmp/cpu_burst}
@@ -33,15 +35,41 @@ bench() {
     --output-len ${OUTPUT_LEN:-32} --ignore-eos \
     --no-progress --json "$out/$1.json" "${@:2}" > "$out/$1.txt" 2>&1 || { tail -20 "$out/$1.txt"; exit 1; }
 }
+# CPU seconds of the API server (this pid) and of each worker process, by name.
+cpu_of() {
+  $py - "$pid" <<'PY'
+import os, sys
+pid = sys.argv[1]
+tick = os.sysconf("SC_CLK_TCK")
+def cpu(p):
+    f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / tick
+out = {"api": cpu(pid)}
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            f = open(f"/proc/{p}/stat").read()
+            if f.rsplit(")", 1)[1].split()[1] == pid:
+                name = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")[0].decode()
+                if name.startswith("minisgl"):
+                    out[name] = cpu(p)
+        except OSError:
+            pass
+print(" ".join(f"{k}={v:.2f}" for k, v in sorted(out.items())))
+PY
+}
 bench warmup --num-prompts 4 --concurrency 4 --seed 100
 names=""
 for r in $(seq 1 "${ROUNDS:-2}"); do
+  before=$(cpu_of)
   bench "burst_${n}_$r" --num-prompts "$n" --concurrency "$n" --seed "$r" --client-processes "${CLIENTS:-1}"
+  echo "round $r, CPU seconds of each process before / after: $before / $(cpu_of)" >> "$out/cpu.txt"
   names="$names burst_${n}_$r"
   $py -m minisgl_edu.bench.stages --base-url "$url" --last "$n" --json "$out/stages_$r.json" \
     > "$out/stages_$r.txt" 2>&1 || echo "(no stage stamps from this server)" > "$out/stages_$r.txt"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+cat "$out/cpu.txt"
 cat "$out/stages_${ROUNDS:-2}.txt"
 $py - "$out" $names <<'PY'
 import json, sys
