@@ -2,7 +2,7 @@
 # One entry point for the maintainer's GPU tools (CUDA machine only; scripts/maintainer/README.md
 # says which question each answers). `check` is the standard one: tests, correctness against
 # transformers, the benchmark and its ablations, a table last.
-#   bash scripts/maintainer/gpu.sh check|ab|stage-base|correct|smoke|warmup|kernels|requests|speculative|orders|serving [ARGS...]
+#   bash scripts/maintainer/gpu.sh check|ab|stage-base|correct|smoke|warmup|kernels|fp8|requests|speculative|orders|serving [ARGS...]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tool=${1:-}
@@ -15,6 +15,7 @@ case $tool in
   smoke)       exec python "$here/gpu_smoke.py" "$@" ;;
   warmup)      exec python "$here/gpu_warmup.py" "$@" ;;
   kernels)     exec python "$here/gpu_kernel_bench.py" "$@" ;;
+  fp8)         exec python "$here/gpu_fp8_kv.py" "$@" ;;
   requests)    exec python "$here/gpu_requests.py" "$@" ;;
   speculative) exec python "$here/gpu_speculative.py" "$@" ;;
   orders)      exec bash "$here/gpu_suite_orders.sh" "$@" ;;
