@@ -27,8 +27,10 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Req
+from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.fixtures import BALLAST_TOKEN, token_ids
+from minisgl_edu.grading.harness import fail_fast_if_stub
 from minisgl_edu.grading.scheduler_scenes import (
     ReqSpec,
     SceneHints,
@@ -398,7 +400,7 @@ def hints(stretch: bool) -> SceneHints:
 def abort_case(reference: Any, stretch: bool = False, examples: int = 150) -> Any:
     """The generated case of `abort` (stretch=False) or `abort_to_cache`."""
     h = hints(stretch)
-    return generated(
+    case = generated(
         ("stretch: " if stretch else "") + f"generated: {examples} schedulers with aborts at any moment",
         abort_scenes(),
         play,
@@ -409,3 +411,10 @@ def abort_case(reference: Any, stretch: bool = False, examples: int = 150) -> An
         hint="abort at any moment: waiting, part-way through a prompt, decoding, scheduled, in flight, finished",
         raised_hint="your abort raised: a uid may be unknown, finished or aborted already (return False then)",
     )
+    search = case.run
+
+    def run(impl: Any) -> None:
+        fail_fast_if_stub(impl, 0)  # an untouched stub fails before the engine is loaded
+        search(impl)
+
+    return Case(case.name, run, case.hint)

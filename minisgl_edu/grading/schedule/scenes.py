@@ -25,7 +25,9 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Batch
+from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.explore import Difference, generated
+from minisgl_edu.grading.harness import fail_fast_if_stub
 from minisgl_edu.grading.schedule.checks import hide_engine_answer, outstanding
 from minisgl_edu.grading.scheduler_scenes import (
     PAGE_SIZE,
@@ -269,6 +271,8 @@ def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
             if ctx["admitted"] + len([u for u in gw if u not in ew and not info[u]["admitted"]]) > ctx["max_running"]:
                 return MAX_RUNNING.format(n=ctx["max_running"], admitted=ctx["admitted"])
             return "it does not fit: " + FIT
+        if lpm and gw and ew:
+            return _order_hint(ctx, gw, ew, lpm)
         return "nobody overtakes the first request that does not fit: stop there. " + FCFS
 
     return hint
@@ -313,7 +317,7 @@ def hints(lpm: bool) -> SceneHints:
 
 def schedule_case(reference: Any, lpm: bool = False, examples: int = 250) -> Any:
     """The generated case of `schedule` (lpm=False) or `schedule_lpm`."""
-    return generated(
+    case = generated(
         ("stretch: " if lpm else "") + f"generated: {examples} scheduler states, several steps each",
         schedule_scenes(lpm),
         play,
@@ -324,3 +328,10 @@ def schedule_case(reference: Any, lpm: bool = False, examples: int = 250) -> Any
         hint="states from a real run: waiting, part-way through a prompt, decoding, cached prefixes, a small pool",
         raised_hint="your function raised: read the state it was given in the scene above",
     )
+    search = case.run
+
+    def run(impl: Any) -> None:
+        fail_fast_if_stub(impl)  # an untouched stub fails before the engine is loaded
+        search(impl)
+
+    return Case(case.name, run, case.hint)
