@@ -127,7 +127,8 @@ class ServerProcess:
         self.workers: dict[int, str] = {}
 
     def output(self) -> str:
-        self.log.flush()
+        if not self.log.closed:  # stop() closes it; what the server wrote is still in the file
+            self.log.flush()
         return self.log_path.read_text()
 
     def wait_ready(self, http: bool = True) -> None:
