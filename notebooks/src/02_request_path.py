@@ -105,6 +105,10 @@ line. It also starts no separate tokenizer by default (`--num-tokenizer 0`): the
 The same request as `curl -N http://127.0.0.1:1919/v1/chat/completions -d '{..., "stream": true}'`.
 The answer comes back as Server-Sent Events: one `data: {json}` line per piece of text, and a last
 line `data: [DONE]`. (We print the text pieces, not the whole JSON, which carries a timestamp.)
+Nothing at all comes back before the first token exists, not even the status line and the
+headers: `generate` (`server/generate.py`) waits for that token before it answers, so that a
+prompt the server rejects still gets an HTTP 400 rather than a stream that has already begun with
+200. A client that waits longer than its read timeout before the first token gives up.
 """),
     code(r"""
 body = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "What is KV Cache?"}],
@@ -451,14 +455,28 @@ behind.
    `TokenizeMsg` is sent and where `UserReply`s are received. How does a reply find its HTTP
    response?
 2. `_schedule_next_batch` and `_forward`: which one decides *which* requests run, and which one
-   calls the engine? Answer from the `scheduled` events in the trace above, not from the source:
-   `exercises/05_schedule.ipynb` asks you to write that decision without reading the engine's (do
-   chapter 04, then exercise 5, before you read `_schedule_next_batch` in `scheduler/scheduler.py`).
+   calls the engine? The trace above cannot tell you: its `scheduled` events are recorded by
+   `_forward` itself (`_trace_scheduled`), just before it calls the engine, so they mark when a
+   batch went to the engine, not who chose it. Separate the two with the runtime of section 6:
+   submit a request, call `srv.plan()`, which runs only the first half of a step
+   (`Scheduler.schedule`), and look at what it returns (`next_batch`) and at `srv.trace(uid)`;
+   then call `srv.step()` and look again. Which half chose the batch, and which half recorded
+   `scheduled`? Section 8's table says which function each half calls. `exercises/05_schedule.ipynb`
+   asks you to write that decision without reading the engine's (do chapter 04, then exercise 5,
+   before you read `_schedule_next_batch` in `scheduler/scheduler.py`).
 3. Section 4 cut a stream and section 7 showed the hops. Cut one yourself *before* its first
-   token: freeze `minisgl-TP0-scheduler` with SIGSTOP (as section 5 did with a tokenizer), start a
-   stream, close it, then let the scheduler go on. Which function sends the `AbortMsg` this time
-   (read `generate` in `server/generate.py`), and is the uid still in the scheduler when the
-   `AbortBackendMsg` arrives (what does the trace record for it)? Then do
+   token: start a server again (`start_server`, section 1), freeze `minisgl-TP0-scheduler` with
+   SIGSTOP (as section 5 did with a tokenizer), send a streaming request, let the client give up,
+   then let the scheduler go on (SIGCONT) and watch `/metrics` until the server is idle with every
+   page back. Remember that the client gets no bytes before the first token (section 3): with the
+   scheduler frozen, `httpx.stream(...)` does not return, so there is no stream to close yet.
+   Give the request a short read timeout instead (`timeout=httpx.Timeout(60, read=2)`): when it
+   runs out, httpx raises `ReadTimeout` and closes the connection, as a client that gives up
+   does. Which function sends the `AbortMsg` this time (read `generate` in
+   `server/generate.py`)? The server records no trace, so ask the next question of the
+   in-process runtime, which runs the same tokenizer and scheduler code: submit a request to
+   `srv`, call `srv.abort(uid)` before any `srv.step()`, and read `srv.trace(uid)`. Was the uid
+   in the scheduler when the `AbortBackendMsg` arrived, and where? Then do
    `exercises/02_abort.ipynb`, where you write the cleanup, before you read `scheduler/abort.py`.
 4. Do `exercises/01_finish.ipynb` first: it asks you to write the check that finds a request
    finished (EOS, `max_tokens`, a stop string) without reading the package's. Then find where the

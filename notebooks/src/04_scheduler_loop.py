@@ -28,7 +28,8 @@ def step(self, block=False):
     if batch is None:
         return None
     return self.run_batch(batch)     # 3. _forward: engine.forward_batch(batch) -> next tokens
-                                     # 4. _process_results: append, finish check, DetokenizeMsg
+                                     # 4. _process_results: per new token, _add_token (append,
+                                     #    finish check), then the DetokenizeMsgs
 ```
 
 (The decision itself, `schedule_next_batch` in the same file, is exercise 5: this chapter watches
@@ -344,7 +345,9 @@ demo.stop()  # the second server's background loop is not needed any more
    `scheduler/scheduler.py`: find where a request that does not fit stops the whole prefill batch
    instead of letting later requests overtake it. Why is first-come-first-served a reasonable
    choice here?
-5. In `exercises/01_finish.ipynb` you write the check that `_process_results` calls after every
-   token (`Scheduler.finish_fn`).
+5. In `exercises/01_finish.ipynb` you write the finish check, `Scheduler.finish_fn`. Find where it
+   is called: `_process_results` hands each new token of a request to `_add_token`, which appends
+   the token and then asks the check whether the request is finished (for a request with a
+   grammar, the grammar is asked first, and a grammar that ends the request decides).
 """),
 ]
