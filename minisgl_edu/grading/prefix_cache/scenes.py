@@ -34,10 +34,10 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.feedback import is_student_file
 
-MAX_STEPS = 16
-PRELUDE = 4  # inserts before the steps
+MAX_STEPS = 12
+PRELUDE = 3  # inserts before the steps
 # the kinds of step, as often as they are drawn (interleaved: a shrunk scene's steps become the first)
-KINDS = ["match", "insert", "evict", "match", "unlock", "insert", "evict around", "match", "insert", "unlock"]
+KINDS = ["match", "evict", "insert", "match", "unlock", "evict", "match", "evict around", "insert", "unlock"]
 FIRST_PAGE = 10  # page ids start here, so that a page id never reads as a token
 
 
@@ -61,21 +61,30 @@ def tree_scenes(draw: Any) -> TreeScene:
         cut = len(stem) - draw(st.integers(0, len(stem)))  # drawn from the end: most keep much of it
         return stem[:cut] + draw(st.lists(st.integers(1, 3), max_size=ps + 2))
 
-    def step(kind: str) -> tuple:
-        if kind == "insert":
-            return ("insert", draw(ids()), draw(st.sampled_from([0, 0, 0, 1])))
-        if kind == "match":  # most of them admissions, which lock
-            return ("match", draw(ids()), draw(st.sampled_from([True, True, False])))
-        if kind == "unlock":
-            return ("unlock", draw(st.integers(0, 3)))
-        if kind == "evict":
-            return ("evict", draw(st.sampled_from([0, 1, 1, 2, 3, 5, 100])))
-        # around what is evictable: all of it, one page short, and more than there is
-        return ("evict", draw(st.sampled_from(["num_evictable", "num_evictable - 1", "num_evictable + 1"])))
+    insert = st.tuples(st.just("insert"), ids(), st.sampled_from([0, 0, 0, 1]))
+    prelude = draw(st.lists(insert, min_size=2, max_size=PRELUDE))  # a tree to start from
+    cached = [seq for _, seq, _ in prelude]
 
-    steps = [step("insert") for _ in range(draw(st.integers(1, PRELUDE)))]  # a tree to start from
-    steps += [step(draw(st.sampled_from(KINDS))) for _ in range(draw(st.integers(1, MAX_STEPS)))]
-    return TreeScene(ps, steps)
+    @st.composite
+    def again(draw: Any) -> list[int]:
+        """A sequence of the prelude, cut (at any depth, in a page or not), or whole: a match that
+        finds something, and counts hits."""
+        seq = draw(st.sampled_from(cached))
+        return seq[: len(seq) - draw(st.integers(0, len(seq)))]
+
+    kinds = {
+        "insert": insert,
+        # most matches are admissions, which lock
+        "match": st.tuples(st.just("match"), st.one_of(again(), ids()), st.sampled_from([True, False])),
+        "unlock": st.tuples(st.just("unlock"), st.integers(0, 3)),
+        "evict": st.tuples(st.just("evict"), st.sampled_from([1, 0, 1, 2, 3, 100])),
+        # around what is evictable: all of it, one page short, and more than there is
+        "evict around": st.tuples(
+            st.just("evict"), st.sampled_from(["num_evictable - 1", "num_evictable", "num_evictable + 1"])
+        ),
+    }
+    step = st.sampled_from(KINDS).flatmap(lambda kind: kinds[kind])
+    return TreeScene(ps, prelude + draw(st.lists(step, min_size=5, max_size=MAX_STEPS)))
 
 
 class _Caller:
@@ -100,8 +109,9 @@ def _pages(got: Any) -> Optional[list[int]]:
     return None
 
 
-def play(cls: Any, scene: TreeScene, calls: Optional[list[str]] = None) -> dict:
-    """Drive a `cls(page_size)` through the scene; with `calls`, write each call there as made.
+def play(cls: Any, scene: TreeScene, calls: Optional[list[str]] = None, upto: Optional[int] = None) -> Any:
+    """Drive a `cls(page_size)` through the scene; with `calls`, write each call there as made;
+    with `upto`, stop before that step and return the cache.
     An exception of the answer is the step's outcome, shown with the answer's line; the scene stops
     there (an earlier step's difference, if any, is still the first one reported)."""
     cache = cls(scene.page_size)
@@ -109,6 +119,8 @@ def play(cls: Any, scene: TreeScene, calls: Optional[list[str]] = None) -> dict:
     out: dict[str, Any] = {}
     say: Callable[[str], None] = calls.append if calls is not None else (lambda _: None)
     for i, step in enumerate(scene.steps):
+        if i == upto:  # the hints look at the reference's tree before a step
+            return cache
         label = f"step {i}"
         try:
             if not _play_step(cache, me, scene, i, step, out, say):
@@ -219,7 +231,16 @@ def _step(scene: TreeScene, field: str) -> tuple:
     return scene.steps[int(head[1])]
 
 
-def returned_hint(lfu: bool) -> Callable[[TreeScene, Difference], str]:
+def _locked_pages(scene: TreeScene, field: str, reference: Any) -> set[int]:
+    """The pages of locked nodes in the reference's tree before the step of `field`."""
+    head = field.split(":")[0].split()
+    cache = play(reference, scene, upto=int(head[1]) if head[0] == "step" else len(scene.steps))
+    if isinstance(cache, dict):  # the end: every lock is undone there
+        return set()
+    return {p for node in cache._nodes() if node.lock_ref > 0 for p in node.pages}
+
+
+def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference], str]:
     def hint(scene: TreeScene, diff: Difference) -> str:
         op = _step(scene, diff.field)
         want, got = diff.expected, diff.got
@@ -243,13 +264,26 @@ def returned_hint(lfu: bool) -> Callable[[TreeScene, Difference], str]:
                 "a node whose whole edge matched, and cut an edge where the match ends inside it"
             )
         if op[0] == "unlock":
-            return "unlock undoes the lock taken on that node, even if a later call cut it in two meanwhile"
+            return (
+                "unlock undoes the lock taken on that node, even if a later call cut it in two meanwhile: "
+                "lock_ref of every node up to the root, where both parts of a split kept it"
+            )
         n = op[1] if op[0] == "evict" else 1000
         if isinstance(n, str):
             n = len(want) if isinstance(want, list) else 1
+        if isinstance(got, str) and got.startswith("raised"):
+            return (
+                "evict removes whole unlocked leaves (no children) and returns their pages; it raises "
+                "nothing, also when fewer than n pages can go"
+            )
         if isinstance(got, list) and isinstance(want, list):
             if n == 0 and got:
                 return "evict(0) asks for nothing: it frees nothing (stop as soon as at least n pages are freed)"
+            if set(got) & _locked_pages(scene, diff.field, reference):
+                return (
+                    "a locked node (lock_ref > 0: a running request reads it) is never evicted, even when it is "
+                    "the least recently used: skip it and go on with the unlocked leaves"
+                )
             if set(want) < set(got):
                 return "evict stops as soon as it has freed at least n pages: one node more is a cached prefix lost"
             if set(got) < set(want):
@@ -296,15 +330,15 @@ def evictable_hint(scene: TreeScene, diff: Difference) -> str:
     return "num_evictable counts the pages of the nodes whose lock_ref is 0"
 
 
-def tree_case(reference: Any, lfu: bool = False, examples: int = 120) -> Any:
+def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
     """The generated case of `prefix_cache` (lfu=False) or `prefix_cache_lfu`."""
     hints: dict[str, Any] = {}
     for label in [f"step {i}" for i in range(PRELUDE + MAX_STEPS)] + ["at the end"]:
-        hints[f"{label}: what it returned"] = returned_hint(lfu)
+        hints[f"{label}: what it returned"] = returned_hint(lfu, reference)
         hints[f"{label}: cached pages after it"] = cached_hint
         hints[f"{label}: num_evictable after it"] = evictable_hint
         hints[f"{label}: num_cached after it"] = "num_cached counts every page in the tree once"
-    hints["at the end: what evict(1000) returned"] = returned_hint(lfu)
+    hints["at the end: what evict(1000) returned"] = returned_hint(lfu, reference)
     return generated(
         ("stretch: " if lfu else "") + f"generated: {examples} runs of match, lock, insert and evict, "
         "the tree compared after each step",

@@ -5,6 +5,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"out of pages"}
 MUST_SAY = "must not take any page"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

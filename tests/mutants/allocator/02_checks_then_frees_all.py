@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"the same page twice in one free()"}
 MUST_SAY = "must raise ValueError"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

@@ -5,6 +5,7 @@ from minisgl_edu.kvcache import OutOfPages  # noqa: F401  (imported, then not us
 
 MUST_FAIL = {"out of pages"}
 MUST_SAY = "raise OutOfPages"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

@@ -5,6 +5,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"allocate distinct pages", "free and reuse"}
 MUST_SAY = "make it a property"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

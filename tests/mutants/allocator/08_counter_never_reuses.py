@@ -5,6 +5,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"free and reuse"}
 MUST_SAY = "ids must come from range(4)"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

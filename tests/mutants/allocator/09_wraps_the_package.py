@@ -5,6 +5,7 @@ from minisgl_edu.kvcache import allocator
 
 MUST_FAIL = {"allocate distinct pages", "double free"}
 MUST_SAY = "not your own code"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

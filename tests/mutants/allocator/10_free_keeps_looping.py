@@ -5,6 +5,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"free and reuse"}
 MUST_SAY = "did not finish within"
+CAUGHT_BY = {"hand", "generated"}
 TIME_LIMIT = 1.0
 
 

@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"exact fit, then nothing left"}
 MUST_SAY = "asks for nothing"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"free([]) gives back nothing"}
 MUST_SAY = "free([])"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

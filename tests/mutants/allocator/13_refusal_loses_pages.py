@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"a refused free() loses no page"}
 MUST_SAY = "lost"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"pages given back in any order"}
 MUST_SAY = "still holds"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class PageAllocator:

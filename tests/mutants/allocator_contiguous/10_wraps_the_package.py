@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages, PageAllocator
 
 MUST_FAIL = {"stretch: bad frees change nothing", "stretch: best fit, not first fit"}
 MUST_SAY = "not your own code"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class ContiguousPageAllocator:

@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"stretch: fragmented, enough pages in all"}
 MUST_SAY = "same rule"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class ContiguousPageAllocator:

@@ -5,6 +5,7 @@ from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"stretch: ties go to the lowest id"}
 MUST_SAY = "lowest id wins"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class ContiguousPageAllocator:

@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"match whole pages"}
 MUST_SAY = "only if all its"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

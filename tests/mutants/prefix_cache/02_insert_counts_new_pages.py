@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"insert over a cached prefix"}
 MUST_SAY = "duplicates"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

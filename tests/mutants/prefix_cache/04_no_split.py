@@ -9,6 +9,7 @@ from typing import Optional
 
 MUST_FAIL = {"split on a partial match"}
 MUST_SAY = "split the edge"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

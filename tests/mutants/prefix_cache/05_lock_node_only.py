@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"locks reach the root"}
 MUST_SAY = "every node above it"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"locked nodes are not evicted"}
 MUST_SAY = "lock_ref == 0"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"leaves first"}
 MUST_SAY = "still has children"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

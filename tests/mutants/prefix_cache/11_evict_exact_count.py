@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"evict frees enough pages"}
 MUST_SAY = "leaked"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"split on a partial match"}
 MUST_SAY = "lock count"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

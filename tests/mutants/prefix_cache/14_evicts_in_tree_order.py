@@ -9,6 +9,7 @@ from typing import Optional
 
 MUST_FAIL = {"least recently used first"}
 MUST_SAY = "least recently used"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 
 MUST_FAIL = {"least recently used first"}
 MUST_SAY = "insert"
+CAUGHT_BY = {"hand"}
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 
 MUST_FAIL = {"locked prefix under memory pressure"}
 MUST_SAY = "locked"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 
 MUST_FAIL = {"evict frees whole nodes, no more than needed"}
 MUST_SAY = "exactly"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:
