@@ -7,7 +7,10 @@ CELLS = [
 **Goal:** write the model's forward pass and a generation loop yourself, in plain PyTorch, and
 check them against the package: the same next-token logits, the same greedy tokens, and the same
 sampled tokens for temperature, top-k and top-p with a seed.
-**Expected time:** 45 minutes (the cells run in about 30 seconds).
+**Expected time:** 45 minutes. How long the cells take depends on how busy the machine is (its
+load average, from `uptime`): on the 2-core course machine they ran in 101 s under
+`pytest --nbval` at a load average of 6 to 7, and building the chapter (every cell run once) took
+972 s at 14 to 29.
 
 Where we are on the path: the scheduler has chosen a batch and calls `_forward`, which calls
 `Engine.forward_batch` (`engine/engine.py`). That runs the model on the batch's tokens
@@ -223,25 +226,56 @@ print(repr(tok.decode(mine_sampled)))
     md(r"""
 ## The engine's forward pass: inputs, run, output
 
-`Engine.forward_batch` runs the same computation for **many requests at once**. Its body,
-`_forward_now`, is three steps, and the rest of the engine (CUDA graphs, verify batches for
-speculative decoding in chapter 12, overlap scheduling in chapter 09) plugs in behind them:
+`Engine.forward_batch` (`engine/engine.py`) runs the same computation for **many requests at
+once**. The scheduler's `_forward` calls it, and it is one line:
 """),
     code(r"""
 import inspect
 
 from minisgl_edu.engine import Engine
 
+print(inspect.getsource(Engine.forward_batch))
+"""),
+    md(r"""
+`launch_batch` is the first function you meet in `engine/engine.py` after `forward_batch`. It
+starts the batch and returns a `PendingForward` (`engine/output.py`): a handle on the batch's new
+tokens, whose `result()` waits for them and returns a `ForwardOutput`, one list of new tokens per
+item of the batch (an empty list for a prompt chunk that leaves part of its prompt for a later
+step).
+
+* On CPU, `launch_batch` calls `_forward_now` and returns once everything is computed, so
+  `result()` has nothing to wait for. (A decode batch of a few requests runs on one torch thread:
+  its operations are small, and on a busy machine waking a second thread for each one costs more
+  than it saves.)
+* On CUDA it only queues `_forward_now`'s work on the engine's own CUDA stream and returns while
+  the GPU is still computing. The overlap loop (chapter 09) uses that time to prepare the next
+  batch, and calls `result()` afterwards.
+
+Its second argument, `ids_on_device`, is for that overlap loop too (step 1 below). The forward
+pass itself is `_forward_now`, in three steps; CUDA graphs (chapter 09) and the verify batches of
+speculative decoding (chapter 12) plug in behind them:
+"""),
+    code(r"""
 print(inspect.getsource(Engine._forward_now))
 """),
     md(r"""
 **1. Inputs** (`engine/forward_inputs.py`). A batch is a list of requests, each contributing a run
 of tokens: a prompt chunk (the whole prompt, or part of a long one) or its one newest token. The
 model wants one flat sequence, so `ForwardInputs.of` lays the items end to end: each token's id,
-its position in its own request, the slot of the KV pool its K/V is written to (from the page
-table, chapter 06), and which positions need logits (`sample_at`: the last of each request that
-gets a token). Two requests, as the scheduler plans their first batch (`srv.plan()` picks it
-without running it; `scheduler.last_batch` is that batch):
+its position in its own request, the slot of the KV pool its K/V is written to (`out_loc`), and
+which positions need logits (`sample_at`: the last position of each request that gets a token).
+Per item it also keeps the request's page-table row (`rows`) and two lengths, `q_lens` and
+`kv_lens`, explained below.
+
+Where the token ids come from is what `ids_on_device` says. Here it is `False`, as in
+`normal_loop`: every input token is already on the host, in the request's list of tokens. The
+overlap loop passes `True`: a decode item's input token was sampled by the batch that is still
+running, so only the device has it yet. `ForwardInputs` then puts a 0 in `ids` at that place and
+lists the place in `from_device`, and the runner reads the token from `engine.last_tokens` (the
+token each page-table row sampled last) without waiting for the host.
+
+Two requests, as the scheduler plans their first batch (`srv.plan()` picks it without running it;
+`scheduler.last_batch` is that batch):
 """),
     code(r"""
 from minisgl_edu.engine.forward_inputs import ForwardInputs
@@ -255,44 +289,124 @@ def show_inputs():
     batch = srv.scheduler.last_batch
     inputs = ForwardInputs.of(batch, engine.page_table, engine.page_size, ids_on_device=False)
     print(batch.phase, "batch")
-    for name in ("ids", "positions", "out_loc", "sample_at", "q_lens", "kv_lens"):
+    for name in ("ids", "positions", "out_loc", "sample_at", "rows", "q_lens", "kv_lens"):
         print(f"  {name:<10}", getattr(inputs, name))
     return batch, inputs
 
 
 batch, inputs = show_inputs()
-srv.step()  # runs that batch: each request gets its first token
+"""),
+    md(r"""
+The prefill batch is 10 tokens, request A's 6 then request B's 4, and needs logits at two of them
+(places 5 and 9 of the flat sequence: the last token of each prompt).
+
+**The `out_loc` values.** The KV pool is cut into pages of `page_size` tokens (16 here), and the
+slot of a token is `page × page_size + offset`: position `p` of a request is in the
+`p // page_size`-th page of its page-table row, at offset `p % page_size`. Before the batch, the
+scheduler gave request A (uid 2) the page-table row 0 with one page, and request B (uid 3) the
+row 1 with another. Which pages? The next ones on the allocator's free list
+(`kvcache/allocator.py`), which hands out page 0 first. Pages 0 to 3 are not free: the prefix
+cache keeps the tokens of the two requests that the cells above generated, so that a later
+request starting with the same tokens can reuse them. A and B start with the same tokens, but only whole pages are shared (chapter 06),
+and 6 or 4 tokens do not fill one. So A got page 4 (slots 64 to 79) and B page 5 (slots 80 to 95):
+"""),
+    code(r"""
+ps = engine.page_size
+for it, row in zip(batch.items, inputs.rows):
+    pages = engine.page_table.pages[row]
+    slots = [pages[pos // ps] * ps + pos % ps for pos in range(it.start, it.end)]
+    print(f"uid {it.req.uid}: row {row}, pages {pages}, positions {it.start}..{it.end - 1} -> slots {slots}")
+print("pages held by the prefix cache:", [p for p, c in enumerate(srv.snapshot().pages.cached) if c])
+"""),
+    md(r"""
+**Where your `cache[i] = (k, v)` went.** Your `attention` kept one tensor of keys and one of
+values per layer, for one request, and made them longer with `torch.cat` at each call. The
+engine keeps one key buffer and one value buffer per layer for all requests together,
+`engine.pool.k[i]` and `engine.pool.v[i]`, with one row (a slot) per token. In every layer,
+attention first writes the new tokens' keys and values at their `out_loc` slots
+(`KVPool.store`, an `index_copy_`), then reads what it needs. Run the prefill batch and compare
+what layer 0 wrote for request A with the keys your `forward` keeps for the same six tokens:
+"""),
+    code(r"""
+srv.step()  # runs the prefill batch: each request gets its first token
+my_cache = {}
+forward(prompt_ids[:6], 0, my_cache)  # your forward pass over A's six tokens
+my_keys = my_cache[0][0].transpose(0, 1)  # layer 0: [KV heads, tokens, head dim] -> [tokens, KV heads, head dim]
+pool_keys = engine.pool.k[0][inputs.out_loc[:6]]  # what layer 0 wrote at A's out_loc
+print("engine.pool.k:", tuple(engine.pool.k.shape), "= [layers, slots, KV heads, head dim]")
+print("layer 0, request A: the keys at its out_loc are your cache[0] keys:",
+      torch.allclose(pool_keys, my_keys, atol=1e-3))
+"""),
+    md(r"""
+The batch after it is a decode batch:
+"""),
+    code(r"""
 batch, inputs = show_inputs()
 """),
     md(r"""
-The prefill batch is 10 tokens, 6 then 4, and needs logits at two of them (positions 5 and 9 of
-the flat sequence). The decode batch that follows is one token per request, each at the position
-after its prompt, and every one of them is sampled.
+One token per request, each at the position after its prompt, and every one of them is sampled.
+
+**`q_lens` and `kv_lens`.** `q_lens` counts the tokens of a request that this pass computes (its
+queries): 6 and 4 in the prefill, 1 each now. `kv_lens` counts the tokens the request has in the
+cache once this pass has written its new ones: the tokens its queries attend to. In the prefill
+the two were equal, since nothing was cached before. Now A computes 1 token and attends to 7 (its
+6 prompt tokens and the new one, whose K/V this pass writes at slot 70, page 4's offset 6). They
+also differ for the second chunk of a long prompt and for a prompt whose first pages the prefix
+cache already holds.
 
 **2. Run** (`engine/runner.py`). The engine chose its runner once, when it was built: on CPU the
-plain `EagerRunner`, which tells the attention backend the batch's shape (`AttentionMetadata`:
-query and KV lengths per request, their page-table rows, the KV slots), runs the model on the
+plain `EagerRunner`. It tells the attention backend the batch's shape (`AttentionMetadata`: the
+`q_lens`, `kv_lens` and page-table rows of the requests, and `out_loc`), runs the model on the
 flat ids and positions, and computes logits only at `sample_at`: the output matrix (49,152 × 576)
 is the largest of this model, and a prompt's other positions never need it. On a GPU the engine
 chose `CudaGraphRunner` instead, which replays a captured graph where one fits the batch (chapter
-09) and hands every other batch to the eager one.
-
-**3. Output** (`engine/sampler.py`). One token per row of logits. Run the decode batch's two
-steps by hand, then let the server run it for real, and compare:
+09) and hands every other batch to the eager one. Run the decode batch through the runner by hand:
 """),
     code(r"""
-out = engine.runner.run(inputs)
-mine = engine.sampler.sample(out.logits, batch.reqs).tolist()
+out = engine.runner.run(inputs)  # every layer writes the new K/V at out_loc, then attends
 print(type(engine.runner).__name__, "logits", tuple(out.logits.shape))
+"""),
+    md(r"""
+**The read.** To attend, request A needs the keys and values of all `kv_lens[0]` = 7 of its
+tokens. The torch backend (`TorchBackend`, `attention/torch_backend.py`) finds them through A's
+page-table row: it takes the first pages of the row (enough for 7 tokens: one), gathers them
+whole from the pool (`KVPool.load_pages`), and masks every position from `kv_len` on, so the
+rest of the page is never attended to. Do the same for layer 0, and compare with your cache
+after your own decode step with the same token:
+"""),
+    code(r"""
+row, kv_len = inputs.rows[0], inputs.kv_lens[0]
+pages = engine.page_table.table[row, : -(-kv_len // ps)].long()  # the row's first pages, enough for kv_len tokens
+read_keys, _ = engine.pool.load_pages(0, pages[None])  # [1 request, pages × page_size, KV heads, head dim]
+forward(batch.items[0].input_ids, kv_len - 1, my_cache)  # your decode step: A's newest token, at position 6
+print(f"row {row}: pages {pages.tolist()}, {read_keys.shape[1]} slots gathered, the first {kv_len} attended")
+print("layer 0, request A: the keys attention reads are your cache[0] keys:",
+      torch.allclose(read_keys[0, :kv_len], my_cache[0][0].transpose(0, 1), atol=1e-3))
+"""),
+    md(r"""
+**3. Output** (`engine/sampler.py`). One token per row of logits. Sample from the logits of the
+run above by hand, then send the same batch through `launch_batch` to see its `PendingForward`,
+then let the server run the batch for real, and compare:
+"""),
+    code(r"""
+mine = engine.sampler.sample(out.logits, batch.reqs).tolist()
+pending = engine.launch_batch(batch)
+print(type(pending).__name__, "| sampled per item:", pending.sampled, "| result():", pending.result())
 srv.run_until_idle()
 print("sampled by hand:", mine, "| the engine's second tokens:", [srv.result(u).token_ids[1] for u in uids])
 """),
     md(r"""
+**Drafts.** With speculative decoding (chapter 12), a request may bring guesses of its next
+tokens, its drafts, into a decode batch: one item of `1 + k` tokens, its newest token and `k`
+drafts. Then every one of its positions is in `sample_at`, not only its last: the logits at each
+position are the model's choice of the token after it, which is what each draft is checked
+against. For such a batch step 3 does not sample: `verify_batch` (`engine/verify.py`) returns the
+model's token at every position, and the scheduler keeps the drafts the model agrees with.
+
 A batch need not be of one kind: the flat layout takes prompt chunks and decode tokens side by
 side, and with `--enable-mixed-chunk` (SGLang's flag, copied here; off by default, and mini-sglang
-has no such option) the scheduler builds exactly such batches, and attention takes each item's
-own query length. The KV cache is not a dict of growing tensors per request but one big pool of
-fixed-size **pages** (chapter 06), so memory is handed out without copying.
+has no such option) the scheduler builds exactly such batches; attention takes each item's own
+`q_lens` and `kv_lens`.
 
 ## Summary
 
@@ -300,8 +414,12 @@ fixed-size **pages** (chapter 06), so memory is handed out without copying.
   norm → logits. Prefill runs the prompt; decode runs one token against the cache.
 * Greedy = argmax. Temperature, top-k and top-p reshape the distribution before the draw; a seed
   makes the draw reproducible.
+* `Engine.forward_batch` = `launch_batch(batch).result()`: `launch_batch` returns a
+  `PendingForward` (done at once on CPU, still running on CUDA), `result()` its tokens.
 * `Engine._forward_now`: inputs (the batch laid out flat, `ForwardInputs`), run (the runner chosen
   when the engine was built: eager, or CUDA graphs), output (sample, or verify drafts).
+* The KV cache is a pool of pages shared by all requests: each token's K/V is written at its slot
+  (`out_loc`), and attention reads a request's `kv_len` tokens through its page-table row.
 
 ## Exercises
 
@@ -311,6 +429,9 @@ fixed-size **pages** (chapter 06), so memory is handed out without copying.
    the tokens are the same. How many token-layer computations does each version do for 16 tokens?
 3. Sample with `temperature=0.01`. Why is it (almost) greedy? Why does the engine treat
    `temperature=0` as greedy instead of dividing by zero?
-4. `exercises/01_finish.ipynb`: the loop above stops on EOS. Write the engine's full finish check.
+4. Submit a prompt of 20 tokens and plan its batch: how many pages does it get, and which
+   `out_loc` values? Once it has finished, submit the same 20 tokens again: how many of them does
+   the prefix cache serve, and what are the second request's `q_lens` and `kv_lens`?
+5. `exercises/01_finish.ipynb`: the loop above stops on EOS. Write the engine's full finish check.
 """),
 ]
