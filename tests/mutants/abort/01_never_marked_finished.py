@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort between schedule() and run_batch()"}
 MUST_SAY = "not marked finished"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort with a cached prefix"}
 MUST_SAY = "belong to the prefix cache"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

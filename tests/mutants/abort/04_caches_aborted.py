@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort mid chunked prefill"}
 MUST_SAY = "went into the prefix cache"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"unknown or finished uid"}
 MUST_SAY = "must return False"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort while waiting"}
 MUST_SAY = "still in scheduler.reqs"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

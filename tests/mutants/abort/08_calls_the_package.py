@@ -5,6 +5,7 @@ from minisgl_edu.scheduler import abort as package_abort
 
 MUST_FAIL = {"abort while waiting", "other requests unharmed"}
 MUST_SAY = "not your own code"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort while waiting"}
 MUST_SAY = "did not finish within"
+CAUGHT_BY = {"generated", "hand"}
 TIME_LIMIT = 5.0
 
 

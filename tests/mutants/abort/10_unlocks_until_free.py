@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort while others hold its cached prefix"}
 MUST_SAY = "still reads"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

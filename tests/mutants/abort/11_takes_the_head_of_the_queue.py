@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"two aborts in both orders"}
 MUST_SAY = "not necessarily the head"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

@@ -10,6 +10,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort at a page boundary and one token past it"}
 MUST_SAY = "reserved"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

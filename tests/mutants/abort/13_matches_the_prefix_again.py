@@ -10,6 +10,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort after many requests"}
 MUST_SAY = "admitted with"
+CAUGHT_BY = {"hand"}
 
 
 def abort_request(scheduler, uid):

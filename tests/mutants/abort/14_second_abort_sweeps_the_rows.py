@@ -9,6 +9,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"the same uid aborted twice"}
 MUST_SAY = "changed"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request(scheduler, uid):

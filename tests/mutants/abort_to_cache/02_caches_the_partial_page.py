@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"stretch: decoding, full pages only"}
 MUST_SAY = "partial last page"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request_to_cache(scheduler, uid):

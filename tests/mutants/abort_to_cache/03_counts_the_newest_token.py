@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"stretch: the newest token has no K/V"}
 MUST_SAY = "newest sampled token"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request_to_cache(scheduler, uid):

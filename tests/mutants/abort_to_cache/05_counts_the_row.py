@@ -6,6 +6,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"stretch: between schedule() and run_batch()"}
 MUST_SAY = "every page of its row"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request_to_cache(scheduler, uid):

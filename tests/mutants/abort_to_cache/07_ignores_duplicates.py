@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"stretch: after a cached prefix", "stretch: with the naive cache"}
 MUST_SAY = "neither free nor in the prefix cache"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -6,6 +6,7 @@ from minisgl_edu.scheduler.abort import abort_request
 
 MUST_FAIL = {"stretch: decoding, full pages only"}
 MUST_SAY = "not your own code"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request_to_cache(scheduler, uid):

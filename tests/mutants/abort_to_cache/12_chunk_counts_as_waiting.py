@@ -6,6 +6,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"stretch: mid chunked prefill"}
 MUST_SAY = "none of the request's computed pages"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -9,6 +9,7 @@ from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"stretch: its batch in flight"}
 MUST_SAY = "reserved for the step in flight"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def abort_request_to_cache(scheduler, uid):

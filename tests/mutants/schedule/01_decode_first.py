@@ -10,6 +10,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"prefill before decode"}
 MUST_SAY = "prefill comes first"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def try_admit(scheduler, req: Req) -> bool:

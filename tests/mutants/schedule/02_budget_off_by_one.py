@@ -10,6 +10,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"token budget"}
 MUST_SAY = "0 tokens"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -10,6 +10,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"a request that needs the whole pool"}
 MUST_SAY = "wait forever"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"chunks and page boundaries"}
 MUST_SAY = "not to a chunk"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def try_admit(scheduler, req: Req) -> bool:

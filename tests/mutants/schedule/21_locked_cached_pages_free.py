@@ -10,6 +10,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"a cached prefix held by running requests, memory tight"}
 MUST_SAY = "not in cache.num_available"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"a cached prefix held by running requests, memory tight"}
 MUST_SAY = "subtracted once"
+CAUGHT_BY = {"hand"}
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -10,6 +10,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"budget: exact fit and one-token margins"}
 MUST_SAY = "as small as one token"
+CAUGHT_BY = {"generated", "hand"}
 
 
 def try_admit(scheduler, req: Req) -> bool:

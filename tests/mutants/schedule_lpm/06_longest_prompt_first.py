@@ -10,6 +10,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"stretch: no prefix cache, first come first served", "stretch: the longest cached prefix goes first"}
 MUST_SAY = "their length does not matter"
+CAUGHT_BY = {"generated", "hand"}
 
 LPM_MAX_WAITING = 8
 

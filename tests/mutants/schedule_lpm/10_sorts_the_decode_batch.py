@@ -10,6 +10,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"stretch: only new requests are reordered"}
 MUST_SAY = "scheduler.running order"
+CAUGHT_BY = {"generated", "hand"}
 
 LPM_MAX_WAITING = 8
 

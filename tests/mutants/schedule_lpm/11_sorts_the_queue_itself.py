@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"stretch: the longest cached prefix goes first", "stretch: ties keep arrival order"}
 MUST_SAY = "leave the queue in arrival order"
+CAUGHT_BY = {"generated", "hand"}
 
 LPM_MAX_WAITING = 8
 

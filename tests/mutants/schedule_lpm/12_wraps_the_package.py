@@ -9,6 +9,7 @@ from minisgl_edu.scheduler.scheduler import schedule_next_batch
 
 MUST_FAIL = {"stretch: the longest cached prefix goes first", "stretch: ties keep arrival order"}
 MUST_SAY = "not your own code"
+CAUGHT_BY = {"generated", "hand"}
 
 LPM_MAX_WAITING = 8
 

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"stretch: the LPM_MAX_WAITING threshold"}
 MUST_SAY = "the threshold counts every request in scheduler.waiting"
+CAUGHT_BY = {"generated", "hand"}
 
 LPM_MAX_WAITING = 8
 
