@@ -7,7 +7,9 @@ CELLS = [
 **Goal:** understand one iteration of the scheduler (`normal_loop`): receive, choose a batch
 (`_schedule_next_batch`), run it (`_forward`), process the results. See prefill and decode
 batches, the token budget, chunked prefill and continuous batching, one step at a time.
-**Expected time:** 30 minutes (the cells run in about 30 seconds).
+**Expected time:** 30 minutes. How long the cells take depends on how busy the machine is: on
+the 2-core course machine they ran in 174 s under `pytest --nbval` at a load average (`uptime`)
+of 11 to 13.
 
 Where we are on the path: `UserMsg`s arrive from the tokenizer. The scheduler decides, every
 iteration, which tokens the engine computes next. This is where requests wait.
