@@ -307,8 +307,9 @@ scheduler gave request A (uid 2) the page-table row 0 with one page, and request
 row 1 with another. Which pages? The next ones on the allocator's free list
 (`kvcache/allocator.py`), which hands out page 0 first. Pages 0 to 3 are not free: the prefix
 cache keeps the tokens of the two requests that the cells above generated, so that a later
-request starting with the same tokens can reuse them. A and B start with the same tokens, but only whole pages are shared (chapter 06),
-and 6 or 4 tokens do not fill one. So A got page 4 (slots 64 to 79) and B page 5 (slots 80 to 95):
+request starting with the same tokens can reuse them. A and B do start with those tokens, but
+only whole pages are shared (chapter 06), and 6 or 4 tokens do not fill one. So A got page 4
+(slots 64 to 79) and B page 5 (slots 80 to 95):
 """),
     code(r"""
 ps = engine.page_size
