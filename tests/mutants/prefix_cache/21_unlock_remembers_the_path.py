@@ -10,7 +10,6 @@ from typing import Optional
 MUST_FAIL = {"generated: 200 runs of match, lock, insert and evict, the tree compared after each step"}
 MUST_SAY = "num_evictable"
 CAUGHT_BY = {"generated"}
-HINT_SAYS = "both parts of a split kept it"
 
 
 class Node:

@@ -12,6 +12,7 @@ MUST_FAIL = {
     "stretch: inside the cache manager",
 }
 MUST_SAY = "least recently used"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

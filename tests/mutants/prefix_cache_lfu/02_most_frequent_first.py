@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: fewest hits go first"}
 MUST_SAY = "most frequently used"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

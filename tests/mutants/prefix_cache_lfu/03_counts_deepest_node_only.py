@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: a match counts its whole path"}
 MUST_SAY = "not only the node it ends at"
+CAUGHT_BY = {"hand"}
 
 
 class Node:

@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: a split keeps the count in both parts"}
 MUST_SAY = "upper part"
+CAUGHT_BY = {"hand"}
 
 
 class Node:

@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: equal hits, least recently used first"}
 MUST_SAY = "not the most recently used"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: locked nodes stay, whatever their count"}
 MUST_SAY = "lock_ref > 0"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

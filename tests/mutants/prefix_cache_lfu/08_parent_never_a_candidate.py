@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: a childless parent competes with its own count"}
 MUST_SAY = "never became a candidate"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

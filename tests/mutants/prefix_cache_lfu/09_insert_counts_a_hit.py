@@ -8,6 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: insert is not a hit"}
 MUST_SAY = "only match_prefix does"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:

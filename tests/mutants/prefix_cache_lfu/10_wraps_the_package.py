@@ -9,6 +9,7 @@ from minisgl_edu.kvcache.radix_cache import RadixCache
 
 MUST_FAIL = {"stretch: fewest hits go first", "stretch: locked nodes stay, whatever their count"}
 MUST_SAY = "not your own code"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class LFURadixCache(RadixCache):
