@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
-from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.core import ENGINE_LIMIT, Case, Mistake
 from minisgl_edu.grading.limits import untimed
 
 Scene = Any
@@ -213,4 +213,6 @@ def generated(
     def run(impl: Any) -> None:
         search(scenes, play, show, impl, reference, hints, examples, raised_hint)
 
-    return Case(name, run, hint=hint)
+    # A right answer plays every scene: about a second of CPU, but a loaded 2-core machine can
+    # stretch that twentyfold, so the limit is an engine case's, not a unit case's
+    return Case(name, run, hint=hint, time_limit=ENGINE_LIMIT)
