@@ -8,9 +8,10 @@ CELLS = [
 half-way and watch the server give its memory back, run four tokenizer workers, then follow one
 uid through `TokenizeMsg → UserMsg → DetokenizeMsg → UserReply → data: [DONE]` (and through
 `AbortMsg → AbortBackendMsg`), naming the file and function that handles each hop.
-**Expected time:** 30 minutes. The cells need about 100 s of CPU time (`pytest --nbval` on this
-notebook, 2-core machine), over half of it the start-up of two servers: each of their processes
-imports torch and transformers.
+**Expected time:** 30 minutes. How long the cells take depends on how busy the machine is: on the
+2-core course machine they ran in 142 s under `pytest --nbval` at a load average (`uptime`) of 10
+to 12. Much of it is the start-up of two servers: each of their processes imports torch and
+transformers.
 
 Chapter 01 listed the components. Here we watch them work, first from the outside (HTTP, the
 process list and `/metrics`), then from the inside (the trace of one uid).
