@@ -8,8 +8,8 @@ import heapq
 from typing import Optional
 
 MUST_FAIL = {"generated: 200 runs of match, lock, insert and evict, the tree compared after each step"}
-MUST_SAY = "num_evictable"
-CAUGHT_BY = {"generated"}
+MUST_SAY = "unlock"
+CAUGHT_BY = {"hand", "generated"}
 
 
 class Node:
