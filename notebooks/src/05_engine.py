@@ -8,8 +8,8 @@ CELLS = [
 check them against the package: the same next-token logits, the same greedy tokens, and the same
 sampled tokens for temperature, top-k and top-p with a seed.
 **Expected time:** 45 minutes. How long the cells take depends on how busy the machine is (its
-load average, from `uptime`): on the 2-core course machine they ran in 101 s under
-`pytest --nbval` at a load average of 6 to 7, and building the chapter (every cell run once) took
+load average, from `uptime`): on the 2-core course machine they ran in 66 s under
+`pytest --nbval` at a load average of about 6, and building the chapter (every cell run once) took
 972 s at 14 to 29.
 
 Where we are on the path: the scheduler has chosen a batch and calls `_forward`, which calls
