@@ -1,3 +1,4 @@
 """Exercise 6, the radix prefix cache: `base` grades `RadixCache` (score line "prefix_cache"),
-`lfu` its stretch `LFURadixCache` (score line "prefix_cache_lfu"); `tree` holds what both share
-(small trees read through the public methods, the cache manager with few pages, the engine run)."""
+`lfu` its stretch `LFURadixCache` (score line "prefix_cache_lfu", against `lfu_reference`); `tree`
+holds what both hand-written phases share (small trees, the cache manager, the engine run) and
+`scenes` the generated phase of both."""
