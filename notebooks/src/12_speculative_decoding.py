@@ -12,8 +12,8 @@ speed with the feature off and on.
 **Expected time:** 40 minutes. How long the cells take depends on how busy the machine is, so
 each time below comes with the load average it was measured at (`uptime`: the number of programs
 running or ready to run, averaged over the last minutes). On the 2-core course machine, under
-`pytest --nbval`, they ran in 83 s at a load average of about 2 and in 638 s at 6 to 8; building
-the chapter (which runs every cell once) took 1386 s at 10 to 18.
+`pytest --nbval`, they ran in 60 s at a load average of 2 to 3, 83 s at about 2 and 638 s at 6
+to 8; building the chapter (which runs every cell once) took 1386 s at 10 to 18.
 
 Where we are on the path: inside the scheduler's decode step. With
 `SchedulerConfig(speculative_algorithm="ngram")` (the server's `--speculative-algorithm ngram`),
