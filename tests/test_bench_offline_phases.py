@@ -41,7 +41,9 @@ def test_batches_fall_into_their_phase_and_the_idle_gpu_is_the_host_gaps():
     # idle: 0.10 before the first batch, 0.05 and 0.08 between, 0.09 after the last one
     assert abs(rows["host gaps (GPU idle)"]["seconds"] - 0.32) < 1e-9
     assert rows["total (wall)"]["steps"] == 5 and rows["total (wall)"]["share"] == 1.0
-    assert abs(rows["total (wall)"]["floor_s"] - sum(r["floor_s"] for k, r in rows.items() if k != "total (wall)")) < 1e-12
+    assert (
+        abs(rows["total (wall)"]["floor_s"] - sum(r["floor_s"] for k, r in rows.items() if k != "total (wall)")) < 1e-12
+    )
 
 
 def test_a_step_s_floor_is_its_bytes_plus_its_flops():

@@ -74,7 +74,9 @@ class ModelCost:
             pairs = s.kv_tokens * max(s.tokens // max(s.size, 1), 1) // 2
         else:
             pairs = s.kv_tokens
-        work = 2 * self.matmul_params * s.tokens + 2 * self.lm_head_params * s.sampled + self.attn_flops_per_pair * pairs
+        work = (
+            2 * self.matmul_params * s.tokens + 2 * self.lm_head_params * s.sampled + self.attn_flops_per_pair * pairs
+        )
         return read / bandwidth + work / flops
 
 

@@ -94,9 +94,7 @@ def format_stage_table(records: list[StageRecord]) -> str:
     lines = [f"Where {n} requests' first tokens waited (server side, ms)",
              f"{'stage':<15} {'p50':>8} {'p99':>8} {'max':>8} {'share':>6}"]  # fmt: skip
     for r in stage_table(records):
-        lines.append(
-            f"{r['stage']:<15} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['max_ms']:>8.1f} {r['share']:>6.0%}"
-        )
+        lines.append(f"{r['stage']:<15} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['max_ms']:>8.1f} {r['share']:>6.0%}")
     return "\n".join(lines)
 
 

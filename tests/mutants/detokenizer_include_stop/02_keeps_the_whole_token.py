@@ -50,4 +50,5 @@ class StopKeepingDetokenizer:
             self.stopped = True
         return len(self.decoded)
 
+
 CAUGHT_BY = {"hand", "generated"}

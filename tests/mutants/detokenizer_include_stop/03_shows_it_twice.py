@@ -59,4 +59,5 @@ class StopKeepingDetokenizer:
         out, self.sent = self.decoded[self.sent : end], end
         return out
 
+
 CAUGHT_BY = {"hand", "generated"}

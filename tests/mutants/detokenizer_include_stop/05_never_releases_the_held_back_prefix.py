@@ -52,4 +52,5 @@ class StopKeepingDetokenizer:
         out, self.sent = self.decoded[self.sent : end], max(self.sent, end)
         return out
 
+
 CAUGHT_BY = {"hand", "generated"}

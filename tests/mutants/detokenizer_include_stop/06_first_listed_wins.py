@@ -54,4 +54,5 @@ class StopKeepingDetokenizer:
                 return i + len(s)
         return len(self.decoded)
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -45,4 +45,5 @@ class StopKeepingDetokenizer:
             return min(ends)
         return len(self.decoded)
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -27,4 +27,5 @@ class StopKeepingDetokenizer(IncrementalDetokenizer):
         out, self._released = self._decoded[self._released : end], end
         return out
 
+
 CAUGHT_BY = {"hand", "generated"}

@@ -57,4 +57,5 @@ class StopKeepingDetokenizer:
             return min(ends)
         return len(self.decoded)
 
+
 CAUGHT_BY = {"hand"}
