@@ -505,7 +505,9 @@ def test_cuda_layers_on_the_hybrid_backend_match_float32(n, monkeypatch, request
         lambda self, *a: calls.__setitem__("decode", calls["decode"] + 1) or real_run(self, *a),
     )
     monkeypatch.setattr(
-        rope_module, "qk_rope_store", lambda *a: calls.__setitem__("rope", calls["rope"] + 1) or real_rope(*a)
+        rope_module,
+        "qk_rope_store",
+        lambda *a, **kw: calls.__setitem__("rope", calls["rope"] + 1) or real_rope(*a, **kw),
     )
     cuda_layers.use_cuda_layers(model, fused=True, triton=TRITON_KERNELS)
     layer = model.model.layers[0]
