@@ -27,12 +27,12 @@ def _phase(case) -> str:
     return "engine" if case.engine else "unit"
 
 
-def time_exercise(name: str) -> dict[str, float]:
-    """Seconds per phase for grading `name`'s reference answer once."""
+def time_exercise(name: str, phases: tuple[str, ...] = ("unit", "engine", "generated")) -> dict[str, float]:
+    """Seconds per phase for grading `name`'s reference answer once (phases not asked for: 0)."""
     mod = exercise(name)
     impl = references(mod)[0]
     seconds = {"unit": 0.0, "engine": 0.0, "generated": 0.0}
-    for case in mod.CASES:
+    for case in [c for c in mod.CASES if _phase(c) in phases]:
         start = time.perf_counter()
         res = grade(name, impl, allow_reference=True, only=[case.name])
         seconds[_phase(case)] += time.perf_counter() - start
@@ -45,12 +45,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("exercises", nargs="*", help=f"default: all ({', '.join(EXERCISES)})")
     ap.add_argument("--repeat", type=int, default=1, help="grade each this many times; the fastest is shown")
+    ap.add_argument("--generated-only", action="store_true", help="time the generated phase alone (no model loaded)")
     args = ap.parse_args()
     names = args.exercises or list(EXERCISES)
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}, {os.cpu_count()} cores")
     print(f"{'exercise':28s} {'cases':>5s} {'unit s':>7s} {'engine s':>8s} {'generated s':>11s}")
     for name in names:
-        runs = [time_exercise(name) for _ in range(args.repeat)]
+        phases = ("generated",) if args.generated_only else ("unit", "engine", "generated")
+        runs = [time_exercise(name, phases) for _ in range(args.repeat)]
         best = {k: min(r[k] for r in runs) for k in runs[0]}
         n = len(exercise(name).CASES)
         print(f"{name:28s} {n:5d} {best['unit']:7.1f} {best['engine']:8.1f} {best['generated']:11.1f}")
