@@ -84,7 +84,8 @@ turns them into bytes (msgpack) for ZeroMQ sockets. Look at their fields: from t
 the text is gone and only token ids travel. `uid` is in every one of them. The fields after the
 first few serve requests that ask for more than text (chapter 11): `more_uids` and
 `prompt_leader` for `n` answers to one prompt, `logprob`, `top_logprobs` and `logprobs` for the
-probabilities of each token.
+probabilities of each token. `stamps` holds the times each process saw the request on its way to
+the first token (chapter 10 reads them).
 """),
     code(r"""
 import dataclasses
