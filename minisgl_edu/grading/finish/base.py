@@ -13,30 +13,17 @@ from typing import Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.finish.scenes import finish_case
-from minisgl_edu.grading.harness import reference_run, run_requests, tokenizer
+from minisgl_edu.grading.finish.scenes import EOS, RETURNS_A_REASON, _decode, _ids, finish_case
+from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.scheduler.finish import check_finish as reference
 
-EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
 PLAIN = 10907  # " ok" in SmolLM2's vocabulary: neither EOS nor part of any case's stop string
-
-
-def _decode(ids: list[int]) -> str:
-    """What the scheduler passes as `decode` (Scheduler._decode_tail)."""
-    return tokenizer().decode(ids, skip_special_tokens=True)
-
-
-def _ids(text: str) -> list[int]:
-    return tokenizer().encode(text)
 
 
 def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **kw) -> Req:
     req = Req(0, _ids(prompt), SamplingParams(max_tokens=kw.pop("max_tokens", max_new), **kw), output_ids=list(output))
     req.max_new_tokens = max_new
     return req
-
-
-RETURNS_A_REASON = "return the reason, 'stop' or 'length', or None while it goes on: never True/False"
 
 
 def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:

@@ -29,6 +29,7 @@ EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
 
 
 def _decode(ids: list[int]) -> str:
+    """What the scheduler passes as `decode` (Scheduler._decode_tail)."""
     return tokenizer().decode(ids, skip_special_tokens=True)
 
 
