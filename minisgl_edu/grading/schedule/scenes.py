@@ -25,7 +25,6 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Batch
-from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import fail_fast_if_stub
 from minisgl_edu.grading.schedule.checks import hide_engine_answer, outstanding
@@ -334,4 +333,4 @@ def schedule_case(reference: Any, lpm: bool = False, examples: int = 250) -> Any
         fail_fast_if_stub(impl)  # an untouched stub fails before the engine is loaded
         search(impl)
 
-    return Case(case.name, run, case.hint)
+    return replace(case, run=run)  # the same case (its limit too), the stub checked first
