@@ -22,7 +22,7 @@ from minisgl_edu.grading.own_code import references
 
 
 def _phase(case) -> str:
-    if "generated: " in case.name:
+    if case.generated:
         return "generated"
     return "engine" if case.engine else "unit"
 

@@ -78,6 +78,12 @@ class Case:
     hint: str = ""  # where to look; the failure message itself says what went wrong
     engine: bool = False  # runs the real model (slow to start: only cases that need it)
     time_limit: Optional[float] = None  # None: UNIT_LIMIT, or ENGINE_LIMIT for engine cases
+    generated: bool = False  # a case of the generated phase (explore.py), not a hand-written one
+
+    @property
+    def hand_unit(self) -> bool:
+        """A hand-written case that needs no model: what must pass before an engine case runs."""
+        return not self.engine and not self.generated
 
     @property
     def limit(self) -> float:

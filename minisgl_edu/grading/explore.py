@@ -215,4 +215,4 @@ def generated(
 
     # A right answer plays every scene: about a second of CPU, but a loaded 2-core machine can
     # stretch that twentyfold, so the limit is an engine case's, not a unit case's
-    return Case(name, run, hint=hint, time_limit=ENGINE_LIMIT)
+    return Case(name, run, hint=hint, time_limit=ENGINE_LIMIT, generated=True)

@@ -29,8 +29,8 @@ def _load(path: Path):
 
 def report(name: str) -> None:
     grader = exercise(name)
-    hand = [c.name for c in grader.CASES if not c.engine and "generated: " not in c.name]
-    generated = [c.name for c in grader.CASES if "generated: " in c.name]
+    hand = [c.name for c in grader.CASES if c.hand_unit]
+    generated = [c.name for c in grader.CASES if c.generated]
     print(f"{name}: {len(hand)} hand-written unit cases, {len(generated)} generated")
     for path in sorted((MUTANTS / name).glob("[0-9]*.py")):
         impl = getattr(_load(path), grader.SYMBOL)
