@@ -9,14 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Protocol
 
-if TYPE_CHECKING:  # only for the annotations: core.py imports nothing heavy
+if TYPE_CHECKING:  # only for the annotations: core.py imports nothing heavy, and nothing of ours
     import torch
-
-    from minisgl_edu.engine.grammar import Grammar
-    from minisgl_edu.kvcache.radix_cache import RadixNode
-    from minisgl_edu.scheduler.speculator import DraftState
 
 
 MAX_TOP_LOGPROBS = 20  # OpenAI's limit
@@ -101,6 +97,40 @@ class SamplingParams:
         return None
 
 
+# --- what features hang on a request ----------------------------------------------------------
+# The data model sits below every other module, so it names the state that features keep on a
+# request by small types of its own; the features (a grammar, the prefix cache, the speculator)
+# fill them in. Nothing here imports the modules that do.
+
+
+class TokenMask(Protocol):
+    """A request's grammar, as the engine and the scheduler use it (`engine/grammar.py` `Grammar`)."""
+
+    def fill_mask(self, bitmask: torch.Tensor, row: int) -> None:
+        """Write the tokens allowed next into row `row` of `bitmask` (one bit per token)."""
+
+    def accept(self, token: int) -> bool:
+        """Advance by the sampled token; False if it was not allowed."""
+
+    @property
+    def is_terminated(self) -> bool:
+        """The grammar is complete (it has accepted its end)."""
+
+
+class CacheHandle(Protocol):
+    """What a request holds in the prefix cache: the node it has locked (`kvcache/radix_cache.py`
+    `RadixNode`). Only `kvcache/` makes, locks and unlocks one; to everyone else it is opaque."""
+
+
+@dataclass
+class DraftState:
+    """(speculative decoding) The speculator's back-off for one request (`scheduler/speculator.py`):
+    drafts that keep failing cost verify positions for nothing, so the request pauses them."""
+
+    misses: int = 0  # verifies in a row that accepted no draft
+    pause: int = 0  # decode steps left in which the request proposes none
+
+
 class ReqStatus(enum.Enum):
     WAITING = "waiting"  # in the prefill queue, no KV computed yet
     PREFILLING = "prefilling"  # part of its prompt is in the cache (chunked prefill)
@@ -128,19 +158,19 @@ class Req:
     max_new_tokens: int = 0  # max_tokens after clamping to the context
     finish_reason: Optional[str] = None  # "stop" | "length" | "abort"
     stop_str: Optional[str] = None  # the stop string that ended it, if any
-    cache_handle: Optional[RadixNode] = None  # the prefix-cache node this request has locked (radix cache)
+    cache_handle: Optional[CacheHandle] = None  # the prefix-cache node this request has locked
     generator: Optional[torch.Generator] = None  # for seeded sampling
     arrived_at: float = 0.0  # time.monotonic() when the scheduler queued it
     queue_seconds: Optional[float] = None  # arrival -> first scheduled in a batch (None until then)
     stamps: Optional[dict[str, float]] = None  # (server) its path to the first token, sent with it (message/stamps.py)
-    grammar: Optional[Grammar] = None  # structured output: the matcher that masks each next token
+    grammar: Optional[TokenMask] = None  # structured output: the matcher that masks each next token
     # (n > 1, scheduler/prompt_sharing.py) The request whose prompt pages this one waits for: it is
     # admitted after that one's prefill, so it finds the prompt in the prefix cache.
     prompt_leader: Optional[Req] = None
     shares_prompt: bool = False  # (n > 1, the leader) its prompt goes to the prefix cache after prefill
     shared_len: int = 0  # tokens at the start of its row whose pages it handed to the prefix cache
-    # (speculative decoding) The speculator's state of this request: its back-off after drafts
-    # that failed (`scheduler/speculator.py`); None until its first verify.
+    # (speculative decoding) The speculator's back-off after drafts that failed; None until its
+    # first verify.
     draft_state: Optional[DraftState] = None
 
     @property

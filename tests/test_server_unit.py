@@ -68,7 +68,7 @@ def test_engine_options_are_passed_on():
 
 
 def test_scheduler_cpu_threads_split_the_cores_between_ranks(monkeypatch):
-    from minisgl_edu.server import process
+    from minisgl_edu import process
 
     assert parse_args([]).cpu_threads == 0 and parse_args(["--cpu-threads", "3"]).cpu_threads == 3
     for cores, tp, want in [(1, 1, 1), (2, 1, 2), (8, 1, 8), (8, 2, 4), (8, 3, 2), (2, 4, 1)]:
@@ -80,7 +80,7 @@ def test_scheduler_cpu_threads_split_the_cores_between_ranks(monkeypatch):
 
 
 def test_workers_start_with_a_short_openmp_spin_unless_the_user_chose(monkeypatch):
-    from minisgl_edu.server import process
+    from minisgl_edu import process
 
     for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
         monkeypatch.delenv(name, raising=False)
@@ -106,7 +106,7 @@ def test_frozen_heap_leaves_start_up_objects_alone_and_gives_them_back():
     import gc
     import weakref
 
-    from minisgl_edu.server.process import frozen_heap
+    from minisgl_edu.process import frozen_heap
 
     old = _Cycle()  # alive when the loop starts: start-up
     old_ref = weakref.ref(old)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Optional
 import torch
 
 if TYPE_CHECKING:
-    from minisgl_edu.engine.graph_inputs import PackedGraphInputs
+    from minisgl_edu.attention.graph_inputs import PackedGraphInputs
     from minisgl_edu.kvcache.pool import KVPool
 
 

@@ -9,7 +9,7 @@ request); prefill and larger decode batches go to the other half of the hybrid.
 Why a backend of its own for small batches: at batch 1 a layer's attention reads little, and the
 cost is in kernels and host work. FlashInfer's graph-mode decode is two kernels per layer and a
 `plan()` on the host before every step; this is one kernel, and in a CUDA graph its page lists
-arrive in the graph runner's one input copy (`engine/graph_inputs.py`): no plan at all.
+arrive in the graph runner's one input copy (`attention/graph_inputs.py`): no plan at all.
 
 One `SplitKVDecode` per batch size (its split count and partial-result buffers depend on it): in
 a graph it reads the page lists from the runner's packed buffer (`init_graphs`), eagerly from

@@ -28,8 +28,8 @@ import time
 from minisgl_edu.core import Batch, ReqStatus, SamplingParams
 from minisgl_edu.engine.engine import ForwardOutput
 from minisgl_edu.grading.harness import tiny_model
+from minisgl_edu.process import frozen_heap
 from minisgl_edu.scheduler import Scheduler, SchedulerConfig
-from minisgl_edu.server.process import frozen_heap
 
 PROMPT_LEN = 64
 

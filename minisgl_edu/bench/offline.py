@@ -123,8 +123,8 @@ def run_engine(
     import gc
 
     from minisgl_edu import SamplingParams
+    from minisgl_edu.process import frozen_heap
     from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
-    from minisgl_edu.server.process import frozen_heap
 
     t_load = time.perf_counter()
     sched = Scheduler(SchedulerConfig(model=model, device=device, **engine_kw), QueueIO(), tokenizer=_IdTokenizer())

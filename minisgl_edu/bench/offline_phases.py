@@ -143,8 +143,8 @@ def run(num_requests: int = 256, max_prefill_tokens: Optional[int] = None, **eng
     from minisgl_edu import SamplingParams
     from minisgl_edu.bench.offline import PRESETS, _IdTokenizer, make_workload, random_qwen3_dir
     from minisgl_edu.models import resolve_model
+    from minisgl_edu.process import frozen_heap
     from minisgl_edu.scheduler import QueueIO, Scheduler, SchedulerConfig
-    from minisgl_edu.server.process import frozen_heap
 
     _, _, lo, hi, _ = PRESETS["qwen3-0.6b"]
     model_dir = resolve_model(random_qwen3_dir())

@@ -21,7 +21,7 @@ import multiprocessing
 import time
 from typing import Any
 
-from minisgl_edu.bench.serving import BenchConfig, BenchResult, probe_model, run_benchmark_async
+from minisgl_edu.bench.serving_client import BenchConfig, BenchResult, probe_model, run_benchmark_async
 from minisgl_edu.bench.serving_stats import summarize
 
 START_LEAD_S = 0.01  # how far ahead of "all ready" the common start is set

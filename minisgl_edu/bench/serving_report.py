@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 from minisgl_edu.bench.serving_stats import Percentiles, output_tokens_per_bin
 
 if TYPE_CHECKING:
-    from minisgl_edu.bench.serving import BenchResult
+    from minisgl_edu.bench.serving_client import BenchResult
 
 WIDTH = 50
 

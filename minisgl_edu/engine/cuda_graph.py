@@ -12,7 +12,7 @@ A graph replays fixed kernels on fixed addresses with fixed shapes. So:
 * we capture one graph per batch size in `batch_sizes(max_bs)` (1, 2, 4, 8, 12, 16, 24, 32, then
   every 16) and run a batch of b requests in the graph of the next size up, padding it;
 * the step's inputs (page-table rows, positions, KV slots, and the page lists of a backend that
-  reads them there) arrive in one host-to-device copy into fixed buffers (`graph_inputs.py`);
+  reads them there) arrive in one host-to-device copy into fixed buffers (`attention/graph_inputs.py`);
   the attention backend prepares each replay through its graph hooks (`AttentionBackend.
   init_graphs`, `prepare_for_replay`: FlashInfer plans on the host, outside the graph);
 * the graph itself fetches each request's input token from `Engine.last_tokens`, picks the greedy
@@ -51,8 +51,8 @@ import time
 import torch
 
 from minisgl_edu.attention.flashinfer_backend import pinned
+from minisgl_edu.attention.graph_inputs import PackedGraphInputs
 from minisgl_edu.engine.forward_inputs import ForwardInputs
-from minisgl_edu.engine.graph_inputs import PackedGraphInputs
 from minisgl_edu.engine.runner import EagerRunner, RunOutput
 
 # A batch replays a token-row graph only if its rows read at most this many K/V tokens in all (the

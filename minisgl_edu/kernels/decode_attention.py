@@ -283,7 +283,7 @@ class SplitKVDecode:
     def use_buffers(self, indptr: torch.Tensor, indices: torch.Tensor, lens: torch.Tensor) -> None:
         """Read the page lists from these device buffers (any integer dtype) instead of our own;
         the CUDA-graph runner fills them itself, in one copy with the step's other inputs
-        (`engine/graph_inputs.py`), and then `plan()` is not called."""
+        (`attention/graph_inputs.py`), and then `plan()` is not called."""
         self.indptr, self.indices, self.lens = indptr, indices, lens
 
     def run(self, q: torch.Tensor, kv: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:

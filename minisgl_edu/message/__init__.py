@@ -3,7 +3,8 @@
     API server --TokenizeMsg/AbortMsg--> tokenizer --UserMsg/AbortBackendMsg--> scheduler
     scheduler --DetokenizeMsg--> detokenizer --UserReply--> API server
 
-Each is a plain dataclass; `codec` turns them into bytes for ZeroMQ; `unwrap` opens a batch of them.
+Each is a plain dataclass; `codec` turns them into bytes, `ipc` carries them over ZeroMQ sockets
+(imported by the processes that need it, not here); `unwrap` opens a batch of them.
 """
 
 from minisgl_edu.message.backend import (

@@ -151,16 +151,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?", default=MODEL_NAME, choices=[MODEL_NAME])
     parser.add_argument("--force", action="store_true", help="convert again even if the cache exists")
-    parser.add_argument("--check", action="store_true", help="then time a load of the converted model")
     args = parser.parse_args(argv)
-    model_dir = ensure_smollm2_135m(force=args.force)
-    if args.check:
-        from minisgl_edu.models.loader import load_model
-
-        start = time.perf_counter()
-        load_model(model_dir)
-        print(f"loaded in {time.perf_counter() - start:.2f} s", file=sys.stderr)
-    print(model_dir)
+    print(ensure_smollm2_135m(force=args.force))
 
 
 if __name__ == "__main__":

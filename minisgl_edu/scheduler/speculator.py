@@ -21,21 +21,14 @@ cost verify positions for nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
-from minisgl_edu.core import Batch, Req
+from minisgl_edu.core import Batch, DraftState, Req
 from minisgl_edu.kvcache import CacheManager
 from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.ngram import backoff, propose_ngram
 from minisgl_edu.scheduler.record import StepRecord
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult, verify_step
-
-
-@dataclass
-class DraftState:
-    misses: int = 0  # verifies in a row that accepted no draft
-    pause: int = 0  # decode steps left in which the request proposes none
 
 
 class Speculator:

@@ -42,7 +42,7 @@ class FrontendState:
     ) -> None:
         import zmq.asyncio
 
-        from minisgl_edu.server.ipc import ZmqAsyncPullQueue, ZmqAsyncPushQueue
+        from minisgl_edu.message.ipc import ZmqAsyncPullQueue, ZmqAsyncPushQueue
 
         self.ctx = zmq.asyncio.Context()
         self.send_tokenizer = [ZmqAsyncPushQueue(self.ctx, a) for a in addrs.tokenizers]

@@ -33,8 +33,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from minisgl_edu.message.ipc import IpcAddresses
 from minisgl_edu.server.args import ServerArgs
-from minisgl_edu.server.ipc import IpcAddresses
 
 
 class WorkerDied(RuntimeError):
@@ -74,7 +74,7 @@ def _run_scheduler(
     cpu_threads: int = 0,
 ) -> None:
     """Process entry of `minisgl-TP{rank}-scheduler`: build the Scheduler, then run its loop."""
-    from minisgl_edu.server.process import frozen_heap, init_worker, parent_alive, scheduler_cpu_threads
+    from minisgl_edu.process import frozen_heap, init_worker, parent_alive, scheduler_cpu_threads
 
     init_worker(name)
     import torch
@@ -132,7 +132,7 @@ def _run_scheduler(
 
 
 def start_workers(args: ServerArgs, model_dir: str, addrs: IpcAddresses) -> list[Worker]:
-    from minisgl_edu.server.process import set_worker_environment
+    from minisgl_edu.process import set_worker_environment
     from minisgl_edu.tokenizer.server import tokenize_worker
 
     set_worker_environment()  # before any worker starts: each inherits it and reads it at import
@@ -229,7 +229,7 @@ def shutdown_workers(workers: list[Worker], timeout: float = 5.0) -> None:
 
     from minisgl_edu.message import ExitMsg
     from minisgl_edu.message.codec import encode
-    from minisgl_edu.server.ipc import ZmqPushQueue
+    from minisgl_edu.message.ipc import ZmqPushQueue
 
     live = [w for w in workers if w.process.is_alive()]
     if live:
@@ -358,8 +358,8 @@ def launch_server(args: ServerArgs) -> int:
             from minisgl_edu.server.shell import run_shell
 
             return run_shell(args, addrs, workers)
+        from minisgl_edu.process import frozen_heap
         from minisgl_edu.server.api_server import run_api_server
-        from minisgl_edu.server.process import frozen_heap
 
         with frozen_heap():
             return run_api_server(args, addrs, workers, sock)

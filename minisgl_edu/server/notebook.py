@@ -19,7 +19,7 @@ Three ways a notebook leaks a server, and what this module does about each:
   that asks Linux for a signal when its parent dies (`prctl(PR_SET_PDEATHSIG)`), then replaces
   itself with `python -m minisgl_edu.serve`; the setting survives that `exec`. SIGTERM then makes
   the API server stop its workers, and each worker has the same tie to the API server
-  (`server/process.py`). Other systems have no such call: there only the first two apply.
+  (`process.py`). Other systems have no such call: there only the first two apply.
 
 The server runs in a process group of its own (`start_new_session=True`), for two reasons:
 Jupyter's "interrupt" sends SIGINT to the kernel's whole group, which would otherwise stop the

@@ -278,12 +278,12 @@ def tokenize_worker(
     ready_conn: Any,
 ) -> None:
     """Process entry for `minisgl-tokenizer-i` (backend_addr set) and `minisgl-detokenizer-0` (None)."""
-    from minisgl_edu.server.process import frozen_heap, init_worker, parent_alive
+    from minisgl_edu.process import frozen_heap, init_worker, parent_alive
 
     init_worker(name)
     import zmq
 
-    from minisgl_edu.server.ipc import ZmqPullQueue, ZmqPushQueue
+    from minisgl_edu.message.ipc import ZmqPullQueue, ZmqPushQueue
 
     ctx = zmq.Context()
     sockets = []

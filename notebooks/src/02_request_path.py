@@ -43,7 +43,7 @@ needs) and `/health` answers. It also:
 * stops it when the kernel shuts down or restarts (an `atexit` hook);
 * on Linux, ties the server to the kernel's life (`prctl(PR_SET_PDEATHSIG)`), so that a kernel
   killed outright takes the server with it. The workers already have the same tie to the
-  server's main process (`server/process.py`), so the whole family goes.
+  server's main process (`process.py`), so the whole family goes.
 
 `tests/test_notebook_server.py` checks all three (a second start leaves one server; an exit
 without `stop_server()`, and a parent killed with SIGKILL, leave no process). A small KV cache

@@ -107,7 +107,7 @@ benchmark's harness does, meets them several times as often. On an H200 the GPU 
 256-request benchmark waited ~1.2 s of a 7 s run in a handful of long stops, and each of the
 longest had a full collection inside it (`docs/benchmarks.md`, measured with CUDA events around
 each graph replay and a hook on each collection). So the server's processes run their loops
-inside `frozen_heap()` (`server/process.py`): after start-up, `gc.freeze()` moves every object
+inside `frozen_heap()` (`process.py`): after start-up, `gc.freeze()` moves every object
 alive to a generation the collector never visits again, as vLLM does for its engine and SGLang
 offers as `freeze_gc`. Frozen, the same loop's longest step drops from ~200 ms to under
 10 ms. On the H200 the 256-request benchmark went from 21.2-21.4k to 23.9-24.1k output tokens/s
@@ -455,7 +455,7 @@ The last line is one you can run: `make bench` (it takes a few minutes on 2 core
 |---|---|---|
 | continuous batching | one weight read per token (decode shares it across requests) | `_schedule_next_batch` |
 | overlap scheduling | GPU idle while Python schedules and post-processes | `scheduler/overlap.py`, `overlap_loop` |
-| a frozen start-up heap | the garbage collector's full collections stopping the loop (and the GPU) | `server/process.py`, `frozen_heap` |
+| a frozen start-up heap | the garbage collector's full collections stopping the loop (and the GPU) | `process.py`, `frozen_heap` |
 | CUDA graphs | CPU launch overhead of hundreds of small kernels per decode step | `engine/cuda_graph.py` |
 | FlashInfer | gathering and padding K/V pages in every layer; per-layer planning | `attention/flashinfer_backend.py` |
 | prefix cache | recomputing a prompt's shared beginning | `kvcache/radix_cache.py` (chapter 06) |

@@ -36,7 +36,7 @@ class ZmqSchedulerIO(SchedulerIO):
     ) -> None:
         import zmq
 
-        from minisgl_edu.server.ipc import ZmqPullQueue, ZmqPushQueue
+        from minisgl_edu.message.ipc import ZmqPullQueue, ZmqPushQueue
 
         self.ctx = zmq.Context()
         self.recv_backend = ZmqPullQueue(self.ctx, recv_addr, bind=True)
