@@ -54,6 +54,7 @@ from typing import Optional
 import torch
 
 from minisgl_edu.attention.base import AttentionBackend, AttentionMetadata
+from minisgl_edu.host_copy import host_tensor
 from minisgl_edu.kvcache.page_table import PageTable
 from minisgl_edu.kvcache.pool import KVPool
 
@@ -67,12 +68,8 @@ REPLAN_CHECKED = ("0.6.6",)
 
 
 def pinned(values: list[int], dtype: torch.dtype) -> torch.Tensor:
-    """A small host tensor in page-locked memory, so a non_blocking copy to the GPU is truly async.
-
-    A copy from ordinary (pageable) memory makes PyTorch wait for the GPU stream, which would stall
-    the CPU while the previous batch runs, exactly what overlap scheduling wants to avoid.
-    """
-    return torch.tensor(values, dtype=dtype).pin_memory()
+    """A small host tensor in page-locked memory (FlashInfer's plans read their lengths on the host)."""
+    return host_tensor(values, dtype, "cuda")
 
 
 class FlashInferBackend(AttentionBackend):

@@ -27,6 +27,7 @@ from typing import Optional
 import torch
 
 from minisgl_edu.attention.base import AttentionBackend, AttentionMetadata
+from minisgl_edu.host_copy import host_tensor
 from minisgl_edu.kvcache.page_table import PageTable
 from minisgl_edu.kvcache.pool import KVPool
 
@@ -66,9 +67,7 @@ class TritonDecodeBackend(AttentionBackend):
         )
 
     def _host(self, values: list[int]) -> torch.Tensor:
-        """An int32 host tensor, page-locked on CUDA (so the copy to the GPU does not wait)."""
-        t = torch.tensor(values, dtype=torch.int32)
-        return t.pin_memory() if self.device.type == "cuda" else t
+        return host_tensor(values, torch.int32, self.device)
 
     def prepare(self, meta: AttentionMetadata) -> None:
         assert meta.is_decode and (self.max_decode_batch is None or meta.batch_size <= self.max_decode_batch), (

@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 
 from minisgl_edu.core import Req
+from minisgl_edu.host_copy import to_device
 
 _MASK63 = (1 << 63) - 1
 
@@ -43,7 +44,7 @@ def sample_flashinfer(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
     sps = [reqs[i].sampling_params for i in rows]
 
     def to_dev(values, dtype):
-        return torch.tensor(values, dtype=dtype).pin_memory().to(dev, non_blocking=True)
+        return to_device(values, dtype, dev)
 
     idx = to_dev(rows, torch.int64)
     temperature = to_dev([sp.temperature for sp in sps], torch.float32)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import torch
 
 from minisgl_edu.core import Req
+from minisgl_edu.host_copy import to_device
 
 
 def needs_chain(req: Req) -> bool:
@@ -48,13 +49,6 @@ def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
 
         grammar_mask(logits, rows, [reqs[i].grammar for i in rows])
     return logits
-
-
-def to_device(values: list, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """A small tensor from host values. On CUDA through page-locked memory without blocking: a
-    copy from ordinary memory would make the host wait for the forward pass still running."""
-    t = torch.tensor(values, dtype=dtype)
-    return t if device.type != "cuda" else t.pin_memory().to(device, non_blocking=True)
 
 
 def token_counts(logits: torch.Tensor, id_lists: list[list[int]]) -> torch.Tensor:

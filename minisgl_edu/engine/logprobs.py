@@ -18,7 +18,7 @@ from typing import Optional
 import torch
 
 from minisgl_edu.core import Req
-from minisgl_edu.engine.logits_chain import to_device
+from minisgl_edu.host_copy import to_device
 
 
 @dataclass

@@ -19,7 +19,7 @@ import torch
 
 from minisgl_edu.attention import AttentionMetadata
 from minisgl_edu.engine.forward_inputs import ForwardInputs
-from minisgl_edu.engine.logits_chain import to_device
+from minisgl_edu.host_copy import to_device
 
 
 @dataclass

@@ -33,10 +33,10 @@ from __future__ import annotations
 import torch
 
 from minisgl_edu.core import Batch, Req
-from minisgl_edu.engine.logits_chain import to_device
 from minisgl_edu.engine.logprobs import take_logprobs
 from minisgl_edu.engine.output import ForwardOutput
 from minisgl_edu.engine.sampler import filter_logits
+from minisgl_edu.host_copy import to_device
 
 
 def accept_greedy(drafts: list[int], targets: list[int]) -> list[int]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from minisgl_edu.host_copy import host_tensor
+
 
 class PageTable:
     def __init__(self, max_reqs: int, max_pages_per_req: int, device: torch.device | str, fill: int) -> None:
@@ -56,13 +58,8 @@ class PageTable:
         if start + len(pages) > self.max_pages_per_req:
             raise ValueError("request longer than the page table allows")
         self.pages[row].extend(pages)
-        src = torch.tensor(pages, dtype=torch.int32)
-        if self.table.is_cuda:
-            # From page-locked memory, without blocking: a copy from ordinary memory makes the
-            # host wait for the (default) stream first. That stream is mostly idle, so the gain
-            # was too small to measure (docs/benchmarks.md), but the overlap loop's host never
-            # needs to wait here.
-            src = src.pin_memory()
+        # Page-locked on CUDA, so the overlap loop's host never waits for the stream here.
+        src = host_tensor(pages, torch.int32, self.table.device)
         self.table[row, start : start + len(pages)].copy_(src, non_blocking=True)
         if self.host_table is not self.table:
             self.host_table[row, start : start + len(pages)] = src
