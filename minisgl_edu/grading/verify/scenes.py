@@ -38,6 +38,7 @@ from minisgl_edu.grading.verify.step import (
     _step,
     first_field,
     kv_story,
+    page_mistake,
     pages_story,
 )
 from minisgl_edu.kvcache.manager import pages_for
@@ -251,6 +252,8 @@ def finish_story(scene: VerifyScene, want: VerifyResult) -> str:
             )
     if len(output) >= req.max_new_tokens:
         facts.append(f"with it the output has {len(output)} tokens, max_new_tokens {req.max_new_tokens}")
+        if want.finish_reason == "length" and j == want.accepted:
+            facts.append("it is the model's own token, which counts toward max_new_tokens like the accepted drafts")
         if want.finish_reason == "stop":
             facts.append("'stop' wins over 'length'")
     return f"'{want.finish_reason}': " + "; ".join(facts) + "; nothing after that token counts"
@@ -288,7 +291,9 @@ def pages_hint(scene: VerifyScene, diff: Difference) -> str:
     req = _request(scene)
     want = _step(req, scene.drafts, scene.targets)
     story, hint = pages_story(req, want, diff.got)
-    return f"{story} ({hint})"
+    m = page_mistake(req, scene.drafts, scene.targets, diff.got) if isinstance(diff.got, list) else None
+    # the story says "no page was given back" itself
+    return f"{story}: {MISTAKES[m]}" if m and m != "pages_none" else f"{story} ({hint})"
 
 
 VERIFY_HINTS = {

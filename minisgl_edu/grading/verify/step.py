@@ -121,6 +121,8 @@ MISTAKES = {
     "pages_uncut": "pages were kept for tokens after the finish: only the tokens the request keeps need pages",
     "pages_per_rejected_draft": "pages were counted from the number of rejected drafts: a page can hold "
     "valid positions and rejected ones at once; give back only the pages past the new length",
+    "pages_of_four": "pages were counted as 4 positions each: use req.page_size, the engine's page size (another "
+    "engine has pages of 1, 8 or 16 positions)",
 }
 _BONUS = "accept draft j while drafts[j] == targets[j]; then append targets[n]: the model's own token, also when n == k"
 _FIRST_MISMATCH = "stop comparing at the first draft that differs: targets[n] replaces it"
@@ -137,7 +139,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "finish_on_last_only": "check each new token as if it came alone",
     "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
     "length_overshoot": _LENGTH,
-    "length_not_on_model_token": _LENGTH,
+    "length_not_on_model_token": "the model's own token counts toward max_new_tokens, like the accepted drafts",
     "length_first": "EOS and stop strings first, then the length",
     "stop_per_token": "decode a tail of output_ids + the new tokens so far, not each token alone",
     "stop_new_only": "the decoded tail includes the output before this step",
@@ -154,6 +156,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "are the cache's",
     "pages_uncut": _KEPT,
     "pages_per_rejected_draft": _PAGES,
+    "pages_of_four": _PAGES,
 }
 ACCEPT_MISTAKES = ["no_bonus", "rejected_draft_kept", "model_token_missing", "model_token_next", "past_mismatch"]
 FINISH_MISTAKES = [
@@ -174,6 +177,7 @@ PAGE_MISTAKES = [
     "pages_no_prompt",
     "pages_uncut",
     "pages_per_rejected_draft",
+    "pages_of_four",
 ]
 ALL_MISTAKES = ACCEPT_MISTAKES + FINISH_MISTAKES + KV_MISTAKES + PAGE_MISTAKES
 
@@ -252,6 +256,7 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         "pages_no_prompt": pages_for(total - req.prompt_len, req.page_size),
         "pages_uncut": pages_for(uncut, req.page_size),
         "pages_per_rejected_draft": len(req.pages) - pages_for(len(drafts) - n, req.page_size),
+        "pages_of_four": pages_for(total, 4),
     }.get(mistake, pages_for(total, req.page_size))
     return VerifyResult(n, tokens, reason, kv_len, req.pages[keep:])
 
@@ -335,11 +340,9 @@ def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistak
         return f"{text}. {story}", hint
     if first == "free_pages":
         story, hint = pages_story(req, want, got.free_pages)
-        alike = [
-            m for m in PAGE_MISTAKES if m in mistakes and _step(req, drafts, targets, m).free_pages == got.free_pages
-        ]
-        if len(alike) == 1:  # named only when this step tells it from the others
-            story += f": {MISTAKES[alike[0]]}"
+        m = page_mistake(req, drafts, targets, got.free_pages, mistakes)
+        if m:
+            story, hint = f"{story}: {MISTAKES[m]}", MISTAKES[m]
         return f"{text}. {story}", hint
     variants = {m: _step(req, drafts, targets, m) for m in mistakes}
     whole = [m for m, r in variants.items() if r == got]
@@ -360,6 +363,13 @@ def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistak
         )
         hint = "accepted counts the drafts the model agreed with, before any cut by a finish"
     return text, hint
+
+
+def page_mistake(req, drafts, targets, free_pages, mistakes=ALL_MISTAKES) -> Optional[str]:
+    """The known mistake of PAGE_MISTAKES that gives these free_pages, when only one does (a step
+    where two give the same pages does not tell them apart)."""
+    alike = [m for m in PAGE_MISTAKES if m in mistakes and _step(req, drafts, targets, m).free_pages == free_pages]
+    return alike[0] if len(alike) == 1 else None
 
 
 def first_field(a: VerifyResult, b: VerifyResult) -> Optional[str]:

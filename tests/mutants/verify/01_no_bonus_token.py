@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"every draft accepted: the model's token comes too", "in the real engine, drafts rejected at every place"}
 MUST_SAY = "bonus"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the model's token at the last position (targets[k]) still comes"
 
 
 def verify_step(req, drafts, targets):

@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"the first mismatch ends the run", "in the real engine, drafts rejected at every place"}
 MUST_SAY = "one position too far"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the model's token was taken one position too far"
 
 
 def verify_step(req, drafts, targets):

@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"the first mismatch ends the run", "pages holding only rejected drafts go back"}
 MUST_SAY = "after the first mismatch"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "drafts after the first mismatch were accepted"
 
 
 def verify_step(req, drafts, targets):

@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"an EOS inside the run cuts it", "in the real engine, EOS, stop strings and max_tokens inside a run"}
 MUST_SAY = "the run went on past it"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "check each new token as if it came alone"
 
 
 def verify_step(req, drafts, targets):

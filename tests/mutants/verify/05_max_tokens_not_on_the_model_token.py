@@ -10,6 +10,7 @@ MUST_FAIL = {
 }
 MUST_SAY = "max_new_tokens"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "it is the model's own token, which counts toward max_new_tokens"
 
 
 def _stops(req, output):

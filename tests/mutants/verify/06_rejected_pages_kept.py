@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"pages holding only rejected drafts go back", "in the real engine, drafts rejected at every place"}
 MUST_SAY = "no page was given back"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "no page was given back: the pages past the request's new length"
 
 
 def verify_step(req, drafts, targets):

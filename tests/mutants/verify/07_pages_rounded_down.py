@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"pages holding only rejected drafts go back", "in the real engine, drafts rejected at every place"}
 MUST_SAY = "still holds valid positions"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "round up: pages_for(total, page_size)"
 
 
 def verify_step(req, drafts, targets):

@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"never a page of the prefix cache", "in the real engine, drafts rejected at every place"}
 MUST_SAY = "prefix cache"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "pages were counted from the start of the output"
 
 
 def verify_step(req, drafts, targets):

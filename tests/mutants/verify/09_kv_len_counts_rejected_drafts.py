@@ -8,6 +8,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"kv_len: the valid K/V positions", "in the real engine, drafts rejected at every place"}
 MUST_SAY = "unverified K/V"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "kv_len counted the positions of the rejected drafts"
 
 
 def verify_step(req, drafts, targets):

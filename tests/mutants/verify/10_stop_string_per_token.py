@@ -10,6 +10,7 @@ MUST_FAIL = {
 }
 MUST_SAY = "decoded on its own"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "not each token alone"
 
 
 def verify_step(req, drafts, targets):

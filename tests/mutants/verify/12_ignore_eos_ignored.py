@@ -6,6 +6,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"ignore_eos", "in the real engine, EOS, stop strings and max_tokens inside a run"}
 MUST_SAY = "ignore_eos"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "with ignore_eos only stop strings and max_new_tokens end the request"
 
 
 def verify_step(req, drafts, targets):

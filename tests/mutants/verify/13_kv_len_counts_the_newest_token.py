@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"kv_len: the valid K/V positions", "in the real engine, with n-gram drafts"}
 MUST_SAY = "newest token"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "kv_len counted the newest token"
 
 
 def verify_step(req, drafts, targets):

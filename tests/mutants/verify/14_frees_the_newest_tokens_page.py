@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"the newest token's page stays"}
 MUST_SAY = "where the newest token's K/V goes"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "is where the newest token's K/V goes next step"
 
 
 def verify_step(req, drafts, targets):

@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"the inputs are left as they were"}
 MUST_SAY = "changed req.output_ids"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "leave req.output_ids as it is"
 
 
 def verify_step(req, drafts, targets):

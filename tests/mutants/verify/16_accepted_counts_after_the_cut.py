@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"a finish: kv_len and pages of the cut run"}
 MUST_SAY = "before any cut"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "accepted counts the drafts the model agreed with, before any cut by a finish"
 
 
 def verify_step(req, drafts, targets):

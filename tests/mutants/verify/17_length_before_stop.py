@@ -6,6 +6,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"'stop' beats 'length'"}
 MUST_SAY = "'stop' wins"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "'stop' wins over 'length'"
 
 
 def verify_step(req, drafts, targets):

@@ -8,6 +8,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"a stop string of multi-byte characters"}
 MUST_SAY = "count the window in bytes"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "count the tail in bytes, not characters"
 
 
 def verify_step(req, drafts, targets):

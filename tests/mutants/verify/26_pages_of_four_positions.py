@@ -7,7 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 MUST_FAIL = {"generated: 250 verify steps against the package's"}
 MUST_SAY = "pages"
 CAUGHT_BY = {"generated"}
-HINT_SAYS = "pages_for(total, page_size)"
+HINT_SAYS = "use req.page_size, the engine's page size"
 
 
 def verify_step(req, drafts, targets):
