@@ -34,7 +34,7 @@ serve: $(STAMP) model
 test: $(STAMP) model lint
 	$(PY) -m minisgl_edu.course build-exercises --check
 	@bash scripts/install_browser.sh  # Chromium for tests/test_browser.py; never fails (the test skips without it)
-	$(PY) -m pytest -q -ra tests
+	$(PY) -m pytest -q -ra --durations=15 tests  # the slowest 15 listed at the end
 	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval notebooks solutions
 	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval-lax exercises
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: the converted default model, and a tiny random-weight model beside it."""
+"""Shared fixtures: the converted default model, a tiny random-weight model beside it, and the
+clients of a module's live server (`tests/live_server.py`: each module defines its `server`)."""
 
 from __future__ import annotations
 
@@ -77,3 +78,20 @@ def tiny_qwen3_dir(tmp_path_factory) -> str:
         tie_word_embeddings=True,
     )
     return _save_random_model(cfg, tmp_path_factory.mktemp("tiny-qwen3"))
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    """httpx on the module's `server`, with its API key."""
+    import httpx
+
+    with httpx.Client(base_url=server.url, headers=server.auth, timeout=120) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def oai(server):
+    """The official openai client on the module's `server`."""
+    import openai
+
+    return openai.OpenAI(base_url=server.url + "/v1", api_key=server.api_key, timeout=120, max_retries=0)

@@ -24,8 +24,8 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
+from live_server import chat_body, running
 from test_browser import CHROMIUM_ARGS, README_IMAGES, find_chromium
-from test_server import ServerProcess, chat_body
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.message import UserReply
@@ -207,12 +207,8 @@ def test_page_is_self_contained_with_the_widgets_colours():
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = ServerProcess(tmp_path_factory.mktemp("dashboard"), "--api-key", API_KEY)
-    try:
-        srv.wait_ready()
+    with running(tmp_path_factory.mktemp("dashboard"), api_key=API_KEY) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def state_of(server) -> dict:

@@ -15,8 +15,8 @@ import time
 
 import httpx
 import pytest
+from live_server import PAGE_SIZE, parse_sse, running
 from prometheus_client.parser import text_string_to_metric_families
-from test_server import PAGE_SIZE, ServerProcess, parse_sse
 
 from minisgl_edu.server.metrics import (
     ACCEPT_RATE_BUCKETS,
@@ -182,12 +182,8 @@ def test_detokenizer_passes_the_prefix_hit_and_the_queue_time_on(default_model_d
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = ServerProcess(tmp_path_factory.mktemp("metrics-server"))
-    try:
-        srv.wait_ready()
+    with running(tmp_path_factory.mktemp("metrics-server")) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def scrape(srv) -> dict[str, float]:

@@ -24,7 +24,7 @@ import time
 
 import httpx
 import pytest
-from test_server import ServerProcess, assert_gone, metrics, parse_sse, paused, wait_idle
+from live_server import ServerProcess, assert_gone, metrics, parse_sse, paused, wait_idle
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,6 @@ server and reads everything it wrote.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import time
@@ -19,7 +18,7 @@ import types
 
 import httpx
 import pytest
-from test_server import ServerProcess, pid_alive
+from live_server import pid_alive, running
 
 pytestmark = pytest.mark.slow
 
@@ -32,34 +31,10 @@ CONTEXT = 4096  # the tiny model's context (its KV cache, 512 pages x 16 tokens,
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, tiny_model_dir):
-    old = os.environ.get("MINISGL_API_KEY")
-    os.environ["MINISGL_API_KEY"] = API_KEY
-    try:
-        srv = ServerProcess(
-            tmp_path_factory.mktemp("input"),
-            "--model",
-            tiny_model_dir,
-            "--num-pages",
-            "512",
-            "--max-request-bytes",
-            str(MAX_BYTES),
-        )
-    finally:
-        if old is None:
-            del os.environ["MINISGL_API_KEY"]
-        else:
-            os.environ["MINISGL_API_KEY"] = old
-    try:
-        srv.wait_ready()
+    tmp = tmp_path_factory.mktemp("input")
+    args = ("--model", tiny_model_dir, "--num-pages", "512", "--max-request-bytes", str(MAX_BYTES))
+    with running(tmp, *args, api_key=API_KEY, key_in_env=True) as srv:
         yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as c:
-        yield c
 
 
 def assert_openai_error(r: httpx.Response, status: int | None = None) -> dict:

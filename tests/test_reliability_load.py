@@ -19,7 +19,7 @@ import time
 
 import httpx
 import pytest
-from test_server import ServerProcess, chat_body, metrics, parse_sse, paused, wait_idle
+from live_server import chat_body, metrics, parse_sse, paused, running, wait_idle
 
 pytestmark = pytest.mark.slow
 
@@ -31,26 +31,10 @@ PAGE_SIZE = 16
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = ServerProcess(
-        tmp_path_factory.mktemp("load"),
-        "--num-pages",
-        str(NUM_PAGES),
-        "--page-size",
-        str(PAGE_SIZE),
-        "--max-running-requests",
-        str(MAX_RUNNING),
-        "--max-queue",
-        str(MAX_QUEUE),
-        "--max-prefill-tokens",
-        "128",
-        "--request-timeout",
-        "240",
-    )
-    try:
-        srv.wait_ready()
+    args = ("--num-pages", str(NUM_PAGES), "--page-size", str(PAGE_SIZE), "--max-running-requests", str(MAX_RUNNING))
+    args += ("--max-queue", str(MAX_QUEUE), "--max-prefill-tokens", "128", "--request-timeout", "240")
+    with running(tmp_path_factory.mktemp("load"), *args) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def assert_next_request_is_served(server) -> None:

@@ -14,7 +14,7 @@ import json
 import httpx
 import jsonschema
 import pytest
-from test_server import AUTH, ServerProcess, parse_sse, wait_idle
+from live_server import API_KEY, AUTH, parse_sse, running, wait_idle
 
 pytestmark = pytest.mark.slow
 
@@ -23,27 +23,8 @@ MODEL = "smollm2-135m"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = ServerProcess(
-        tmp_path_factory.mktemp("server"), "--api-key", AUTH["Authorization"][7:], "--cpu-weights", "float32"
-    )
-    try:
-        srv.wait_ready()
+    with running(tmp_path_factory.mktemp("server"), "--cpu-weights", "float32", api_key=API_KEY) as srv:
         yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with httpx.Client(base_url=server.url, headers=AUTH, timeout=120) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def oai(server):
-    import openai
-
-    return openai.OpenAI(base_url=server.url + "/v1", api_key=AUTH["Authorization"][7:], timeout=120, max_retries=0)
 
 
 def messages(text: str) -> list[dict]:

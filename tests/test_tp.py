@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from test_server import children_of, free_port
+from live_server import children_of, free_port
 
 from minisgl_edu.core import SamplingParams
 
