@@ -163,6 +163,13 @@ def case_stop_across_tokens(fn):
         hint="loop over every string of sampling_params.stop",
     )
     _expect(fn, _req(ids[:-1], stop=[stop]), None, "'one two' does not contain 'two three' yet")
+    _expect(
+        fn,
+        _req(_ids(stop), stop=[stop]),
+        "stop",
+        f"the output is {stop!r}, the stop string itself from its first character",
+        hint="a stop string at the very start of the decoded text counts too: find() gives 0 there (test `s in tail`)",
+    )
 
 
 def case_stop_inside_token(fn):
@@ -232,6 +239,7 @@ def case_stop_emoji_margin(fn):
             f"{stop!r} is {len(stop)} characters, {len(stop.encode())} bytes in UTF-8, and spans the last {need} "
             "tokens: a window of len(stop) plus a few tokens misses it, and the request never stops. A token "
             "stands for at least one byte, so a window of len(s.encode()) tokens (plus a margin) always holds it",
+            hint="count the window in bytes, len(s.encode()), not in characters: a few tokens more than len(s) is too few",
         )
 
 

@@ -20,3 +20,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "req.max_new_tokens, not sampling_params.max_tokens"

@@ -19,3 +19,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "EOS first, then stop strings, then the length"

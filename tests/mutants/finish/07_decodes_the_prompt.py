@@ -18,3 +18,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "decode the output tokens, not the prompt"

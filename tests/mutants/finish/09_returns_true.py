@@ -17,3 +17,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "never True/False"

@@ -20,3 +20,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a character is up to four bytes, and a byte-level token can hold a single byte"

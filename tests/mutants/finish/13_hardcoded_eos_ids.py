@@ -21,3 +21,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the served model's end ids"

@@ -21,3 +21,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "count the window in bytes, len(s.encode()), not in characters"

@@ -5,7 +5,7 @@ last allowed token completes gets "length", and an EOS there gets "stop" even wi
 MUST_FAIL = {"generated: 200 requests grown token by token"}
 MUST_SAY = "first difference"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "a stop string is in the decoded output now"
+HINT_SAYS = "test the stop strings before the length too"
 
 
 def check_finish(req, eos_ids, decode=None):
