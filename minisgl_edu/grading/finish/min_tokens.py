@@ -100,6 +100,16 @@ def case_stop_waits(fn):
     )
     _expect(
         fn,
+        _req(ids, stop=["one two three"]),
+        n - 1,
+        "stop",
+        f"min_tokens={n - 1} is reached and the stop string 'one two three' completes at output token {n}: it "
+        "began before the minimum, and it finishes the request all the same",
+        hint="decode the same window as check_finish: a stop string may begin before the min_tokens-th token "
+        "(only the decision waits for min_tokens, not the text searched)",
+    )
+    _expect(
+        fn,
         _req(ids, stop=["two three"]),
         n,
         "stop",
@@ -158,6 +168,7 @@ def case_ignore_eos(fn):
         2,
         None,
         "min_tokens=2 is reached, but ignore_eos is set: an EOS still does not finish the request",
+        hint="reaching min_tokens does not undo ignore_eos: with ignore_eos set, an EOS never finishes the request",
     )
     ids = _ids("one two three")
     _expect(
@@ -168,6 +179,7 @@ def case_ignore_eos(fn):
         f"ignore_eos is set and the stop string completes at output token {len(ids)}, one short of "
         f"min_tokens={len(ids) + 1}: stop strings wait for min_tokens with ignore_eos too (ignore_eos turns "
         "off the EOS test only, it does not turn off the min_tokens gate)",
+        hint="keep the min_tokens gate when ignore_eos is set: below min_tokens it holds back the stop strings too",
     )
     _expect(
         fn,

@@ -21,3 +21,4 @@ def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "< min_tokens holds back, == min_tokens does not"

@@ -19,3 +19,4 @@ def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "hold back the stop-string test as well as EOS"

@@ -20,3 +20,4 @@ def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "while len(req.output_ids) < min_tokens, ignore EOS"

@@ -24,3 +24,4 @@ def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "answer 'length' when it is reached"

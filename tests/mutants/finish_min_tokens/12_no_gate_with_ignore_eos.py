@@ -23,3 +23,4 @@ def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "keep the min_tokens gate when ignore_eos is set"

@@ -7,7 +7,7 @@ after it is missed too."""
 MUST_FAIL = {"stretch: generated: 200 requests grown token by token"}
 MUST_SAY = "first difference"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "count again"
+HINT_SAYS = "a stop string may begin before the min_tokens-th token"
 
 
 def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
