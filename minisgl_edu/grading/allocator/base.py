@@ -15,6 +15,7 @@ from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.allocator.scenes import _num_free, allocator_case
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import reference_run, run_requests
+from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.kvcache.allocator import OutOfPages
 from minisgl_edu.kvcache.allocator import PageAllocator as reference
 
@@ -73,7 +74,11 @@ def case_allocate_zero(cls):
 def case_free_and_reuse(cls):
     a = cls(4)
     x = _allocate(a, 3)
-    a.free(x[:2])
+    try:
+        a.free(x[:2])
+    except CaseTimeout as e:  # the time limit stopped free() here: it never returned
+        e.hint = "free() must return: go through the pages it is given once (for p in pages)"
+        raise
     assert _num_free(a) == 3, f"after freeing 2 of 3 allocated pages (of 4), num_free is {_num_free(a)}, expected 3"
     y = _allocate(a, 3)
     assert len(set(y)) == 3 and x[2] not in y, (

@@ -28,7 +28,7 @@ from typing import Optional
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.allocator.base import TAKE_NOTHING
-from minisgl_edu.grading.allocator.scenes import _num_free, allocator_case
+from minisgl_edu.grading.allocator.scenes import _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
 from minisgl_edu.kvcache.allocator import OutOfPages
@@ -124,7 +124,7 @@ class _Pair:
     def new(cls, impl, num_pages: int) -> "_Pair":
         return cls(impl(num_pages), ReferenceContiguousAllocator(num_pages))
 
-    def same_state(self, after: str) -> None:
+    def same_state(self, after: str, freed: list[int] = ()) -> None:
         want_runs, got_runs = self.ref.runs, _runs(self.mine)
         want_free, got_free = self.ref.num_free, _num_free(self.mine)
         if got_runs != want_runs:
@@ -138,7 +138,7 @@ class _Pair:
                 f"after {after}, your runs are {got_runs}, expected {want_runs}" + (f"; {why}" if why else ""),
                 "keep the runs sorted by their start"
                 if got_runs != sorted(got_runs)
-                else "a freed page joins the free run just before it and the one just after it"
+                else merge_hint(got_runs, freed)
                 if why
                 else "",
             )
@@ -179,7 +179,7 @@ class _Pair:
     def free(self, pages: list[int]) -> None:
         self.ref.free(pages)
         self.mine.free(list(pages))
-        self.same_state(f"free({pages})")
+        self.same_state(f"free({pages})", pages)
 
     def refuse(self, pages: list[int], why: str) -> None:
         before_runs, before_free = self.ref.runs, self.ref.num_free
@@ -345,12 +345,11 @@ def case_merge_left_first(impl):
 
 def case_merge_right_first(impl):
     # The same blocks freed the other way round: each is freed next to the free run on its right.
+    # First, one page freed between two free runs: it joins both in one step.
+    pair = _carve(impl, [3, 1, 3], [0, 2, 1])
+    pair.allocate(7, "pages 0-6 are one run again")
     pair = _carve(impl, [3, 2, 5, 2], [3, 2, 1, 0])
     pair.allocate(12, "every page is free again: one run of 12")
-    # One page freed between two free runs joins both in one step.
-    pair.free([0, 1, 2, 4, 5, 6])
-    pair.free([3])
-    pair.allocate(7, "pages 0-6 are one run again")
 
 
 def case_bad_free(impl):

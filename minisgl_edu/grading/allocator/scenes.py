@@ -374,13 +374,40 @@ def num_free_hint(scene: AllocScene, diff: Difference) -> str:
     return "num_free counts the free pages: freed pages come back, allocated ones leave"
 
 
+MERGE = "a freed page joins the free run just before it and the one just after it"
+
+
+def merge_hint(runs: list[tuple[int, int]], freed: list[int]) -> str:
+    """The hint for free runs that touch after `free(freed)`: the side on which the freed pages
+    were not merged, or both sides. Of two touching runs, the one that holds pages freed later (in
+    the call's order) missed the other: a freed page next to an old free run is freed after it."""
+    order = {p: i for i, p in enumerate(freed)}
+
+    def when(run: tuple[int, int]) -> list[int]:
+        return [order[p] for p in range(run[0], run[0] + run[1]) if p in order] or [-1]
+
+    missed = set()
+    for a, b in zip(runs, runs[1:]):
+        if a[0] + a[1] == b[0] and min(when(b)) > max(when(a)):
+            missed.add("before")
+        elif a[0] + a[1] == b[0] and min(when(a)) > max(when(b)):
+            missed.add("after")
+    if missed == {"before"}:
+        return "a freed page joins the free run that ends just before it"
+    if missed == {"after"}:
+        return "a freed page joins the free run that starts just after it"
+    if missed:
+        return "merge on both sides at once: a freed page joins the run just before it and the one just after it"
+    return MERGE
+
+
 def runs_hint(scene: AllocScene, diff: Difference) -> str:
     got = diff.got
     op = _op(scene, diff.field)
     if isinstance(got, list) and got != sorted(got):
         return "keep the runs sorted by their start"
     if isinstance(got, list) and any(s1 + n1 == s2 for (s1, n1), (s2, _) in zip(got, got[1:])):
-        return "a freed page joins the free run just before it and the one just after it"
+        return MERGE
     if op[0] == "bad":
         return "check every page of the call before freeing any: a refused free changes nothing"
     if op[0] == "free":

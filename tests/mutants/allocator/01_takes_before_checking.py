@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"out of pages"}
 MUST_SAY = "must not take any page"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "check n against the free count before taking anything"
 
 
 class PageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"the same page twice in one free()"}
 MUST_SAY = "must raise ValueError"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a page listed twice in the same call raises ValueError"
 
 
 class PageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"free of a page never handed out"}
 MUST_SAY = "page 4 of an allocator of 4 pages"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "an id that is not a page (-1, num_pages) raises ValueError"
 
 
 class PageAllocator:

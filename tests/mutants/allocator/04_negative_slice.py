@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"allocate(0) takes nothing"}
 MUST_SAY = "allocate(0) must take nothing"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "mind slices like free[-n:] when n is 0"
 
 
 class PageAllocator:

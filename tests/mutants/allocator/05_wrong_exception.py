@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages  # noqa: F401  (imported, then not us
 MUST_FAIL = {"out of pages"}
 MUST_SAY = "raise OutOfPages"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "raise OutOfPages (from minisgl_edu.kvcache.allocator)"
 
 
 class PageAllocator:

@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"allocate distinct pages", "free and reuse"}
 MUST_SAY = "make it a property"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "put @property above def num_free(self)"
 
 
 class PageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"two allocators are independent"}
 MUST_SAY = "shared by every object"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "state on self, set in __init__"
 
 
 class PageAllocator:

@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"free and reuse"}
 MUST_SAY = "ids must come from range(4)"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "hand out the freed ids again"
 
 
 class PageAllocator:

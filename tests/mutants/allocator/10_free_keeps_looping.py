@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"free and reuse"}
 MUST_SAY = "did not finish within"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "free() must return: go through the pages it is given once"
 TIME_LIMIT = 1.0
 
 

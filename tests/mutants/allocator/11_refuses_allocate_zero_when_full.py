@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"exact fit, then nothing left"}
 MUST_SAY = "asks for nothing"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "refuse only when n > num_free: allocate(0) always fits"
 
 
 class PageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"free([]) gives back nothing"}
 MUST_SAY = "free([])"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "an empty list is a valid free() that changes nothing"
 
 
 class PageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"a refused free() loses no page"}
 MUST_SAY = "lost"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "none is lost"
 
 
 class PageAllocator:

@@ -8,6 +8,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"pages given back in any order"}
 MUST_SAY = "still holds"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "take only pages that are free now"
 
 
 class PageAllocator:

@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: best fit, not first fit", "stretch: in the real engine"}
 MUST_SAY = "first fit"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "(first fit)"
 
 
 class ContiguousPageAllocator:

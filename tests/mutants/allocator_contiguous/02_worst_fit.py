@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: best fit, not first fit"}
 MUST_SAY = "worst fit"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "(worst fit)"
 
 
 class ContiguousPageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: coalescing, left neighbour freed first", "stretch: coalescing, right neighbour freed first"}
 MUST_SAY = "merge a freed page"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "merge on both sides at once"
 
 
 class ContiguousPageAllocator:

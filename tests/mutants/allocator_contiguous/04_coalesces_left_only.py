@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: coalescing, right neighbour freed first"}
 MUST_SAY = "merge a freed page"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "joins the free run that starts just after it"
 
 
 class ContiguousPageAllocator:

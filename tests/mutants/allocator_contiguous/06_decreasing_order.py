@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: best fit, not first fit"}
 MUST_SAY = "increasing order"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "return the pages in increasing order"
 
 
 class ContiguousPageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: fragmented, enough pages in all", "stretch: in the real engine"}
 MUST_SAY = "take pages from several runs"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "num_free >= n must succeed even if no run holds n pages"
 
 
 class ContiguousPageAllocator:

@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: best fit, not first fit"}
 MUST_SAY = "end of run"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "take the first n pages of the run"
 
 
 class ContiguousPageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: best fit, not first fit"}
 MUST_SAY = "handed out and free"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "(start + n, length - n)"
 
 
 class ContiguousPageAllocator:

@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: bad frees change nothing"}
 MUST_SAY = "changes nothing"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "check every page of the call before freeing any"
 
 
 class ContiguousPageAllocator:

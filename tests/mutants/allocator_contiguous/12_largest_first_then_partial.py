@@ -7,6 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: fragmented, enough pages in all"}
 MUST_SAY = "same rule"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "best fit if a run holds them"
 
 
 class ContiguousPageAllocator:

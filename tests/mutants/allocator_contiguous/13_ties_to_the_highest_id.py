@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: ties go to the lowest id"}
 MUST_SAY = "lowest id wins"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "of runs that tie the lowest id wins"
 
 
 class ContiguousPageAllocator:

@@ -6,6 +6,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"stretch: out of pages takes nothing"}
 MUST_SAY = "check n against num_free"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a refused allocate takes nothing"
 
 
 class ContiguousPageAllocator:
