@@ -16,7 +16,11 @@ if TYPE_CHECKING:  # only for the annotations: core.py imports nothing heavy, an
 
 
 MAX_TOP_LOGPROBS = 20  # OpenAI's limit
-MAX_REPETITION_PENALTY = 10.0
+# repetition_penalty: SGLang's upper bound (2). SGLang's lower bound, 0, divides the logits by zero;
+# a tiny value such as 1e-300 is 0 in float32 and does the same (inf logits, garbage tokens). 0.01
+# already multiplies every repeated token's positive logit by 100, so no useful value lies below it.
+MIN_REPETITION_PENALTY = 0.01
+MAX_REPETITION_PENALTY = 2.0
 
 
 @dataclass
@@ -68,8 +72,8 @@ class SamplingParams:
             raise ValueError("top_p must be in (0, 1]")
         if self.top_k < -1:
             raise ValueError("top_k must be -1 (off) or a positive integer")
-        if not (0.0 < self.repetition_penalty <= MAX_REPETITION_PENALTY):
-            raise ValueError(f"repetition_penalty must be in (0, {MAX_REPETITION_PENALTY}]")
+        if not (MIN_REPETITION_PENALTY <= self.repetition_penalty <= MAX_REPETITION_PENALTY):
+            raise ValueError(f"repetition_penalty must be in [{MIN_REPETITION_PENALTY}, {MAX_REPETITION_PENALTY}]")
         for name in ("frequency_penalty", "presence_penalty"):
             if not (-2.0 <= getattr(self, name) <= 2.0):
                 raise ValueError(f"{name} must be between -2 and 2")

@@ -258,6 +258,8 @@ def test_requests_params_travel_through_the_codec():
         (dict(top_logprobs=21), "top_logprobs"),
         (dict(n=0), "n must"),
         (dict(repetition_penalty=0.0), "repetition_penalty"),
+        (dict(repetition_penalty=1e-300), "repetition_penalty"),  # 0 in float32: logits divided by zero
+        (dict(repetition_penalty=2.5), "repetition_penalty"),  # SGLang's range ends at 2, as the server's
         (dict(presence_penalty=3.0), "presence_penalty"),
         (dict(logit_bias={5: 101.0}), "logit_bias"),
         (dict(regex="a", ebnf='root ::= "a"'), "at most one"),

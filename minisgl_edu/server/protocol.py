@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from minisgl_edu.core import MAX_TOP_LOGPROBS, SamplingParams
+from minisgl_edu.core import MAX_REPETITION_PENALTY, MAX_TOP_LOGPROBS, MIN_REPETITION_PENALTY, SamplingParams
 
 DEFAULT_MAX_TOKENS = 128  # when the request names none; the scheduler also caps it by the context
 
@@ -40,11 +40,6 @@ MIN_TOP_P = 1e-6
 MAX_LOGIT_BIAS_ENTRIES = 1024  # OpenAI allows 300
 MAX_GRAMMAR_CHARS = 64 << 10  # a JSON schema, regex or EBNF grammar
 MAX_CHOICES = 256  # vLLM's guided_choice: the answers allowed
-# repetition_penalty: SGLang's upper bound (2). SGLang's lower bound, 0, divides the logits by zero;
-# a tiny value such as 1e-300 is 0 in float32 and does the same (inf logits, garbage tokens). 0.01
-# already multiplies every repeated token's positive logit by 100, so no useful value lies below it.
-MIN_REPETITION_PENALTY = 0.01
-MAX_REPETITION_PENALTY = 2.0
 
 # OpenAI request fields this engine does not do. Each gets a 400 that names it, when it is set to
 # anything but null/false/[] (what clients send for "not used"), rather than being dropped.
