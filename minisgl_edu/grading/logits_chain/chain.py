@@ -90,6 +90,9 @@ MISTAKES = {
     "the distribution the sampler draws from",
     "min_p_first": "min_p was decided on the logits you were given, before the other links: it is the last "
     "link, on the logits after the penalties, the bias and the mask",
+    "min_p_top_first": "min_p's threshold came from the top probability of the logits you were given: after "
+    "the penalties and the bias the most likely token can be another one; take max(p) of the row after the "
+    "other links, the distribution the sampler draws from",
     "min_p_boundary": "a token whose probability equals min_p times the top probability was dropped: only "
     "the tokens strictly below that threshold go (keep p >= min_p * max(p))",
     "min_p_by_temperature": "min_p was applied to a row that has a temperature but is greedy all the same "
@@ -118,6 +121,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "min_p_absolute": "keep a token when p >= min_p * max(p); -inf for the others",
     "min_p_no_temperature": "p = softmax(logits / temperature), the distribution the sampler draws from",
     "min_p_first": "min_p is the last link: decide on the logits after the bias and the mask",
+    "min_p_top_first": "p and max(p) both from the row after the penalties, the bias and the mask",
     "min_p_boundary": "keep p >= min_p * max(p): a token exactly at the threshold stays",
     "min_p_by_temperature": GREEDY_BY_IS_GREEDY,
 }
@@ -134,7 +138,14 @@ PENALTY_MISTAKES = [
 ]
 BIAS_MISTAKES = ["bias_replaces", "bias_first"]
 MASK_MISTAKES = ["mask_not_greedy", "mask_skipped"]
-MIN_P_MISTAKES = ["min_p_absolute", "min_p_no_temperature", "min_p_first", "min_p_boundary", "min_p_by_temperature"]
+MIN_P_MISTAKES = [
+    "min_p_absolute",
+    "min_p_no_temperature",
+    "min_p_first",
+    "min_p_boundary",
+    "min_p_by_temperature",
+    "min_p_top_first",
+]
 
 
 def allowed_tokens(grammar: Grammar, vocab: int) -> torch.Tensor:
@@ -195,7 +206,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             source = logits[i].float() if mistake == "min_p_first" else row
             temperature = 1.0 if mistake == "min_p_no_temperature" else sp.temperature
             probs = torch.softmax(source / temperature, dim=-1)
-            limit = _min_p_of(sp) if mistake == "min_p_absolute" else _min_p_of(sp) * probs.max()
+            top = torch.softmax(logits[i].float() / temperature, dim=-1) if mistake == "min_p_top_first" else probs
+            limit = _min_p_of(sp) if mistake == "min_p_absolute" else _min_p_of(sp) * top.max()
             row.masked_fill_(probs <= limit if mistake == "min_p_boundary" else probs < limit, NEG_INF)
     return out
 

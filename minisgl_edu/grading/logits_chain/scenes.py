@@ -305,6 +305,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
         return "the numbers are close but not the chain's: compute each link as the contract defines it"
     r = scene.rows[i]
     links = _uses(r, stretch)
+    if not links and stretch and r.min_p and _greedy(r) and r.temperature > 0:
+        return f"row {i}: {MISTAKES['min_p_by_temperature']}"
     if not links and stretch and r.min_p and _greedy(r):
         return (
             f"row {i} is greedy (sampling_params.is_greedy: temperature 0, or top_k 1 whatever the temperature) "
@@ -341,7 +343,7 @@ def _why_it_changes(r: Row, stretch: bool) -> list[str]:
         below = " (below 1 it makes them more likely: a link all the same, only 1 is neutral)"
         seen = sorted(set(r.prompt) | set(r.output))
         why.append(
-            f"the repetition penalty scales every token seen in the prompt or the output (here {seen})"
+            f"the repetition penalty scales every token seen so far, in the prompt as well as the output (here {seen})"
             + (below if r.repetition_penalty < 1.0 else "")
         )
     if r.frequency_penalty or r.presence_penalty:

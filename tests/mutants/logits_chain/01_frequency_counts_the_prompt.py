@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"frequency and presence: output tokens only"}
 MUST_SAY = "count the output only"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the frequency or presence penalty counted the prompt's tokens"
 
 
 def process_logits(logits, reqs):

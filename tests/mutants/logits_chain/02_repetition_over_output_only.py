@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"repetition penalty: prompt and output tokens", "penalties in the real engine (tokens and logprobs)"}
 MUST_SAY = "in the prompt and in the output"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "in the prompt as well as the output"
 
 
 def process_logits(logits, reqs):

@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"repetition penalty: prompt and output tokens"}
 MUST_SAY = "factor, not an amount"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the repetition penalty was subtracted: it is a factor"
 
 
 def process_logits(logits, reqs):

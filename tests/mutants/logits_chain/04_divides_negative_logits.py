@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"repetition penalty: prompt and output tokens"}
 MUST_SAY = "multiply negative ones"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a negative logit was divided by the repetition penalty"
 
 
 def process_logits(logits, reqs):

@@ -9,6 +9,7 @@ import xgrammar
 MUST_FAIL = {"logit_bias after the penalties"}
 MUST_SAY = "the bias comes after the penalties"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "logit_bias was added before the penalties"
 
 
 def process_logits(logits, reqs):

@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"grammar mask, greedy rows too", "logit_bias and grammars in the real engine (greedy rows)"}
 MUST_SAY = "a token the grammar forbids"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "greedy rows too: the sampler takes the argmax"
 
 
 def process_logits(logits, reqs):

@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"the input tensor is not changed", "penalties in the real engine (tokens and logprobs)"}
 MUST_SAY = "in place"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "logits.float() is the same tensor when it is float32"
 
 
 def process_logits(logits, reqs):

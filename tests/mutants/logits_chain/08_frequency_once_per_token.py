@@ -8,6 +8,7 @@ import xgrammar
 MUST_FAIL = {"frequency and presence: output tokens only"}
 MUST_SAY = "as if it were the presence penalty"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the frequency penalty was subtracted once per token"
 
 
 def process_logits(logits, reqs):

@@ -8,6 +8,7 @@ import xgrammar
 MUST_FAIL = {"frequency and presence: output tokens only"}
 MUST_SAY = "presence penalty was subtracted once per occurrence"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the presence penalty was subtracted once per occurrence"
 
 
 def process_logits(logits, reqs):

@@ -8,6 +8,7 @@ import xgrammar
 MUST_FAIL = {"only the rows that ask, each with its own values"}
 MUST_SAY = "asks for nothing"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "row i uses reqs[i].sampling_params and nothing else"
 
 
 def process_logits(logits, reqs):

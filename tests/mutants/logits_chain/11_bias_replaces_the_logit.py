@@ -9,6 +9,7 @@ import xgrammar
 MUST_FAIL = {"logit_bias is added"}
 MUST_SAY = "replaced the logit"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "logit_bias replaced the logit: the bias is added to it"
 
 
 def process_logits(logits, reqs):

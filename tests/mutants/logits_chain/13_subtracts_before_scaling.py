@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"repetition first, then frequency and presence"}
 MUST_SAY = "scales first"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "frequency and presence were applied before the repetition penalty"
 
 
 def process_logits(logits, reqs):

@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"the input tensor is not changed"}
 MUST_SAY = "masking in place is a change too"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a mask or a min_p filter alone included"
 
 
 def process_logits(logits, reqs):

@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"stretch: min_p is relative to the most likely token"}
 MUST_SAY = "the threshold is relative"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the threshold is relative, min_p times the probability of the most likely token"
 
 
 def process_logits(logits, reqs):

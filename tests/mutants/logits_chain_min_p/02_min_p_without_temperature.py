@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"stretch: min_p at the row's temperature"}
 MUST_SAY = "softmax(logits / temperature)"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "min_p used the probabilities at temperature 1"
 
 
 def process_logits(logits, reqs):

@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"stretch: min_p after the other links"}
 MUST_SAY = "it is the last link"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "min_p was decided on the logits you were given, before the other links"
 
 
 def process_logits(logits, reqs):

@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"stretch: min_p leaves greedy rows alone"}
 MUST_SAY = "min_p applies only to rows that sample"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "min_p applies only to rows that sample, so leave a greedy row as it is"
 
 
 def process_logits(logits, reqs):

@@ -11,6 +11,7 @@ import xgrammar
 MUST_FAIL = {"stretch: a token exactly at the threshold stays"}
 MUST_SAY = "only the tokens strictly below that threshold go"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a token exactly at the threshold stays"
 
 
 def process_logits(logits, reqs):

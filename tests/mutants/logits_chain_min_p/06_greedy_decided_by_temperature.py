@@ -10,6 +10,7 @@ import xgrammar
 MUST_FAIL = {"stretch: min_p leaves greedy rows alone"}
 MUST_SAY = "not with the temperature"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "with is_greedy, not with the temperature"
 
 
 def process_logits(logits, reqs):

@@ -11,7 +11,7 @@ import xgrammar
 MUST_FAIL = {"stretch: generated: 200 batches against the package's chain"}
 MUST_SAY = "min_p"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "min_p"
+HINT_SAYS = "threshold came from the top probability of the logits you were given"
 
 
 def process_logits(logits, reqs):
