@@ -113,6 +113,11 @@ FIRST = "the first occurrence of the stop string ends the answer: str.find, from
 LEAKED = "cut right after the end of the stop string, even in the middle of a token"
 BASE_RULE = "with the flag unset, cut before the stop string, as in the base part"
 MISSING = "with the flag set the answer keeps the stop string: cut right after it, not before"
+SEARCH_SHOWN = (
+    "a stop string may begin in text already returned: search the new text together with the last "
+    "len(s) - 1 characters before it"
+)
+ENDS_FIRST = "the stop string that ends first in the text wins, whatever its place in the list or where it begins"
 TWICE = "once add() has returned the stop string, finish() has nothing left: move what was sent past it"
 
 
@@ -137,6 +142,13 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         if not expected.startswith(shown):
             if include and _at_a_later_occurrence(shown, full, winner):
                 raise Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
+            other = [t for t in stop if t and t != winner and t in full and shown == full[: full.find(t) + len(t)]]
+            if include and other and len(shown) < len(_full(ids[:n])):  # cut inside a token, after another one
+                raise Mistake(
+                    f"after token {n} your add() had returned {shown!r} {where}: you cut after {other[0]!r}, but "
+                    f"{winner!r} ends first in the text",
+                    ENDS_FIRST,
+                )
             if shown.startswith(expected) and include:
                 start = full.find(winner)
                 note = ""
@@ -149,7 +161,8 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                     f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
                     f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Cut right after the "
                     f"end of the stop string, even in the middle of a token.{note}",
-                    LEAKED,
+                    # it went on after the leak: it never found the stop string that began in shown text
+                    SEARCH_SHOWN if note and "".join(pieces[n:]) else LEAKED,
                 )
             if shown.startswith(expected):
                 raise Mistake(
@@ -241,24 +254,41 @@ def case_multibyte(cls):
     _play(cls, text, [stop], True, "北京欢")
 
 
+def _which_choice(text: str, runs: list[tuple[list[str], str]]) -> str:
+    """The hint for a wrong choice among stop strings one token completes, where every run of the
+    case made that same choice (the one listed first, or the one that begins first); else ''."""
+
+    def cut(s: str) -> str:
+        return text[: text.find(s) + len(s)]
+
+    for rule, pick in (
+        ("listed first", lambda stops: stops[0]),
+        ("that begins first", lambda st: min(st, key=text.find)),
+    ):
+        if all(joined == cut(pick(stops)) for stops, joined in runs):
+            return f"the stop string that ends first in the text wins, not the one {rule}"
+    return ""
+
+
 def case_first_to_complete(cls):
     text = "one two three"
     assert len(_tokens_of(text, "two")) == 1, "setup: ' two' must be one token completing both stop strings"
-    for stops, expected, why in (
+    ids = tokenizer().encode(text)
+    orders = (
         (["wo", " t"], "one t", "' t' ends before 'wo' does"),
         ([" t", "wo"], "one t", "' t' ends before 'wo' does"),
-        (["e two", "tw"], "one tw", "'tw' ends before 'e two' does, although 'e two' begins first"),
         (["tw", "e two"], "one tw", "'tw' ends before 'e two' does, although 'e two' begins first"),
-    ):
-        ids = tokenizer().encode(text)
-        pieces = _stream(cls, ids, stops, True)
+        (["e two", "tw"], "one tw", "'tw' ends before 'e two' does, although 'e two' begins first"),
+    )
+    streams = [_stream(cls, ids, stops, True) for stops, _, _ in orders]
+    for (stops, expected, why), pieces in zip(orders, streams):
         joined = "".join(pieces)
-        others = {text[: text.find(s) + len(s)] for s in stops}
-        if joined != expected and joined in others:
-            raise AssertionError(
+        if joined != expected and joined in {text[: text.find(s) + len(s)] for s in stops}:
+            raise Mistake(
                 f"stop={stops}, include_stop_str_in_output=True: the token ' two' completes both stop strings, and "
                 f"your pieces join to {joined!r}, expected {expected!r}: {why}. The stop string that ends first in "
-                "the text wins, whatever its place in the list"
+                "the text wins, whatever its place in the list",
+                _which_choice(text, [(o[0], "".join(p)) for o, p in zip(orders, streams)]),
             )
         _judge(pieces, ids, stops, True, expected)
 

@@ -60,9 +60,23 @@ def _stream(draw: Any, whole_characters: bool = False) -> Stream:
     # the window decode and the whole decode must agree on this text (no clean-up of spaces)
     assume(shown == tokenizer().decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False))
     stops = draw(stop_strings(shown))
-    if whole_characters and draw(st.booleans()):
-        stops += draw(_ending_in_one_token(ids))
+    if whole_characters:
+        kind = draw(st.sampled_from(["none", "two end in one token", "two end in one token", "twice in one token"]))
+        if kind != "none":
+            stops += draw(_twice_in_one_token(ids) if kind == "twice in one token" else _ending_in_one_token(ids))
     return Stream(ids, stops)
+
+
+@st.composite
+def _twice_in_one_token(draw: Any, ids: list[int]) -> list[str]:
+    """A stop string that first shows up twice in the text one token adds ('e' of ' three', '!' of
+    '!!!'): its first occurrence ends the stretch's answer, not its last."""
+    k = draw(st.integers(1, len(ids)))
+    before, upto = _full(ids[: k - 1]), _full(ids[:k])
+    new = upto[len(before) :] if upto.startswith(before) else ""
+    twice = sorted({new[i : i + n] for n in (1, 2) for i in range(len(new))} - {""})
+    twice = [t for t in twice if new.count(t) >= 2 and t not in before and REPLACEMENT not in t]
+    return [draw(st.sampled_from(twice))] if twice else []
 
 
 @st.composite
@@ -165,7 +179,10 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         extra = shown_got[len(shown_want) :]
         if any(s in shown_got for s in stream.stop):
             return SEARCH_ALL + "; cut at the earliest stop string and show nothing after it"
-        if any(s.startswith(extra) or extra in s for s in stream.stop):
+        begun = [s for s in stream.stop if s.startswith(extra) or extra in s]
+        if begun and stream.stop[0] not in begun:
+            return HOLD_BACK + " of the list, any of them, not only the first"
+        if begun:
             return HOLD_BACK
     if k == len(want) - 1 and "".join(got) != "".join(want):
         return "finish() returns what is still held back (whole or not: the request has ended), minus a stop string"

@@ -31,3 +31,4 @@ class IncrementalDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "hold text back while the decoded window ends in"

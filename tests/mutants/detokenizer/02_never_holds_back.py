@@ -35,3 +35,4 @@ class IncrementalDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "hold back a tail that could begin a stop string"

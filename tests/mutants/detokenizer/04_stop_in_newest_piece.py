@@ -45,3 +45,4 @@ class IncrementalDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "look for stop strings in all the text not yet returned"

@@ -52,3 +52,4 @@ class IncrementalDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the smallest position among all stop strings"

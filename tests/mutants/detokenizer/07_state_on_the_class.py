@@ -43,3 +43,4 @@ class IncrementalDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "keep all state on self, set in __init__"

@@ -27,3 +27,4 @@ class IncrementalDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the rest of the character comes with a later add()"

@@ -23,3 +23,4 @@ class IncrementalDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "add() returns each whole character as soon as it is decoded"

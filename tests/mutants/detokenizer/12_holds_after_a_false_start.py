@@ -48,3 +48,4 @@ class IncrementalDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "as soon as the next token shows it cannot begin a stop string"

@@ -6,6 +6,7 @@ still held back, and a stop string that begins in that text is missed."""
 MUST_FAIL = {"generated: 100 streams, one or two at once"}
 MUST_SAY = "first difference"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "look for stop strings in all the text not yet returned"
 
 
 class IncrementalDetokenizer:

@@ -47,3 +47,4 @@ class StopKeepingDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "with the flag set the answer keeps the stop string: cut right after it, not before"

@@ -52,3 +52,4 @@ class StopKeepingDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "cut right after the end of the stop string, even in the middle of a token"

@@ -61,3 +61,4 @@ class StopKeepingDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "finish() has nothing left: move what was sent past it"

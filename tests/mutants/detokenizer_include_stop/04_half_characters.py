@@ -58,3 +58,4 @@ class StopKeepingDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "hold text back while the decoded window ends in"

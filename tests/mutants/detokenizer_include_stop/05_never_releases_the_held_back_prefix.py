@@ -54,3 +54,4 @@ class StopKeepingDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "release held-back text as soon as the next tokens show it cannot begin a stop string"

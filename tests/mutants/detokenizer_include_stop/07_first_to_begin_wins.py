@@ -60,3 +60,4 @@ class StopKeepingDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "not the one that begins first"

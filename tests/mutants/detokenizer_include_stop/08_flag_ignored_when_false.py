@@ -47,3 +47,4 @@ class StopKeepingDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "with the flag unset, cut before the stop string"

@@ -59,3 +59,4 @@ class StopKeepingDetokenizer:
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a stop string may begin in text already returned"

@@ -58,4 +58,5 @@ class StopKeepingDetokenizer:
         return len(self.decoded)
 
 
-CAUGHT_BY = {"hand"}
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the first occurrence of the stop string ends the answer"
