@@ -534,7 +534,7 @@ def test_server_streams_the_same_answer_and_reports_the_drafts(tmp_path):
     import json
 
     import httpx
-    from test_server import ServerProcess, metrics, parse_sse, wait_metrics
+    from live_server import ServerProcess, metrics, parse_sse, wait_metrics
 
     body = {
         "model": "smollm2-135m",
