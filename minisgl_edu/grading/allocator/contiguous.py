@@ -28,6 +28,7 @@ from typing import Optional
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.allocator.base import TAKE_NOTHING
+from minisgl_edu.grading.allocator.runs import _wrong_pages
 from minisgl_edu.grading.allocator.scenes import _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
@@ -208,63 +209,6 @@ class _Pair:
             "before you put any back",
             "check every page of the call before freeing any",
         )
-
-
-def _run_of(pages: list[int], runs: list[tuple[int, int]]) -> Optional[tuple[int, int]]:
-    """The free run that holds all of `pages`, if one does."""
-    for start, length in runs:
-        if all(start <= p < start + length for p in pages):
-            return start, length
-    return None
-
-
-def _pages(n: int) -> str:
-    return f"{n} page" if n == 1 else f"{n} pages"
-
-
-def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: list[int], why: str) -> tuple[str, str]:
-    """Why the student's allocate(n) gave `got` instead of `want`, in the words of the contract, and
-    the hint for that mistake."""
-    head = f"allocate({n}) with free runs {before} gave {got}, expected {want}"
-    if why:
-        head += f" ({why})"
-    if sorted(got) == want:
-        return f"{head}: the right pages, in the wrong order; return them in increasing order", "sort what you return"
-    if len(got) != n or len(set(got)) != n:
-        return f"{head}: {n} distinct pages expected", ""
-    fits = [(start, length) for start, length in before if length >= n]
-    theirs = _run_of(got, before)
-    if fits and theirs is not None:
-        best = min(fits, key=lambda r: (r[1], r[0]))
-        if theirs == best:
-            first = "take the first n pages of the run: the rest stays one run"
-            if max(got) == theirs[0] + theirs[1] - 1:
-                return f"{head}: you took the end of run {theirs}; take the first {_pages(n)} of the run", first
-            return f"{head}: take the first {_pages(n)} of run {theirs}", first
-        if theirs[1] == best[1]:
-            return (
-                f"{head}: you took them from run {theirs}; runs {best} and {theirs} are both the smallest that "
-                f"hold {_pages(n)}, and of runs that tie the lowest id wins",
-                "of two runs of the same length, the one that starts lower",
-            )
-        if theirs == fits[0]:
-            which = "the first run that holds them (first fit)"
-        elif theirs[1] == max(r[1] for r in before):
-            which = "the largest run (worst fit)"
-        else:
-            which = f"run {theirs}"
-        return (
-            f"{head}: you took them from {which}; best fit takes the smallest run that holds them, {best}",
-            "the smallest free run that holds n pages",
-        )
-    if not fits:
-        return (
-            f"{head}: no single run holds {_pages(n)}, so the rule is: take the largest run whole (ties: the "
-            "lowest id), then serve the pages still needed by the same rule (best fit if a run holds them, "
-            "else the largest run again)",
-            "no run holds n: the largest run whole, then the rest by the same rule",
-        )
-    return head, ""
 
 
 # --- the cases ---------------------------------------------------------------------------------

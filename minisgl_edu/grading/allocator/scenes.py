@@ -425,7 +425,8 @@ def runs_hint(scene: AllocScene, diff: Difference) -> str:
 
 
 def _stretch_outcome_hint(scene: AllocScene, diff: Difference) -> str:
-    from minisgl_edu.grading.allocator.contiguous import ReferenceContiguousAllocator, _wrong_pages
+    from minisgl_edu.grading.allocator.contiguous import ReferenceContiguousAllocator
+    from minisgl_edu.grading.allocator.runs import _wrong_pages
 
     op = _op(scene, diff.field)
     want, got = diff.expected, diff.got

@@ -5,9 +5,9 @@ holds it), which keeps the larger runs whole."""
 from minisgl_edu.kvcache import OutOfPages
 
 MUST_FAIL = {"stretch: fragmented, enough pages in all"}
-MUST_SAY = "same rule"
+MUST_SAY = "more from the smallest run that holds them"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "best fit if a run holds them"
+HINT_SAYS = "the pages still needed come by best fit"
 
 
 class ContiguousPageAllocator:

@@ -1,0 +1,96 @@
+"""What a wrong `allocate(n)` of the stretch's contiguous allocator shows, in the contract's words:
+the message and the hint for the pages it gave instead of the reference's (the order, the run it
+took them from, the part of that run, the rule when no single run holds n). Shared by the
+hand-written cases (contiguous.py) and the generated scenes' hints (scenes.py).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+def _run_of(pages: list[int], runs: list[tuple[int, int]]) -> Optional[tuple[int, int]]:
+    """The free run that holds all of `pages`, if one does."""
+    for start, length in runs:
+        if all(start <= p < start + length for p in pages):
+            return start, length
+    return None
+
+
+def _pages(n: int) -> str:
+    return f"{n} page" if n == 1 else f"{n} pages"
+
+
+def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: list[int], why: str) -> tuple[str, str]:
+    """Why the student's allocate(n) gave `got` instead of `want`, in the words of the contract, and
+    the hint for that mistake."""
+    head = f"allocate({n}) with free runs {before} gave {got}, expected {want}"
+    if why:
+        head += f" ({why})"
+    if sorted(got) == want:
+        return f"{head}: the right pages, in the wrong order; return them in increasing order", "sort what you return"
+    if len(got) != n or len(set(got)) != n:
+        return f"{head}: {n} distinct pages expected", ""
+    fits = [(start, length) for start, length in before if length >= n]
+    theirs = _run_of(got, before)
+    if fits and theirs is not None:
+        best = min(fits, key=lambda r: (r[1], r[0]))
+        if theirs == best:
+            first = "take the first n pages of the run: the rest stays one run"
+            if max(got) == theirs[0] + theirs[1] - 1:
+                return f"{head}: you took the end of run {theirs}; take the first {_pages(n)} of the run", first
+            return f"{head}: take the first {_pages(n)} of run {theirs}", first
+        if theirs[1] == best[1]:
+            return (
+                f"{head}: you took them from run {theirs}; runs {best} and {theirs} are both the smallest that "
+                f"hold {_pages(n)}, and of runs that tie the lowest id wins",
+                "of two runs of the same length, the one that starts lower",
+            )
+        if theirs == fits[0]:
+            which = "the first run that holds them (first fit)"
+        elif theirs[1] == max(r[1] for r in before):
+            which = "the largest run (worst fit)"
+        else:
+            which = f"run {theirs}"
+        return (
+            f"{head}: you took them from {which}; best fit takes the smallest run that holds them, {best}",
+            "the smallest free run that holds n pages",
+        )
+    rest = None if fits else _rest_not_best_fit(n, before, got)
+    if rest:
+        largest, theirs, best = rest
+        if theirs[1] == best[1]:
+            return (
+                f"{head}: after the largest run {largest} whole, {_pages(n - largest[1])} more from run {best}, "
+                f"not {theirs}: of runs that tie the lowest id wins",
+                "of two runs of the same length, the one that starts lower",
+            )
+        return (
+            f"{head}: after the largest run {largest} whole, {_pages(n - largest[1])} more from the smallest run "
+            f"that holds them, {best}, not {theirs}",
+            "after the largest run, the pages still needed come by best fit: the smallest run that holds them",
+        )
+    if not fits:
+        return (
+            f"{head}: no single run holds {_pages(n)}, so the rule is: take the largest run whole (ties: the "
+            "lowest id), then serve the pages still needed by the same rule (best fit if a run holds them, "
+            "else the largest run again)",
+            "no run holds n: the largest run whole, then the rest by the same rule",
+        )
+    return head, ""
+
+
+def _rest_not_best_fit(
+    n: int, before: list[tuple[int, int]], got: list[int]
+) -> Optional[tuple[tuple[int, int], tuple[int, int], tuple[int, int]]]:
+    """No run holds n, and `got` is the largest run whole plus pages from one other run that holds
+    them but is not the smallest that does: (the largest run, their run, the best-fit run)."""
+    if not before:
+        return None
+    largest = min(before, key=lambda r: (-r[1], r[0]))
+    rest = [p for p in got if not largest[0] <= p < largest[0] + largest[1]]
+    holds = [r for r in before if r != largest and r[1] >= len(rest)]
+    if not rest or len(rest) != n - largest[1] or not holds:
+        return None
+    theirs, best = _run_of(rest, holds), min(holds, key=lambda r: (r[1], r[0]))
+    return (largest, theirs, best) if theirs is not None and theirs != best else None
