@@ -15,9 +15,9 @@ page, inserting what is already there; and the cache manager's state after many 
 memory pressure, against the package's cache.
 
 The exercise text states the contract only. The help a student needs after a failure is in the
-failed assertion's message (what was wrong, then "Hint:" for that assertion); every message names
-the tokens and pages it is about, so it reads without the grader's source. A case's hint names the
-part of the contract it plays.
+failed assertion's message (what was wrong, then "Hint:" for that assertion, which `own_hints` shows
+as the hint); every message names the tokens and pages it is about, so it reads without the grader's
+source. A case's own hint, shown when a check has none, names the part of the contract it plays.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ from minisgl_edu.grading.harness import remember, require_passing
 from minisgl_edu.grading.prefix_cache.scenes import tree_case
 from minisgl_edu.grading.prefix_cache.tree import (
     A_PAGES,
+    LRU_BY_USE,
+    LRU_HINT,
+    LRU_INSERT,
+    LRU_MATCH,
     PLENTY,
     POOL_PAGES,
     PS,
@@ -41,6 +45,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
     _reference_run,
     _run,
     _workload,
+    own_hints,
 )
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -273,14 +278,6 @@ def case_enough_pages(cls):
     assert cache.num_cached == 0 and cache.num_evictable == 0, "everything was evicted"
 
 
-LRU_HINT = (
-    "a node is used when match_prefix or insert passes it or creates it (a split's upper part is on "
-    "that path, the lower part keeps its last use); evict takes the unlocked leaf whose last use is the "
-    "oldest. A heap (heapq) of (last use, a tie-breaker such as id(node), node) over the unlocked leaves, "
-    "to which a parent left childless is added, does it"
-)
-
-
 def case_whole_nodes(cls):
     three = {(1, 1, 2, 2, 3, 3): [20, 21, 22], (4, 4, 5, 5, 6, 6): [30, 31, 32], (7, 7, 8, 8, 9, 9): [40, 41, 42]}
     tree = (
@@ -349,17 +346,19 @@ def case_lru(cls):
         _insert(cache, y, [30, 31], 0, f"{y} shares nothing with {x}")
         return cache
 
-    def expect(cache, want: list[int], story: str) -> None:
+    def expect(cache, want: list[int], story: str, hint: str = LRU_HINT) -> None:
         freed = _evict(cache, 1, nodes)
         assert sorted(freed) == want, (
             f"{story}; evict(1) freed {sorted(freed)}, expected {want}: the least recently used leaf goes "
-            f"first. Hint: {LRU_HINT}"
+            f"first. Hint: {hint}"
         )
 
-    expect(two(), [20, 21], f"{xy}, and neither was used since: [1, 1, 2, 2] is the older")
+    expect(two(), [20, 21], f"{xy}, and neither was used since: [1, 1, 2, 2] is the older", LRU_BY_USE)
     cache = two()
     _expect_pages(cache, x, [20, 21], f"{x} is cached")
-    expect(cache, [30, 31], f"{xy}, then match_prefix({x}) used the older one: [3, 3, 4, 4] is now the older")
+    expect(
+        cache, [30, 31], f"{xy}, then match_prefix({x}) used the older one: [3, 3, 4, 4] is now the older", LRU_MATCH
+    )
     cache = two()
     _expect_pages(cache, y, [30, 31], f"{y} is cached")
     expect(cache, [20, 21], f"{xy}, then match_prefix({y}) used the newer one: [1, 1, 2, 2] is still the older")
@@ -370,6 +369,7 @@ def case_lru(cls):
         [30, 31],
         f"{xy}, then insert({x}, [50, 51]) (a finished request handing the same tokens back) used it: "
         "[3, 3, 4, 4] is now the older, since insert marks the nodes it passes as used",
+        LRU_INSERT,
     )
     cache = _new(cls)
     _insert(cache, [1, 1, 2, 2, 3, 3], [20, 21, 22], 0, "the cache was empty")
@@ -541,5 +541,6 @@ CASES = [
     Case("in the real engine", case_real_engine, "a request reuses an earlier request's pages", engine=True),
     tree_case(reference),
 ]
+CASES = own_hints(CASES)  # a failed check's "Hint: ..." is the hint shown
 SYMBOL = "RadixCache"
 SOLUTION = reference

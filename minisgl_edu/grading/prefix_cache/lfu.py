@@ -24,7 +24,7 @@ Graded on its own score line ("prefix_cache_lfu"), so the base exercise's score 
 from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.scenes import tree_case
@@ -63,8 +63,8 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     freed = _evict(cache, n, nodes)
     if sorted(freed) == sorted(want):
         return
-    said = (wrong or {}).get(tuple(sorted(freed)), "")
-    raise AssertionError(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}")
+    said = (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
+    raise Mistake(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}", said.strip(" ()"))
 
 
 X, X_PAGES = [1, 1, 2, 2], [20, 21]
@@ -119,6 +119,9 @@ def case_fewest_hits(cls):
     _counts(cache, 2, 2, "evicting X")
 
 
+AGE = " (X was made before Y but used after it: with equal hits the last use decides, not the order the nodes were made in)"
+
+
 def case_ties(cls):
     cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
     _hit(cache, X)
@@ -141,7 +144,7 @@ def case_ties(cls):
         XY,
         Y_PAGES,
         "one hit each, Y used earlier this time: Y goes first",
-        {tuple(X_PAGES): tie},
+        {tuple(X_PAGES): AGE},
     )
     cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
     _insert(cache, X, [50, 51], 2, "X is cached")  # a use, not a hit
@@ -152,7 +155,7 @@ def case_ties(cls):
         Y_PAGES,
         "no hits on either; X was inserted again after Y, which marks it used (as in the base part): "
         "Y is the least recently used",
-        {tuple(X_PAGES): tie},
+        {tuple(X_PAGES): AGE},
     )
     _counts(cache, 2, 2, "evicting Y")
 
@@ -232,6 +235,23 @@ def case_split(cls):
         {(10, 11): U_LOST},
     )
     _counts(cache, 2, 2, "evicting L and V")
+    cache = _fresh(cls, (A, [10, 11, 12, 13]), (V, V_PAGES))
+    _hit(cache, A, 3)
+    _hit(cache, V, 4)
+    _hit(cache, A_HEAD)  # U: 3 + 1 hits, as many as V, and used after it
+    _expect_freed(cache, 2, SPLIT_NODES, [12, 13], "L has 3 hits, U and V 4: L goes first")
+    _expect_freed(
+        cache,
+        2,
+        SPLIT_NODES,
+        V_PAGES,
+        "U (pages 10, 11) kept A's 3 hits and the match that cut it added one: 4, as many as V, and U was "
+        "used after V, so V goes first",
+        {
+            (10, 11): " (U has fewer hits in your tree: the match that cut the edge returned U's pages, so it "
+            "counts a hit on U as on every node whose pages it returns)"
+        },
+    )
     cache = _fresh(cls, (A, [10, 11, 12, 13]))
     _hit(cache, A, 2)
     _insert(cache, Z, Z_PAGES, 0, "Z shares nothing")
@@ -297,10 +317,11 @@ def case_locked(cls):
     assert pages == [10, 11], f"setup: match_prefix({P_C1[:4]}) returned pages {pages}, expected [10, 11]"
     cache.lock(parent)
     freed = _evict(cache, 10, {tuple(P_C1): [[10, 11], [12]]})
-    assert sorted(freed) == [12], (
+    expect(
+        sorted(freed) == [12],
         f"evict(10) freed pages {sorted(freed)}, expected [12]: P (pages 10, 11) is locked by a running request "
-        "that matched it, and its child C (page 12) is not. C goes; P, childless now, stays. A parent left "
-        "childless joins the candidates only if its lock_ref is 0: check the lock before you push it"
+        "that matched it, and its child C (page 12) is not. C goes; P, childless now, stays",
+        "a parent left childless joins the candidates only if its lock_ref is 0: check the lock before you push it",
     )
     _counts(cache, 2, 0, "evicting C under the locked P")
 
@@ -315,12 +336,13 @@ def case_new_node_starts_at_zero(cls):
     _insert(cache, Y, Y_PAGES, 0, "Y shares nothing")
     _hit(cache, Y)
     freed = _evict(cache, 2, XY)
-    assert sorted(freed) == X_PAGES, (
+    expect(
+        sorted(freed) == X_PAGES,
         f"evict(2) freed pages {sorted(freed)}, expected {X_PAGES}: X was evicted with 3 hits, then inserted again "
         "(the same tokens, in the same recycled pages 20, 21), and Y was matched once. The X inserted again is "
-        "a new node: it starts at 0 hits, so it goes before Y. Yours still counted the evicted node's hits: "
+        "a new node: it starts at 0 hits, so it goes before Y. Yours still counted the evicted node's hits",
         "keep a count per node (a node object, or an attribute on it), not per page id or per token run, "
-        "and forget it when the node is evicted"
+        "and forget it when the node is evicted",
     )
     _counts(cache, 2, 2, "evicting X")
 

@@ -310,6 +310,13 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
 
 def cached_hint(scene: TreeScene, diff: Difference) -> str:
     op = _step(scene, diff.field)
+    lost = sorted(set(diff.expected) - set(diff.got)) if isinstance(diff.got, list) else []
+    if op[0] == "insert" and lost:
+        return (
+            f"page(s) {lost} left the tree in this insert: insert only adds, below the node where the cached "
+            "prefix ends, and never replaces or drops a node (a node's children are told apart by their whole "
+            "first page, page_size tokens, not by their first token)"
+        )
     if op[0] == "insert":
         return (
             "insert keeps the tree's own pages for the first k pages and takes pages[k:] only: pages[:k] stay "

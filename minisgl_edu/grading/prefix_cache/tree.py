@@ -9,13 +9,16 @@ cache, one of them reusing the pages an earlier one left.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import random
 from typing import Optional
 
 import torch
 
 from minisgl_edu.core import Req, SamplingParams
-from minisgl_edu.grading.core import Mistake, hinted
+from minisgl_edu.grading.core import Case, Mistake, hinted
+from minisgl_edu.grading.feedback import raised_by_grader
 from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
@@ -23,6 +26,29 @@ from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 PS = 2  # page size of the hand-built trees
 A = [1, 2, 3, 4, 5, 6, 7, 8]  # four pages
 A_PAGES = [10, 11, 12, 13]
+
+
+def _own_hint(run):
+    """A failed check whose message ends in "Hint: ..." shows that hint, its own mistake's, in place
+    of the case's (which only names the part of the contract the case plays)."""
+
+    @functools.wraps(run)
+    def case(cls):
+        try:
+            run(cls)
+        except AssertionError as e:
+            text = str(e)
+            if "Hint: " not in text or not (isinstance(e, Mistake) or raised_by_grader(e)):
+                raise
+            said, hint = text.rsplit("Hint: ", 1)
+            raise Mistake(said.rstrip(), hint.strip()).with_traceback(e.__traceback__) from e.__cause__
+
+    return case
+
+
+def own_hints(cases: list[Case]) -> list[Case]:
+    """The hand-written cases with `_own_hint` around each (the generated one has its own hints)."""
+    return [c if c.generated else dataclasses.replace(c, run=_own_hint(c.run)) for c in cases]
 
 
 def _new(cls, page_size: int = PS):
@@ -48,6 +74,19 @@ def _pages(cache, ids: list[int]) -> list[int]:
     return _match(cache, ids)[1]
 
 
+LRU_HINT = (
+    "a node is used when match_prefix or insert passes it or creates it (a split's upper part is on "
+    "that path, the lower part keeps its last use); evict takes the unlocked leaf whose last use is the "
+    "oldest. A heap (heapq) of (last use, a tie-breaker such as id(node), node) over the unlocked leaves, "
+    "to which a parent left childless is added, does it"
+)
+# The hints of case_lru's checks, each the mistake its check shows
+LRU_BY_USE = (
+    "evict goes by each leaf's last use, the oldest first, not by the order a walk of the tree meets the "
+    "leaves: keep a last-use stamp on every node"
+)
+LRU_MATCH = "match_prefix is a use: it marks every node whose pages it returns as used, just now"
+LRU_INSERT = "insert is a use too: it marks every node it passes as used, not only the leaf it adds"
 INSERT_RETURNS = "the contract: what insert returns"
 MATCH_RETURNS = "the contract: what match_prefix returns"
 EVICT_MAY_FREE = "the contract: what evict may free, and that it returns every page it removes"
@@ -59,7 +98,7 @@ def _insert(cache, ids: list[int], pages: list[int], expect: int, why: str) -> N
         raise Mistake(
             f"insert({ids}, {pages}) returned {got!r}, expected {expect}: {why}. The count tells the "
             "cache manager which of its own pages are duplicates to free; a wrong count leaks pages or "
-            "frees pages the tree still holds. Hint: the count is the number of leading pages of the "
+            "frees pages the tree still holds. Hint: what insert returns is the number of leading pages of the "
             "sequence that the tree had before this call (as match_prefix would have found them), not "
             "the number of pages added; only the part that was not cached is added, below the node where the "
             "cached prefix ends",

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"match whole pages"}
 MUST_SAY = "only if all its"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a page is shared only if all its"
 
 
 class Node:

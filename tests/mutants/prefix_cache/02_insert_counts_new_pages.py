@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"insert over a cached prefix"}
 MUST_SAY = "duplicates"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "not how many it added"
 
 
 class Node:

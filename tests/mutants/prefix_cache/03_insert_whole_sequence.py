@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"insert over a cached prefix"}
 MUST_SAY = "vanished"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "never replaces or drops a node"
 
 
 class Node:

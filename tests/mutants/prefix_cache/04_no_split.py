@@ -10,6 +10,7 @@ from typing import Optional
 MUST_FAIL = {"split on a partial match"}
 MUST_SAY = "split the edge"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "when a match ends inside an edge, split the edge there"
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"locks reach the root"}
 MUST_SAY = "every node above it"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "every node above it, up to the root, count it"
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"locks reach the root"}
 MUST_SAY = "not a flag"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "lock_ref counts the requests, it is not a flag"
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"locked nodes are not evicted"}
 MUST_SAY = "lock_ref == 0"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a locked node (lock_ref > 0: a running request reads it) is never evicted"
 
 
 class Node:

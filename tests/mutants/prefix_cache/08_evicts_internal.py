@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"leaves first"}
 MUST_SAY = "still has children"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "evict leaves only; a parent becomes a leaf once its last child is gone"
 
 
 class Node:

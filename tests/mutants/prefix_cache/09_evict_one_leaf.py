@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"evict frees enough pages"}
 MUST_SAY = "at least num_pages"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "keep evicting until at least num_pages are freed"
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"evict frees enough pages"}
 MUST_SAY = "in the same call"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "is a leaf and is evicted in the same call"
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"evict frees enough pages"}
 MUST_SAY = "leaked"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a node goes whole: return all its pages"
 
 
 class Node:

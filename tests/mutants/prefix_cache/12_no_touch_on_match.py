@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"least recently used first"}
 MUST_SAY = "least recently used"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "match_prefix is a use: it marks every node whose pages it returns as used"
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"split on a partial match"}
 MUST_SAY = "lock count"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the upper part of a split keeps the lock count (lock_ref)"
 
 
 class Node:

@@ -10,6 +10,7 @@ from typing import Optional
 MUST_FAIL = {"least recently used first"}
 MUST_SAY = "least recently used"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "not by the order a walk of the tree meets the leaves"
 
 
 class Node:

@@ -10,6 +10,7 @@ from typing import Optional
 MUST_FAIL = {"least recently used first"}
 MUST_SAY = "insert"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "insert is a use too: it marks every node it passes as used"
 
 
 class Node:

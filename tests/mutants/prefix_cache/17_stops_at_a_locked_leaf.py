@@ -10,6 +10,7 @@ from typing import Optional
 MUST_FAIL = {"locked prefix under memory pressure"}
 MUST_SAY = "locked"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a locked leaf is skipped, not a reason to stop"
 
 
 class Node:

@@ -10,6 +10,7 @@ from typing import Optional
 MUST_FAIL = {"evict frees whole nodes, no more than needed"}
 MUST_SAY = "exactly"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "one node more is a cached prefix lost for nothing"
 
 
 class Node:

@@ -11,6 +11,7 @@ from typing import Optional
 MUST_FAIL = {"generated: 200 runs of match, lock, insert and evict, the tree compared after each step"}
 MUST_SAY = "step"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "told apart by their whole first page, page_size tokens, not by their first token"
 
 
 class Node:

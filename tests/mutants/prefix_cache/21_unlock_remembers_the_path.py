@@ -10,6 +10,7 @@ from typing import Optional
 MUST_FAIL = {"generated: 200 runs of match, lock, insert and evict, the tree compared after each step"}
 MUST_SAY = "unlock"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "on the node that lock was given (even if a split moved its upper part)"
 
 
 class Node:

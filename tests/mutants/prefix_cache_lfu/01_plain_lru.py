@@ -13,6 +13,7 @@ MUST_FAIL = {
 }
 MUST_SAY = "least recently used"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "as plain LRU does"
 
 
 class Node:

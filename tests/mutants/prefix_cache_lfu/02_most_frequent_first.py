@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"stretch: fewest hits go first"}
 MUST_SAY = "most frequently used"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "you evicted Y, the most frequently used leaf: the fewest hits go first"
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"stretch: equal hits, least recently used first"}
 MUST_SAY = "not the most recently used"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "with equal hits, the least recently used goes first, not the most recently used"
 
 
 class Node:

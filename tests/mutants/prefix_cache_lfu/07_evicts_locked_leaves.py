@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"stretch: locked nodes stay, whatever their count"}
 MUST_SAY = "lock_ref > 0"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "never evict a node with lock_ref > 0, however few its hits"
 
 
 class Node:

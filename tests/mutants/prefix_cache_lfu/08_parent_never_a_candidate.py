@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"stretch: a childless parent competes with its own count"}
 MUST_SAY = "never became a candidate"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "P never became a candidate: a parent left childless joins the leaves"
 
 
 class Node:

@@ -9,6 +9,7 @@ from typing import Optional
 MUST_FAIL = {"stretch: insert is not a hit"}
 MUST_SAY = "only match_prefix does"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "your insert counted hits: only match_prefix does"
 
 
 class Node:

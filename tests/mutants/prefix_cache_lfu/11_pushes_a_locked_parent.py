@@ -10,6 +10,7 @@ from typing import Optional
 MUST_FAIL = {"stretch: locked nodes stay, whatever their count"}
 MUST_SAY = "only if its lock_ref is 0"
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a parent left childless joins the candidates only if its lock_ref is 0"
 
 
 class Node:

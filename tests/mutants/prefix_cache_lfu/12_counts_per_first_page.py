@@ -11,6 +11,7 @@ from typing import Optional
 MUST_FAIL = {"stretch: a node inserted again starts at 0 hits"}
 MUST_SAY = "not per page id"
 CAUGHT_BY = {"hand"}
+HINT_SAYS = "keep a count per node"
 
 
 class Node:

@@ -10,7 +10,7 @@ from typing import Optional
 MUST_FAIL = {"stretch: generated: 200 runs of match, lock, insert and evict, the tree compared after each step"}
 MUST_SAY = "evict"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "among equal hits, the least recently used"
+HINT_SAYS = "the last use decides, not the order the nodes were made in"
 
 
 class Node:
