@@ -183,7 +183,13 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                 "a stop string, not only at finish()",
                 "release held-back text as soon as the next tokens show it cannot begin a stop string",
             )
-    joined = shown + pieces[-1]
+    _judge_joined(pieces, full, winner, include, expected, where)
+
+
+def _judge_joined(pieces: list[str], full: str, winner: str, include: bool, expected: str, where: str) -> None:
+    """The pieces, finish()'s too, against the answer they must join to (the bounds of each add()
+    were checked by _judge)."""
+    joined = "".join(pieces)
     if joined == expected:
         return
     said = f"your pieces {pieces!r} join to {joined!r}, expected {expected!r} {where}"
