@@ -19,11 +19,14 @@ names the part of the contract it plays.
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import expect as holds
 from minisgl_edu.grading.fixtures import FAKE_TOKEN, apply, decoding, token_ids, waiting
 from minisgl_edu.grading.schedule.checks import (
+    admits,
     admitted_now,
     decide,
     expect,
+    items_of,
     not_admitted,
     outstanding,
     sched,
@@ -39,9 +42,11 @@ from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 def case_nothing(fn):
     s = sched()
     batch = decide(fn, s)
-    assert batch is None, (
-        f"nothing waits and nothing runs: return None, not {show(batch)}. Hint: None is how the loop "
-        "learns that there is nothing to do (it then waits for a message)"
+    holds(
+        batch is None,
+        f"nothing waits and nothing runs: return None, not {show(batch)}",
+        "return None when nothing waits and nothing runs: None is how the loop learns that there is nothing "
+        "to do (it then waits for a message)",
     )
 
 
@@ -98,9 +103,10 @@ def case_budget(fn):
         "each request takes min(req.remaining_prompt, what is left of the budget); once nothing is "
         "left, stop (no item of 0 tokens)",
     )
-    assert s.reqs[2].table_idx < 0, (
-        "request 2 is not in the batch, so it must not be admitted (no row, no pages). Hint: stop "
-        "before admitting anyone once the budget is used up"
+    holds(
+        s.reqs[2].table_idx < 0,
+        "request 2 is not in the batch, so it must not be admitted (no row, no pages)",
+        "stop before admitting anyone once the budget is used up",
     )
     s = sched(budget=16)
     for uid, n in enumerate([10, 9]):
@@ -145,11 +151,13 @@ def case_chunks_continue(fn):
     for n, expected in enumerate(steps, 1):
         batch = decide(fn, s)
         if n > 1 and expected[0] == "prefill":
-            assert batch is not None and any(it.req.uid == 0 for it in batch.items), (
+            holds(
+                batch is not None and any(it.req.uid == 0 for it in batch.items),
                 f"request 0 is part-way through its prompt ({s.reqs[0].cached_len} of 40 tokens done; it "
                 f"holds a page-table row and waits at the head of scheduler.waiting), but your step {n} "
-                f"is {show(batch)}: schedule its next chunk first, without admitting it again. Hint: a "
-                "request with req.table_idx >= 0 is admitted already"
+                f"is {show(batch)}: schedule its next chunk first",
+                "a request with req.table_idx >= 0 is admitted already: give it its next chunk first, "
+                "without admitting it again",
             )
         expect(
             batch,
@@ -172,10 +180,11 @@ def case_does_not_fit(fn):
         late,
         (
             f"its whole run may take {need} pages and the running request may still "
-            f"take {others} of the {available} available. Hint: admit a request only if every "
-            "admitted request's remaining worst case (pages_for(prompt + max_new_tokens) minus the pages "
-            "it holds), summed, fits in scheduler.cache.num_available, or it may run out of pages half-way"
+            f"take {others} of the {available} available: it may run out of pages half-way"
         ),
+        "admit a request only if every admitted request's remaining worst case, the running ones' too (its "
+        "whole run, prompt + max_new_tokens: pages_for(len(req.input_ids) + req.max_new_tokens), the tokens it will generate "
+        "included, minus the pages it holds), summed, fits in scheduler.cache.num_available",
     )
     expect(
         batch,
@@ -192,10 +201,11 @@ def case_fifo(fn):
     second = waiting(s, 2, 8, max_tokens=40)  # 12 pages: would fit
     batch = decide(fn, s)
     not_admitted(s, first, "it does not fit")
-    assert second.table_idx < 0, (
+    holds(
+        second.table_idx < 0,
         "request 2 was admitted ahead of request 1, which waits for pages: first come, first served, "
-        "or a long request can wait forever behind a stream of short ones. Hint: stop at the first "
-        "waiting request that does not fit, even if a smaller one behind it would"
+        "or a long request can wait forever behind a stream of short ones",
+        "stop at the first waiting request that does not fit, even if a smaller one behind it would",
     )
     expect(batch, ("decode", [(0, 8, 1)]), "request 1 waits for pages and request 2 waits behind it")
 
@@ -206,11 +216,13 @@ def case_cached_pages_available(fn):
     s.cache.prefix_cache.insert(token_ids(800, 7), s.cache.allocator.allocate(200))
     req = waiting(s, 0, 40, max_tokens=300)  # up to 85 pages: more than the 56 free ones
     batch = decide(fn, s)
-    assert batch is not None and req.table_idx >= 0, (
+    holds(
+        batch is not None and req.table_idx >= 0,
         f"nothing runs and request 0 waits, but it fits: {s.cache.num_free} pages are free and "
         f"{s.cache.prefix_cache.num_evictable} more hold cached prefixes no running request uses "
-        "(evictable; cache.reserve evicts them when needed). Hint: compare with cache.num_available, "
-        "which counts both; checking only the free pages leaves the request waiting forever"
+        "(evictable; cache.reserve evicts them when needed)",
+        "compare with cache.num_available, which counts free and evictable pages; checking only the free "
+        "pages leaves the request waiting forever",
     )
     expect(batch, ("prefill", [(0, 0, 40)]), "request 0 fits once cached pages count")
 
@@ -220,10 +232,11 @@ def case_whole_pool(fn):
     req = waiting(s, 0, 8, max_tokens=5000)  # clamped to the context: 8 + 1016 tokens = all 256 pages
     need = outstanding(s, [req])
     batch = decide(fn, s)
-    assert batch is not None and req.table_idx >= 0, (
+    holds(
+        batch is not None and req.table_idx >= 0,
         f"request 0 may need {need} pages, exactly the {s.cache.num_available} available, and nothing "
-        "else runs: it fits and must be admitted (a request fits when its worst case is <= "
-        "num_available). Nothing else will ever free more pages, so it would wait forever"
+        "else runs: it fits and must be admitted. Nothing else will ever free more pages, so it would wait forever",
+        "a request whose worst case equals cache.num_available fits: compare with <=, not <",
     )
     expect(batch, ("prefill", [(0, 0, 8)]), "the request that needs the whole pool runs alone")
 
@@ -301,19 +314,25 @@ def case_page_boundaries(fn):
         batch = decide(fn, s)
         expect(batch, ("decode", [(0, 13, 1)]), f"a 13-token prompt with a budget of {budget}, after its prompt")
         held = s.cache.held_pages(req)
-        assert held == 4, (
+        holds(
+            held == 4,
             f"after its prompt and one decode step, request 0 (15 tokens at most) holds {held} pages, not "
-            "pages_for(14, 4) = 4. Hint: reserve up to each item's end, never a page count per chunk"
+            "pages_for(14, 4) = 4",
+            "reserve up to each item's end, never a page count per chunk",
         )
+
+
+def _margins(max_tokens: int):
+    s = sched()
+    running = decoding(s, 0, 9, max_tokens=504)
+    return s, running, waiting(s, 1, 6, max_tokens=max_tokens)
 
 
 def case_memory_margins(fn):
     # Lengths that are not multiples of the page size (4): 513 tokens take 129 pages, 505 take 127,
     # 509 take 128. Request 0 runs (9-token prompt, 3 pages held); 253 of 256 pages are available.
     for max_tokens, final, fits in [(499, 505, True), (503, 509, False)]:
-        s = sched()
-        running = decoding(s, 0, 9, max_tokens=504)
-        req = waiting(s, 1, 6, max_tokens=max_tokens)
+        s, running, req = _margins(max_tokens)
         assert s.cache.num_available == 253 and outstanding(s, [running]) == 126, "setup: the pages changed"
         need = pages_for(final, s.cache.page_size)
         batch = decide(fn, s)
@@ -322,8 +341,9 @@ def case_memory_margins(fn):
                 s,
                 req,
                 f"its run (6 + {max_tokens} = {final} tokens) takes {need} pages and request 0 (513 tokens, "
-                "129 pages, 3 held) may still take 126: 253, exactly the 253 available, so it fits. Hint: "
-                "a request fits when the sum is <= cache.num_available",
+                "129 pages, 3 held) may still take 126: 253, exactly the 253 available, so it fits",
+                "a request fits when the sum is <= cache.num_available: equal fits",
+                applies=lambda: admits(fn, *_margins(max_tokens - 4)[::2]),  # one page to spare
             )
             expect(batch, ("prefill", [(1, 0, 6)]), "request 1 fits exactly")
         else:
@@ -331,10 +351,11 @@ def case_memory_margins(fn):
                 s,
                 req,
                 f"its run (6 + {max_tokens} = {final} tokens) takes {need} pages and request 0 (513 tokens, "
-                "129 pages, 3 held) may still take 126: 254, one page more than the 253 available. Hint: "
+                "129 pages, 3 held) may still take 126: 254, one page more than the 253 available",
                 "count whole pages per request, rounded up, pages_for(len(prompt) + max_new_tokens, "
                 "page_size): each request's last page is partly empty and no other request can use it. A "
                 "sum of tokens converted into pages once, or a division rounded down, counts too few",
+                applies=lambda: not admits(fn, *_margins(max_tokens + 40)[::2]),  # ten pages short
             )
             expect(batch, ("decode", [(0, 9, 1)]), "request 1 is one page short: decode the running request")
 
@@ -342,16 +363,20 @@ def case_memory_margins(fn):
 PREFIX = token_ids(16, 50)  # 16 tokens, 4 pages of the prefix cache
 
 
+def _tight(max_tokens: int):
+    s = sched(cache="radix")
+    s.cache.prefix_cache.insert(PREFIX, s.cache.allocator.allocate(4))
+    s.cache.prefix_cache.insert(token_ids(40, 60), s.cache.allocator.allocate(10))
+    running = decoding(s, 0, PREFIX + token_ids(3, 70), max_tokens=382)  # 401 tokens: 101 pages
+    return s, running, waiting(s, 1, PREFIX + token_ids(5, 80), max_tokens=max_tokens)
+
+
 def case_shared_prefix_tight(fn):
     # The 16-token PREFIX is cached on 4 pages that running request 0 holds (locked, so neither
     # free nor evictable); 10 more cached pages no one uses are evictable. Request 1's prompt
     # starts with PREFIX: cache.admit gives it those 4 pages. 251 pages are available.
     for max_tokens, final, fits in [(615, 636, True), (619, 640, False)]:
-        s = sched(cache="radix")
-        s.cache.prefix_cache.insert(PREFIX, s.cache.allocator.allocate(4))
-        s.cache.prefix_cache.insert(token_ids(40, 60), s.cache.allocator.allocate(10))
-        running = decoding(s, 0, PREFIX + token_ids(3, 70), max_tokens=382)  # 401 tokens: 101 pages
-        req = waiting(s, 1, PREFIX + token_ids(5, 80), max_tokens=max_tokens)
+        s, running, req = _tight(max_tokens)
         assert (running.prefix_len, s.cache.held_pages(running)) == (16, 5), "setup: no prefix hit"
         assert s.cache.num_available == 251 and s.cache.prefix_cache.num_cached == 14, "setup: the pages changed"
         need = pages_for(final, s.cache.page_size)
@@ -363,8 +388,10 @@ def case_shared_prefix_tight(fn):
                 f"its prompt starts with 16 tokens cached on 4 pages that running request 0 holds, and "
                 f"cache.admit gives them to request 1 too: its run ({final} tokens, {need} pages) needs "
                 f"{need - 4} pages more, request 0 may still take 96, and 96 + {need - 4} = 251, exactly "
-                "the 251 available. Hint: count after cache.admit(req): the pages a request holds then "
-                "include its cached prefix, which it does not need again",
+                "the 251 available",
+                "count after cache.admit(req): the pages a request holds then include its cached prefix, which "
+                "it does not need again (and a sum equal to cache.num_available fits)",
+                applies=lambda: admits(fn, *_tight(max_tokens - 16)[::2]),  # four pages to spare
             )
             expect(
                 batch,
@@ -377,17 +404,19 @@ def case_shared_prefix_tight(fn):
                 s,
                 req,
                 f"its run ({final} tokens, {need} pages, 4 of them its cached prefix) needs {need - 4} pages "
-                f"more and request 0 may still take 96: 252, one more than the 251 available. Hint: the 4 "
-                "prefix pages are held by running request 0 (locked in the prefix cache), so they are "
-                "neither free nor evictable and not in cache.num_available (compare with it, not with the "
-                "free pages plus every cached page); and they are subtracted once, as pages request 1 "
-                "holds after cache.admit, not a second time as a match (and each request's pages are "
-                "rounded up, pages_for)",
+                f"more and request 0 may still take 96: 252, one more than the 251 available",
+                "compare with cache.num_available: the prefix pages a running request holds are locked, neither "
+                "free nor evictable, so not every cached page counts as available; subtract a request's cached "
+                "prefix once, as pages it holds after cache.admit, not again as a match (and round each "
+                "request's pages up, pages_for)",
+                applies=lambda: not admits(fn, *_tight(max_tokens + 40)[::2]),  # ten pages short
             )
             expect(batch, ("decode", [(0, 19, 1)]), "request 1 is one page short: decode the running request")
-            assert (req.cached_len, req.prefix_len) == (0, 0), (
+            holds(
+                (req.cached_len, req.prefix_len) == (0, 0),
                 f"request 1 was not admitted, but its cached_len and prefix_len are {req.cached_len} and "
-                f"{req.prefix_len}. Hint: after cache.release(req, cache_it=False), set both back to 0"
+                f"{req.prefix_len}",
+                "after cache.release(req, cache_it=False), set req.cached_len and req.prefix_len back to 0",
             )
         assert s.cache.prefix_cache.num_evictable == 10, (
             f"after your decision {s.cache.prefix_cache.num_evictable} cached pages are evictable, not 10: "
@@ -403,32 +432,37 @@ def case_both_orders(fn):
         "first come, first served is the order of scheduler.waiting (arrival), not of the uids: "
         "consider the requests in the queue's order, and stop at the first that does not fit"
     )
+    wanted = {1: [(1, 0, 13), (2, 0, 5)], 2: [(2, 0, 7), (1, 0, 11)]}
     for order in ([1, 2], [2, 1]):
-        # Request 1 (40 + 200 tokens, 60 pages) does not fit beside running request 0; request 2
-        # (8 + 40 tokens, 12 pages) does.
-        s = sched()
-        decoding(s, 0, 8, max_tokens=900)
-        reqs = {}
-        for uid in order:
-            reqs[uid] = waiting(s, uid, 40 if uid == 1 else 8, max_tokens=200 if uid == 1 else 40)
-        batch = decide(fn, s)
-        arrived = f"requests {order[0]} then {order[1]} arrive (request 1 does not fit, request 2 does)"
-        if order == [1, 2]:
-            expect(batch, ("decode", [(0, 8, 1)]), f"{arrived}: request 2 waits behind request 1", order_hint)
-        else:
-            expect(batch, ("prefill", [(2, 0, 8)]), f"{arrived}: request 2 came first and fits", order_hint)
         # Prompts of 13 and 7 tokens with a budget of 18: the one that came first runs whole.
         s = sched(budget=18)
         for uid in order:
             waiting(s, uid, 13 if uid == 1 else 7)
         batch = decide(fn, s)
-        expected = [(1, 0, 13), (2, 0, 5)] if order == [1, 2] else [(2, 0, 7), (1, 0, 11)]
+        swapped = items_of(batch) == ("prefill", wanted[order[1]])  # the other arrival order's batch
         expect(
             batch,
-            ("prefill", expected),
+            ("prefill", wanted[order[0]]),
             f"prompts of 13 (request 1) and 7 tokens (request 2), budget 18, request {order[0]} first",
-            order_hint,
+            order_hint if swapped else "",
         )
+    for order in ([1, 2], [2, 1]):
+        # Request 1 (40 + 200 tokens, 60 pages) does not fit beside running request 0; request 2
+        # (8 + 40 tokens, 12 pages) does.
+        s = sched()
+        decoding(s, 0, 8, max_tokens=900)
+        for uid in order:
+            waiting(s, uid, 40 if uid == 1 else 8, max_tokens=200 if uid == 1 else 40)
+        batch = decide(fn, s)
+        arrived = f"requests {order[0]} then {order[1]} arrive (request 1 does not fit, request 2 does)"
+        if order == [1, 2]:
+            overtook = items_of(batch) == ("prefill", [(2, 0, 8)])
+            hint = (
+                "stop at the first waiting request that does not fit, even if one behind it would" if overtook else ""
+            )
+            expect(batch, ("decode", [(0, 8, 1)]), f"{arrived}: request 2 waits behind request 1", hint)
+        else:
+            expect(batch, ("prefill", [(2, 0, 8)]), f"{arrived}: request 2 came first and fits")
     s = sched()
     decoding(s, 2, 6)
     decoding(s, 1, 9)

@@ -19,12 +19,6 @@ from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 
-NOTHING_TO_DO = "contract: when there is nothing to do"
-BUDGET = "contract: the prefill batch and its budget"
-PART_WAY = "contract: a request part-way through its prompt"
-DECODE = "contract: the decode batch"
-PAGES = "contract: the pages a batch's requests hold"
-
 
 def sched(budget: int = 64, cache: str = "naive", **overrides) -> Scheduler:
     return new_scheduler(max_prefill_tokens=budget, cache=cache, **overrides)
@@ -110,9 +104,9 @@ def check_batch(s: Scheduler, batch) -> None:
     assert batch.phase in ("prefill", "decode"), f"a batch's phase is 'prefill' or 'decode', not {batch.phase!r}"
     if not batch.items:
         raise Mistake(
-            f"you returned a {batch.phase} Batch with no items: when nothing can run, return None (an empty "
-            "batch means a step that computes nothing, and the next step would decide the same)",
-            NOTHING_TO_DO,
+            f"you returned a {batch.phase} Batch with no items: an empty batch means a step that computes "
+            "nothing, and the next step would decide the same",
+            "when there is nothing to do, return None: never a Batch without items",
         )
     seen = set()
     for it in batch.items:
@@ -122,9 +116,8 @@ def check_batch(s: Scheduler, batch) -> None:
         seen.add(req.uid)
         if it.num_tokens < 1:
             raise Mistake(
-                f"request {req.uid} is in the batch with {it.num_tokens} tokens to compute: stop adding "
-                "requests once the token budget is used up (a batch item computes at least one token)",
-                BUDGET,
+                f"request {req.uid} is in the batch with {it.num_tokens} tokens to compute",
+                "stop adding requests once the token budget is used up: a batch item computes at least one token",
             )
         assert req.table_idx >= 0, (
             f"request {req.uid} is in the batch but was never admitted (it has no page-table row): admit it first"
@@ -135,9 +128,9 @@ def check_batch(s: Scheduler, batch) -> None:
                 raise Mistake(
                     f"request {req.uid} has {req.cached_len} of its {len(req.input_ids)} prompt tokens in the "
                     f"cache already (req.cached_len), but your chunk starts at {it.start}: the next chunk "
-                    "starts where the last one ended. Hint: an item's start is req.cached_len (cache.admit sets it "
-                    "to the cached prefix's length; the engine moves it on after each chunk)",
-                    PART_WAY,
+                    "starts where the last one ended",
+                    "an item's start is req.cached_len (cache.admit sets it to the cached prefix's length; the "
+                    "engine moves it on after each chunk), never 0 for a request part-way through its prompt",
                 )
             assert it.end <= len(req.input_ids), (
                 f"request {req.uid}: your prefill item reaches position {it.end}, past the end of its "
@@ -149,40 +142,38 @@ def check_batch(s: Scheduler, batch) -> None:
                 raise Mistake(
                     f"request {req.uid}: a decode item computes one token, the newest, at position "
                     f"req.total_len - 1 = {req.total_len - 1}; yours computes {it.num_tokens} from {it.start}",
-                    DECODE,
+                    "a decode item is ScheduledReq(req, req.total_len - 1, 1): the newest token only",
                 )
         held, needed = s.cache.held_pages(req), pages_for(it.end, s.cache.page_size)
         if held < needed:
             raise Mistake(
                 f"request {req.uid} computes tokens up to position {it.end} but holds only {held} pages "
-                f"(it needs {needed} of {s.cache.page_size} tokens). Hint: before you add an item, "
-                f"scheduler.cache.reserve(req, {it.end}) makes the request hold pages up to the item's end",
-                PAGES,
+                f"(it needs {needed} of {s.cache.page_size} tokens)",
+                "before you add an item, scheduler.cache.reserve(req, start + num_tokens) makes the request hold "
+                "pages up to the item's end",
             )
         if held != needed:
             raise Mistake(
                 f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "
                 f"{s.cache.page_size} tokens, but it holds {held}: a page taken before it is needed is one "
-                "that the admission of the others counted as available, so they can run out of pages. "
-                "Hint: reserve up to the item's end, scheduler.cache.reserve(req, start + num_tokens); "
-                "pages belong to the request, not to a chunk (a chunk that starts inside a page continues on it)",
-                PAGES,
+                "that the admission of the others counted as available, so they can run out of pages",
+                "reserve up to the item's end, scheduler.cache.reserve(req, start + num_tokens), never a page "
+                "count per chunk: pages belong to the request (a chunk that starts inside a page continues on it)",
             )
     if batch.is_prefill:
         if batch.num_tokens > s.max_prefill_tokens:
             raise Mistake(
                 f"your prefill batch computes {batch.num_tokens} prompt tokens, but the token budget "
-                f"(scheduler.max_prefill_tokens) is {s.max_prefill_tokens}. Hint: a request gets what is left "
-                "of the budget, min(req.remaining_prompt, budget left); the rest of its prompt runs in the next steps",
-                BUDGET,
+                f"(scheduler.max_prefill_tokens) is {s.max_prefill_tokens}",
+                "at most scheduler.max_prefill_tokens prompt tokens in one batch: a request gets what is left of "
+                "the budget, min(req.remaining_prompt, budget left); the rest of its prompt runs in the next steps",
             )
     else:
         missing = [r.uid for r in s.running if r.uid not in seen]
         if missing:
             raise Mistake(
-                f"the decode batch leaves out running request(s) {missing}. Hint: a decode batch has one "
-                "item for every request in scheduler.running, in that order",
-                DECODE,
+                f"the decode batch leaves out running request(s) {missing}",
+                "a decode batch has one item for every request in scheduler.running, in that order",
             )
 
 
@@ -192,15 +183,16 @@ def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
     if used != len({r.table_idx for r in admitted}):
         raise Mistake(
             f"{used} page-table rows are in use but only {len(admitted)} request(s) hold one: a row was "
-            "taken and then lost (a request admitted twice? one part-way through its prompt already has "
-            "its row, req.table_idx >= 0)",
-            PART_WAY,
+            "taken and then lost (a request admitted twice?)",
+            "a request part-way through its prompt already holds its row (req.table_idx >= 0): give it its next "
+            "chunk, never admit it again",
         )
     if used > s.max_running:
         raise Mistake(
             f"{used} requests hold a page-table row, but at most scheduler.max_running = {s.max_running} "
             "may be admitted at once",
-            "contract: admission, scheduler.max_running",
+            "count every admitted request (running, and waiting ones that hold a row) against "
+            "scheduler.max_running before you admit another",
         )
     in_batch = {it.req.uid for it in batch.items} if batch is not None else set()
     for r in s.waiting:
@@ -208,24 +200,23 @@ def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
             raise Mistake(
                 f"request {r.uid} is part-way through its prompt ({r.cached_len} of {len(r.input_ids)} "
                 "tokens in the cache; it holds a page-table row and waits at the head of "
-                "scheduler.waiting) but is not in the batch: schedule its next chunk first, without "
-                "admitting it again",
-                PART_WAY,
+                "scheduler.waiting) but is not in the batch",
+                "a request part-way through its prompt (req.table_idx >= 0) gets its next chunk first, "
+                "without being admitted again",
             )
         if r.table_idx >= 0 and r.uid not in in_batch:
             raise Mistake(
                 f"request {r.uid} holds a page-table row but is not in the batch: a request that does "
-                "not fit must be left as it was (undo its admission with "
-                "scheduler.cache.release(req, cache_it=False))",
-                "contract: admission, a request that does not fit is left as it was",
+                "not fit must be left as it was",
+                "undo the admission of a request that does not fit: scheduler.cache.release(req, cache_it=False), "
+                "then req.cached_len = req.prefix_len = 0",
             )
 
 
 def expect(batch, expected: tuple, what: str, hint: str = "") -> None:
-    """`batch` must be `expected`; `hint` is shown with the failure (the help for this assertion)."""
-    assert items_of(batch) == expected, f"{what}: expected {show_expected(expected)}, got {show(batch)}" + (
-        f". Hint: {hint}" if hint else ""
-    )
+    """`batch` must be `expected`; `hint` is this assertion's own (none: the case's)."""
+    if items_of(batch) != expected:
+        raise Mistake(f"{what}: expected {show_expected(expected)}, got {show(batch)}", hint)
 
 
 def show_expected(expected) -> str:
@@ -233,14 +224,28 @@ def show_expected(expected) -> str:
     return f"a {phase} batch [" + ", ".join(f"uid {u}: {n} tok from {st}" for u, st, n in items) + "]"
 
 
-def not_admitted(s: Scheduler, req: Req, why: str) -> None:
-    assert req in s.waiting, (
-        f"request {req.uid} is no longer in scheduler.waiting: a request that does not fit yet keeps "
-        "waiting (it fits once others finish); add_request has already rejected every prompt that could "
-        "never fit"
-    )
-    assert req.table_idx < 0, f"request {req.uid} was admitted, but {why}"
+def admits(fn, s: Scheduler, req: Req) -> bool:
+    """Whether `fn` admits `req` on `s`: a control that tells which mistake a margin's failure shows."""
+    hide_engine_answer(s)
+    try:
+        fn(s)
+    except Exception:
+        return False
+    return req.table_idx >= 0
 
 
-def admitted_now(s: Scheduler, req: Req, why: str) -> None:
-    assert req.table_idx >= 0, f"request {req.uid} was not admitted, but {why}"
+def not_admitted(s: Scheduler, req: Req, why: str, hint: str = "", applies=None) -> None:
+    """`req` must still wait, unadmitted; `hint` is shown only when `applies()` (a control) says so."""
+    if req not in s.waiting:
+        raise Mistake(
+            f"request {req.uid} is no longer in scheduler.waiting, but it does not fit yet",
+            "a request that does not fit yet keeps waiting in scheduler.waiting (it fits once others finish): "
+            "add_request has already rejected every prompt that could never fit",
+        )
+    if req.table_idx >= 0:
+        raise Mistake(f"request {req.uid} was admitted, but {why}", hint if applies is None or applies() else "")
+
+
+def admitted_now(s: Scheduler, req: Req, why: str, hint: str = "", applies=None) -> None:
+    if req.table_idx < 0:
+        raise Mistake(f"request {req.uid} was not admitted, but {why}", hint if applies is None or applies() else "")

@@ -5,6 +5,7 @@ every step, compared batch by batch (then tokens and pages) with the engine's ow
 from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
 from minisgl_edu.grading.schedule.checks import check_batch, check_rows, hide_engine_answer, items_of, show_expected
 from minisgl_edu.kvcache import OutOfPages
@@ -125,18 +126,19 @@ def _compare_runs(fn, plays, budget, reference_steps) -> None:
         ) from None
     ref_steps, ref_tokens, ref_reasons = reference_steps()
     for n, (got, want) in enumerate(zip(steps, ref_steps), 1):
-        assert got == want, (
-            f"step {n}: the engine's scheduler runs {show_expected(want) if want else 'nothing'}, "
-            f"yours ran {show_expected(got) if got else 'nothing'}"
-            + (f". {_step_hint(n, got, want, plays)}" if plays is not None else "")
-        )
+        if got != want:
+            raise Mistake(
+                f"step {n}: the engine's scheduler runs {show_expected(want) if want else 'nothing'}, "
+                f"yours ran {show_expected(got) if got else 'nothing'}",
+                _step_hint(got, want) if plays is not None else "",
+            )
     assert len(steps) == len(ref_steps), f"{len(steps)} steps, the engine's scheduler needs {len(ref_steps)}"
     assert tokens == ref_tokens and reasons == ref_reasons, "the requests got different tokens from the reference"
     s.cache.check()
     assert s.cache.num_available == s.cache.num_pages, "KV pages are missing after every request finished"
 
 
-def _step_hint(n, got, want, plays) -> str:
+def _step_hint(got, want) -> str:
     """What a difference in the many-requests run most likely means."""
     started = (
         {uid for uid, start, _ in (want[1] if want else []) if start == 0} if want and want[0] == "prefill" else set()
@@ -144,18 +146,18 @@ def _step_hint(n, got, want, plays) -> str:
     mine = {uid for uid, start, _ in (got[1] if got else []) if start == 0} if got and got[0] == "prefill" else set()
     if started - mine:
         return (
-            f"Hint: the engine admits request(s) {sorted(started - mine)} here and you do not. A running "
+            f"the engine admits request(s) {sorted(started - mine)} here and you do not. A running "
             "request's worst case is its prompt + max_new_tokens whatever it has generated so far "
             "(len(req.input_ids) + req.max_new_tokens, not req.total_len + max_new_tokens), minus the "
             "pages it holds now; pages of finished requests are in the prefix cache, evictable"
         )
     if mine - started:
         return (
-            f"Hint: you admit request(s) {sorted(mine - started)} here and the engine does not: count "
+            f"you admit request(s) {sorted(mine - started)} here and the engine does not: count "
             "every admitted request (running, and waiting ones with a row) against the pages and "
             "scheduler.max_running"
         )
-    return "Hint: compare the two batches item by item: order, start positions and chunk sizes"
+    return "compare the two batches item by item: order, start positions and chunk sizes"
 
 
 def case_real_engine(fn):

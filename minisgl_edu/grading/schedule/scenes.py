@@ -110,8 +110,15 @@ def context(s: Scheduler) -> dict:
     waiting = []
     for r in s.waiting:
         pages = len(cache.match(r)[1]) if r.table_idx < 0 else cache.held_pages(r)
+        need = max(pages_for(len(r.input_ids) + r.max_new_tokens, cache.page_size) - pages, 0)
         waiting.append(
-            {"uid": r.uid, "admitted": r.table_idx >= 0, "cached_pages": pages, "remaining": r.remaining_prompt}
+            {
+                "uid": r.uid,
+                "admitted": r.table_idx >= 0,
+                "cached_pages": pages,
+                "remaining": r.remaining_prompt,
+                "need": need,
+            }
         )
     admitted = s.running + [r for r in s.waiting if r.table_idx >= 0]
     return {
@@ -119,7 +126,9 @@ def context(s: Scheduler) -> dict:
         "max_running": s.max_running,
         "admitted": len(admitted),
         "available": cache.num_available,
+        "free": cache.num_free,
         "outstanding": outstanding(s, admitted),
+        "outstanding_running": outstanding(s, s.running),
         "waiting": waiting,
     }
 
@@ -202,7 +211,11 @@ def _order_hint(ctx: dict, got: list[int], want: list[int], lpm: bool) -> str:
     if not lpm:
         return FCFS
     if len(arrival) > LPM_MAX_WAITING:
-        return f"more than LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait (all of scheduler.waiting): arrival order"
+        started = ", the one part-way through its prompt too" if any(w["admitted"] for w in ctx["waiting"]) else ""
+        return (
+            f"more than LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait (all of scheduler.waiting{started}): "
+            "arrival order"
+        )
     new = [u for u in got if not info[u]["admitted"]]
     first = next((u for u in want if not info[u]["admitted"]), None)
     if new and first is not None:
@@ -215,8 +228,71 @@ def _order_hint(ctx: dict, got: list[int], want: list[int], lpm: bool) -> str:
         if mine < theirs:
             return "most cached pages first (the pages scheduler.cache.match(req) returns): " + LPM
         if mine == theirs:
-            return "requests with as many cached pages keep their arrival order (a stable sort, not by uid): " + LPM
+            return (
+                "requests with as many cached pages keep their arrival order (one stable sort, most pages first: "
+                "not by uid, and not a sort reversed afterwards): " + LPM
+            )
     return LPM
+
+
+def _fits_hint(ctx: dict, req: dict, n: int, got: Any) -> str:
+    """The request the reference admits (its chunk of `n` tokens) and the answer does not."""
+    total = ctx["outstanding"] + req["need"]
+    if got is not None and got[0] == "decode":
+        return "prefill first: a decode batch only when no prompt token can run (" + FIT + ")"
+    parts = []  # each way of counting that would have kept it out
+    if total == ctx["available"]:
+        parts.append("a request whose sum equals cache.num_available fits: compare with <=, not <")
+    if ctx["free"] < total <= ctx["available"]:
+        parts.append(
+            "cached pages no running request uses are available too (cache.reserve evicts them): compare with "
+            "cache.num_available, free plus evictable pages, not with the free pages alone"
+        )
+    if n < PAGE_SIZE:
+        parts.append("a chunk may be as small as one token and need not fill a page")
+    return "; ".join(parts) if parts else "prefill first, and the next request fits: " + FIT
+
+
+def _over_hint(ctx: dict, info: dict, items: list, extra: int, lpm: bool) -> str:
+    """The answer admits `extra` after the reference's `items`, where the reference stops: which count
+    would have let it in (before `extra`, the items' chunks reserved `taken` pages)."""
+    considered = [w["uid"] for w in ctx["waiting"] if w["admitted"]]
+    new = [w for w in ctx["waiting"] if not w["admitted"]]
+    if lpm and len(ctx["waiting"]) <= LPM_MAX_WAITING:
+        new.sort(key=lambda w: -w["cached_pages"])
+    order = considered + [w["uid"] for w in new]
+    ran = {u for u, _, _ in items}
+    if extra != next(u for u in order if u not in ran):
+        return "nobody overtakes the first request that does not fit: stop there. " + (LPM if lpm else FCFS)
+    taken = sum(max(pages_for(st + n, PAGE_SIZE) - info[u]["cached_pages"], 0) for u, st, n in items)
+    total = ctx["outstanding"] + sum(info[u]["need"] for u, _, _ in items if not info[u]["admitted"])
+    total += info[extra]["need"]
+    without_waiting = ctx["outstanding_running"] + info[extra]["need"] <= ctx["available"] - taken
+    stale = total - taken <= ctx["available"]
+    waiting = (
+        "count the waiting requests that hold a row too (part-way through a chunked prefill, or admitted "
+        "earlier in this batch): they are admitted, and their whole runs may still take pages"
+    )
+    again = (
+        "read cache.num_available again before each admission: the chunks reserved for the requests before it "
+        "in this batch took pages from it"
+    )
+    if without_waiting and stale:
+        return f"{waiting}; and {again}"
+    if without_waiting:
+        return waiting
+    if stale:
+        return again
+    return "it does not fit: " + FIT
+
+
+def _waiting_hint(scene: Any, diff: Difference) -> str:
+    if isinstance(diff.got, list) and set(diff.expected) - set(diff.got):
+        return (
+            "a request that does not fit yet keeps waiting in scheduler.waiting (it fits once others finish): "
+            "add_request has already rejected every prompt that could never fit"
+        )
+    return "leave scheduler.waiting in arrival order: change only the order you consider it in"
 
 
 def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
@@ -245,7 +321,7 @@ def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
                     )
                 if n < info[u]["remaining"]:
                     return "a prompt longer than what is left of the budget is cut (chunked prefill): " + CHUNK
-                return "prefill first, and the next request fits: " + FIT
+                return _fits_hint(ctx, info[u], n, g)
         if g is None:
             return DECODE
         if e[0] != g[0]:
@@ -267,9 +343,9 @@ def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
         if ew == gw[: len(ew)]:
             if sum(n for _, _, n in e[1]) >= ctx["budget"]:
                 return "stop once the budget is used up: " + BUDGET
-            if ctx["admitted"] + len([u for u in gw if u not in ew and not info[u]["admitted"]]) > ctx["max_running"]:
+            if ctx["admitted"] + len([u for u in gw if not info[u]["admitted"]]) > ctx["max_running"]:
                 return MAX_RUNNING.format(n=ctx["max_running"], admitted=ctx["admitted"])
-            return "it does not fit: " + FIT
+            return _over_hint(ctx, info, e[1], gw[len(ew)], lpm)
         if lpm and gw and ew:
             return _order_hint(ctx, gw, ew, lpm)
         return "nobody overtakes the first request that does not fit: stop there. " + FCFS
@@ -300,7 +376,7 @@ def hints(lpm: bool) -> SceneHints:
     return SceneHints(
         {
             "the batch": _batch_hint(lpm),
-            "scheduler.waiting": "leave scheduler.waiting in arrival order: change only the order you consider it in",
+            "scheduler.waiting": _waiting_hint,
             "waiting requests that hold a row": _rows,
             "pages each request holds": _pages,
             "cached_len and prefix_len of the waiting requests": (

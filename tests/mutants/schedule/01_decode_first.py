@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"prefill before decode"}
 MUST_SAY = "prefill comes first"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "a decode batch only when no prompt token can run"
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"token budget"}
 MUST_SAY = "0 tokens"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "stop adding requests once the token budget is used up"
 
 
 def try_admit(scheduler, req: Req) -> bool:

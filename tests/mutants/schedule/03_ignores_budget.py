@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"token budget", "long prompt is chunked"}
 MUST_SAY = "token budget"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "at most scheduler.max_prefill_tokens prompt tokens"
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"long prompt is chunked"}
 MUST_SAY = "waits forever"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "a prompt longer than what is left of the budget is cut"
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"chunks continue where the last ended"}
 MUST_SAY = "where the last one ended"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "an item's start is req.cached_len"
 
 
 def try_admit(scheduler, req: Req) -> bool:

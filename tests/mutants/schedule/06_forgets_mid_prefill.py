@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"chunks continue where the last ended"}
 MUST_SAY = "part-way through its prompt"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "gets its next chunk first"
 
 
 def try_admit(scheduler, req: Req) -> bool:

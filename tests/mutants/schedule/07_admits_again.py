@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"chunks continue where the last ended"}
 MUST_SAY = "admitted twice"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "never admit it again"
 
 
 def try_admit(scheduler, req: Req) -> bool:

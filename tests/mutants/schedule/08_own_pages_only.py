@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"a request that does not fit waits"}
 MUST_SAY = "remaining worst case"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "the running ones' too"
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"a request that does not fit waits"}
 MUST_SAY = "prompt + max_new_tokens"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "the tokens it will generate included"
 
 
 def try_admit(scheduler, req: Req) -> bool:

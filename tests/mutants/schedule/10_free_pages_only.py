@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"cached pages count as available"}
 MUST_SAY = "evictable"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "checking only the free pages"
 
 
 def try_admit(scheduler, req: Req) -> bool:

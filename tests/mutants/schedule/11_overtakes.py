@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"first come, first served"}
 MUST_SAY = "first come, first served"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "stop at the first waiting request that does not fit"
 
 
 def try_admit(scheduler, req: Req) -> bool:

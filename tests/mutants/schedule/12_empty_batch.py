@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"nothing to run", "a request that does not fit waits"}
 MUST_SAY = "no items"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "never a Batch without items"
 
 
 def try_admit(scheduler, req: Req) -> bool:

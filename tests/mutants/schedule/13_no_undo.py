@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"a request that does not fit waits"}
 MUST_SAY = "undo its admission"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "undo the admission of a request that does not fit"
 
 
 def try_admit(scheduler, req: Req) -> bool:

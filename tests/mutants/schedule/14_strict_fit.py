@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"a request that needs the whole pool"}
 MUST_SAY = "wait forever"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "compare with <=, not <"
 
 
 def try_admit(scheduler, req: Req) -> bool:

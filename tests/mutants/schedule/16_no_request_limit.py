@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"running-request limit"}
 MUST_SAY = "max_running"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "against scheduler.max_running"
 
 
 def try_admit(scheduler, req: Req) -> bool:

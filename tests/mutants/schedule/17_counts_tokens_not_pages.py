@@ -13,6 +13,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"memory: exact fit and one page short"}
 MUST_SAY = "whole pages per request"
 CAUGHT_BY = {"hand"}
+HINT_SAYS = "A sum of tokens converted into pages once"
 
 
 def try_admit(scheduler, req: Req) -> bool:

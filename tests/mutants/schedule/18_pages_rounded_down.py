@@ -11,6 +11,7 @@ from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
 MUST_FAIL = {"memory: exact fit and one page short"}
 MUST_SAY = "rounded down"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "a division rounded down"
 
 
 def try_admit(scheduler, req: Req) -> bool:

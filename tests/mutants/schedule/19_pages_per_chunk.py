@@ -10,8 +10,9 @@ from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
 from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"chunks and page boundaries"}
-MUST_SAY = "not to a chunk"
+MUST_SAY = "pages belong to the request"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "never a page count per chunk"
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -12,6 +12,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"a cached prefix held by running requests, memory tight"}
 MUST_SAY = "count after cache.admit"
 CAUGHT_BY = {"hand"}
+HINT_SAYS = "count after cache.admit(req)"
 
 
 def try_admit(scheduler, req: Req) -> bool:

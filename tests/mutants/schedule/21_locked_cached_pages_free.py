@@ -9,8 +9,9 @@ from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
 from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"a cached prefix held by running requests, memory tight"}
-MUST_SAY = "not in cache.num_available"
+MUST_SAY = "not every cached page counts as available"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "not every cached page counts as available"
 
 
 def try_admit(scheduler, req: Req) -> bool:

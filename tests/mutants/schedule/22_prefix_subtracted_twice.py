@@ -10,8 +10,9 @@ from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
 from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"a cached prefix held by running requests, memory tight"}
-MUST_SAY = "subtracted once"
+MUST_SAY = "not again as a match"
 CAUGHT_BY = {"hand"}
+HINT_SAYS = "not again as a match"
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -12,6 +12,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"the same requests in both arrival orders"}
 MUST_SAY = "not of the uids"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "not of the uids"
 
 
 def try_admit(scheduler, req: Req) -> bool:

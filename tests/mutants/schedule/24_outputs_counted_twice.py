@@ -12,6 +12,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"in the real engine, many steps, more requests than fit"}
 MUST_SAY = "not req.total_len + max_new_tokens"
 CAUGHT_BY = {"hand"}
+HINT_SAYS = "not req.total_len + max_new_tokens"
 
 
 def try_admit(scheduler, req: Req) -> bool:

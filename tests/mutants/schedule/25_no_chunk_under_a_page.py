@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"budget: exact fit and one-token margins"}
 MUST_SAY = "as small as one token"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "need not fill a page"
 
 
 def try_admit(scheduler, req: Req) -> bool:

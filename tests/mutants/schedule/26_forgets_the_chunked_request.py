@@ -11,9 +11,9 @@ from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
 from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"generated: 250 scheduler states, several steps each"}
-MUST_SAY = "it does not fit"
+MUST_SAY = "count the waiting requests that hold a row too"
 CAUGHT_BY = {"generated"}
-HINT_SAYS = "every admitted request's whole run"
+HINT_SAYS = "count the waiting requests that hold a row too"
 
 
 def try_admit(scheduler, req: Req) -> bool:

@@ -12,7 +12,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"generated: 250 scheduler states, several steps each"}
 MUST_SAY = "max_running"
 CAUGHT_BY = {"generated"}
-HINT_SAYS = "max_running"
+HINT_SAYS = "not only the requests of this batch"
 
 
 def try_admit(scheduler, req: Req, in_batch: int) -> bool:

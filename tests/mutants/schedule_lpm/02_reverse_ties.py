@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: no cached prefix, arrival order", "stretch: ties keep arrival order"}
 MUST_SAY = "keep their arrival order"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "not a sort reversed afterwards"
 
 LPM_MAX_WAITING = 8
 

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: ties keep arrival order"}
 MUST_SAY = "not by uid"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "not by uid"
 
 LPM_MAX_WAITING = 8
 

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: the LPM_MAX_WAITING threshold"}
 MUST_SAY = "exactly LPM_MAX_WAITING"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "at most LPM_MAX_WAITING = 8 requests wait"
 
 LPM_MAX_WAITING = 8
 

@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: no prefix cache, first come first served", "stretch: the longest cached prefix goes first"}
 MUST_SAY = "their length does not matter"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "by len(pages) of scheduler.cache.match(req)"
 
 LPM_MAX_WAITING = 8
 

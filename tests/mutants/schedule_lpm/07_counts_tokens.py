@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: whole pages, as admit counts them"}
 MUST_SAY = "not tokens"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "compare the page count scheduler.cache.match(req) returns"
 
 LPM_MAX_WAITING = 8
 

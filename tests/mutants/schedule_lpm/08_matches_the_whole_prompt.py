@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: whole pages, as admit counts them"}
 MUST_SAY = "not match_prefix(req.input_ids)"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "the last prompt token left out"
 
 LPM_MAX_WAITING = 8
 

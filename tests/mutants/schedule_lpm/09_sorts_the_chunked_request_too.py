@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: only new requests are reordered"}
 MUST_SAY = "keeps going first"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "continues first (with longest prefix match"
 
 LPM_MAX_WAITING = 8
 

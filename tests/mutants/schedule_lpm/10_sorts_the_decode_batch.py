@@ -11,6 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: only new requests are reordered"}
 MUST_SAY = "scheduler.running order"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "one item per request of scheduler.running, in that order"
 
 LPM_MAX_WAITING = 8
 

@@ -12,6 +12,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: the longest cached prefix goes first", "stretch: ties keep arrival order"}
 MUST_SAY = "leave the queue in arrival order"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "change only the order you consider it in"
 
 LPM_MAX_WAITING = 8
 

@@ -12,6 +12,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: the LPM_MAX_WAITING threshold"}
 MUST_SAY = "the threshold counts every request in scheduler.waiting"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "the one part-way through its prompt too"
 
 LPM_MAX_WAITING = 8
 

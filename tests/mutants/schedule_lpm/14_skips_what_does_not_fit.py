@@ -12,6 +12,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: cached pages make room"}
 MUST_SAY = "nobody overtakes the first request in this order"
 CAUGHT_BY = {"hand"}
+HINT_SAYS = "nobody overtakes the first request in this order that does not fit"
 
 LPM_MAX_WAITING = 8
 
