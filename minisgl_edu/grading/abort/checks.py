@@ -11,11 +11,13 @@ with the hint for that assertion.
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.core import Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, plugged
+from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.scheduler import Scheduler
 
 LONG = [{"role": "user", "content": "Tell me a long story about a cat, a dog and a very old lighthouse by the sea."}]
@@ -54,9 +56,26 @@ def engine_step(what: str, run: Callable[[], object]):
         raise AssertionError(f"after your abort, {what} failed ({type(e).__name__}: {e})") from e
 
 
+NEVER_RETURNED = (
+    "your abort must return at once: nothing else runs while it runs, so a loop that waits for the scheduler to "
+    "change (the request to leave a queue, a batch to land) never ends; release() already waits for a batch"
+)
+
+
+@contextmanager
+def returns() -> Iterator[None]:
+    """The student's abort runs inside: when it runs past the case's limit, the hint says why it never returns."""
+    try:
+        yield
+    except CaseTimeout as e:
+        e.hint = NEVER_RETURNED
+        raise
+
+
 @hinted("return True for a live uid (a key of scheduler.reqs), False for any other")
 def abort(s: Scheduler, uid: int) -> None:
-    got = s.abort(uid)
+    with returns():
+        got = s.abort(uid)
     assert got is True, (
         f"aborting a live request (uid {uid}) must return True; your function returned {got!r}. Hint: a uid is "
         "live while it is a key of scheduler.reqs"
@@ -89,10 +108,12 @@ def check_gone(s: Scheduler, uid: int) -> None:
         f"the request (uid {uid}) is still in scheduler.reqs: the scheduler still counts it as live, and a "
         "second abort would free it again. Hint: pop it from scheduler.reqs"
     )
-    assert all(r.uid != uid for r in s.waiting), (
-        f"the request (uid {uid}) is still in the waiting queue (scheduler.waiting). Hint: a waiting request, "
-        "admitted or not, is somewhere in that deque, not necessarily the head: remove that request itself"
-    )
+    if any(r.uid == uid for r in s.waiting):
+        raise Mistake(
+            f"the request (uid {uid}) is still in the waiting queue (scheduler.waiting)",
+            "remove the aborted request itself from scheduler.waiting: a waiting request, admitted or not, is "
+            "somewhere in that deque, not necessarily the head",
+        )
     assert all(r.uid != uid for r in s.running), (
         f"the request (uid {uid}) is still in the running set (scheduler.running). Hint: remove that request "
         "itself from the list"
@@ -147,7 +168,10 @@ def check_row(s: Scheduler, row: int) -> None:
     )
 
 
-@hinted(RELEASE)
+@hinted(
+    "the first pages of its row (its cached prefix) belong to the prefix cache: free only the request's own "
+    "pages, as release(req, cache_it=False) does"
+)
 def check_shared_not_freed(s: Scheduler) -> None:
     cache = s.cache
     freed_shared = {p for p in cache.prefix_cache.cached_pages() if cache.allocator.is_free(p)}
@@ -232,11 +256,14 @@ def check_freed(s: Scheduler, h: Held, others: str = "", evictable: int | None =
                 f"schedule() had already reserved page {h.row[-1]} for the token the next step computes: that "
                 "page is in its row too, and the request's to give back."
             )
-        raise AssertionError(
+        raise Mistake(
             f"{len(kept)} of uid {uid}'s {len(h.own)} own page(s) ({kept}) were not given back to the free list "
-            f"(its row held {len(h.row)} page(s), the first {len(h.shared)} being its prefix hit).{where} Hint: "
-            "its own pages are every page of its row after the prefix it was admitted with (req.prefix_len "
-            "tokens); the prefix cache may hold more of its prompt by now, on other pages. " + RELEASE_HINT
+            f"(its row held {len(h.row)} page(s), the first {len(h.shared)} being its prefix hit).{where}",
+            "a page reserved by schedule() for the next step is the request's too: give back every page of its "
+            "row after its cached prefix (release() does)"
+            if where
+            else "its own pages are every page of its row after the prefix it was admitted with (req.prefix_len "
+            "tokens), not after what the cache matches now (it may hold more of its prompt by now): release() knows",
         )
     want_free = h.free + len(h.own)
     assert cache.num_free == want_free, (
@@ -247,11 +274,12 @@ def check_freed(s: Scheduler, h: Held, others: str = "", evictable: int | None =
     if evictable is None:
         evictable = h.evictable if others else len(cached)
     got = cache.prefix_cache.num_evictable
-    if others:
-        assert got <= evictable, (
+    if others and got > evictable:
+        raise Mistake(
             f"the prefix pages that {others} still reads became evictable ({got} evictable pages, expected "
-            f"{evictable}): the cache may now evict K/V a running request reads. Hint: a lock counts the "
-            "requests reading a prefix; the aborted request gives up its own hold, once, and the others' stay"
+            f"{evictable}): the cache may now evict K/V a running request reads",
+            "a lock counts the requests reading a prefix: the aborted request gives up its own hold, once "
+            "(release() does), and the others' stay",
         )
     assert got >= evictable, (
         f"{evictable - got} cached page(s) are still locked after the abort of uid {uid}, so they can never be "
@@ -313,9 +341,10 @@ def abort_again(s: Scheduler, uid: int, req, when: str) -> None:
     assert not s.io.drain(), f"the second abort of uid {uid} ({when}) sent another message"
     after = state(s, req)
     changed = [k for k in before if before[k] != after[k]]
-    assert not changed, (
-        f"the second abort of uid {uid} ({when}) changed the scheduler's state: "
-        + "; ".join(f"{k}: {before[k]} -> {after[k]}" for k in changed)
-        + ". Hint: a uid that is not in scheduler.reqs is not yours to clean up any more; whatever the first "
-        "abort started (a release waiting for a batch in flight) finishes on its own"
-    )
+    if changed:
+        raise Mistake(
+            f"the second abort of uid {uid} ({when}) changed the scheduler's state: "
+            + "; ".join(f"{k}: {before[k]} -> {after[k]}" for k in changed),
+            "a uid that is not in scheduler.reqs is not yours to clean up any more: return False and change "
+            "nothing; a release the first abort left waiting for a batch in flight finishes on its own",
+        )

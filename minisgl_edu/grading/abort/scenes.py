@@ -27,6 +27,7 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Req
+from minisgl_edu.grading.abort.checks import returns
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.fixtures import BALLAST_TOKEN, token_ids
 from minisgl_edu.grading.harness import fail_fast_if_stub
@@ -140,7 +141,8 @@ def _observe_abort(s: Scheduler, out: dict, label: str, uid: int, ballast: set[i
     row = list(s.cache.page_table.pages[row_idx]) if row_idx >= 0 else []
     ids = list(req.all_ids) if req is not None else []
     s.io.drain()
-    out[f"{label}: returned"] = s.abort(uid)
+    with returns():
+        out[f"{label}: returned"] = s.abort(uid)
     out[f"{label}: messages to the detokenizer"] = messages(s)
     out[f"{label}: scheduler.reqs"] = sorted(s.reqs)
     out[f"{label}: scheduler.waiting"] = [r.uid for r in s.waiting]
@@ -276,6 +278,12 @@ def _messages(scene: Any, diff: Difference) -> str:
 def _queue(name: str) -> Callable[[Any, Difference], str]:
     def hint(scene: Any, diff: Difference) -> str:
         extra = [u for u in diff.got if u not in diff.expected]
+        lost = [u for u in diff.expected if u not in diff.got]
+        if extra and lost:
+            return (
+                f"remove the aborted request itself from scheduler.{name}, not the head of the queue: uid {lost[0]} "
+                f"was taken out instead, and uid {extra[0]} is still there"
+            )
         if extra:
             return f"take the aborted request out of scheduler.{name} (uid {extra[0]} is still there)"
         return (
@@ -326,8 +334,29 @@ def _pages(stretch: bool) -> Callable[[Any, Difference], str]:
     return hint
 
 
+def _again(scene: Any, field: str) -> bool:
+    """Whether the abort the field names is of a uid an earlier abort already took out."""
+    if not field.startswith("abort "):
+        return False
+    arrives = {spec.uid: spec.arrive for spec in scene.requests}
+    n, seen, steps = int(field.split()[1]), [], 0
+    for kind, uid in scene.ops:
+        for _ in range({STEP: 0, TWICE: 2}.get(kind, 1)):
+            if len(seen) == n - 1:
+                return uid in seen
+            if steps >= arrives.get(uid, steps + 1):  # it had arrived: this abort took it out
+                seen.append(uid)
+        steps += uid if kind == STEP else kind == SCHEDULED
+    return False
+
+
 def _free(stretch: bool) -> Callable[[Any, Difference], str]:
     def hint(scene: Any, diff: Difference) -> str:
+        if isinstance(diff.got, int) and diff.got > diff.expected and _again(scene, diff.field):
+            return (
+                "a uid aborted already is not live: return False and change nothing (a release the first abort "
+                "left waiting for a batch in flight finishes on its own)"
+            )
         if isinstance(diff.got, int) and diff.got > diff.expected:
             return "too many pages are free: a page was freed twice, or one that is not the request's own"
         return "some pages were not given back: " + (RELEASE_STRETCH if stretch else RELEASE)

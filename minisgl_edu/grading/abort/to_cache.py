@@ -85,7 +85,7 @@ def _match(s: Scheduler, ids: list[int]) -> int:
     return len(s.cache.prefix_cache.match_prefix(ids)[1])
 
 
-def _too_many(b: Held, got: int, expect: int, ps: int) -> str:
+def _too_many(b: Held, got: int, expect: int, ps: int) -> Mistake:
     """Name the mistake behind `got` cached pages along the request's ids, `expect` right."""
     c = b.cached_len
     head = (
@@ -93,28 +93,33 @@ def _too_many(b: Held, got: int, expect: int, ps: int) -> str:
         f"{c} token(s) (req.cached_len), that is {c // ps} full page(s) of {ps}"
     )
     if c < b.prompt_len:
-        return (
+        return Mistake(
             f"{head}: pages for prompt tokens that were never computed. Only the first {c} of the prompt's "
-            f"{b.prompt_len} tokens have K/V (the rest of a chunked prefill has not run); count req.cached_len, "
-            "not the prompt's length or the pages the row holds"
+            f"{b.prompt_len} tokens have K/V (the rest of a chunked prefill has not run)",
+            "part-way through a chunked prefill only the chunks that ran are computed: count req.cached_len, not "
+            "the prompt's length or the pages the row holds",
         )
     if got == len(b.row) and c % ps == 0:
-        return (
+        return Mistake(
             f"{head}, but every page of its row went in: a page is reserved for the next forward pass before "
-            "that pass runs, so the last page of the row holds no computed K/V yet; count req.cached_len tokens"
+            "that pass runs, so the last page of the row holds no computed K/V yet",
+            "a page reserved for a step that has not run holds no K/V: count req.cached_len tokens, not the "
+            "pages of the row",
         )
     if c % ps == ps - 1 and got == c // ps + 1:
-        return (
+        return Mistake(
             f"{head}. The extra page's last slot belongs to the newest sampled token, which is not run through "
-            "the model until the next step (len(req.all_ids) counts it, req.cached_len does not); "
-            "and a partial last page is never cached"
+            "the model until the next step",
+            "the newest sampled token has no K/V until the next step runs it: count req.cached_len, not "
+            "len(req.all_ids) (and a partial last page is never cached)",
         )
     if c % ps and got == c // ps + 1:
-        return (
-            f"{head}. The extra page is the partial last page: only {c % ps} of its {ps} slots hold computed "
-            "K/V; it goes back to the free list"
+        return Mistake(
+            f"{head}. The extra page is the partial last page: only {c % ps} of its {ps} slots hold computed K/V",
+            "a partial last page is never cached: only whole pages of req.all_ids[:req.cached_len] go into the "
+            "prefix cache (round down), the partial one goes back to the free list",
         )
-    return f"{head}: pages with tokens whose K/V was never computed are in the cache"
+    return Mistake(f"{head}: pages with tokens whose K/V was never computed are in the cache")
 
 
 def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
@@ -148,28 +153,27 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
                 "the prefix cache took the request's copy of pages it already held: pages for the same tokens "
                 "must not be inserted twice (insert() keeps its own copy and returns how many it had)"
             )
-        raise AssertionError(_too_many(b, max(mine) + 1, expect, ps))
+        raise _too_many(b, max(mine) + 1, expect, ps)
     got = _match(s, b.all_ids) if keeps else 0
     if got > expect:
-        raise AssertionError(_too_many(b, got, expect, ps))
+        raise _too_many(b, got, expect, ps)
     if got < expect or adopted != want_adopted:
         if got <= b.known and not adopted:
-            waiting = (
-                " Part-way through a chunked prefill a request is still in scheduler.waiting, but the chunks "
-                "that ran are computed."
-                if b.cached_len < b.prompt_len
-                else ""
-            )
-            raise AssertionError(
+            raise Mistake(
                 f"none of the request's computed pages went into the prefix cache: it had {b.cached_len} "
                 f"computed token(s), {full} full page(s) of {ps}, and a new request with the same "
-                "start would have reused them (the base part's answer gives them all to the free list)." + waiting
+                "start would have reused them (the base part's answer gives them all to the free list)",
+                "a request part-way through a chunked prefill is still in scheduler.waiting, but the chunks that ran "
+                "are computed: cache them too, release(req, cache_it=True)"
+                if b.cached_len < b.prompt_len
+                else "cache what the request computed: release(req, cache_it=True) files its computed full pages "
+                "in the prefix cache",
             )
         if got == b.prompt_len // ps:
-            raise AssertionError(
+            raise Mistake(
                 f"only the prompt's {got} full page(s) went into the prefix cache, but {b.cached_len} tokens were "
-                f"computed ({full} full pages): the output tokens computed so far count too; count req.cached_len, "
-                "not the prompt's length"
+                f"computed ({full} full pages)",
+                "the output tokens computed so far count too: count req.cached_len, not the prompt's length",
             )
         raise AssertionError(
             f"the prefix cache holds {got} page(s) along the request's tokens, expected {expect} "
@@ -352,11 +356,12 @@ def _in_flight_at(fn, offset: int) -> None:
     early = [p for p in b.row[b.own_from :] if s.cache.allocator.is_free(p)]
     reserved = b.row[pages_for(b.cached_len, ps) :]  # reserved for the step in flight, no K/V yet
     if early and set(early) <= set(reserved):
-        raise AssertionError(
+        raise Mistake(
             f"page(s) {early} went back to the free list at once: its computed tokens ({b.cached_len}) end at a "
             f"page boundary (pages of {ps}), and the last page of its row was reserved for the step in flight, "
-            "which the GPU is writing now. A page that holds no K/V yet is still in use until the batch lands: "
-            "give every page back through scheduler.cache.release(), which waits for it"
+            "which the GPU is writing now",
+            "a page reserved for the step in flight holds no K/V yet but is in use until the batch lands: give "
+            "every page back through scheduler.cache.release(), which waits for it",
         )
     assert not early, (
         f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: the GPU "

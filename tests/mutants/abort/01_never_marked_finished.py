@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort between schedule() and run_batch()"}
 MUST_SAY = "not marked finished"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "mark it finished"
 
 
 def abort_request(scheduler, uid):

@@ -9,6 +9,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort with a cached prefix"}
 MUST_SAY = "belong to the prefix cache"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "belong to the prefix cache: free only the request's own pages"
 
 
 def abort_request(scheduler, uid):

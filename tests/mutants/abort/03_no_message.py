@@ -7,6 +7,7 @@ from minisgl_edu.core import ReqStatus
 MUST_FAIL = {"abort while waiting"}
 MUST_SAY = "got no message"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "tell the detokenizer once"
 
 
 def abort_request(scheduler, uid):

@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort mid chunked prefill"}
 MUST_SAY = "went into the prefix cache"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "this engine does not cache an aborted request"
 
 
 def abort_request(scheduler, uid):

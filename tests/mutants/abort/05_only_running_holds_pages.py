@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort mid chunked prefill"}
 MUST_SAY = "not given back"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "a request part-way through a chunked prefill holds pages too"
 
 
 def abort_request(scheduler, uid):

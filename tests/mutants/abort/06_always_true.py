@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"unknown or finished uid"}
 MUST_SAY = "must return False"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "for a uid that is not live"
 
 
 def abort_request(scheduler, uid):

@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort while waiting"}
 MUST_SAY = "still in scheduler.reqs"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "take the aborted request out of scheduler.reqs"
 
 
 def abort_request(scheduler, uid):

@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort while waiting"}
 MUST_SAY = "did not finish within"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "your abort must return at once"
 TIME_LIMIT = 5.0
 
 

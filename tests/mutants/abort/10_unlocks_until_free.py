@@ -9,6 +9,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort while others hold its cached prefix"}
 MUST_SAY = "still reads"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "a lock counts the requests reading"
 
 
 def abort_request(scheduler, uid):

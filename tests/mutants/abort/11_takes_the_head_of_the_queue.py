@@ -9,6 +9,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"two aborts in both orders"}
 MUST_SAY = "not necessarily the head"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "remove the aborted request itself from scheduler.waiting"
 
 
 def abort_request(scheduler, uid):

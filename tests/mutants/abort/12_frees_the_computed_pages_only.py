@@ -11,6 +11,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort at a page boundary and one token past it"}
 MUST_SAY = "reserved"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "reserved by schedule() for the next step is the request's too"
 
 
 def abort_request(scheduler, uid):

@@ -11,6 +11,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"abort after many requests"}
 MUST_SAY = "admitted with"
 CAUGHT_BY = {"hand"}
+HINT_SAYS = "not after what the cache matches now"
 
 
 def abort_request(scheduler, uid):

@@ -10,6 +10,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"the same uid aborted twice"}
 MUST_SAY = "changed"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "not yours to clean up any more"
 
 
 def abort_request(scheduler, uid):

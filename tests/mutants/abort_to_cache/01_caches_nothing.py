@@ -11,6 +11,7 @@ MUST_FAIL = {
 }
 MUST_SAY = "none of the request's computed pages"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "its computed full pages go into the prefix cache"
 
 
 def abort_request_to_cache(scheduler, uid):

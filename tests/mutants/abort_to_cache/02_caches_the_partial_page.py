@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: decoding, full pages only"}
 MUST_SAY = "partial last page"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "a partial last page is never cached"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: the newest token has no K/V"}
 MUST_SAY = "newest sampled token"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "the newest sampled token has no K/V until the next step"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: mid chunked prefill", "stretch: decoding, full pages only"}
 MUST_SAY = "prompt's length"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "the output tokens computed so far count too"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: between schedule() and run_batch()"}
 MUST_SAY = "every page of its row"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "a page reserved for a step that has not run holds no K/V"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: its batch in flight"}
 MUST_SAY = "still in flight"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "no page goes back before the batch lands"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: after a cached prefix", "stretch: with the naive cache"}
 MUST_SAY = "neither free nor in the prefix cache"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "n being what insert() returned"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: after a cached prefix"}
 MUST_SAY = "released twice"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "release() already does"
 
 
 def abort_request_to_cache(scheduler, uid):

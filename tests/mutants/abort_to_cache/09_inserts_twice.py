@@ -8,6 +8,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: decoding, full pages only"}
 MUST_SAY = "in the prefix cache and on the free list"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "insert once, and never free it after"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -6,6 +6,7 @@ from minisgl_edu.core import ReqStatus
 MUST_FAIL = {"stretch: decoding, full pages only"}
 MUST_SAY = "detokenizer got no message"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "tell the detokenizer once"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -7,6 +7,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: mid chunked prefill"}
 MUST_SAY = "none of the request's computed pages"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "the chunks that ran are computed: cache them too"
 
 
 def abort_request_to_cache(scheduler, uid):

@@ -10,6 +10,7 @@ from minisgl_edu.message import DetokenizeMsg
 MUST_FAIL = {"stretch: its batch in flight"}
 MUST_SAY = "reserved for the step in flight"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "a page reserved for the step in flight holds no K/V yet"
 
 
 def abort_request_to_cache(scheduler, uid):
