@@ -229,8 +229,9 @@ def _order_hint(ctx: dict, got: list[int], want: list[int], lpm: bool) -> str:
             return "most cached pages first (the pages scheduler.cache.match(req) returns): " + LPM
         if mine == theirs:
             return (
-                "requests with as many cached pages keep their arrival order (one stable sort, most pages first: "
-                "not by uid, and not a sort reversed afterwards): " + LPM
+                "requests with as many cached pages (whole pages, as scheduler.cache.match(req) returns them, not "
+                "tokens in common) keep their arrival order (one stable sort, most pages first: not by uid, and not "
+                "a sort reversed afterwards): " + LPM
             )
     return LPM
 
