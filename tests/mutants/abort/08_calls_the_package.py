@@ -6,6 +6,7 @@ from minisgl_edu.scheduler import abort as package_abort
 MUST_FAIL = {"abort while waiting", "other requests unharmed"}
 MUST_SAY = "not your own code"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "write the answer without calling, subclassing or keeping"
 
 
 def abort_request(scheduler, uid):

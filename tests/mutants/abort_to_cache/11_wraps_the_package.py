@@ -7,6 +7,7 @@ from minisgl_edu.scheduler.abort import abort_request
 MUST_FAIL = {"stretch: decoding, full pages only"}
 MUST_SAY = "not your own code"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "write the answer without calling, subclassing or keeping"
 
 
 def abort_request_to_cache(scheduler, uid):

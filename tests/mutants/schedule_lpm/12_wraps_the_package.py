@@ -10,6 +10,7 @@ from minisgl_edu.scheduler.scheduler import schedule_next_batch
 MUST_FAIL = {"stretch: the longest cached prefix goes first", "stretch: ties keep arrival order"}
 MUST_SAY = "not your own code"
 CAUGHT_BY = {"generated", "hand"}
+HINT_SAYS = "write the answer without calling, subclassing or keeping"
 
 LPM_MAX_WAITING = 8
 
