@@ -125,6 +125,7 @@ def context(s: Scheduler) -> dict:
         "budget": s.max_prefill_tokens,
         "max_running": s.max_running,
         "admitted": len(admitted),
+        "live": len(s.reqs),
         "available": cache.num_available,
         "free": cache.num_free,
         "outstanding": outstanding(s, admitted),
@@ -220,13 +221,14 @@ def _order_hint(ctx: dict, got: list[int], want: list[int], lpm: bool) -> str:
     first = next((u for u in want if not info[u]["admitted"]), None)
     if new and first is not None:
         mine, theirs = info[new[0]]["cached_pages"], info[first]["cached_pages"]
-        if mine < theirs and arrival.index(new[0]) < arrival.index(first):
+        at_threshold = ctx["live"] > LPM_MAX_WAITING or len(arrival) == LPM_MAX_WAITING
+        if mine < theirs and arrival.index(new[0]) < arrival.index(first) and at_threshold:
             return (
                 f"at most LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait (scheduler.waiting, not the running "
                 "ones), so sort by cached pages: " + LPM
             )
         if mine < theirs:
-            return "most cached pages first (the pages scheduler.cache.match(req) returns): " + LPM
+            return "most cached pages first (the pages scheduler.cache.match(req) returns), not fewest: " + LPM
         if mine == theirs:
             return (
                 "requests with as many cached pages (whole pages, as scheduler.cache.match(req) returns them, not "

@@ -11,7 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: cached pages make room", "stretch: the longest cached prefix goes first"}
 MUST_SAY = "not the shortest prefix"
 CAUGHT_BY = {"generated", "hand"}
-HINT_SAYS = "largest first"
+HINT_SAYS = "not fewest"
 
 LPM_MAX_WAITING = 8
 

@@ -11,7 +11,7 @@ from minisgl_edu.kvcache import pages_for
 MUST_FAIL = {"stretch: the LPM_MAX_WAITING threshold"}
 MUST_SAY = "first come, first served, as in the base part"
 CAUGHT_BY = {"generated", "hand"}
-HINT_SAYS = "first come, first served when len(scheduler.waiting) > LPM_MAX_WAITING"
+HINT_SAYS = "more than LPM_MAX_WAITING = 8 requests wait"
 
 LPM_MAX_WAITING = 8
 
