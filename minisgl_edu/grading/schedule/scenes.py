@@ -71,11 +71,25 @@ def schedule_scenes(draw: Any, lpm: bool = False) -> ScheduleScene:
         # A pool that fits the first k requests' whole runs exactly, or misses by a page, or has one
         # to spare: admission decides at its margin.
         finals = [pages_for(len(r.prompt()) + min(r.max_tokens, CONTEXT - len(r.prompt())), PAGE_SIZE) for r in specs]
+        finals = [f - _shared_again(r, specs, setup) for f, r in zip(finals, specs)]  # a shared prefix counts once
         finals = [f for _, f in sorted(zip([(r.arrive, r.uid) for r in specs], finals))]
         k, delta = draw(st.integers(1, n)), draw(st.sampled_from([-1, 0, 0, 1]))
         least = max(max(finals), sum(p for _, p in setup.cached) + 1)
         setup = replace(setup, spare=min(max(sum(finals[:k]) + delta, least), POOL))
     return ScheduleScene(setup, specs, draw(st.integers(0, 6)), draw(st.integers(1, 6)))
+
+
+def _shared_again(spec: ReqSpec, specs: list[ReqSpec], setup: Setup) -> int:
+    """The cached prefix pages `spec` shares with a request that arrived before it (counted there)."""
+    cached = dict(setup.cached)
+    if spec.family not in cached:
+        return 0
+
+    def hit(r: ReqSpec) -> int:
+        return min(cached[spec.family], r.shared // PAGE_SIZE, (len(r.prompt()) - 1) // PAGE_SIZE)
+
+    before = [hit(r) for r in specs if r.family == spec.family and (r.arrive, r.uid) < (spec.arrive, spec.uid)]
+    return min(hit(spec), max(before, default=0))
 
 
 def show(scene: ScheduleScene) -> str:
@@ -289,6 +303,22 @@ def _over_hint(ctx: dict, info: dict, items: list, extra: int, lpm: bool) -> str
     return "it does not fit: " + FIT
 
 
+def _none_hint(ctx: dict, info: dict, got: Any) -> str:
+    """Nothing can run, and the answer prefills: which count let its first new request in."""
+    new = [u for u, _, _ in got[1] if not info[u]["admitted"]] if got is not None and got[0] == "prefill" else []
+    if new:
+        if ctx["admitted"] + len(new) > ctx["max_running"]:
+            return MAX_RUNNING.format(n=ctx["max_running"], admitted=ctx["admitted"])
+        x = info[new[0]]
+        if x["cached_pages"] and ctx["outstanding"] + x["need"] - x["cached_pages"] <= ctx["available"]:
+            return (
+                "count a request's cached prefix once, after cache.admit(req): it then holds those pages, so do not "
+                "subtract the pages of cache.match again, and read cache.num_available after admit (admitting "
+                "locks the prefix: those pages are no longer available)"
+            )
+    return "nothing can run (nobody waiting fits, nothing decodes): return None. " + FIT
+
+
 def _waiting_hint(scene: Any, diff: Difference) -> str:
     if isinstance(diff.got, list) and set(diff.expected) - set(diff.got):
         return (
@@ -310,7 +340,7 @@ def _batch_hint(lpm: bool) -> Callable[[Any, Difference], str]:
         if g is not None and g[0] == "prefill" and sum(n for _, _, n in g[1]) > ctx["budget"]:
             return BUDGET
         if e is None:
-            return "nothing can run (nobody waiting fits, nothing decodes): return None. " + FIT
+            return _none_hint(ctx, info, g)
         ew = [u for u, _, _ in e[1]]
         gw = [u for u, _, _ in g[1]] if g is not None and g[0] == "prefill" else []
         if e[0] == "prefill":

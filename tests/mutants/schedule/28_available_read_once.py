@@ -11,9 +11,9 @@ from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
 from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"generated: 250 scheduler states, several steps each"}
-MUST_SAY = "read cache.num_available again"
+MUST_SAY = "read cache.num_available after admit"
 CAUGHT_BY = {"generated"}
-HINT_SAYS = "read cache.num_available again before each admission"
+HINT_SAYS = "read cache.num_available after admit"
 
 
 def try_admit(scheduler, req: Req, available: int) -> bool:
