@@ -7,7 +7,8 @@ would write the notebook cell (it defines the exercise's SYMBOL), with module co
     MUST_SAY = "<substring>"           # must appear (any case) in a failed case's message or hint
     CAUGHT_BY = {"hand", "generated"}  # the phases that catch it, exactly: the hand-written cases,
                                        # the generated ones (grading/explore.py), or both
-    HINT_SAYS = "<substring>"          # optional: in the hint of a failed case (its own mistake's)
+    HINT_SAYS = "<substring>"          # in the hint of a failed case: words that name this mistake
+                                       # (at least 10 characters; the hint alone says what to fix)
     TIME_LIMIT = 5.0                   # optional: per-case limit it is graded with (answers that hang)
 
 Each is graded in this one process (the model is loaded once; engine runs are shared). To keep
@@ -83,8 +84,9 @@ def test_wrong_answer_is_caught(name, path):
     assert set(mod.CAUGHT_BY) == phases(grader, failed), (
         f"CAUGHT_BY {sorted(mod.CAUGHT_BY)}, caught by {sorted(phases(grader, failed))}"
     )
-    if hasattr(mod, "HINT_SAYS"):
-        assert any(mod.HINT_SAYS in r.hint for r in failed.values()), f"no failed case's hint says {mod.HINT_SAYS!r}"
+    hint_says = getattr(mod, "HINT_SAYS", "")
+    assert len(hint_says) >= 10, f"{path.name}: give HINT_SAYS, words of the hint that name this mistake\n{report}"
+    assert any(hint_says in r.hint for r in failed.values()), f"no failed case's hint says {hint_says!r}\n{report}"
     for r in failed.values():
         assert "Traceback" not in r.message and "minisgl_edu/" not in r.message, report
         # a message that points at code points at the student's file, never at a package frame

@@ -128,6 +128,13 @@ class GradeResult:
         return "\n".join(lines)
 
 
+SHAPE_HINT = "define the exercise's name as the kind of object the cell's stub is (a function or a class)"
+OWN_CODE_HINT = (
+    "the grader grades your own code: write the answer without calling, subclassing or keeping the "
+    "package's answer (the exercise's text says which of its helpers you may use)"
+)
+
+
 def _wrong_shape(impl: Any, reference: Any) -> Optional[str]:
     if isinstance(reference, type):
         if not isinstance(impl, type):
@@ -162,11 +169,12 @@ def run_cases(
     result = GradeResult(exercise)
     refs = list(reference) if isinstance(reference, (list, tuple)) else [] if reference is None else [reference]
     problem = _wrong_shape(impl, refs[0]) if refs else None
+    hint = SHAPE_HINT
     if problem is None and refs and not allow_reference:
-        problem = not_own_code(impl, refs)
+        problem, hint = not_own_code(impl, refs), OWN_CODE_HINT
     for case in cases:
-        if problem:  # the rule it breaks is not the case's: no case hint (the message says what to do)
-            result.results.append(CaseResult(case.name, False, problem))
+        if problem:  # the rule it breaks is not the case's: its own hint, not the case's
+            result.results.append(CaseResult(case.name, False, problem, hint))
         else:
             result.results.append(run_case(case, impl, time_limit))
     return result

@@ -156,7 +156,7 @@ def search(
     """Play `impl` and `reference` on up to `examples` scenes; raise a Mistake with the smallest
     scene that differs. An exception from `impl` is a difference too (its line is named)."""
     from hypothesis import given
-    from hypothesis.errors import Flaky
+    from hypothesis.errors import Flaky, FlakyFailure
 
     @_settings(examples)
     @given(scenes)
@@ -184,7 +184,7 @@ def search(
         one_scene()
     except _StopSearch as stop:
         raise stop.error from None
-    except Flaky as e:  # the same scene failed once and passed once: the answer depends on more than its inputs
+    except FlakyFailure as e:  # the same scene failed once and passed once: the answer depends on more than its inputs
         inner = next((x for x in getattr(e, "exceptions", ()) if isinstance(x, Mistake)), None)
         detail = f"\n{inner}" if inner is not None else ""
         raise Mistake(
@@ -192,6 +192,8 @@ def search(
             f"inputs: object ids, a set's order, a random draw, state kept between calls){detail}",
             "compute the result from the inputs alone",
         ) from None
+    except Flaky as e:  # Hypothesis's own inconsistency (its data, its backend), not the answer's
+        raise RuntimeError(f"the grader's scene search failed ({type(e).__name__}), not your answer: {e}") from None
 
 
 def generated(

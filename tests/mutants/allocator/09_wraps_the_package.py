@@ -21,3 +21,4 @@ class PageAllocator:
 
     def free(self, pages):
         self._inner.free(pages)
+HINT_SAYS = "write the answer without calling, subclassing or keeping"

@@ -12,3 +12,4 @@ class IncrementalDetokenizer(Base):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "write the answer without calling, subclassing or keeping"

@@ -29,3 +29,4 @@ class StopKeepingDetokenizer(IncrementalDetokenizer):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "write the answer without calling, subclassing or keeping"

@@ -16,3 +16,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "write the answer without calling, subclassing or keeping"

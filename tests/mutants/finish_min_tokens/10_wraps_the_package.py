@@ -15,3 +15,4 @@ def check_finish_min_tokens(req, eos_ids, decode, min_tokens):
 
 
 CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "write the answer without calling, subclassing or keeping"
