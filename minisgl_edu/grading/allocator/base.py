@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.allocator.scenes import _num_free, allocator_case
+from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.grading.limits import CaseTimeout
@@ -20,7 +20,6 @@ from minisgl_edu.kvcache.allocator import OutOfPages
 from minisgl_edu.kvcache.allocator import PageAllocator as reference
 
 RAISE_OUT_OF_PAGES = "raise OutOfPages (from minisgl_edu.kvcache.allocator), the exception the scheduler catches"
-TAKE_NOTHING = "check n against the free count before taking anything"
 
 
 def _allocate(a, n: int) -> list[int]:

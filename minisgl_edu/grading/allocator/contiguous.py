@@ -27,69 +27,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.allocator.base import TAKE_NOTHING
-from minisgl_edu.grading.allocator.runs import _wrong_pages
-from minisgl_edu.grading.allocator.scenes import _num_free, allocator_case, merge_hint
+from minisgl_edu.grading.allocator.runs import ReferenceContiguousAllocator, _wrong_pages
+from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
 from minisgl_edu.kvcache.allocator import OutOfPages
 from minisgl_edu.kvcache.allocator import PageAllocator as package_allocator
-
-
-def free_runs(free: set[int]) -> list[tuple[int, int]]:
-    """The maximal runs of consecutive ids in `free`, as sorted (start, length) pairs."""
-    out: list[tuple[int, int]] = []
-    for p in sorted(free):
-        if out and out[-1][0] + out[-1][1] == p:
-            out[-1] = (out[-1][0], out[-1][1] + 1)
-        else:
-            out.append((p, 1))
-    return out
-
-
-class ReferenceContiguousAllocator:
-    """The stretch's reference: best fit over the free runs, the largest run first when none fits."""
-
-    def __init__(self, num_pages: int) -> None:
-        self.num_pages = num_pages
-        self._free = set(range(num_pages))
-
-    @property
-    def num_free(self) -> int:
-        return len(self._free)
-
-    @property
-    def runs(self) -> list[tuple[int, int]]:
-        return free_runs(self._free)
-
-    def allocate(self, n: int) -> list[int]:
-        if n > len(self._free):
-            raise OutOfPages(f"asked for {n} pages, {len(self._free)} free")
-        taken: list[int] = []
-        while len(taken) < n:
-            need = n - len(taken)
-            runs = self.runs
-            fits = [(length, start) for start, length in runs if length >= need]
-            if fits:
-                _, start = min(fits)  # the smallest run that holds the rest; ties: the lowest id
-                count = need
-            else:
-                start, count = min(runs, key=lambda r: (-r[1], r[0]))  # the largest; ties: the lowest id
-            pages = range(start, start + count)
-            self._free.difference_update(pages)
-            taken.extend(pages)
-        return sorted(taken)
-
-    def free(self, pages: list[int]) -> None:
-        pages = list(pages)
-        used = set(range(self.num_pages)) - self._free
-        for p in pages:
-            if p not in used:
-                raise ValueError(f"page {p!r} is not in use (freed twice, or never handed out)")
-        if len(set(pages)) != len(pages):
-            raise ValueError(f"the same page twice in one call: {pages}")
-        self._free.update(pages)
-
 
 # --- reading the student's allocator ------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""What a wrong `allocate(n)` of the stretch's contiguous allocator shows, in the contract's words:
+"""The stretch's contiguous allocator: its reference (best fit over the free runs), and what a wrong
+`allocate(n)` shows, in the contract's words:
 the message and the hint for the pages it gave instead of the reference's (the order, the run it
 took them from, the part of that run, the rule when no single run holds n). Shared by the
 hand-written cases (contiguous.py) and the generated scenes' hints (scenes.py).
@@ -7,6 +8,63 @@ hand-written cases (contiguous.py) and the generated scenes' hints (scenes.py).
 from __future__ import annotations
 
 from typing import Optional
+
+from minisgl_edu.kvcache.allocator import OutOfPages
+
+
+def free_runs(free: set[int]) -> list[tuple[int, int]]:
+    """The maximal runs of consecutive ids in `free`, as sorted (start, length) pairs."""
+    out: list[tuple[int, int]] = []
+    for p in sorted(free):
+        if out and out[-1][0] + out[-1][1] == p:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((p, 1))
+    return out
+
+
+class ReferenceContiguousAllocator:
+    """The stretch's reference: best fit over the free runs, the largest run first when none fits."""
+
+    def __init__(self, num_pages: int) -> None:
+        self.num_pages = num_pages
+        self._free = set(range(num_pages))
+
+    @property
+    def num_free(self) -> int:
+        return len(self._free)
+
+    @property
+    def runs(self) -> list[tuple[int, int]]:
+        return free_runs(self._free)
+
+    def allocate(self, n: int) -> list[int]:
+        if n > len(self._free):
+            raise OutOfPages(f"asked for {n} pages, {len(self._free)} free")
+        taken: list[int] = []
+        while len(taken) < n:
+            need = n - len(taken)
+            runs = self.runs
+            fits = [(length, start) for start, length in runs if length >= need]
+            if fits:
+                _, start = min(fits)  # the smallest run that holds the rest; ties: the lowest id
+                count = need
+            else:
+                start, count = min(runs, key=lambda r: (-r[1], r[0]))  # the largest; ties: the lowest id
+            pages = range(start, start + count)
+            self._free.difference_update(pages)
+            taken.extend(pages)
+        return sorted(taken)
+
+    def free(self, pages: list[int]) -> None:
+        pages = list(pages)
+        used = set(range(self.num_pages)) - self._free
+        for p in pages:
+            if p not in used:
+                raise ValueError(f"page {p!r} is not in use (freed twice, or never handed out)")
+        if len(set(pages)) != len(pages):
+            raise ValueError(f"the same page twice in one call: {pages}")
+        self._free.update(pages)
 
 
 def _run_of(pages: list[int], runs: list[tuple[int, int]]) -> Optional[tuple[int, int]]:

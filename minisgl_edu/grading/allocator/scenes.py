@@ -26,11 +26,13 @@ from typing import Any, Optional
 
 from hypothesis import strategies as st
 
+from minisgl_edu.grading.allocator.runs import ReferenceContiguousAllocator, _wrong_pages
 from minisgl_edu.grading.core import Mistake, expect
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.kvcache.allocator import OutOfPages
 
+TAKE_NOTHING = "check n against the free count before taking anything"
 MAX_STEPS = 24
 CARVE = 8  # blocks of the prelude
 BAD = ("a free page", "the same page twice", "-1", "num_pages", "a bad id among good ones", "a page twice, apart")
@@ -413,8 +415,6 @@ def runs_hint(scene: AllocScene, diff: Difference) -> str:
     if op[0] == "free":
         return "free gives back only the pages of the call (any grouping: part of an allocation too)"
     if op[0] in ("allocate", "fill"):
-        from minisgl_edu.grading.allocator.contiguous import ReferenceContiguousAllocator
-
         i = int(diff.field.split(":")[0].split()[1])
         before = play(ReferenceContiguousAllocator, scene, stretch=True, upto=i)
         n = op[2] if op[0] == "allocate" else max(0, before["num_free"] + op[2])
@@ -425,9 +425,6 @@ def runs_hint(scene: AllocScene, diff: Difference) -> str:
 
 
 def _stretch_outcome_hint(scene: AllocScene, diff: Difference) -> str:
-    from minisgl_edu.grading.allocator.contiguous import ReferenceContiguousAllocator
-    from minisgl_edu.grading.allocator.runs import _wrong_pages
-
     op = _op(scene, diff.field)
     want, got = diff.expected, diff.got
     if op[0] == "end" and isinstance(want, list) and isinstance(got, list) and sorted(got) == want:

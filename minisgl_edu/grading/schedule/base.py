@@ -32,7 +32,7 @@ from minisgl_edu.grading.schedule.checks import (
     sched,
     show,
 )
-from minisgl_edu.grading.schedule.engine import case_many_steps, case_real_engine
+from minisgl_edu.grading.schedule.engine import engine_cases
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import pages_for
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -482,7 +482,7 @@ def case_both_orders(fn):
 # first ones finish at their first "." (after 10-14 tokens) and their pages go to the prefix cache.
 
 
-CASES = [
+UNIT_CASES = [
     Case("nothing to run", case_nothing, "contract: when there is nothing to do"),
     Case("prefill before decode", case_prefill_first, "contract: prefill first"),
     Case("decode batch", case_decode, "contract: the decode batch"),
@@ -506,20 +506,7 @@ CASES = [
         "contract: admission with a cached prefix, and what is available",
     ),
     Case("the same requests in both arrival orders", case_both_orders, "contract: first come, first served"),
-    Case(
-        "in the real engine",
-        case_real_engine,
-        "chunks, a late arrival and a request waiting for pages; compare your batches with the ones shown",
-        engine=True,
-    ),
-    Case(
-        "in the real engine, many steps, more requests than fit",
-        case_many_steps,
-        "six requests, an exact fit after two decode steps, waits for pages and for rows; compare your "
-        "batches with the ones shown",
-        engine=True,
-    ),
-    schedule_case(reference),
 ]
+CASES = UNIT_CASES + engine_cases(UNIT_CASES) + [schedule_case(reference)]
 SYMBOL = "schedule_next_batch"
 SOLUTION = reference

@@ -5,7 +5,7 @@ every step, compared batch by batch (then tokens and pages) with the engine's ow
 from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
 from minisgl_edu.grading.schedule.checks import check_batch, check_rows, hide_engine_answer, items_of, show_expected
 from minisgl_edu.kvcache import OutOfPages
@@ -113,10 +113,8 @@ def _reference_many():
     return remember("schedule_many", compute)
 
 
-def _compare_runs(fn, plays, budget, reference_steps) -> None:
-    from minisgl_edu.grading.schedule.base import CASES  # the unit cases first (base imports this module)
-
-    require_passing([c for c in CASES if c.hand_unit], fn)
+def _compare_runs(fn, plays, budget, reference_steps, unit_cases: list[Case]) -> None:
+    require_passing(unit_cases, fn)  # the model's run only for an answer that passes those first
     try:
         steps, tokens, reasons, s = _run(fn, plays, budget)
     except OutOfPages as e:
@@ -160,9 +158,20 @@ def _step_hint(got, want) -> str:
     return "compare the two batches item by item: order, start positions and chunk sizes"
 
 
-def case_real_engine(fn):
-    _compare_runs(fn, None, ENGINE_BUDGET, _reference_run)
-
-
-def case_many_steps(fn):
-    _compare_runs(fn, _many_requests, MANY_BUDGET, _reference_many)
+def engine_cases(unit_cases: list[Case]) -> list[Case]:
+    """The two cases in the real engine, each run only for an answer that passes `unit_cases`."""
+    return [
+        Case(
+            "in the real engine",
+            lambda fn: _compare_runs(fn, None, ENGINE_BUDGET, _reference_run, unit_cases),
+            "chunks, a late arrival and a request waiting for pages; compare your batches with the ones shown",
+            engine=True,
+        ),
+        Case(
+            "in the real engine, many steps, more requests than fit",
+            lambda fn: _compare_runs(fn, _many_requests, MANY_BUDGET, _reference_many, unit_cases),
+            "six requests, an exact fit after two decode steps, waits for pages and for rows; compare your "
+            "batches with the ones shown",
+            engine=True,
+        ),
+    ]
