@@ -661,7 +661,7 @@ def test_split_kv_decode_matches_float32(page_size, lens):
     "page_size, lens, splits",  # splits 0: the kernel's own choice (32 at these batch sizes)
     [
         (16, [1], 0),
-        (1, [1000, 1, 33, 300], 0),
+        (1, [300 if INTERPRET else 1000, 1, 33, 100 if INTERPRET else 300], 0),  # 32 splits: the interpreter is slow
         (16, [700], 1),
         (1, [15, 16, 17], 1),
         (16, [1000, 1, 33, 300], 4),
