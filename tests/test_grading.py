@@ -347,3 +347,30 @@ def test_exercises_are_in_sync_with_solutions():
     from minisgl_edu.course.exercises import build
 
     assert build(ROOT / "solutions", ROOT / "exercises", check=True) == []
+
+
+def _engine_answer():
+    from minisgl_edu.grading.schedule.checks import ENGINE_ANSWER
+
+    return ENGINE_ANSWER
+
+
+@pytest.mark.exercise_schedule
+@pytest.mark.parametrize("method", _engine_answer(), ids=lambda m: m.__name__)
+def test_the_schedulers_own_methods_are_hidden_from_an_answer(method):
+    """Exercise 5's answer may not reach the scheduler's own decision through the scheduler object
+    (the own-code rule cannot see that): each such method, named by reference and so by its current
+    name, fails the answer that calls it, with a message that names it."""
+    from minisgl_edu.scheduler import Scheduler
+
+    assert getattr(Scheduler, method.__name__) is method
+    grader = exercise("schedule")
+
+    def answer(scheduler):
+        getattr(scheduler, method.__name__)()  # a hidden method raises whatever it is given
+        return None
+
+    unit = [c.name for c in grader.CASES if c.hand_unit]
+    res = grade("schedule", answer, only=unit)
+    said = [r.message for r in res.results if not r.passed and f"scheduler.{method.__name__}()" in r.message]
+    assert len(said) == len(unit), res.report()

@@ -153,3 +153,9 @@ class OverlapMixin:
     @property
     def has_in_flight(self) -> bool:
         return self._in_flight is not None
+
+    @property
+    def in_flight_batch(self) -> Optional[Batch]:
+        """(overlap loop) The batch launched and not yet landed: the GPU may still write its
+        requests' K/V, so their pages are pinned (`CacheManager.pin`)."""
+        return self._in_flight.batch if self._in_flight is not None else None

@@ -201,29 +201,32 @@ class Scheduler(OverlapMixin):
             self.last_batch = batch
         return batch
 
-    def _outstanding_pages(self) -> int:
-        """Pages admitted requests may still ask for, up to their max length."""
+    # --- admission: public, because the course's graders ask it (and hide it from answers) ---
+    def outstanding_pages(self, reqs: Optional[list[Req]] = None) -> int:
+        """Pages `reqs` (default: every admitted request) may still ask for, up to their max length."""
         total = 0
-        for req in self._admitted():
+        for req in self.admitted() if reqs is None else reqs:
             final = len(req.input_ids) + req.max_new_tokens
             total += max(pages_for(final, self.cache.page_size) - self.cache.held_pages(req), 0)
         return total
 
-    def _admitted(self) -> list[Req]:
+    def admitted(self) -> list[Req]:
+        """The requests that hold a page-table row: the running ones, and waiting ones part-way
+        through their prompt."""
         return self.running + [r for r in self.waiting if r.table_idx >= 0]
 
-    def _try_admit(self, req: Req) -> bool:
+    def try_admit(self, req: Req) -> bool:
         """Give `req` a page-table row if its whole run (prompt + max_new_tokens) is sure to fit.
 
         Reserving for the worst case up front means a running request never runs out of pages
         mid-decode, so the scheduler never has to pre-empt anyone.
         """
-        if len(self._admitted()) >= self.max_running:
+        if len(self.admitted()) >= self.max_running:
             return False
         if self.cache.page_table.num_free_rows == 0:
             return False  # (overlap loop) finished requests keep their row until their batch lands
-        self.cache.admit(req)  # row + prefix lock; now counted in _outstanding_pages()
-        if self._outstanding_pages() > self.cache.num_available:
+        self.cache.admit(req)  # row + prefix lock; now counted in outstanding_pages()
+        if self.outstanding_pages() > self.cache.num_available:
             self.cache.release(req, cache_it=False)  # undo: row and prefix lock back
             req.cached_len = req.prefix_len = 0
             return False
@@ -245,7 +248,7 @@ class Scheduler(OverlapMixin):
                 continue  # (overlap loop) its last prompt chunk is in flight; its token comes next
             if prompt_sharing.waits(req):
                 break  # (n > 1) the same prompt is being computed: its pages come next step
-            if req.table_idx < 0 and not self._try_admit(req):
+            if req.table_idx < 0 and not self.try_admit(req):
                 break  # first come, first served: nobody overtakes a request that does not fit yet
             chunk = min(req.remaining_prompt, budget)
             if req.queue_seconds is None:

@@ -159,7 +159,7 @@ What chunking does buy here:
   memory one step needs for its activations (and, in the torch backend, for its attention scores)
   and the time one step takes stay bounded however long a prompt is.
 * **Pages as it goes.** The prompt's pages are taken chunk by chunk (`CacheManager.reserve`
-  before each chunk). Admission is not piecemeal, though: `_try_admit` lets a request in only if
+  before each chunk). Admission is not piecemeal, though: `try_admit` lets a request in only if
   its whole run (prompt plus `max_tokens`) fits.
 * **The leftover budget is used.** A short prompt rides along in the batch of the last chunk
   (uid 2 above); it does not get a step of its own between two chunks.

@@ -63,7 +63,7 @@ for _ in range(4):
     md(r"""
 The prefill wrote the prompt into enough pages for all of it; each decode step adds one token, and
 a new page is taken only when the last one is full. (Before admitting a request at all,
-`Scheduler._try_admit` checks that its *whole* run, prompt plus `max_tokens`, can fit: then a
+`Scheduler.try_admit` checks that its *whole* run, prompt plus `max_tokens`, can fit: then a
 running request never runs out of pages half-way, and nobody has to be pre-empted.)
 
 ## The page map

@@ -11,7 +11,7 @@ CELLS = [
 Every step of `normal_loop` calls `Scheduler._schedule_next_batch`, which calls
 `self.schedule_fn(self)`: your function. It returns the `Batch` the engine runs next, or `None`
 when there is nothing to do. The package's own version is `schedule_next_batch` in
-`minisgl_edu/scheduler/scheduler.py`, with the `Scheduler` methods `_schedule_prefill`, `_try_admit`
+`minisgl_edu/scheduler/scheduler.py`, with the `Scheduler` methods `_schedule_prefill`, `try_admit`
 and `_schedule_decode`: don't read them before you try, and don't call them (the grader hides them).
 Chapter 04 watches the decision from outside; this text says what it must satisfy, not how.
 
@@ -206,7 +206,7 @@ admitted are considered**:
 
 With the naive cache every match is empty, so the order is plain first come, first served. You
 may call your own `try_admit` from above; calling the package's `schedule_next_batch` (or the
-scheduler's `_schedule_prefill`, `_try_admit`, ...) is not an answer. SGLang's version has one more
+scheduler's `_schedule_prefill`, `scheduler.try_admit`, ...) is not an answer. SGLang's version has one more
 rule, left out here (in-batch prefix caching): of the waiting requests that share a prefix not yet
 cached, it keeps the first in place and moves the others to the end of the queue, so that the
 prefix is computed once and they find it cached later.

@@ -120,7 +120,7 @@ def case_in_flight(fn):
     for uid in (0, 1):
         s.add_request(uid, encode(s, SHORT), GREEDY)
     req = s.reqs[0]
-    while not (s.has_in_flight and req in s._in_flight.batch.reqs and req.output_ids):
+    while not (s.has_in_flight and req in s.in_flight_batch.reqs and req.output_ids):
         s.overlap_step()
     row, pages = req.table_idx, list(s.cache.page_table.pages[req.table_idx])
     s.io.drain()
@@ -370,7 +370,7 @@ def case_twice(fn):
     for uid in (0, 1):
         s.add_request(uid, encode(s, SHORT), GREEDY)
     req = s.reqs[0]
-    while not (s.has_in_flight and req in s._in_flight.batch.reqs and req.output_ids):
+    while not (s.has_in_flight and req in s.in_flight_batch.reqs and req.output_ids):
         s.overlap_step()
     s.io.drain()
     abort(s, 0)

@@ -344,7 +344,7 @@ def _in_flight_at(fn, offset: int) -> None:
     req = s.reqs[0]
     for _ in range(40):
         s.overlap_step()
-        if s.has_in_flight and req in s._in_flight.batch.reqs and req.output_ids and req.cached_len % ps == offset:
+        if s.has_in_flight and req in s.in_flight_batch.reqs and req.output_ids and req.cached_len % ps == offset:
             break
     else:
         raise AssertionError("setup: the request never had a decode batch in flight at the wanted offset")

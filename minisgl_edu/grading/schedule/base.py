@@ -28,13 +28,13 @@ from minisgl_edu.grading.schedule.checks import (
     expect,
     items_of,
     not_admitted,
-    outstanding,
     sched,
     show,
 )
 from minisgl_edu.grading.schedule.engine import engine_cases
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import pages_for
+from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 
 
@@ -173,7 +173,11 @@ def case_does_not_fit(fn):
     s = sched()
     big = decoding(s, 0, 8, max_tokens=900)  # may grow to 908 tokens: 227 of the 256 pages
     late = waiting(s, 1, 40, max_tokens=200)  # needs up to 60 pages
-    others, need, available = outstanding(s, [big]), outstanding(s, [late]), s.cache.num_available
+    others, need, available = (
+        Scheduler.outstanding_pages(s, [big]),
+        Scheduler.outstanding_pages(s, [late]),
+        s.cache.num_available,
+    )
     batch = decide(fn, s)
     not_admitted(
         s,
@@ -230,7 +234,7 @@ def case_cached_pages_available(fn):
 def case_whole_pool(fn):
     s = sched()
     req = waiting(s, 0, 8, max_tokens=5000)  # clamped to the context: 8 + 1016 tokens = all 256 pages
-    need = outstanding(s, [req])
+    need = Scheduler.outstanding_pages(s, [req])
     batch = decide(fn, s)
     holds(
         batch is not None and req.table_idx >= 0,
@@ -333,7 +337,9 @@ def case_memory_margins(fn):
     # 509 take 128. Request 0 runs (9-token prompt, 3 pages held); 253 of 256 pages are available.
     for max_tokens, final, fits in [(499, 505, True), (503, 509, False)]:
         s, running, req = _margins(max_tokens)
-        assert s.cache.num_available == 253 and outstanding(s, [running]) == 126, "setup: the pages changed"
+        assert s.cache.num_available == 253 and Scheduler.outstanding_pages(s, [running]) == 126, (
+            "setup: the pages changed"
+        )
         need = pages_for(final, s.cache.page_size)
         batch = decide(fn, s)
         if fits:

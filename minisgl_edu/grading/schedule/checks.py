@@ -10,10 +10,12 @@ helpers print batches for the messages.
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 from minisgl_edu.core import Batch, Req, ScheduledReq
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -22,18 +24,6 @@ from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 
 def sched(budget: int = 64, cache: str = "naive", **overrides) -> Scheduler:
     return new_scheduler(max_prefill_tokens=budget, cache=cache, **overrides)
-
-
-def admitted_reqs(s: Scheduler) -> list[Req]:
-    return s.running + [r for r in s.waiting if r.table_idx >= 0]
-
-
-def outstanding(s: Scheduler, reqs: list[Req]) -> int:
-    total = 0
-    for r in reqs:
-        final = len(r.input_ids) + r.max_new_tokens
-        total += max(pages_for(final, s.cache.page_size) - s.cache.held_pages(r), 0)
-    return total
 
 
 def show(batch: Optional[Batch]) -> str:
@@ -49,23 +39,38 @@ def items_of(batch: Optional[Batch]) -> Optional[tuple]:
     return batch.phase, [(it.req.uid, it.start, it.num_tokens) for it in batch.items]
 
 
-ENGINE_ANSWER = ("_schedule_prefill", "_schedule_decode", "_try_admit", "_outstanding_pages", "admitted")
+# The scheduler's own methods that make up the answer, named by reference (a renamed method fails
+# here, at import, instead of silently no longer being hidden).
+ENGINE_ANSWER = (
+    Scheduler._schedule_prefill,
+    Scheduler._schedule_decode,
+    Scheduler._schedule_mixed,
+    Scheduler.try_admit,
+    Scheduler.outstanding_pages,
+    Scheduler.admitted,
+)
 
 
 def hide_engine_answer(s: Scheduler) -> None:
-    """The scheduler's own methods that make up the answer raise when the student's code calls them."""
+    """The scheduler's own methods that make up the answer raise when the student's code calls them.
+    Called from the package (the scheduler's `try_admit` asks its own `admitted()`; a grader's
+    reference decision admits with `try_admit`), they run as always."""
 
-    def hidden(name):
+    def hidden(method):
+        real = method.__get__(s)  # the class's method, bound: hiding twice does not wrap twice
+
         def call(*args, **kwargs):
-            raise AssertionError(
-                f"your code called scheduler.{name}(), the engine's own scheduling code: write the "
-                "decision yourself (scheduler.cache and pages_for are yours to use)"
-            )
+            if is_student_file(sys._getframe(1).f_code.co_filename):
+                raise AssertionError(
+                    f"your code called scheduler.{method.__name__}(), the engine's own scheduling code: write "
+                    "the decision yourself (scheduler.cache and pages_for are yours to use)"
+                )
+            return real(*args, **kwargs)
 
         return call
 
-    for name in ENGINE_ANSWER:
-        setattr(s, name, hidden(name))
+    for method in ENGINE_ANSWER:
+        setattr(s, method.__name__, hidden(method))
 
 
 def decide(fn, s: Scheduler) -> Optional[Batch]:
@@ -178,7 +183,7 @@ def check_batch(s: Scheduler, batch) -> None:
 
 
 def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
-    admitted = admitted_reqs(s)
+    admitted = Scheduler.admitted(s)
     used = len(s.cache.page_table.used_rows())
     if used != len({r.table_idx for r in admitted}):
         raise Mistake(

@@ -49,26 +49,24 @@ def _many_requests(s: Scheduler) -> list:
     return plays
 
 
-def _run(fn, plays=None, budget: int = ENGINE_BUDGET) -> tuple[list, dict, dict, Scheduler]:
-    """Run `plays` (default ENGINE_REQUESTS, as (uid, step, ids, params)) on the default model with
-    `fn` deciding every step."""
-    s = new_scheduler(max_prefill_tokens=budget, cache="radix")
-    if plays is None:
-        plays = [(uid, step, s.tokenizer.encode(text), p) for uid, step, text, p in ENGINE_REQUESTS]
-    else:
-        plays = plays(s)
+def run_steps(s: Scheduler, fn, plays: list, student: bool, max_steps: int, keep_order: bool = False) -> tuple:
+    """Step `s` with `fn` deciding every batch until `plays` ((uid, step, ids, params): who arrives
+    at which step) are all done -> (each step's batch, tokens, finish reasons, the scheduler). A
+    student's batch is checked as in the unit cases (`keep_order`: the waiting queue left in
+    arrival order, as the stretch asks). The one step driver of both parts' engine cases."""
     s.schedule_fn = fn
     steps: list = []
-    for n in range(1, 200):
+    for n in range(1, max_steps):
         for uid, step, ids, params in plays:
             if step == n:
                 s.add_request(uid, ids, params)
         if s.is_idle and n > max(step for _, step, _, _ in plays):
             break
-        if fn is not reference:
+        if student:
             hide_engine_answer(s)
+        before = [r.uid for r in s.waiting]
         batch = s._schedule_next_batch()
-        if fn is not reference:
+        if student:
             if batch is None and not s.is_idle:
                 raise AssertionError(
                     f"at step {n}, {len(s.waiting)} request(s) wait and {len(s.running)} run, but your "
@@ -76,13 +74,25 @@ def _run(fn, plays=None, budget: int = ENGINE_BUDGET) -> tuple[list, dict, dict,
                 )
             check_batch(s, batch)
             check_rows(s, batch)
+            if keep_order:
+                assert [r.uid for r in s.waiting] == before, f"step {n}: leave scheduler.waiting in arrival order"
         steps.append(items_of(batch))
         if batch is not None:
             s.run_batch(batch)
     else:
-        raise AssertionError("the requests never finished within 200 steps")
+        raise AssertionError(f"the requests never finished within {max_steps} steps")
     out = collect(s)
     return steps, out.tokens, out.reasons, s
+
+
+def _run(fn, plays=None, budget: int = ENGINE_BUDGET) -> tuple[list, dict, dict, Scheduler]:
+    """Run `plays` (default ENGINE_REQUESTS) on the default model with `fn` deciding every step."""
+    s = new_scheduler(max_prefill_tokens=budget, cache="radix")
+    if plays is None:
+        plays = [(uid, step, s.tokenizer.encode(text), p) for uid, step, text, p in ENGINE_REQUESTS]
+    else:
+        plays = plays(s)
+    return run_steps(s, fn, plays, student=fn is not reference, max_steps=200)
 
 
 def _reference_run():

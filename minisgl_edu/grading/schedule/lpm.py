@@ -28,16 +28,14 @@ from typing import Optional
 from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.fixtures import apply, cached, prefilled, token_ids
-from minisgl_edu.grading.harness import collect, fail_fast_if_stub, new_scheduler, remember, require_passing
+from minisgl_edu.grading.harness import fail_fast_if_stub, new_scheduler, remember, require_passing
 from minisgl_edu.grading.schedule.checks import (
-    check_batch,
-    check_rows,
     decide,
-    hide_engine_answer,
     items_of,
     show,
     show_expected,
 )
+from minisgl_edu.grading.schedule.engine import run_steps
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -64,23 +62,6 @@ def _lpm_order(scheduler) -> list[Req]:
     return started + new
 
 
-def _fits(scheduler, req: Req) -> bool:
-    """The base part's admission, unchanged."""
-    cache = scheduler.cache
-    admitted = scheduler.running + [r for r in scheduler.waiting if r.table_idx >= 0]
-    if len(admitted) >= scheduler.max_running:
-        return False
-    cache.admit(req)
-    need = 0
-    for r in admitted + [req]:
-        need += max(pages_for(len(r.input_ids) + r.max_new_tokens, cache.page_size) - cache.held_pages(r), 0)
-    if need > cache.num_available:
-        cache.release(req, cache_it=False)
-        req.cached_len = req.prefix_len = 0
-        return False
-    return True
-
-
 def reference_lpm(scheduler) -> Optional[Batch]:
     """The base part's decision with the waiting requests considered in `_lpm_order`."""
     cache = scheduler.cache
@@ -89,7 +70,7 @@ def reference_lpm(scheduler) -> Optional[Batch]:
     for req in _lpm_order(scheduler):
         if budget <= 0:
             break
-        if req.table_idx < 0 and not _fits(scheduler, req):
+        if req.table_idx < 0 and not Scheduler.try_admit(scheduler, req):  # the base part's admission
             break  # nobody overtakes the first request (in this order) that does not fit
         chunk = min(req.remaining_prompt, budget)
         cache.reserve(req, req.cached_len + chunk)
@@ -98,10 +79,7 @@ def reference_lpm(scheduler) -> Optional[Batch]:
         budget -= chunk
     if items:
         return Batch("prefill", items)
-    for req in scheduler.running:
-        cache.reserve(req, req.total_len)
-        items.append(ScheduledReq(req, req.total_len - 1, 1))
-    return Batch("decode", items) if items else None
+    return Scheduler._schedule_decode(scheduler)  # nothing to prefill: the base part's decode batch
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -401,35 +379,12 @@ ENGINE_BUDGET = 9
 
 def _run(fn) -> tuple[list, dict, dict, Scheduler]:
     s = new_scheduler(max_prefill_tokens=ENGINE_BUDGET, cache="radix")
-    s.schedule_fn = fn
-    steps: list = []
-    for n in range(1, 60):
-        for uid, step, text, max_tokens in ENGINE_REQUESTS:
-            if step == n:
-                s.add_request(uid, s.tokenizer.encode(text), SamplingParams(max_tokens=max_tokens, ignore_eos=True))
-        if s.is_idle and n > 4:
-            break
-        student = fn is not reference_lpm and fn is not package_schedule_next_batch
-        if student:
-            hide_engine_answer(s)
-        before = [r.uid for r in s.waiting]
-        batch = s._schedule_next_batch()
-        if student:
-            if batch is None and not s.is_idle:
-                raise AssertionError(
-                    f"at step {n}, {len(s.waiting)} request(s) wait and {len(s.running)} run, but your "
-                    "function returned None: they would wait forever"
-                )
-            check_batch(s, batch)
-            check_rows(s, batch)
-            assert [r.uid for r in s.waiting] == before, f"step {n}: leave scheduler.waiting in arrival order"
-        steps.append(items_of(batch))
-        if batch is not None:
-            s.run_batch(batch)
-    else:
-        raise AssertionError("the requests never finished within 60 steps")
-    out = collect(s)
-    return steps, out.tokens, out.reasons, s
+    plays = [
+        (uid, step, s.tokenizer.encode(text), SamplingParams(max_tokens=max_tokens, ignore_eos=True))
+        for uid, step, text, max_tokens in ENGINE_REQUESTS
+    ]
+    student = fn is not reference_lpm and fn is not package_schedule_next_batch
+    return run_steps(s, fn, plays, student, max_steps=60, keep_order=True)
 
 
 def _first_admitted(steps) -> list[int]:

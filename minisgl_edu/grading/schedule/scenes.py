@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Batch
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import fail_fast_if_stub
-from minisgl_edu.grading.schedule.checks import hide_engine_answer, outstanding
+from minisgl_edu.grading.schedule.checks import hide_engine_answer
 from minisgl_edu.grading.scheduler_scenes import (
     PAGE_SIZE,
     POOL,
@@ -142,8 +142,8 @@ def context(s: Scheduler) -> dict:
         "live": len(s.reqs),
         "available": cache.num_available,
         "free": cache.num_free,
-        "outstanding": outstanding(s, admitted),
-        "outstanding_running": outstanding(s, s.running),
+        "outstanding": Scheduler.outstanding_pages(s, admitted),
+        "outstanding_running": Scheduler.outstanding_pages(s, s.running),
         "waiting": waiting,
     }
 
