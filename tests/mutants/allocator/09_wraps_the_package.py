@@ -21,4 +21,6 @@ class PageAllocator:
 
     def free(self, pages):
         self._inner.free(pages)
+
+
 HINT_SAYS = "write the answer without calling, subclassing or keeping"

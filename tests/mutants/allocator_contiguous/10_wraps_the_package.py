@@ -65,4 +65,6 @@ class ContiguousPageAllocator:
                 length += after
             self.by_start[start] = length
             self.by_end[start + length] = start
+
+
 HINT_SAYS = "write the answer without calling, subclassing or keeping"

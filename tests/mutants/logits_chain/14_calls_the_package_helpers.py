@@ -32,4 +32,6 @@ def process_logits(logits, reqs):
             probs = torch.softmax(out[i] / sp.temperature, dim=-1)
             out[i][probs < min_p * probs.max()] = float("-inf")
     return out
+
+
 HINT_SAYS = "write the answer without calling, subclassing or keeping"

@@ -38,4 +38,6 @@ class LFURadixCache(RadixCache):
             if parent is not self.root and not parent.children and parent.lock_ref == 0:
                 heapq.heappush(heap, (self.hits.get(id(parent), 0), parent.last_access, parent.pages[0], parent))
         return freed
+
+
 HINT_SAYS = "write the answer without calling, subclassing or keeping"

@@ -24,4 +24,6 @@ def verify_step(req, drafts, targets):
     total = req.prompt_len + len(req.output_ids) + len(tokens)
     keep = -(-total // req.page_size)
     return VerifyResult(len(run) - 1, tokens, reason, total - 1, req.pages[keep:])
+
+
 HINT_SAYS = "write the answer without calling, subclassing or keeping"
