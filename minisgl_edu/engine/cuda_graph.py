@@ -50,10 +50,10 @@ import time
 
 import torch
 
-from minisgl_edu.attention.flashinfer_backend import pinned
 from minisgl_edu.attention.graph_inputs import PackedGraphInputs
 from minisgl_edu.engine.forward_inputs import ForwardInputs
 from minisgl_edu.engine.runner import EagerRunner, RunOutput
+from minisgl_edu.host_copy import to_device
 
 # A batch replays a token-row graph only if its rows read at most this many K/V tokens in all (the
 # sum of the rows' lengths): a 512-token prompt reads 131k. Past that, a row graph's repeated reads
@@ -208,7 +208,7 @@ class CudaGraphRunner:
         self._prepare(bs, rows, inputs.positions, inputs.out_loc, inputs.kv_lens)
         if not inputs.all_from_device:
             self.engine.last_tokens.index_copy_(
-                0, self.inputs.rows[:b], pinned(inputs.ids, torch.int64).to(self.engine.device, non_blocking=True)
+                0, self.inputs.rows[:b], to_device(inputs.ids, torch.int64, self.engine.device)
             )
         self.graphs[bs].replay()
         return self.logits[bs][:b], self.tokens[bs][:b]

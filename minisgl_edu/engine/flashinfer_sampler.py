@@ -43,14 +43,11 @@ def sample_flashinfer(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
     vocab = logits.shape[-1]
     sps = [reqs[i].sampling_params for i in rows]
 
-    def to_dev(values, dtype):
-        return to_device(values, dtype, dev)
-
-    idx = to_dev(rows, torch.int64)
-    temperature = to_dev([sp.temperature for sp in sps], torch.float32)
-    top_k = to_dev([sp.top_k if 0 < sp.top_k < vocab else vocab for sp in sps], torch.int32)
-    top_p = to_dev([sp.top_p for sp in sps], torch.float32)
-    seed = to_dev([_seed_of(reqs[i]) for i in rows], torch.int64)
+    idx = to_device(rows, torch.int64, dev)
+    temperature = to_device([sp.temperature for sp in sps], torch.float32, dev)
+    top_k = to_device([sp.top_k if 0 < sp.top_k < vocab else vocab for sp in sps], torch.int32, dev)
+    top_p = to_device([sp.top_p for sp in sps], torch.float32, dev)
+    seed = to_device([_seed_of(reqs[i]) for i in rows], torch.int64, dev)
     offset = torch.zeros(len(rows), dtype=torch.int64, device=dev)
     scaled = logits.index_select(0, idx).float() / temperature[:, None]
     tokens = flashinfer.sampling.top_k_top_p_sampling_from_logits(
