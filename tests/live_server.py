@@ -204,7 +204,7 @@ def parse_sse(raw: str) -> list[str]:
     return payloads
 
 
-# ---------------------------------------------------------------- processes and start-up
+# ---------------------------------------------------------------- waiting for what /metrics shows
 
 
 def wait_metrics(server, cond, what: str, timeout: float = 20.0) -> dict:

@@ -44,6 +44,9 @@ def server(tmp_path_factory):
         yield srv
 
 
+# ---------------------------------------------------------------- processes and start-up
+
+
 @pytest.mark.timeout(30, func_only=True)
 def test_processes_are_named_and_startup_is_bounded(server):
     # (The other child is multiprocessing's resource tracker, which exits with the main process.)
