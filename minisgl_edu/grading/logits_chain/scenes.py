@@ -83,7 +83,7 @@ _LOGITS = st.lists(st.sampled_from(GRID), min_size=V, max_size=V)
 _HEAD = st.lists(st.integers(0, V - 1), max_size=5)
 _TOKEN = st.integers(0, V - 1)
 _RUN = st.sampled_from([0, 0, 0, 3, 70, 90])  # a long run: a history longer than 64 tokens
-_REPETITION = _neutral_or(1.0, 2.0, 0.5, 1.3, 0.8, 10.0)
+_REPETITION = _neutral_or(1.0, 2.0, 0.5, 1.3, 0.8, 0.01)  # 0.01 and 2: the ends of its range (core.py)
 _FREQUENCY = _neutral_or(0.0, 0.5, -0.5, 1.5, -2.0)
 _PRESENCE = _neutral_or(0.0, 0.75, -0.75, 2.0, -1.0)
 _BIAS = _neutral_or(None, {3: 5.0}, {1: -100.0}, {0: 2.5, 4: -1.0}, {2: 100.0, 5: -2.0, 9: 0.5}, {4: 0.5})
