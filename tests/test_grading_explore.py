@@ -8,6 +8,7 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
+from minisgl_edu.grading import explore
 from minisgl_edu.grading.core import Mistake, run_case
 from minisgl_edu.grading.explore import _same, first_difference, generated, search
 
@@ -49,6 +50,29 @@ def test_the_same_verdict_and_scene_on_every_run():
             _run(off_at_big_numbers)
         messages.add(str(e.value))
     assert len(messages) == 1
+
+
+def test_shrinking_stops_after_a_count_of_plays_at_the_smallest_scene_so_far(monkeypatch):
+    plays = []
+
+    def counted(fn, scene):
+        plays.append(list(scene))
+        return play(fn, scene)
+
+    def shrink(budget):
+        plays.clear()
+        monkeypatch.setattr(explore, "SHRINK_PLAYS", budget)
+        with pytest.raises(Mistake) as e:
+            search(SCENES, counted, show, off_at_big_numbers, reference, {"returned": "even"}, 200)
+        first = next(i for i, xs in enumerate(plays[::2]) if off_at_big_numbers(xs) != reference(xs))
+        return str(e.value), len(plays) // 2 - first - 1  # scenes played after the first difference
+
+    full, after = shrink(10**6)
+    assert "xs=[42]" in full and after > 3
+    cut, after_cut = shrink(3)
+    assert after_cut == 3, after_cut  # then the search stopped, on a play count, not a clock
+    assert cut != full and "returned: expected" in cut  # a larger scene, still one that differs
+    assert shrink(3)[0] == cut  # the same scene again
 
 
 def test_a_callable_hint_reads_the_difference():
