@@ -128,11 +128,14 @@ class CacheHandle(Protocol):
 
 @dataclass
 class DraftState:
-    """(speculative decoding) The speculator's back-off for one request (`scheduler/speculator.py`):
-    drafts that keep failing cost verify positions for nothing, so the request pauses them."""
+    """(speculative decoding) The speculator's state for one request (`scheduler/speculator.py`):
+    its back-off (drafts that keep failing cost verify positions for nothing, so the request
+    pauses them) and its newest n-gram lookup (the overlap loop asks for it twice in a step)."""
 
     misses: int = 0  # verifies in a row that accepted no draft
     pause: int = 0  # decode steps left in which the request proposes none
+    looked_up_at: int = -1  # the request's token count at its newest lookup
+    found: list[int] = field(default_factory=list)  # the drafts that lookup found
 
 
 class ReqStatus(enum.Enum):

@@ -276,6 +276,25 @@ def test_overlap_loop_verifies_alone_and_overlaps_when_nothing_is_guessed(
         assert sum(in_flight for in_flight, _ in launches) > len(launches) // 2
 
 
+@pytest.mark.parametrize("overlap", [False, True])
+def test_one_ngram_lookup_per_request_and_token_count(tiny_model_dir, reference, overlap, monkeypatch):
+    """The overlap loop asks whether a request finds drafts (`must_land_first`) and then asks for
+    them (`drafts`), often on the same tokens: the search runs once for them."""
+    import minisgl_edu.scheduler.speculator as speculator_module
+
+    lookups = []
+    propose = speculator_module.propose_ngram
+
+    def counted(tokens, *args):
+        lookups.append(tuple(tokens))
+        return propose(tokens, *args)
+
+    monkeypatch.setattr(speculator_module, "propose_ngram", counted)
+    out, _, _ = run(make(tiny_model_dir, spec=True), PROMPTS, [GREEDY] * len(PROMPTS), overlap=overlap)
+    assert out == reference
+    assert lookups and len(lookups) == len(set(lookups))
+
+
 def test_max_tokens_is_never_overshot(tiny_model_dir, reference):
     """Drafts are capped so the drafts and the bonus token fit in max_tokens."""
     for m in (1, 2, 3, 5, 7):

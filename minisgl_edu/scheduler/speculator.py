@@ -16,7 +16,8 @@ next batch is scheduled, since how many tokens it gives is known only then.
 
 Per request the speculator keeps a `DraftState` (on `Req.draft_state`): verifies in a row that
 accepted nothing, and decode steps left without drafts (`ngram.backoff`): drafts that keep failing
-cost verify positions for nothing.
+cost verify positions for nothing; and the newest lookup, so that a request's tokens are searched
+once however often the loop asks.
 """
 
 from __future__ import annotations
@@ -68,10 +69,16 @@ class Speculator:
             return []  # a grammar's mask and the penalties would depend on drafts not yet accepted
         if req.draft_state is not None and req.draft_state.pause > 0:
             return []
-        # The drafts plus the model's own token stay within max_new_tokens, so within the pages
-        # reserved for the request at admission.
-        k = min(self.num_draft_tokens, req.max_new_tokens - len(req.output_ids) - 1)
-        return propose_ngram(req.all_ids, k, self.ngram_max, self.ngram_min)
+        # One lookup per request and token count: under the overlap loop `must_land_first` asks
+        # before the next batch is scheduled, and `drafts` may ask again on the same tokens.
+        state = req.draft_state = req.draft_state or DraftState()
+        if state.looked_up_at != req.total_len:
+            # The drafts plus the model's own token stay within max_new_tokens, so within the
+            # pages reserved for the request at admission.
+            k = min(self.num_draft_tokens, req.max_new_tokens - len(req.output_ids) - 1)
+            state.found = propose_ngram(req.all_ids, k, self.ngram_max, self.ngram_min)
+            state.looked_up_at = req.total_len
+        return list(state.found)
 
     def must_land_first(self, batch: Batch) -> bool:
         """(overlap loop) Must `batch` land before the next one is scheduled? Yes if it verified
