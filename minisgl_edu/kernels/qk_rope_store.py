@@ -87,10 +87,12 @@ def _qk_rope_store_kernel(
         x2 = x2 * rstd * w2
     o1 = x1 * cos - x2 * sin
     o2 = x2 * cos + x1 * sin
+    # (One name per branch: Triton gives a name set in both branches of a runtime `if` one type,
+    # and with FP8 pages the q output (bf16) and the K pool (e4m3) point to different ones.)
     if h < NUM_Q:
-        dst = q_out_ptr + t * stride_qo + h * HEAD_DIM
-        tl.store(dst + offs, o1.to(q_out_ptr.dtype.element_ty))
-        tl.store(dst + HALF + offs, o2.to(q_out_ptr.dtype.element_ty))
+        q_dst = q_out_ptr + t * stride_qo + h * HEAD_DIM
+        tl.store(q_dst + offs, o1.to(q_out_ptr.dtype.element_ty))
+        tl.store(q_dst + HALF + offs, o2.to(q_out_ptr.dtype.element_ty))
     else:
         j = h - NUM_Q
         dst = k_pool_ptr + slot * stride_pool + j * HEAD_DIM

@@ -1,7 +1,7 @@
 """The FP8 KV cache on the GPU: our FP8 decode kernel against the bfloat16 ones, its tests, and
 one offline run each way (CUDA and FlashInfer only).
 
-    python scripts/maintainer/gpu_fp8_kv.py [--skip-tests] [--skip-offline]
+    python scripts/maintainer/gpu_fp8_kv.py [--skip-kernels] [--skip-tests] [--skip-offline]
 
 1. Kernel benchmark at the offline benchmark's decode shape: 256 requests, contexts U[200, 2048]
    (seeded), Qwen3-0.6B's heads (16 q, 8 KV, head_dim 128), pages of 16 tokens scattered through
@@ -164,9 +164,10 @@ def run(cmd: list[str], timeout: int) -> str:
 
 
 if __name__ == "__main__":
-    kernel_bench()
-    torch.cuda.empty_cache()  # the benchmark's 2 GB of pages, before the tests and the offline runs
-    print(f"[kernel bench done at {time.time() - T0:.0f} s]")
+    if "--skip-kernels" not in sys.argv:
+        kernel_bench()
+        torch.cuda.empty_cache()  # the benchmark's 2 GB of pages, before the tests and the offline runs
+        print(f"[kernel bench done at {time.time() - T0:.0f} s]")
     if "--skip-tests" not in sys.argv:
         text = run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fp8_kv.py", "tests/test_gpu.py",
