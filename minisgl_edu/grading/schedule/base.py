@@ -34,7 +34,6 @@ from minisgl_edu.grading.schedule.checks import (
 from minisgl_edu.grading.schedule.engine import engine_cases
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import pages_for
-from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 
 
@@ -173,11 +172,7 @@ def case_does_not_fit(fn):
     s = sched()
     big = decoding(s, 0, 8, max_tokens=900)  # may grow to 908 tokens: 227 of the 256 pages
     late = waiting(s, 1, 40, max_tokens=200)  # needs up to 60 pages
-    others, need, available = (
-        Scheduler.outstanding_pages(s, [big]),
-        Scheduler.outstanding_pages(s, [late]),
-        s.cache.num_available,
-    )
+    others, need, available = s.outstanding_pages([big]), s.outstanding_pages([late]), s.cache.num_available
     batch = decide(fn, s)
     not_admitted(
         s,
@@ -234,7 +229,7 @@ def case_cached_pages_available(fn):
 def case_whole_pool(fn):
     s = sched()
     req = waiting(s, 0, 8, max_tokens=5000)  # clamped to the context: 8 + 1016 tokens = all 256 pages
-    need = Scheduler.outstanding_pages(s, [req])
+    need = s.outstanding_pages([req])
     batch = decide(fn, s)
     holds(
         batch is not None and req.table_idx >= 0,
@@ -337,9 +332,7 @@ def case_memory_margins(fn):
     # 509 take 128. Request 0 runs (9-token prompt, 3 pages held); 253 of 256 pages are available.
     for max_tokens, final, fits in [(499, 505, True), (503, 509, False)]:
         s, running, req = _margins(max_tokens)
-        assert s.cache.num_available == 253 and Scheduler.outstanding_pages(s, [running]) == 126, (
-            "setup: the pages changed"
-        )
+        assert s.cache.num_available == 253 and s.outstanding_pages([running]) == 126, "setup: the pages changed"
         need = pages_for(final, s.cache.page_size)
         batch = decide(fn, s)
         if fits:

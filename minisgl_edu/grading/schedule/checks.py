@@ -183,7 +183,7 @@ def check_batch(s: Scheduler, batch) -> None:
 
 
 def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
-    admitted = Scheduler.admitted(s)
+    admitted = s.admitted()
     used = len(s.cache.page_table.used_rows())
     if used != len({r.table_idx for r in admitted}):
         raise Mistake(

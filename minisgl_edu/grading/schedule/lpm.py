@@ -70,7 +70,7 @@ def reference_lpm(scheduler) -> Optional[Batch]:
     for req in _lpm_order(scheduler):
         if budget <= 0:
             break
-        if req.table_idx < 0 and not Scheduler.try_admit(scheduler, req):  # the base part's admission
+        if req.table_idx < 0 and not scheduler.try_admit(req):  # the base part's admission
             break  # nobody overtakes the first request (in this order) that does not fit
         chunk = min(req.remaining_prompt, budget)
         cache.reserve(req, req.cached_len + chunk)
@@ -79,7 +79,7 @@ def reference_lpm(scheduler) -> Optional[Batch]:
         budget -= chunk
     if items:
         return Batch("prefill", items)
-    return Scheduler._schedule_decode(scheduler)  # nothing to prefill: the base part's decode batch
+    return scheduler._schedule_decode()  # nothing to prefill: the base part's decode batch
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -142,8 +142,8 @@ def context(s: Scheduler) -> dict:
         "live": len(s.reqs),
         "available": cache.num_available,
         "free": cache.num_free,
-        "outstanding": Scheduler.outstanding_pages(s, admitted),
-        "outstanding_running": Scheduler.outstanding_pages(s, s.running),
+        "outstanding": s.outstanding_pages(admitted),
+        "outstanding_running": s.outstanding_pages(s.running),
         "waiting": waiting,
     }
 
