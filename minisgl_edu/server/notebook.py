@@ -57,10 +57,12 @@ class ProcessInfo:
 def group_processes(pgid: int) -> list[ProcessInfo]:
     """The live processes of process group `pgid`, the group leader first (zombies left out).
 
-    Read from `ps`, the command a student would type, which works on Linux and macOS alike.
+    Read from `ps`, the command a student would type, which works on Linux and macOS alike; `-ww`
+    for whole command lines (without it, ps cuts each line at the terminal's width, or at 80
+    columns when it cannot tell: a long path to python then hides what the process is).
     """
     out = subprocess.run(
-        ["ps", "-A", "-o", "pid=,ppid=,pgid=,stat=,args="], capture_output=True, text=True, check=True
+        ["ps", "-ww", "-A", "-o", "pid=,ppid=,pgid=,stat=,args="], capture_output=True, text=True, check=True
     ).stdout
     procs = []
     for line in out.splitlines():
