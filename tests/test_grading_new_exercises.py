@@ -1,5 +1,6 @@
-"""Exercises 5 (schedule) and 6 (prefix_cache): the injection points, the graders on the package's
-own answers, on the solution notebooks and on the untouched exercise notebooks.
+"""Exercises 5 (schedule) and 6 (prefix_cache): the injection points, and the shell grader on the
+solution notebooks and on the untouched exercise notebooks. (The package's own answers, graded as
+every exercise's are: tests/test_grading.py.)
 
 The wrong answers of tests/mutants/schedule/ and tests/mutants/prefix_cache/ are graded by
 tests/test_grading_mutants.py, with the other exercises'.
@@ -59,17 +60,6 @@ def test_a_swapped_in_prefix_cache_is_the_one_used(tiny_model_dir):
     assert calls == [19, 19]  # the prompt minus its last token, once per admission
     assert records[0].items[0][1] == 16  # the second request reused four cached pages
     s.cache.check()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["schedule", "prefix_cache"])
-def test_reference_gets_full_marks_and_is_not_an_answer(name):
-    from minisgl_edu.grading import exercise
-
-    mod = exercise(name)
-    assert grade(name, mod.SOLUTION, allow_reference=True).full_marks
-    borrowed = grade(name, mod.SOLUTION)
-    assert borrowed.score == 0 and "not your own code" in borrowed.results[0].message
 
 
 @pytest.mark.slow
