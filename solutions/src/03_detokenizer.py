@@ -78,6 +78,11 @@ class IncrementalDetokenizer:
         """The request ended: return whatever is still held back (never a stop string)."""
         ### BEGIN SOLUTION
         ### HINT: see the contract above
+        if not self.stopped and self.read < len(self.ids):
+            # tokens that never completed a character (cut by max_tokens): their text as decoded
+            before = self._decode(self.ids[self.window:self.read])
+            self.decoded += self._decode(self.ids[self.window:])[len(before):]
+            self.window = self.read = len(self.ids)
         return self._release(final=True)
         ### END SOLUTION
 
