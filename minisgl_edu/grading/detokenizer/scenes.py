@@ -4,8 +4,9 @@ taken from that text, fed to one or two detokenizers at once as the detokenizer 
 Where this sits in the course: the generated phase (grading/explore.py) of `detokenizer` and
 `detokenizer_include_stop`. A scene is text built from pieces that stress the contract (CJK
 characters and emoji of several byte tokens each, digits and words that merge into one token),
-cut into the default model's real tokens, maybe with special tokens among them and maybe cut
-short in the middle of a character (`max_tokens`); stop strings are stretches of that text (across
+cut into the default model's real tokens, maybe with special tokens among them, maybe (base part)
+with a byte token that is no character on its own, and maybe cut short in the middle of a
+character (`max_tokens`); stop strings are stretches of that text (across
 tokens, ending inside one, overlapping each other, false starts) or text it does not hold. Two
 requests may stream at once, their tokens interleaved, each with its own object.
 
@@ -31,6 +32,10 @@ from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.pieces import PIECES, stop_strings
 
 SPECIAL = [0, 1, 2]  # <|endoftext|>, <|im_start|>, <|im_end|>: decode to nothing with skip_special_tokens
+# A byte token that is no UTF-8 character on its own: a model may sample it anywhere, and the whole
+# decode shows it as '\ufffd' in the middle of the text, where it is text like any other (only a
+# decode that *ends* in '\ufffd' may be a character still being cut)
+STRAY_BYTE = 244
 
 
 @dataclass
@@ -52,6 +57,9 @@ def _stream(draw: Any, whole_characters: bool = False) -> Stream:
     ids = tokenizer().encode(text)
     for _ in range(draw(st.integers(0, 1))):
         ids.insert(draw(st.integers(0, len(ids))), draw(st.sampled_from(SPECIAL)))
+    if not whole_characters:  # (the stretch judges every piece free of '\ufffd')
+        for _ in range(draw(st.integers(0, 1))):
+            ids.insert(draw(st.integers(0, len(ids))), STRAY_BYTE)
     # max_tokens may cut it short, even inside a character (the base part's finish() then shows the
     # bytes it has, as the full decode does); the stretch's contract says nothing of that cut
     cuts = [n for n in range(1, len(ids) + 1) if not (whole_characters and _full(ids[:n]).endswith(REPLACEMENT))]
@@ -163,6 +171,10 @@ def show(scene: DetokScene) -> str:
     return "\n".join(lines)
 
 
+STRAY = (
+    "a '\\ufffd' inside the text (a byte the model sampled that is no character) is text like any other: only a "
+    "decode that ends with '\\ufffd' may be a character still being cut, so test the end, not the whole window"
+)
 AGAIN = "request A again, in a new object: the text of each add(), then finish()"
 SELF = "keep all state on self, set in __init__: the worker builds one object per request, several stream at once"
 
@@ -179,13 +191,19 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         extra = shown_got[len(shown_want) :]
         if any(s in shown_got for s in stream.stop):
             return SEARCH_ALL + "; cut at the earliest stop string and show nothing after it"
-        begun = [s for s in stream.stop if s.startswith(extra) or extra in s]
+        # the stop strings the reference held its tail back for (the text decoded by this add()
+        # that it has not shown), else those the text shown too early belongs to
+        held = _full(stream.ids[: k + 1])[len(shown_want) :]
+        begun = [s for s in stream.stop if held and s.startswith(held)]
+        begun = begun or [s for s in stream.stop if s.startswith(extra) or extra in s]
         if begun and stream.stop[0] not in begun:
             return HOLD_BACK + " of the list, any of them, not only the first"
         if begun:
             return HOLD_BACK
     if k == len(want) - 1 and "".join(got) != "".join(want):
         return "finish() returns what is still held back (whole or not: the request has ended), minus a stop string"
+    if len(shown_got) < len(shown_want) and REPLACEMENT in shown_want[len(shown_got) : -1]:
+        return STRAY
     if len(shown_got) < len(shown_want):
         return "release each whole character as soon as it cannot begin a stop string: the client should not wait"
     return "the pieces must join to the whole decode, cut before the earliest stop string"
