@@ -193,8 +193,12 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
             return SEARCH_ALL + "; cut at the earliest stop string and show nothing after it"
         # the stop strings the reference held its tail back for (the text decoded by this add()
         # that it has not shown), else those the text shown too early belongs to
-        held = _full(stream.ids[: k + 1])[len(shown_want) :]
+        decoded = _full(stream.ids[: k + 1])
+        held = decoded[len(shown_want) :]
         begun = [s for s in stream.stop if held and s.startswith(held)]
+        theirs = decoded[len(shown_got) :]  # what the answer held back: a shorter start of the same one
+        if theirs and held.endswith(theirs) and any(s.startswith(theirs) for s in begun):
+            return f"{HOLD_BACK}: the longest tail that could begin one (here {held!r}), not a shorter one"
         begun = begun or [s for s in stream.stop if s.startswith(extra) or extra in s]
         if begun and stream.stop[0] not in begun:
             return HOLD_BACK + " of the list, any of them, not only the first"
