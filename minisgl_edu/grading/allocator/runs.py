@@ -110,15 +110,12 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
             which = "the largest run (worst fit)"
         else:
             which = f"run {theirs}"
-        if best[1] == n:  # an exact fit passed over, as by a `length > n` test
-            return (
-                f"{head}: you took them from {which}; best fit takes the smallest run that holds them, {best}, "
-                f"which holds exactly {_pages(n)}",
-                "the smallest free run that holds n pages, a run of exactly n first of all (length >= n, not > n)",
-            )
+        exact = best[1] == n  # an exact fit passed over, as by a `length > n` test
         return (
-            f"{head}: you took them from {which}; best fit takes the smallest run that holds them, {best}",
-            "the smallest free run that holds n pages",
+            f"{head}: you took them from {which}; best fit takes the smallest run that holds them, {best}"
+            + (f", which holds exactly {_pages(n)}" if exact else ""),
+            "the smallest free run that holds n pages"
+            + (", a run of exactly n first of all (length >= n, not > n)" if exact else ""),
         )
     rest = None if fits else _rest_not_best_fit(n, before, got)
     if rest:

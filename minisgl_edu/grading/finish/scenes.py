@@ -152,13 +152,13 @@ def reason_hint(scene: FinishScene, diff: Difference) -> str:
         return f"token {n} is below min_tokens={scene.stretch_min}: hold EOS and stop strings back while len(req.output_ids) < min_tokens"
     if a == "stop" and is_eos and not scene.ignore_eos:
         return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}: the set the scheduler passes, every id of it"
-    spaced = [s for s in scene.stop if s in _decode(scene.output[:n]) and s != s.strip()]
-    if a == "stop" and spaced:
-        return (
-            f"the stop string {spaced[0]!r} is in the decoded output now, spaces included: search the text "
-            "exactly as decoded, never stripped or normalized"
-        )
     if a == "stop":
+        spaced = [s for s in scene.stop if s in _decode(scene.output[:n]) and s != s.strip()]
+        if spaced:
+            return (
+                f"the stop string {spaced[0]!r} is in the decoded output now, spaces included: search the text "
+                "exactly as decoded, never stripped or normalized"
+            )
         return (
             "a stop string is in the decoded output now: search the whole decoded tail (it may end inside the "
             "newest token, span several tokens, or be CJK/emoji of several byte tokens each), with a window "
