@@ -61,6 +61,8 @@ def reference_chain(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
 MISTAKES = {
     "rep_output_only": "the repetition penalty left the prompt's tokens alone: it counts every token seen "
     "so far, in the prompt and in the output",
+    "rep_waits_for_output": "no repetition penalty was applied while the output is still empty: it counts "
+    "the prompt's tokens from the very first step, before any token was generated",
     "rep_subtract": "the repetition penalty was subtracted: it is a factor, not an amount (divide a positive "
     "logit by it, multiply a negative one)",
     "rep_subtract_excess": "the repetition penalty was subtracted: it is a factor, not an amount (divide a "
@@ -106,6 +108,8 @@ OWN_VALUES = "row i uses reqs[i].sampling_params and nothing else"
 GREEDY_BY_IS_GREEDY = "min_p only on rows that sample (not sampling_params.is_greedy), whatever their temperature"
 HINTS = {  # the hint for each mistake of MISTAKES
     "rep_output_only": REPETITION,
+    "rep_waits_for_output": "the repetition penalty applies from the very first step: while req.output_ids is "
+    "still [], it already scales every token of req.input_ids",
     "rep_subtract": REPETITION,
     "rep_subtract_excess": REPETITION,
     "rep_neg_divided": REPETITION,
@@ -127,6 +131,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
 }
 PENALTY_MISTAKES = [
     "rep_output_only",
+    "rep_waits_for_output",
     "rep_subtract",
     "rep_subtract_excess",
     "rep_neg_divided",
@@ -166,7 +171,7 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
 
         def repetition():
             p = sp.repetition_penalty
-            if p == 1.0:
+            if p == 1.0 or (mistake == "rep_waits_for_output" and not req.output_ids):
                 return
             seen = Counter(req.output_ids if mistake == "rep_output_only" else req.input_ids + req.output_ids)
             for t, count in seen.items():

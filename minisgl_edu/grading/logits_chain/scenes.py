@@ -342,8 +342,11 @@ def _why_it_changes(r: Row, stretch: bool) -> list[str]:
     if r.repetition_penalty != 1.0:
         below = " (below 1 it makes them more likely: a link all the same, only 1 is neutral)"
         seen = sorted(set(r.prompt) | set(r.output))
+        # with no output yet, waiting for one and leaving the prompt alone give this same row
+        first = ", from the very first step: while the output is still empty it already scales the prompt's tokens"
         why.append(
             f"the repetition penalty scales every token seen so far, in the prompt as well as the output (here {seen})"
+            + (first if not r.output else "")
             + (below if r.repetition_penalty < 1.0 else "")
         )
     if r.frequency_penalty or r.presence_penalty:
