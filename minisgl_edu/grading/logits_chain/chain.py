@@ -95,6 +95,8 @@ MISTAKES = {
     "min_p_top_first": "min_p's threshold came from the top probability of the logits you were given: after "
     "the penalties and the bias the most likely token can be another one; take max(p) of the row after the "
     "other links, the distribution the sampler draws from",
+    "min_p_batch_top": "min_p's threshold came from the top probability of the whole batch: each row has its "
+    "own threshold, min_p times the probability of that row's most likely token, whatever the other rows hold",
     "min_p_boundary": "a token whose probability equals min_p times the top probability was dropped: only "
     "the tokens strictly below that threshold go (keep p >= min_p * max(p))",
     "min_p_by_temperature": "min_p was applied to a row that has a temperature but is greedy all the same "
@@ -126,6 +128,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "min_p_no_temperature": "p = softmax(logits / temperature), the distribution the sampler draws from",
     "min_p_first": "min_p is the last link: decide on the logits after the bias and the mask",
     "min_p_top_first": "p and max(p) both from the row after the penalties, the bias and the mask",
+    "min_p_batch_top": "the threshold is min_p times this row's top probability, not the batch's (over a "
+    "[rows, vocab] tensor: probs.max(dim=-1, keepdim=True), not probs.max())",
     "min_p_boundary": "keep p >= min_p * max(p): a token exactly at the threshold stays",
     "min_p_by_temperature": GREEDY_BY_IS_GREEDY,
 }
@@ -150,7 +154,11 @@ MIN_P_MISTAKES = [
     "min_p_boundary",
     "min_p_by_temperature",
     "min_p_top_first",
+    "min_p_batch_top",
 ]
+
+# The mistakes that make a row depend on the other rows of its batch.
+BATCH_MISTAKES = ["min_p_batch_top"]
 
 
 def allowed_tokens(grammar: Grammar, vocab: int) -> torch.Tensor:
@@ -166,6 +174,17 @@ def allowed_tokens(grammar: Grammar, vocab: int) -> torch.Tensor:
 def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None, min_p: bool = False):
     """The chain one token at a time, with `mistake` (a key of MISTAKES) made on purpose."""
     out = logits.detach().float().clone()
+    if mistake == "min_p_batch_top":
+        # the largest probability of any row that min_p filters, each after its other links
+        before = _chain(logits, reqs)
+        batch_top = max(
+            (
+                torch.softmax(before[j] / r.sampling_params.temperature, dim=-1).max()
+                for j, r in enumerate(reqs)
+                if _min_p_of(r.sampling_params) > 0 and not r.sampling_params.is_greedy
+            ),
+            default=None,
+        )
     for i, req in enumerate(reqs):
         sp, row = req.sampling_params, out[i]
 
@@ -212,7 +231,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             temperature = 1.0 if mistake == "min_p_no_temperature" else sp.temperature
             probs = torch.softmax(source / temperature, dim=-1)
             top = torch.softmax(logits[i].float() / temperature, dim=-1) if mistake == "min_p_top_first" else probs
-            limit = _min_p_of(sp) if mistake == "min_p_absolute" else _min_p_of(sp) * top.max()
+            top_p = batch_top if mistake == "min_p_batch_top" else top.max()
+            limit = _min_p_of(sp) if mistake == "min_p_absolute" else _min_p_of(sp) * top_p
             row.masked_fill_(probs <= limit if mistake == "min_p_boundary" else probs < limit, NEG_INF)
     return out
 
@@ -352,7 +372,23 @@ def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p
     want = _reference(logits, reqs, min_p)
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
-            raise Mistake(*_explain_row(i, got, want, logits, reqs, mistakes, min_p))
+            suspects = _suspects(fn, i, logits, reqs, want, mistakes)
+            raise Mistake(*_explain_row(i, got, want, logits, reqs, suspects, min_p))
+
+
+def _suspects(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Tensor, mistakes: list[str]) -> list[str]:
+    """`mistakes` in the order to try them for row i. A mistake of BATCH_MISTAKES shows only beside
+    other rows, yet on a given batch it can give the same row as another mistake (a threshold from
+    the batch's top and an absolute one drop the same tokens): row i run on its own tells them apart."""
+    batch = [m for m in mistakes if m in BATCH_MISTAKES]
+    if not batch or len(reqs) == 1:
+        return mistakes
+    try:
+        right_alone = _close(_call(fn, logits[i : i + 1], reqs[i : i + 1])[0], want[i])
+    except Exception:
+        right_alone = False  # whatever went wrong, it is not a mistake that needs other rows
+    others = [m for m in mistakes if m not in batch]
+    return batch + others if right_alone else others
 
 
 # --- hand-made requests -----------------------------------------------------------------------------
