@@ -53,7 +53,7 @@ class reference_stop_keeping(package_detokenizer):
         # ends after it is new, and it may begin up to len(s) - 1 characters before it.
         ends = []
         for s in self.stop:
-            at = self._decoded.find(s, max(0, self._released - len(s) + 1))
+            at = self._decoded.find(s, self._search_start(s))
             if at >= 0:
                 ends.append(at + len(s))
         end = min(ends) if ends else len(self._decoded)
@@ -62,6 +62,18 @@ class reference_stop_keeping(package_detokenizer):
         self._released = end
         self.text += out
         return out
+
+    def _search_start(self, s: str) -> int:
+        # Never below 0: str.find counts a negative start from the end of the text.
+        return max(0, self._released - len(s) + 1)
+
+
+class _unclamped_start(reference_stop_keeping):
+    """The reference with one mistake: the search's start is not clamped at 0. Early in the stream
+    it is negative, so str.find looks only in the last few characters and misses the stop string."""
+
+    def _search_start(self, s: str) -> int:
+        return self._released - len(s) + 1
 
 
 def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
@@ -119,6 +131,17 @@ SEARCH_SHOWN = (
 )
 ENDS_FIRST = "the stop string that ends first in the text wins, whatever its place in the list or where it begins"
 TWICE = "once add() has returned the stop string, finish() has nothing left: move what was sent past it"
+NEGATIVE_START = (
+    "clamp the search window's start at 0, text.find(s, max(0, sent - len(s) + 1)): a negative start counts "
+    "from the end of the string"
+)
+
+
+def _missed_by_a_negative_start(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
+    """The pieces join to what the reference gives with its search start left unclamped (_unclamped_start),
+    which here is not the answer."""
+    mine = "".join(_stream(_unclamped_start, ids, stop, True))
+    return mine != expected and "".join(pieces) == mine
 
 
 def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str) -> None:
@@ -148,6 +171,15 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                     f"after token {n} your add() had returned {shown!r} {where}: you cut after {other[0]!r}, but "
                     f"{winner!r} ends first in the text",
                     ENDS_FIRST,
+                )
+            if shown.startswith(expected) and include and _missed_by_a_negative_start(pieces, ids, stop, expected):
+                raise Mistake(
+                    f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+                    f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your search missed "
+                    f"{winner!r}, which begins at character {full.find(winner)}: early in the stream, starting "
+                    "len(s) - 1 characters before the text not yet returned gives a negative start, and str.find "
+                    "counts a negative start from the end of the text, so it looked only at the last few characters",
+                    NEGATIVE_START,
                 )
             if shown.startswith(expected) and include:
                 start = full.find(winner)
