@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.harness import remember, require_passing
-from minisgl_edu.grading.prefix_cache.scenes import tree_case
+from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
 from minisgl_edu.grading.prefix_cache.tree import (
     A_PAGES,
     LRU_BY_USE,
@@ -258,7 +258,9 @@ def case_enough_pages(cls):
         _insert(cache, ids, pages, 0, "these three sequences share no page")
         seqs[tuple(ids)] = [pages]
     tree = "with [1, 1, 7, 7], [3, 3, 7, 7] and [5, 5, 7, 7] cached (2 pages each, pages 20..25)"
-    assert cache.evict(0) == [], "evict(0) frees nothing"
+    freed = cache.evict(0)
+    assert isinstance(freed, list), f"evict must return a list of page ids, not {type(freed).__name__}"
+    assert not freed, f"{tree}, evict(0) freed page(s) {sorted(freed)}, expected none. Hint: {EVICT_ZERO}"
     freed = _evict(cache, 3, seqs)
     assert len(freed) == 4, (
         f"{tree}, evict(3) must free two whole leaves (4 pages), it freed {len(freed)}. Hint: keep "

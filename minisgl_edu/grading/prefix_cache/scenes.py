@@ -39,6 +39,11 @@ PRELUDE = 3  # inserts before the steps
 # the kinds of step, as often as they are drawn (interleaved: a shrunk scene's steps become the first)
 KINDS = ["match", "evict", "insert", "match", "unlock", "evict", "match", "evict around", "insert", "unlock"]
 FIRST_PAGE = 10  # page ids start here, so that a page id never reads as a token
+# a loop that asks "enough freed?" only after freeing a leaf frees one even for 0
+EVICT_ZERO = (
+    "evict(0) asks for nothing, so it must free nothing: ask whether at least n pages are freed before "
+    "freeing each leaf, not after, and for n = 0 the loop stops before the first"
+)
 
 
 @dataclass
@@ -278,7 +283,7 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
             )
         if isinstance(got, list) and isinstance(want, list):
             if n == 0 and got:
-                return "evict(0) asks for nothing: it frees nothing (stop as soon as at least n pages are freed)"
+                return EVICT_ZERO
             if set(got) & _locked_pages(scene, diff.field, reference):
                 return (
                     "a locked node (lock_ref > 0: a running request reads it) is never evicted, even when it is "
