@@ -27,7 +27,7 @@ from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
-from minisgl_edu.grading.prefix_cache.scenes import tree_case
+from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
 from minisgl_edu.grading.prefix_cache.tree import POOL_PAGES, _evict, _insert, _match, _new, _play, _workload
 from minisgl_edu.kvcache.allocator import PageAllocator
 from minisgl_edu.kvcache.radix_cache import RadixCache as PackageRadixCache
@@ -204,6 +204,7 @@ SPLIT_NODES = {tuple(A): [[10, 11], [12, 13]], tuple(V): [V_PAGES], tuple(W): [[
 
 
 U_LOST = " (U has fewer hits in your tree: the upper part of a split keeps the count of the edge it was cut from)"
+U_SPLIT_HIT = f" (U had a hit in your tree, as many as V, and V was used longer ago: {SPLIT_IS_NO_USE})"
 
 
 def case_split(cls):
@@ -267,6 +268,27 @@ def case_split(cls):
         {(12, 13, 72): " (L lost its hits when the insert split A's edge: both parts keep the count)"},
     )
     _counts(cache, 4, 4, "evicting W's leaf and Z")
+    # V is inserted twice: an insert that counted hits would give V more than U, not as many
+    cache = _fresh(cls, (A, [10, 11, 12, 13]), (V, V_PAGES))
+    _insert(cache, V, [52, 53], 2, "V is cached")
+    _hit(cache, V)
+    _insert(cache, W, [70, 71, 72], 2, "W shares A's first two pages")  # splits A, never matched: no hits
+    _expect_freed(
+        cache,
+        3,
+        SPLIT_NODES,
+        [12, 13, 72],
+        "an insert split A (0 hits) after two pages and added W's own page 72 (0 hits); V has 1 hit: "
+        "L (pages 12, 13) and W's leaf go first",
+    )
+    _expect_freed(
+        cache,
+        2,
+        SPLIT_NODES,
+        [10, 11],
+        "U (pages 10, 11), the upper part of the split, is a leaf now and has A's 0 hits, V has 1: U goes first",
+        {tuple(V_PAGES): U_SPLIT_HIT},
+    )
 
 
 def case_insert_no_hit(cls):

@@ -48,3 +48,14 @@ class ReferenceLFURadixCache(PackageRadixCache):
             if parent is not self.root and not parent.children and parent.lock_ref == 0:
                 heapq.heappush(heap, self._order(parent))
         return freed
+
+
+class SplitCountsAHit(ReferenceLFURadixCache):
+    """The reference with one mistake: a split counts a hit on its upper part. A match that cuts an
+    edge then counts the upper part twice, and an insert that cuts one counts a hit, which insert
+    never does. The generated phase runs it to recognise that mistake in an answer."""
+
+    def _split(self, node: RadixNode, n: int) -> RadixNode:
+        upper = super()._split(node, n)
+        self.hits[upper] += 1
+        return upper
