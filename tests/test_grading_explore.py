@@ -52,6 +52,34 @@ def test_the_same_verdict_and_scene_on_every_run():
     assert len(messages) == 1
 
 
+def test_the_same_scenes_whatever_else_the_process_imported(tmp_path, monkeypatch):
+    """Hypothesis also draws, now and then, a literal constant from the source of the modules
+    imported so far that are not installed in site-packages. A notebook kernel, the shell grader
+    and the test suite import different modules, and an editable install makes the package's own
+    modules count, so the scenes would differ between them: the search leaves those constants out."""
+    big = st.lists(st.integers(0, 10**9), min_size=4, max_size=4)
+
+    def scenes_drawn():
+        drawn = []
+
+        def recorded(fn, scene):
+            drawn.append(list(scene))
+            return play(fn, scene)
+
+        search(big, recorded, show, reference, reference, {}, 100)
+        return drawn
+
+    before = scenes_drawn()
+    literals = [123_456_789 + 7 * i for i in range(200)]  # numbers no other module of the process holds
+    (tmp_path / "many_literals.py").write_text("NUMBERS = (" + ", ".join(map(str, literals)) + ")\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import many_literals  # noqa: F401 - a new local module with constants, in sys.modules from here on
+
+    after = scenes_drawn()
+    assert not set(literals) & {x for scene in after for x in scene}
+    assert after == before
+
+
 def test_shrinking_stops_after_a_count_of_plays_at_the_smallest_scene_so_far(monkeypatch):
     plays = []
 

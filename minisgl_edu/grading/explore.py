@@ -21,7 +21,8 @@ A family writes three things:
 and calls `generated(name, scenes, play, show, reference, hints={field: hint}, examples=N)`.
 
 Scores never change between runs: the scenes come from a fixed seed (`SCENE_SEED`, not the
-clock), nothing is stored between runs (no example database), and no check looks at time (no
+clock) and the strategy alone (not from constants in whatever else is imported), nothing is
+stored between runs (no example database), and no check looks at time (no
 deadline, no health check; shrinking stops after `SHRINK_PLAYS` plays, not after some seconds).
 The example budget per case bounds the work; docs/instructors.md lists the time each exercise's
 grader takes.
@@ -31,6 +32,8 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
@@ -161,6 +164,29 @@ def _settings(examples: int):
     )
 
 
+@contextmanager
+def _strategy_alone() -> Iterator[None]:
+    """Scenes drawn from the strategy and the seed alone. Hypothesis also draws, now and then, a
+    literal constant found in the source of any module imported so far that is not installed in
+    site-packages (its "local constants"). A notebook kernel, the shell grader and the test suite
+    import different modules, and an editable install makes the package's own modules count, so
+    the same seed would draw different scenes in each (and the mutation suite would test scenes
+    a student never sees). There is no setting for it: the search swaps in an empty set of local
+    constants (Hypothesis's internals; the version is pinned in pyproject.toml and
+    tests/test_grading_explore.py checks this still holds)."""
+    from hypothesis.internal.conjecture import providers
+
+    collect = providers._get_local_constants
+    none = providers.Constants()
+    providers._get_local_constants = lambda: none
+    providers.CONSTANTS_CACHE.cache.clear()  # constants an earlier search found allowed, per type and range
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collect
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
 def search(
     scenes: Any,
     play: Play,
@@ -215,7 +241,8 @@ def search(
             raise Mistake(_scene_message(show, scene, diff), hint)
 
     try:
-        one_scene()
+        with _strategy_alone():
+            one_scene()
     except _StopSearch as stop:
         raise stop.error from None
     except FlakyFailure as e:  # the same scene failed once and passed once: the answer depends on more than its inputs
