@@ -1,5 +1,9 @@
 # One command each: `make serve` (live demo) and `make test` (everything). Both set up .venv when missing.
 PYTHON ?= python3
+# Every process a target starts (tests, notebook kernels, the server) lets torch's idle OpenMP
+# threads sleep soon instead of spinning while other processes wait for the core:
+# minisgl_edu/process.py (set_worker_environment) says why; tests/conftest.py sets it too.
+export GOMP_SPINCOUNT ?= 1000
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed

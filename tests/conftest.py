@@ -7,7 +7,15 @@ import os
 
 import pytest
 
+from minisgl_edu.process import set_worker_environment
+
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Before anything imports torch: the tests run the engine in this process beside the servers'
+# workers, notebook kernels and the machine's other work, the sharing of cores the workers are set
+# up for (GOMP_SPINCOUNT=1000: process.py says why). Without it torch's OpenMP threads spin while
+# another process waits for the core: a mutant's grading that takes 9 s took 71-133 s with a
+# second pytest running (load 2.4-2.7 on 2 cores).
+set_worker_environment()
 
 
 def pytest_addoption(parser):
