@@ -11,7 +11,7 @@ one offline run each way (CUDA and FlashInfer only).
    engine's, and CUDA-core), our bfloat16 split-KV kernel (`decode_attention.py`, used by the
    engine only up to 4 requests), FlashInfer's FP8 decode (one scale per layer, for reference),
    and ours over FP8 pages with a scale per token and head (`decode_attention_fp8.py`) at several
-   block sizes, pipeline depths and splits. Its output is checked against float32 attention over
+   block sizes (tokens), pipeline depths and splits. Its output is checked against float32 attention over
    the same dequantized pages.
 2. The FP8 GPU tests (tests/test_gpu.py -k fp8, tests/test_fp8_kv.py).
 3. `bench/offline.py --preset qwen3-0.6b` with `--kv-cache-dtype auto` and `fp8_e4m3`.
@@ -106,9 +106,9 @@ def kernel_bench() -> None:
     kv = (pool.k[0], pool.v[0], pool.k_scale[0], pool.v_scale[0])
     indices = torch.zeros(total_pages, dtype=torch.int32, device=dev)
     best = None
-    for block in (32, 64, 128):
-        for stages in (2, 3, 4):
-            for splits in (1, 2, 4):
+    for block in (8, 16, 32):  # tokens per block (16 x 8 KV heads = the default's 128 rows)
+        for stages in (2, 3):
+            for splits in (4, 8, 16):
                 try:
                     kern = fp8k.SplitKVDecodeFP8(
                         BS, HQ, HKV, D, PAGE, scale, indices, splits=splits, block=block, stages=stages
