@@ -16,7 +16,8 @@ from typing import Callable, Iterator
 
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.core import Mistake, hinted
-from minisgl_edu.grading.fixtures import Held, plugged
+from minisgl_edu.grading.fixtures import Held, decoding, plugged
+from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.scheduler import Scheduler
 
@@ -35,6 +36,12 @@ GREEDY = SamplingParams(max_tokens=8, ignore_eos=True)
 RELEASE_HINT = (
     "the cache manager's release(req, ...) gives back exactly what the request holds: its own pages, "
     "its row, and its hold on a cached prefix (once), and it waits for a batch in flight"
+)
+
+ROW_ZERO = (
+    "row 0 is a real page-table row (the first admitted request often gets it); table_idx is -1 when the "
+    "request has none. Test req.table_idx < 0 (or >= 0), not its truth value or > 0, which take row 0 for "
+    "no row; release(req, ...) itself does nothing for a request without a row"
 )
 
 MARK = "mark it finished: req.status = ReqStatus.FINISHED and req.finish_reason = 'abort'"
@@ -160,9 +167,32 @@ def check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None:
     check_consistent(s)
 
 
+def skips_row_zero(fn) -> bool:
+    """Of two decoding requests, `fn` gives back the one on row 1 and leaves the one on row 0 holding
+    its row: it takes table_idx 0 for "no row"."""
+    s = new_scheduler()
+    s.abort_fn = fn
+    on_row = {decoding(s, uid, 6).table_idx: uid for uid in (0, 1)}
+    if sorted(on_row) != [0, 1]:
+        return False
+    try:
+        s.abort(on_row[1])
+        s.abort(on_row[0])
+    except Exception:
+        return False  # some other mistake: the hint of the failed check names it
+    used = s.cache.page_table.used_rows()
+    return 0 in used and 1 not in used
+
+
 @hinted("scheduler.cache.release(req, ...) gives back the request's page-table row with its pages")
 def check_row(s: Scheduler, row: int) -> None:
     """`row` is the request's page-table row before the abort (-1: it had none)."""
+    if row == 0 and row in s.cache.page_table.used_rows() and skips_row_zero(s.abort_fn):
+        raise Mistake(
+            "the request's page-table row (0) was not given back: your abort gives back a request on row 1 "
+            "with its row and pages, but leaves one on row 0 holding them",
+            ROW_ZERO,
+        )
     assert row < 0 or row not in s.cache.page_table.used_rows(), (
         f"the request's page-table row ({row}) was not given back. Hint: {RELEASE_HINT}"
     )
@@ -202,7 +232,10 @@ def check_own_pages(s: Scheduler, row: int, pages: list[int]) -> None:
 def check_all_back(s: Scheduler) -> None:
     """Every request is over: every page is free or cached (and unlocked), every row is free."""
     cache = s.cache
-    assert not cache.page_table.used_rows(), "a page-table row is still in use after every request ended"
+    used = cache.page_table.used_rows()
+    if used == [0] and skips_row_zero(s.abort_fn):
+        raise Mistake("page-table row 0 is still in use after every request ended", ROW_ZERO)
+    assert not used, "a page-table row is still in use after every request ended"
     check_shared_not_freed(s)
     missing = cache.num_pages - cache.num_available
     assert missing <= 0, f"{missing} page(s) are neither free nor evictable after every request ended"
