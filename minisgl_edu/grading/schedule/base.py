@@ -18,7 +18,7 @@ names the part of the contract it plays.
 
 from __future__ import annotations
 
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.core import expect as holds
 from minisgl_edu.grading.fixtures import FAKE_TOKEN, apply, decoding, token_ids, waiting
 from minisgl_edu.grading.schedule.checks import (
@@ -327,6 +327,25 @@ def _margins(max_tokens: int):
     return s, running, waiting(s, 1, 6, max_tokens=max_tokens)
 
 
+def _after_a_boundary(max_tokens: int):
+    # Request 0 runs to exactly 512 tokens (128 pages, 3 held): one token less changes nothing there.
+    s = sched()
+    running = decoding(s, 0, 9, max_tokens=503)
+    return s, running, waiting(s, 1, 6, max_tokens=max_tokens)
+
+
+def _last_token_left_out(fn) -> bool:
+    """`fn` counts a request's run one token short: it admits a run of 513 tokens (129 pages, one past
+    a page boundary) where 128 pages are left, and refuses one of 514 tokens (rounded down, still 128)."""
+    return admits(fn, *_after_a_boundary(507)[::2]) and not admits(fn, *_after_a_boundary(508)[::2])
+
+
+LAST_TOKEN = (
+    "a request's worst case is pages_for(len(req.input_ids) + req.max_new_tokens, page_size): count every "
+    "token of its run, the last output token's page included (not len(input_ids) + max_new_tokens - 1)"
+)
+
+
 def case_memory_margins(fn):
     # Lengths that are not multiples of the page size (4): 513 tokens take 129 pages, 505 take 127,
     # 509 take 128. Request 0 runs (9-token prompt, 3 pages held); 253 of 256 pages are available.
@@ -346,6 +365,13 @@ def case_memory_margins(fn):
             )
             expect(batch, ("prefill", [(1, 0, 6)]), "request 1 fits exactly")
         else:
+            if req in s.waiting and req.table_idx >= 0 and _last_token_left_out(fn):
+                raise Mistake(
+                    f"request 1 was admitted, but its run (6 + {max_tokens} = {final} tokens, one past a page "
+                    f"boundary) takes {need} pages and request 0 (513 tokens, 129 pages, 3 held) may still take "
+                    "126: 254, one page more than the 253 available. Your count leaves out each run's last token",
+                    LAST_TOKEN,
+                )
             not_admitted(
                 s,
                 req,
