@@ -421,11 +421,15 @@ change has to be measured for the model that serves.
 On the GPU, FlashInfer's own FP8 decode kernel (0.6.6) gains nothing at this shape: it reads FP8
 pages at 1.89 TB/s, 0.94x the speed of its bfloat16 kernel reading twice the bytes, and it takes one
 scale per layer where our pages carry one per token. The engine therefore decodes FP8 pages with a
-Triton kernel of this project, `minisgl_edu/kernels/decode_attention_fp8.py`: the structure of the
-small-batch kernel of section 4 (one program per request, KV head and split; online softmax;
-splits merged), with keys and values loaded as e4m3 rows, widened to bfloat16 (exactly: every
-e4m3 number is a bfloat16 number) and multiplied on tensor cores, and the scales applied to the
-scores and the softmax weights rather than to every number. `scripts/maintainer/gpu_fp8_kv.py`
+Triton kernel of this project, `minisgl_edu/kernels/decode_attention_fp8.py`. It keeps the online
+softmax and the merged splits of the small-batch kernel of section 4, but a program reads whole
+tokens: a slot of the pool holds one token's keys for every KV head side by side (1 KB for
+Qwen3-0.6B), so one program per request and split takes all of its query heads, reads blocks of
+16 tokens x 8 heads in one piece, and lets each query head keep only its own KV head's scores
+(a mask; the other products are computed and thrown away, which tensor cores can afford). Keys and
+values are loaded as e4m3 rows, widened to float16 (exactly: every e4m3 number is a float16
+number), and the scales are applied to the scores and the softmax weights rather than to every
+number. `scripts/maintainer/gpu_fp8_kv.py`
 times it against the bfloat16 kernels at the 256-request shape (`docs/benchmarks.md`, "FP8 KV cache").
 
 ## 7. GPU figures
