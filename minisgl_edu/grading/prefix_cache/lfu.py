@@ -273,22 +273,10 @@ def case_split(cls):
     _insert(cache, V, [52, 53], 2, "V is cached")
     _hit(cache, V)
     _insert(cache, W, [70, 71, 72], 2, "W shares A's first two pages")  # splits A, never matched: no hits
-    _expect_freed(
-        cache,
-        3,
-        SPLIT_NODES,
-        [12, 13, 72],
-        "an insert split A (0 hits) after two pages and added W's own page 72 (0 hits); V has 1 hit: "
-        "L (pages 12, 13) and W's leaf go first",
-    )
-    _expect_freed(
-        cache,
-        2,
-        SPLIT_NODES,
-        [10, 11],
-        "U (pages 10, 11), the upper part of the split, is a leaf now and has A's 0 hits, V has 1: U goes first",
-        {tuple(V_PAGES): U_SPLIT_HIT},
-    )
+    why = "an insert split A (0 hits) after two pages and added W's own page 72 (0 hits); V has 1 hit: "
+    _expect_freed(cache, 3, SPLIT_NODES, [12, 13, 72], why + "L (pages 12, 13) and W's leaf go first")
+    why = "U (pages 10, 11), the upper part of the split, is a leaf now and has A's 0 hits, V has 1: U goes first"
+    _expect_freed(cache, 2, SPLIT_NODES, [10, 11], why, {tuple(V_PAGES): U_SPLIT_HIT})
 
 
 def case_insert_no_hit(cls):
