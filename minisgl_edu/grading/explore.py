@@ -107,6 +107,19 @@ def first_difference(expected: dict, got: dict) -> Optional[Difference]:
     return None
 
 
+def made_by(play: Play, mistaken: Any, reference: Any, scene: Scene, diff: Difference) -> bool:
+    """For a hint that names one mistake: `mistaken`, the reference with that one mistake made on
+    purpose, plays `scene` as `reference` does up to the field of `diff` and gives there what the
+    answer gave, so the answer may well make that mistake."""
+    mine, right = play(mistaken, scene), play(reference, scene)
+    for field, value in right.items():
+        if field == diff.field:
+            return mine.get(field) == diff.got
+        if mine.get(field) != value:
+            return False
+    return False
+
+
 def unchanged(before: Any, after: Any) -> Any:
     """An observable for state the contract says to leave alone: "unchanged", or what it became."""
     return "unchanged" if _same(before, after) else after

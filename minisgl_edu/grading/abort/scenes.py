@@ -22,13 +22,14 @@ that starts with the aborted request's tokens finds in the prefix cache.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 from typing import Any, Callable
 
 from hypothesis import strategies as st
 
-from minisgl_edu.core import Req, ReqStatus
+from minisgl_edu.core import Req
 from minisgl_edu.grading.abort.checks import ROW_ZERO, returns, skips_row_zero
-from minisgl_edu.grading.explore import Difference, generated
+from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.fixtures import BALLAST_TOKEN, token_ids
 from minisgl_edu.grading.harness import fail_fast_if_stub
 from minisgl_edu.grading.scheduler_scenes import (
@@ -42,7 +43,6 @@ from minisgl_edu.grading.scheduler_scenes import (
     request_specs,
     setups,
 )
-from minisgl_edu.message import DetokenizeMsg
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.abort import abort_request
 
@@ -393,31 +393,19 @@ def _engine_hint(scene: Any, diff: Difference) -> str:
 def _row_zero_skipped(scheduler: Scheduler, uid: int) -> bool:
     """The package's abort_request with one mistake: it gives back what the request holds only when
     req.table_idx > 0, taking row 0 for "no row" (as `if req.table_idx:` does)."""
-    req = scheduler.reqs.pop(uid, None)
-    if req is None:
-        return False
-    if req in scheduler.waiting:
-        scheduler.waiting.remove(req)
-    if req in scheduler.running:
-        scheduler.running.remove(req)
-    if req.table_idx > 0:
-        scheduler.cache.release(req, cache_it=False)
-    req.status = ReqStatus.FINISHED
-    req.finish_reason = "abort"
-    scheduler.io.send([DetokenizeMsg(uid, -1, True, "abort", list(req.sampling_params.stop))])
-    return True
 
+    def release(req: Req, cache_it: bool = True) -> None:
+        if req.table_idx > 0:
+            scheduler.cache.release(req, cache_it)
 
-def _made_by(mistaken: Any, scene: AbortScene, diff: Difference) -> bool:
-    """`mistaken` runs the scene as the reference does up to the field of `diff` and gives there what
-    the answer gave: the answer may well make its mistake."""
-    mine, right = play(mistaken, scene), play(abort_request, scene)
-    for field, value in right.items():
-        if field == diff.field:
-            return mine.get(field) == diff.got
-        if mine.get(field) != value:
-            return False
-    return False
+    scope = SimpleNamespace(  # what abort_request touches (AbortScope), with the mistaken release()
+        reqs=scheduler.reqs,
+        waiting=scheduler.waiting,
+        running=scheduler.running,
+        io=scheduler.io,
+        cache=SimpleNamespace(release=release),
+    )
+    return abort_request(scope, uid)
 
 
 def _or_row_zero(hint: Any, answer: list) -> Callable[[Any, Difference], str]:
@@ -426,7 +414,7 @@ def _or_row_zero(hint: Any, answer: list) -> Callable[[Any, Difference], str]:
     not yet computed), so the answer is also tried on two requests of its own, on rows 0 and 1."""
 
     def named(scene: Any, diff: Difference) -> str:
-        if answer and _made_by(_row_zero_skipped, scene, diff) and skips_row_zero(answer[0]):
+        if answer and made_by(play, _row_zero_skipped, abort_request, scene, diff) and skips_row_zero(answer[0]):
             return ROW_ZERO
         return hint(scene, diff) if callable(hint) else hint
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 from hypothesis import strategies as st
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.explore import Difference, generated
+from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.prefix_cache.lfu_reference import SplitCountsAHit
 
@@ -40,12 +40,12 @@ PRELUDE = 3  # inserts before the steps
 # the kinds of step, as often as they are drawn (interleaved: a shrunk scene's steps become the first)
 KINDS = ["match", "evict", "insert", "match", "unlock", "evict", "match", "evict around", "insert", "unlock"]
 FIRST_PAGE = 10  # page ids start here, so that a page id never reads as a token
-# a loop that asks "enough freed?" only after freeing a leaf frees one even for 0
 SPLIT_IS_NO_USE = (
     "a split is not a use: both parts keep the count the node had, and the split adds none; the match "
     "that cut the edge then counts one hit on the upper part, as on every node whose pages it returns, "
     "and an insert that cuts one counts none"
 )
+# a loop that asks "enough freed?" only after freeing a leaf frees one even for 0
 EVICT_ZERO = (
     "evict(0) asks for nothing, so it must free nothing: ask whether at least n pages are freed before "
     "freeing each leaf, not after, and for n = 0 the loop stops before the first"
@@ -251,18 +251,6 @@ def _locked_pages(scene: TreeScene, field: str, reference: Any) -> set[int]:
     return {p for node in cache._nodes() if node.lock_ref > 0 for p in node.pages}
 
 
-def _made_by(mistaken: Any, reference: Any, scene: TreeScene, diff: Difference) -> bool:
-    """The reference with one mistake (`mistaken`) runs the scene as the reference does up to the
-    step of `diff` and gives there what the answer gave: the answer may well make that mistake."""
-    mine, right = play(mistaken, scene), play(reference, scene)
-    for field, value in right.items():
-        if field == diff.field:
-            return mine.get(field) == diff.got
-        if mine.get(field) != value:
-            return False
-    return False
-
-
 def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference], str]:
     def hint(scene: TreeScene, diff: Difference) -> str:
         op = _step(scene, diff.field)
@@ -316,7 +304,7 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
                 )
             if len(got) != len(set(got)):
                 return "evict returns each page it frees once"
-            if lfu and _made_by(SplitCountsAHit, reference, scene, diff):
+            if lfu and made_by(play, SplitCountsAHit, reference, scene, diff):
                 return SPLIT_IS_NO_USE
             if lfu:
                 return (
