@@ -25,6 +25,8 @@ each token's own size: keys of different tokens differ in size by 10x and more.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 
 FP8 = torch.float8_e4m3fn
@@ -113,16 +115,20 @@ class KVPool:
         self.k[layer_id].index_copy_(0, loc, k.to(self.k.dtype))
         self.v[layer_id].index_copy_(0, loc, v.to(self.v.dtype))
 
-    def load_pages(self, layer_id: int, pages: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def load_pages(
+        self, layer_id: int, pages: torch.Tensor, dtype: Optional[torch.dtype] = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """pages [B, n] -> K and V [B, n * page_size, Hkv, D] in `dtype`: each row's pages, in order,
-        FP8 dequantized. The reference read; the GPU kernels read the buffers in place."""
+        FP8 dequantized. The reference read; the GPU kernels read the buffers in place. FP8 pages
+        are dequantized into `dtype` when given (a test's float32 reference), else the pool's."""
         k = self._gather(self.k[layer_id], pages)
         v = self._gather(self.v[layer_id], pages)
         if not self.quantized:
             return k, v
         ks = self._gather(self.k_scale[layer_id], pages)
         vs = self._gather(self.v_scale[layer_id], pages)
-        return dequantize_fp8(k, ks, self.dtype), dequantize_fp8(v, vs, self.dtype)
+        dtype = dtype or self.dtype
+        return dequantize_fp8(k, ks, dtype), dequantize_fp8(v, vs, dtype)
 
     def _gather(self, buf: torch.Tensor, pages: torch.Tensor) -> torch.Tensor:
         # Gathering pages (page_size rows at a time) is much cheaper than gathering every slot.

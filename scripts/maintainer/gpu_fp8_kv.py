@@ -137,7 +137,7 @@ def kernel_bench() -> None:
     worst = 0.0
     for b in range(0, BS, 17):
         pages = perm[indptr[b] : indptr[b + 1]].long()[None]
-        kd, vd = (x[0, : lens[b]].float().repeat_interleave(HQ // HKV, dim=1) for x in pool.load_pages(0, pages))
+        kd, vd = (x[0, : lens[b]].repeat_interleave(HQ // HKV, dim=1) for x in pool.load_pages(0, pages, torch.float32))
         probs = (torch.einsum("hd,thd->ht", q[b].float(), kd) * scale).softmax(-1)
         worst = max(worst, rel(got[b], torch.einsum("ht,thd->hd", probs, vd)))
     print(f"ours fp8 vs float32 over the dequantized pages: worst relative error {worst:.2e} (16 requests)")
