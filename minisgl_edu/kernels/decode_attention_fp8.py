@@ -223,19 +223,15 @@ class SplitKVDecodeFP8(SplitKVDecode):
     """`SplitKVDecode`'s buffers and page lists (`plan`, `use_buffers`), over FP8 pages, with
     partial results per (request, query head, split)."""
 
-    def __init__(self, *args, splits: int = 0, block: int = 0, stages: int = STAGES, **kw) -> None:
+    def __init__(self, bs: int, *args, splits: int = 0, block: int = 0, stages: int = STAGES, **kw) -> None:
         """`splits`, `block` (tokens) and `stages` 0 or left out: the defaults above; there to time others."""
-        super().__init__(*args, **kw)
-        self.splits = splits or num_splits(self.bs)
+        # The base class's buffers fit this kernel: partials per (request, query head, split), and
+        # merge counters (one per request and KV head there; this kernel uses the first bs).
+        super().__init__(bs, *args, splits=splits or num_splits(bs), **kw)
         self.block = block or block_tokens(self.hkv)
         self.stages = stages
-        dev = self.count.device
-        self.count = torch.zeros(self.bs, dtype=torch.int32, device=dev)  # one counter per request
         if self.splits == 1:  # nothing to merge: no partials
             self.acc = self.ml = self.count
-        else:
-            self.acc = torch.empty(self.bs * self.hq * self.splits * self.d, dtype=torch.float32, device=dev)
-            self.ml = torch.empty(self.bs * self.hq * self.splits * 2, dtype=torch.float32, device=dev)
 
     def run(self, q: torch.Tensor, kv: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """q [bs, Hq, D]; kv = the layer's (K, V, K scales, V scales): [slots, Hkv, D] e4m3 and
