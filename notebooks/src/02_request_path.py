@@ -124,13 +124,22 @@ with httpx.stream("POST", server.url + "/v1/chat/completions", json=body, timeou
             delta = json.loads(line[6:])["choices"][0]["delta"]
             if delta.get("content"):
                 deltas.append(delta["content"])
-print(len(deltas), "chunks:", deltas)
+print("text:", repr("".join(deltas)))
 print("last line:", last_line)
 """),
     md(r"""
-Each chunk is one `UserReply.incremental_output` from the detokenizer, here one token's worth of
-text.
-
+Each chunk is one `UserReply.incremental_output` from the detokenizer, one token's worth of text,
+or several of them joined: when the API server has fallen behind, the replies waiting in a
+request's queue go out as one chunk (`_join_waiting` in `server/generate.py`, one JSON encoding
+and one socket write for all of them). So where the text is cut into chunks depends on how busy
+the machine is, and changes from run to run; the text itself does not (greedy decoding, below).
+"""),
+    code(r"""
+# NBVAL_IGNORE_OUTPUT
+# (the cuts between chunks depend on the machine's load: not checked)
+print(len(deltas), "chunks:", deltas)
+"""),
+    md(r"""
 **The answer is wrong.** A KV cache has nothing to do with KVM ("Kernel-based Virtual Machine"):
 it holds the keys and values that the attention layers computed for the tokens already processed,
 so that each new token computes only its own instead of those of the whole text again (chapter
