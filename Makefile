@@ -35,11 +35,16 @@ serve: $(STAMP) model
 # Lint and format (ruff, configured in pyproject.toml), then unit and end-to-end tests, then every
 # notebook top to bottom: the course chapters and the solutions must reproduce their stored outputs
 # (--nbval); the untouched exercises must run (--nbval-lax).
+# Two test processes (pytest-xdist), one per core of the CI machine: one test process keeps a
+# 2-core machine only ~60% busy (much of a test is waiting on a server's workers or a notebook's
+# kernel). Each file stays in one process (--dist loadfile): a module's server and a notebook's
+# cells are set up once and run in order.
+XDIST := -n 2 --dist loadfile
 test: $(STAMP) model lint
 	$(PY) -m minisgl_edu.course build-exercises --check
 	@bash scripts/install_browser.sh  # Chromium for tests/test_browser.py; never fails (the test skips without it)
-	$(PY) -m pytest -q -ra --durations=15 tests  # the slowest 15 listed at the end
-	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval notebooks solutions
+	$(PY) -m pytest -q -ra $(XDIST) --durations=15 tests  # the slowest 15 listed at the end
+	$(PY) -m pytest -q -ra -p no:cacheprovider $(XDIST) --nbval notebooks solutions
 	$(PY) -m pytest -q -ra -p no:cacheprovider --nbval-lax exercises
 
 lint: $(STAMP)
@@ -47,7 +52,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -ra -m "not slow" tests
+	$(PY) -m pytest -q -ra $(XDIST) -m "not slow" tests
 
 # JupyterLab on the course notebooks. The check fails early, with a clear message, when the frontend
 # half of ipywidgets is missing (the widgets would silently show as text); --allow-root for containers.
