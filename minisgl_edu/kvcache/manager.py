@@ -117,29 +117,6 @@ class CacheManager:
         self.allocator.free(self.page_table.truncate(req.table_idx, keep))
         return pages
 
-    def share_prompt(self, req: Req) -> None:
-        """(n > 1) Hand `req`'s full prompt pages to the prefix cache now, right after its prefill,
-        while it keeps running on them (locked), so the other answers to the same prompt are
-        admitted with a prefix hit instead of computing the prompt again. SGLang does the same
-        for every request (`cache_unfinished_req`); here only the first of n answers does, so the
-        cache holds what it held before for ordinary requests."""
-        ps = self.page_size
-        full = len(req.input_ids) // ps
-        own_from = req.prefix_len // ps
-        if full <= own_from:
-            return  # the whole prompt's full pages were a prefix hit already
-        key = req.input_ids[: full * ps]
-        _, cached = self.prefix_cache.match_prefix(key)
-        if len(cached) > own_from:
-            return  # another request cached this prompt meanwhile: the others will find its copy
-        if self.prefix_cache.insert(key, self.page_table.pages[req.table_idx][:full]) != own_from:
-            return  # a cache that keeps nothing (naive): the pages stay the request's own
-        handle, _ = self.prefix_cache.match_prefix(key)
-        self.prefix_cache.lock(handle)  # the new node first, so its parents stay locked throughout
-        self.prefix_cache.unlock(req.cache_handle)
-        req.cache_handle = handle
-        req.shared_len = full * ps
-
     def release(self, req: Req, cache_it: bool = True) -> None:
         """Give back everything `req` holds. Finished requests donate their full pages to the
         prefix cache; aborted ones (cache_it=False) return all their own pages to the free list.
@@ -150,7 +127,8 @@ class CacheManager:
         if req.table_idx < 0:
             return  # never admitted (aborted while waiting)
         pages = self.page_table.pages[req.table_idx]
-        # pages before this belong to the cache (a prefix hit, or handed over by share_prompt)
+        # pages before this belong to the cache (a prefix hit, or (n > 1) handed over after prefill:
+        # scheduler/prompt_sharing.py)
         own_from = max(req.prefix_len, req.shared_len) // self.page_size
         free_from = own_from  # the request's own pages from here on go back to the free list
         if cache_it:

@@ -8,7 +8,7 @@ Where this sits on the request path: the tokenizer worker turns a request with `
     schedule   `waits(req)`: while the leader's prompt is being computed, the follower (and so
                everyone behind it in the queue) is not admitted
     results    `prompt_done(req, cache)`: right after the leader's prefill, its full prompt pages
-               go to the prefix cache (`CacheManager.share_prompt`), while it keeps running on them
+               go to the prefix cache, while it keeps running on them
 
 So each follower is admitted with a prefix-cache hit on the leader's full pages, and computes only
 the prompt's last partial page again (a page is shared only once every token of it is computed),
@@ -44,4 +44,29 @@ def waits(req: Req) -> bool:
 def prompt_done(req: Req, cache: CacheManager) -> None:
     """`req`'s prompt is computed: if others wait for it, its full pages go to the prefix cache."""
     if req.shares_prompt:
-        cache.share_prompt(req)
+        _hand_to_cache(req, cache)
+
+
+def _hand_to_cache(req: Req, cache: CacheManager) -> None:
+    """Hand `req`'s full prompt pages to the prefix cache now, right after its prefill, while it
+    keeps running on them (locked), so the other answers to the same prompt are admitted with a
+    prefix hit instead of computing the prompt again. SGLang does the same for every request
+    (`cache_unfinished_req`); here only the first of n answers does, so the cache holds what it
+    held before for ordinary requests. Afterwards the row's first `req.shared_len` tokens are the
+    prefix cache's, as a prefix hit's are: `CacheManager.release` and `trim` never free them."""
+    ps, tree = cache.page_size, cache.prefix_cache
+    full = len(req.input_ids) // ps
+    own_from = req.prefix_len // ps
+    if full <= own_from:
+        return  # the whole prompt's full pages were a prefix hit already
+    key = req.input_ids[: full * ps]
+    _, cached = tree.match_prefix(key)
+    if len(cached) > own_from:
+        return  # another request cached this prompt meanwhile: the others will find its copy
+    if tree.insert(key, cache.page_table.pages[req.table_idx][:full]) != own_from:
+        return  # a cache that keeps nothing (naive): the pages stay the request's own
+    handle, _ = tree.match_prefix(key)
+    tree.lock(handle)  # the new node first, so its parents stay locked throughout
+    tree.unlock(req.cache_handle)
+    req.cache_handle = handle
+    req.shared_len = full * ps

@@ -20,8 +20,8 @@ features reach further: a grammar (`engine/grammar.py`) is compiled when the req
 scheduler and follows each sampled token (`StructuredOutput` in `scheduler/structured.py`, which
 the scheduler calls on arrival and for each result); `n` answers are `n` requests that the
 tokenizer worker makes from one `TokenizeMsg` and that the scheduler admits so they share the
-prompt's pages (`scheduler/prompt_sharing.py`, `CacheManager.share_prompt` in
-`kvcache/manager.py`). Every field is in `SamplingParams` (`core.py`).
+prompt's pages (`scheduler/prompt_sharing.py`, on the prefix cache's own `insert`, `lock` and
+`unlock`). Every field is in `SamplingParams` (`core.py`).
 """),
     md(r"""
 ## 1 · How sure was the model? Logprobs
@@ -124,7 +124,7 @@ there as the most likely token.
 sends four `UserMsg`s (the uid returned by `submit` and the three after it). Computing the same
 prompt four times would waste work, so the other three wait for the first one's prefill
 (`Req.prompt_leader`; `prompt_sharing.waits`, asked by `Scheduler._schedule_prefill`). Right after that prefill,
-`CacheManager.share_prompt` hands the first answer's full prompt pages to the prefix cache, and
+`prompt_sharing.prompt_done` hands the first answer's full prompt pages to the prefix cache, and
 the three others are admitted one step later with a prefix hit. (SGLang reaches the same end from
 its tokenizer manager: it first sends the prompt alone as a request with `max_new_tokens=0`, a
 prefill that only fills the cache, waits for it, then sends the n samples.)
@@ -412,7 +412,7 @@ print(fixed.finish_reason, fixed.token_ids[:3], "... the same as before:", fixed
 | feature | OpenAI chat request | here (`SamplingParams`) | SGLang |
 |---|---|---|---|
 | logprobs | `logprobs: true`, `top_logprobs: k` (0-20) | `logprobs`, `top_logprobs`; `engine/logprobs.py` | `return_logprob`, `top_logprobs_num` (in `GenerateReqInput`, beside the sampling params) |
-| several answers | `n` | `n`: n requests, the prompt's pages shared (`CacheManager.share_prompt`) | `n` in the sampling params, `parallel_sample_num` in the tokenizer manager |
+| several answers | `n` | `n`: n requests, the prompt's pages shared (`scheduler/prompt_sharing.py`) | `n` in the sampling params, `parallel_sample_num` in the tokenizer manager |
 | frequency / presence penalty | `frequency_penalty`, `presence_penalty` (-2 to 2) | the same names; `apply_penalties` | the same names; penalizers in `sglang/srt/sampling/penaltylib` |
 | repetition penalty | (not in OpenAI's API; an extension) | `repetition_penalty` | `repetition_penalty`; a penalizer in `penaltylib` |
 | logit bias | `logit_bias: {"token id": -100..100}` | `logit_bias`; `apply_logit_bias` | `logit_bias` |
