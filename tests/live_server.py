@@ -215,10 +215,23 @@ def wait_metrics(server, cond, what: str, timeout: float = 20.0) -> dict:
     m = metrics(server)
     while not cond(m):
         if time.monotonic() > deadline:
-            raise AssertionError(f"not {what} after {timeout} s: {m}")
+            raise AssertionError(f"not {what} after {timeout} s: {m}\n{_post_mortem(server)}")
         time.sleep(0.05)
         m = metrics(server)
     return m
+
+
+def _post_mortem(server) -> str:
+    """Each worker's process state (R running, S sleeping, T stopped, ...) and the log's tail."""
+    states = []
+    for pid, name in server.workers.items():
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                states.append(f"{name} ({pid}): {f.read().rsplit(')', 1)[1].split()[0]}")
+        except OSError:
+            states.append(f"{name} ({pid}): gone")
+    tail = "\n".join(server.output().splitlines()[-40:])
+    return "workers: " + ", ".join(states) + "\nthe server's log, last 40 lines:\n" + tail
 
 
 def wait_idle(server, free_pages: float | None = None, timeout: float = 20.0) -> dict:
