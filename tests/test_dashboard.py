@@ -137,6 +137,26 @@ def test_stats_go_out_after_a_change_and_at_most_once_per_interval(tiny_model_di
     assert len(s.io.sent) == sent
 
 
+def test_a_pause_while_the_stats_are_built_does_not_hold_back_the_next_ones(tiny_model_dir):
+    """The next message waits for the cost of the last one over STATS_BUDGET: the cost in this
+    thread's CPU time. A scheduler that was paused meanwhile (SIGSTOP, as tests/test_reliability_faults.py
+    does, or a core taken by other work) did no work in that time; counted as cost, a 0.5 s
+    pause would hold back every stats message for 25 s (0.5 / 0.02), and /metrics with them."""
+
+    class PausedWhileSending(CountingIO):
+        def send_stats(self, stats) -> None:
+            time.sleep(0.5)  # off the CPU, as a stopped process is
+            super().send_stats(stats)
+
+    s = tiny_scheduler(tiny_model_dir, PausedWhileSending(), stats_interval=0.25)
+    s.add_request(0, list(range(200, 210)), SamplingParams(max_tokens=2, ignore_eos=True))
+    before = time.monotonic()
+    s.step()
+    assert len(s.io.sent) == 1
+    # 0.25 s of interval plus 50 times the CPU time of one message: far below 25 s on any machine.
+    assert s._next_stats_at - before < 10.0, s._next_stats_at - before
+
+
 # ---------------------------------------------------------------- in process: the API server's side
 
 
