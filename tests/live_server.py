@@ -57,12 +57,18 @@ def children_of(pid: int) -> dict[int, str]:
     return out
 
 
-def pid_alive(pid: int) -> bool:
+def process_state(pid: int) -> str | None:
+    """The process's state letter from /proc (R running, S sleeping, T stopped, Z zombie, ...),
+    None if there is no such process."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            return f.read().rsplit(")", 1)[1].split()[0]
     except OSError:
-        return False
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    return process_state(pid) not in (None, "Z")
 
 
 def assert_gone(workers: dict[int, str], timeout: float = 5.0) -> None:
@@ -223,13 +229,7 @@ def wait_metrics(server, cond, what: str, timeout: float = 20.0) -> dict:
 
 def _post_mortem(server) -> str:
     """Each worker's process state (R running, S sleeping, T stopped, ...) and the log's tail."""
-    states = []
-    for pid, name in server.workers.items():
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                states.append(f"{name} ({pid}): {f.read().rsplit(')', 1)[1].split()[0]}")
-        except OSError:
-            states.append(f"{name} ({pid}): gone")
+    states = [f"{name} ({pid}): {process_state(pid) or 'gone'}" for pid, name in server.workers.items()]
     tail = "\n".join(server.output().splitlines()[-40:])
     return "workers: " + ", ".join(states) + "\nthe server's log, last 40 lines:\n" + tail
 

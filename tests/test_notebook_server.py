@@ -17,6 +17,7 @@ import time
 
 import httpx
 import pytest
+from live_server import pid_alive
 
 from minisgl_edu.server.notebook import current_server, group_processes, start_server, stop_server
 
@@ -37,13 +38,7 @@ def no_server_left():
 
 def pids_alive(pids: set[int]) -> set[int]:
     """Those of `pids` that are still running (a zombie has exited: it only waits to be reaped)."""
-    alive = set()
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
-                    alive.add(pid)
-    return alive
+    return {pid for pid in pids if pid_alive(pid)}
 
 
 def wait_group_gone(pgid: int) -> list:
