@@ -482,7 +482,8 @@ class Scheduler(OverlapMixin):
         cache), the next one waits longer: the stats never slow the scheduler down noticeably.
         That cost is this thread's CPU time, not the time on the clock: a process that was
         paused or waited for a busy core meanwhile (SIGSTOP, the machine's other work) did no
-        work, and counting that wait 50 times over once froze /metrics for more than a minute.
+        work, and counting that wait 50 times over (1 / STATS_BUDGET) would hold /metrics still
+        for minutes after a pause of a few seconds.
         """
         if not self.io.wants_stats:
             return
