@@ -10,7 +10,7 @@
 # package (`gpu_stage_base.sh COMMIT` makes .gpu/base) on the same model, for an A/B in one call;
 # RUNS picks some of the runs (default "one_stream streams_64 burst_256"; also poisson_16: a Poisson
 # stream of 16 requests/s, 256 requests). After the burst, where its first tokens waited
-# (bench/stages.py), where the server keeps stage stamps.
+# (bench/stages.py), where the server keeps stage stamps; the same after the Poisson stream.
 #   [TREE=.gpu/base] [RUNS=streams_64] bash scripts/maintainer/gpu.sh serving [SERVER ARGS...]
 set -eu
 tok=${MINISGL_EDU_TOKENIZER_DIR:?set MINISGL_EDU_TOKENIZER_DIR to the default model\'s tokenizer files}
@@ -38,7 +38,11 @@ bench warmup --num-prompts 32 --concurrency 32
 [[ " $runs " != *" one_stream "* ]] || bench one_stream --num-prompts 16 --concurrency 1
 # Several client processes where many streams run: one parses every chunk in Python and would
 # set the pace itself (bench/serving_procs.py; the table's Client CPU row shows how busy each was).
-[[ " $runs " != *" poisson_16 "* ]] || bench poisson_16 --num-prompts 256 --request-rate 16 --seed 2 --client-processes ${CLIENTS:-4}
+if [[ " $runs " == *" poisson_16 "* ]]; then
+  bench poisson_16 --num-prompts 256 --request-rate 16 --seed 2 --client-processes ${CLIENTS:-4}
+  python -m minisgl_edu.bench.stages --last 256 --json "$out/poisson_16_stages.json" > "$out/poisson_16_stages.txt" 2>&1 \
+    && cat "$out/poisson_16_stages.txt" || echo "(no stage stamps from this server)"
+fi
 [[ " $runs " != *" streams_64 "* ]] || bench streams_64 --num-prompts 256 --concurrency 64 --client-processes ${CLIENTS:-4}
 if [[ " $runs " == *" burst_256 "* ]]; then
   # Seed 1: prompts of their own, so that none is in the prefix cache from the runs before (those
