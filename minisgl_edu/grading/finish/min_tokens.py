@@ -66,6 +66,16 @@ def case_eos_waits(fn):
     past = "from min_tokens on, an EOS finishes the request again, as in check_finish"
     _expect(fn, _req([PLAIN] * 5 + [0]), 5, "stop", "6 output tokens, min_tokens=5: the newest token 0 is an EOS", past)
     _expect(fn, _req([PLAIN, 2]), 0, "stop", "min_tokens=0 holds nothing back: EOS finishes as in check_finish", past)
+    _expect(
+        fn,
+        _req([2, PLAIN, PLAIN]),
+        3,
+        None,
+        "min_tokens=3 is reached, the newest token is ' ok': the EOS that min_tokens held back at token 1 does "
+        "not finish the request later",
+        hint="once min_tokens is reached, test the newest token only, req.output_ids[-1], as check_finish does: "
+        "an EOS held back earlier never finishes the request",
+    )
 
 
 def case_boundary(fn):

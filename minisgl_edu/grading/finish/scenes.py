@@ -164,15 +164,32 @@ def reason_hint(scene: FinishScene, diff: Difference) -> str:
             "newest token, span several tokens, or be CJK/emoji of several byte tokens each), with a window "
             "sized in bytes by the longest stop string, len(s.encode()), plus a margin"
         )
+    if b == "stop" and a != "stop":
+        return _wrong_stop(scene, n, is_eos)
     if a == "length":
         return f"{n} output tokens reached req.max_new_tokens={scene.max_new_tokens} (the clamped limit, not sampling_params.max_tokens)"
-    if b == "stop" and is_eos and scene.ignore_eos:
-        return "ignore_eos turns off the EOS test (and only that one)"
-    if b == "stop":
-        return "no stop string is in the output's text yet: decode req.output_ids only (not the prompt), and look only for the strings of sampling_params.stop"
     if b == "length":
         return f"{n} output tokens are below req.max_new_tokens={scene.max_new_tokens}: 'length' only once len(req.output_ids) >= it"
     return HINTS_TEXT
+
+
+def _wrong_stop(scene: FinishScene, n: int, is_eos: bool) -> str:
+    """The hint for a 'stop' where the reference goes on or ends by length: what made it stop."""
+    if is_eos and scene.ignore_eos:
+        return "ignore_eos turns off the EOS test (and only that one)"
+    held = not is_eos and not scene.ignore_eos and any(t in scene.eos_ids for t in scene.output[: n - 1])
+    seen = _decode(_ids(scene.prompt) + scene.output[:n])  # a stop string anywhere, the prompt too
+    if held and not any(s in seen for s in scene.stop):
+        if scene.stretch_min is not None:
+            return (
+                f"token {n} is not an EOS: an EOS that min_tokens held back earlier does not finish the request "
+                "later; once the minimum is reached, test the newest token only, req.output_ids[-1], as check_finish does"
+            )
+        return f"token {n} is not an EOS: test req.output_ids[-1] only, not every output token"
+    return (
+        "no stop string is in the output's text yet: decode req.output_ids only (not the prompt), and look only "
+        "for the strings of sampling_params.stop"
+    )
 
 
 HINTS_TEXT = (
