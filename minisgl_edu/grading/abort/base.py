@@ -202,6 +202,21 @@ def case_shared_held(fn):
         "prefix pages were freed or overwritten while it read them"
     )
     check_all_back(s)
+    # n=2: the first answer hands its prompt's full pages to the cache; its second answer reads them.
+    s.add_request(3, encode(s, OTHER), GREEDY)
+    s.add_request(4, encode(s, OTHER), GREEDY, prompt_leader=3)
+    step_until(s, lambda: all(s.reqs[u].output_ids for u in (3, 4)), "both answers decoding")
+    assert s.reqs[3].shared_len > s.reqs[3].prefix_len, "setup: the first answer should share its prompt's pages"
+    s.io.drain()
+    h = held(s, 3)
+    only_its = h.own_from - s.reqs[4].prefix_len // s.cache.page_size  # prompt pages only it locks
+    abort(s, 3)
+    check_gone(s, 3)
+    check_message(s.io.drain(), 3)
+    second = "request 4 (the second answer to the same prompt, still decoding)"
+    check_freed(s, h, others=second, evictable=h.evictable + max(only_its, 0), leader=True)
+    engine_step("request 4, the second answer", s.run_until_idle)
+    check_all_back(s)
 
 
 def _pair_in_queue(s: Scheduler) -> tuple[int, int]:
@@ -466,7 +481,8 @@ CASES = [
     Case(
         "abort while others hold its cached prefix",
         case_shared_held,
-        "two requests with the same prompt read the same cached prefix; one is aborted, the other decodes on",
+        "two requests with the same prompt read the same cached prefix; one is aborted, the other decodes on; "
+        "then the first of n=2 answers to one prompt is aborted while the second decodes",
         engine=True,
     ),
     Case(

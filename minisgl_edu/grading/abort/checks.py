@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.core import Mistake, hinted
-from minisgl_edu.grading.fixtures import Held, decoding, plugged
+from minisgl_edu.grading.fixtures import Held, decoding, modelless, plugged, step_until, waiting
 from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.scheduler import Scheduler
@@ -184,6 +184,27 @@ def skips_row_zero(fn) -> bool:
     return 0 in used and 1 not in used
 
 
+DROPS_A_COMPUTED_TOKEN = (
+    "req.cached_len already leaves the newest sampled token out (it counts only tokens whose K/V is written): "
+    "use it as it is, never minus one"
+)
+
+
+def drops_a_computed_token(fn) -> bool:
+    """Of a request with a 5-token prompt aborted at cached_len 12 (3 full computed pages, 1 of them
+    the prompt's), `fn` caches 2: it takes the newest token off req.cached_len once more."""
+    s = modelless(cache="radix")
+    s.abort_fn = fn
+    req = waiting(s, 0, 5, max_tokens=20)
+    try:
+        step_until(s, lambda: req.output_ids and req.cached_len == 12, "cached_len 12", max_steps=40)
+        ids = list(req.all_ids)
+        s.abort(0)
+    except Exception:
+        return False  # some other mistake: the hint of the failed check names it
+    return len(s.cache.prefix_cache.match_prefix(ids)[1]) == 2
+
+
 @hinted("scheduler.cache.release(req, ...) gives back the request's page-table row with its pages")
 def check_row(s: Scheduler, row: int) -> None:
     """`row` is the request's page-table row before the abort (-1: it had none)."""
@@ -254,11 +275,12 @@ def snapshot(s: Scheduler):
 
 
 @hinted(RELEASE)
-def check_freed(s: Scheduler, h: Held, others: str = "", evictable: int | None = None) -> None:
+def check_freed(s: Scheduler, h: Held, others: str = "", evictable: int | None = None, leader: bool = False) -> None:
     """After the abort of `h.uid` (its batch landed, if any): exactly its own pages are free again,
     its row is free, the cache kept its pages, and the locks of the prefix are what `others`
     (the requests still reading it, in words; "" for none) leave. `evictable`: the expected
-    num_evictable (default: unchanged when others hold the prefix, every cached page when not)."""
+    num_evictable (default: unchanged when others hold the prefix, every cached page when not).
+    `leader`: the request is the first of n answers, which handed its prompt's pages to the cache."""
     cache = s.cache
     uid, ps = h.uid, cache.page_size
     check_row(s, h.row_idx)
@@ -274,6 +296,15 @@ def check_freed(s: Scheduler, h: Held, others: str = "", evictable: int | None =
         "aborted request. Hint: release(req, cache_it=False)"
     )
     freed_shared = [p for p in h.shared if cache.allocator.is_free(p)]
+    if freed_shared and leader:
+        raise Mistake(
+            f"uid {uid} is the first of n=2 answers to one prompt: after its prefill it handed its prompt's first "
+            f"{len(h.shared)} full page(s) to the prefix cache, which {others} reads; {len(freed_shared)} of them "
+            f"({freed_shared}) were put on the free list",
+            "the first of n answers shares its prompt's pages: its own pages start after req.shared_len tokens "
+            "when that is larger than req.prefix_len, max(req.prefix_len, req.shared_len) // page_size "
+            "(release() knows)",
+        )
     assert not freed_shared, (
         f"uid {uid}'s first {len(h.shared)} page(s) were its prefix hit, pages of the prefix cache"
         + (f" that {others} still reads" if others else "")

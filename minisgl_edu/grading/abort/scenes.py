@@ -28,7 +28,13 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Req
-from minisgl_edu.grading.abort.checks import ROW_ZERO, returns, skips_row_zero
+from minisgl_edu.grading.abort.checks import (
+    DROPS_A_COMPUTED_TOKEN,
+    ROW_ZERO,
+    drops_a_computed_token,
+    returns,
+    skips_row_zero,
+)
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.fixtures import BALLAST_TOKEN, token_ids
 from minisgl_edu.grading.harness import fail_fast_if_stub
@@ -296,7 +302,7 @@ def _queue(name: str) -> Callable[[Any, Difference], str]:
     return hint
 
 
-def _pages(stretch: bool) -> Callable[[Any, Difference], str]:
+def _pages(stretch: bool, answer: list) -> Callable[[Any, Difference], str]:
     def hint(scene: Any, diff: Difference) -> str:
         pairs = [(diff.expected.get(p), diff.got.get(p)) for p in diff.expected] if isinstance(diff.got, dict) else []
         for want, got in pairs:
@@ -318,6 +324,8 @@ def _pages(stretch: bool) -> Callable[[Any, Difference], str]:
                     )
                 return "this engine does not cache an aborted request: release(req, cache_it=False)"
             if want == "in the prefix cache" and got == "free":
+                if stretch and answer and drops_a_computed_token(answer[0]):
+                    return DROPS_A_COMPUTED_TOKEN
                 if stretch:
                     return (
                         "its computed full pages go into the prefix cache, filed under their tokens; and the pages "
@@ -423,13 +431,13 @@ def _or_row_zero(hint: Any, answer: list) -> Callable[[Any, Difference], str]:
 
 def hints(stretch: bool, answer: list) -> SceneHints:
     """The hints by field; `answer` holds the answer being graded once its search starts."""
-    by_kind = _hints(stretch)
+    by_kind = _hints(stretch, answer)
     if stretch:
         return by_kind
     return SceneHints({kind: _or_row_zero(hint, answer) for kind, hint in by_kind.items()})
 
 
-def _hints(stretch: bool) -> SceneHints:
+def _hints(stretch: bool, answer: list) -> SceneHints:
     return SceneHints(
         {
             "returned": _returned,
@@ -438,7 +446,7 @@ def _hints(stretch: bool) -> SceneHints:
             "scheduler.waiting": _queue("waiting"),
             "scheduler.running": _queue("running"),
             "its status": MARK,
-            "where the pages of its row are": _pages(stretch),
+            "where the pages of its row are": _pages(stretch, answer),
             "its page-table row": "release() gives back the request's page-table row with its pages",
             "free pages": _free(stretch),
             "pages in the prefix cache": (

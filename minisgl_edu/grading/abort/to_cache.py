@@ -30,6 +30,7 @@ from __future__ import annotations
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.abort.base import case_unknown_uid
 from minisgl_edu.grading.abort.checks import (
+    DROPS_A_COMPUTED_TOKEN,
     GREEDY,
     LONG,
     SHORT,
@@ -40,6 +41,7 @@ from minisgl_edu.grading.abort.checks import (
     check_marked,
     check_message,
     check_row,
+    drops_a_computed_token,
     engine_step,
     start,
 )
@@ -168,6 +170,13 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
                 if b.cached_len < b.prompt_len
                 else "cache what the request computed: release(req, cache_it=True) files its computed full pages "
                 "in the prefix cache",
+            )
+        if b.cached_len % ps == 0 and got == full - 1 and drops_a_computed_token(s.abort_fn):
+            raise Mistake(
+                f"one page too few went into the prefix cache: {b.cached_len} tokens were computed (req.cached_len), "
+                f"{full} full pages of {ps}, and only {got} were cached; the last one, full of computed K/V, went to "
+                "the free list",
+                DROPS_A_COMPUTED_TOKEN,
             )
         if got == b.prompt_len // ps:
             raise Mistake(
