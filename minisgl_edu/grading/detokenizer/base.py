@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
-from minisgl_edu.grading.detokenizer.common import HOLD_BACK, REPLACEMENT, SEARCH_ALL, WHOLE_CHARACTERS, _full, _piece
+from minisgl_edu.grading.detokenizer.common import (
+    EARLIEST_START,
+    HOLD_BACK,
+    REPLACEMENT,
+    SEARCH_ALL,
+    WHOLE_CHARACTERS,
+    _full,
+    _piece,
+)
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
@@ -172,6 +180,27 @@ def case_earliest_stop(cls):
         f"the pieces join to {joined!r}, expected 'one': the token ' two' completes both stop "
         "strings; cut at the earliest one in the text, whatever their order in the list"
     )
+    # 'e two' begins first but ends after 'tw': the cut is before the one that begins first
+    for stops in (["e two", "tw"], ["tw", "e two"]):
+        pieces = _stream(cls, tokenizer().encode(text), stops)
+        joined = "".join(pieces)
+        if joined == "one " and pieces[0] == "on":
+            raise Mistake(
+                f"stop={stops}: the pieces join to 'one ', expected 'on'. The token ' two' completes both stop "
+                "strings; 'tw' ends first, but 'e two' begins first, and the text is cut before the stop string "
+                "that begins first, so its 'e ' is never shown",
+                EARLIEST_START,
+            )
+        if pieces[0] == "one":
+            raise Mistake(
+                f"stop={stops}: after the token 'one' your add() had returned 'one', but its 'e' could still be "
+                "the start of 'e two' (the next token completes it), so it waits until the next token shows",
+                HOLD_BACK + (" of the list, any of them, not only the first" if stops[0] != "e two" else ""),
+            )
+        assert joined == "on", (
+            f"stop={stops}: the pieces join to {joined!r}, expected 'on': the token ' two' completes both stop "
+            "strings; cut at the earliest one in the text, whatever their order in the list"
+        )
 
 
 def case_false_starts(cls):

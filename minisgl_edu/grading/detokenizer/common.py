@@ -13,6 +13,10 @@ REPLACEMENT = "\ufffd"
 WHOLE_CHARACTERS = "hold text back while the decoded window ends in '\\ufffd'"
 SEARCH_ALL = "look for stop strings in all the text not yet returned (the held-back tail and the new text)"
 HOLD_BACK = "hold back a tail that could begin a stop string"
+EARLIEST_START = (
+    "cut before the stop string that begins first in the text (the smallest position), even when another one "
+    "ends before it"
+)
 
 
 def _full(ids: list[int]) -> str:

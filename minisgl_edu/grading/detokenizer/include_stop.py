@@ -131,10 +131,28 @@ SEARCH_SHOWN = (
 )
 ENDS_FIRST = "the stop string that ends first in the text wins, whatever its place in the list or where it begins"
 TWICE = "once add() has returned the stop string, finish() has nothing left: move what was sent past it"
+NEVER_STOPPED = (
+    "once add() has cut at a stop string the answer is complete: remember that it stopped (self.stopped = "
+    "True) and return '' from every later add() and from finish()"
+)
 NEGATIVE_START = (
     "clamp the search window's start at 0, text.find(s, max(0, sent - len(s) + 1)): a negative start counts "
     "from the end of the string"
 )
+
+
+def _went_on_after_the_cut(pieces: list[str], ids: list[int], expected: str) -> int:
+    """The number of add() calls after which the pieces joined to the answer, cut inside the text
+    decoded so far (so the stop string was found), while later pieces still gave more; else 0."""
+    full = _full(ids)
+    for m in range(1, len(pieces)):
+        if (
+            "".join(pieces[:m]) == expected
+            and "".join(pieces[m:])
+            and len(expected) < len(_complete_prefix(ids, m, full))
+        ):
+            return m
+    return 0
 
 
 def _missed_by_a_negative_start(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
@@ -163,6 +181,14 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         certain = _complete_prefix(ids, n, full)
         stop_complete = any(s and s in certain for s in stop)
         if not expected.startswith(shown):
+            if include and shown.startswith(expected) and _went_on_after_the_cut(pieces, ids, expected):
+                raise Mistake(
+                    f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+                    f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your add() cut right "
+                    f"after {winner!r} with token {_went_on_after_the_cut(pieces, ids, expected)}, and then went on "
+                    "returning text",
+                    NEVER_STOPPED,
+                )
             if include and _at_a_later_occurrence(shown, full, winner):
                 raise Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
             other = [t for t in stop if t and t != winner and t in full and shown == full[: full.find(t) + len(t)]]
@@ -215,13 +241,13 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                 "a stop string, not only at finish()",
                 "release held-back text as soon as the next tokens show it cannot begin a stop string",
             )
-    _judge_joined(pieces, full, winner, include, expected, where)
+    _judge_joined(pieces, ids, winner, include, expected, where)
 
 
-def _judge_joined(pieces: list[str], full: str, winner: str, include: bool, expected: str, where: str) -> None:
+def _judge_joined(pieces: list[str], ids: list[int], winner: str, include: bool, expected: str, where: str) -> None:
     """The pieces, finish()'s too, against the answer they must join to (the bounds of each add()
     were checked by _judge)."""
-    joined = "".join(pieces)
+    full, joined = _full(ids), "".join(pieces)
     if joined == expected:
         return
     said = f"your pieces {pieces!r} join to {joined!r}, expected {expected!r} {where}"
@@ -245,6 +271,12 @@ def _judge_joined(pieces: list[str], full: str, winner: str, include: bool, expe
         )
     if include and _at_a_later_occurrence(joined, full, winner):
         raise Mistake(f"{said}: {LATER}", FIRST)
+    if joined.startswith(expected) and include and _went_on_after_the_cut(pieces, ids, expected):
+        raise Mistake(
+            f"{said}: text after the stop string leaked. Your add() cut right after {winner!r} with token "
+            f"{_went_on_after_the_cut(pieces, ids, expected)}, and then finish() returned more",
+            NEVER_STOPPED,
+        )
     if joined.startswith(expected) and include:
         raise Mistake(
             f"{said}: text after the stop string leaked; cut right after the end of {winner!r}, even in the "
@@ -267,6 +299,9 @@ def _play(cls, text: str, stop: list[str], include: bool, expected: str) -> None
 def case_across_tokens(cls):
     text, stop = "one two three four five", "three four"
     assert len(_tokens_of(text, stop)) >= 2, "setup: the stop string must span two tokens"
+    # The stop string ends inside a token and more tokens follow: none of their text is shown.
+    assert _tokens_of(text, "two thr") == [" two", " three"], "setup: 'two thr' must end inside ' three'"
+    _play(cls, text, ["two thr"], True, "one two thr")
     _play(cls, text, [stop], True, "one two three four")
 
 
@@ -321,7 +356,8 @@ def case_first_to_complete(cls):
     streams = [_stream(cls, ids, stops, True) for stops, _, _ in orders]
     for (stops, expected, why), pieces in zip(orders, streams):
         joined = "".join(pieces)
-        if joined != expected and joined in {text[: text.find(s) + len(s)] for s in stops}:
+        chose = joined != expected and joined in {text[: text.find(s) + len(s)] for s in stops}
+        if chose and not _went_on_after_the_cut(pieces, ids, expected):  # (else _judge says it)
             raise Mistake(
                 f"stop={stops}, include_stop_str_in_output=True: the token ' two' completes both stop strings, and "
                 f"your pieces join to {joined!r}, expected {expected!r}: {why}. The stop string that ends first in "

@@ -26,7 +26,15 @@ from typing import Any, Callable, Optional
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from minisgl_edu.grading.detokenizer.common import HOLD_BACK, REPLACEMENT, SEARCH_ALL, WHOLE_CHARACTERS, _full, _piece
+from minisgl_edu.grading.detokenizer.common import (
+    EARLIEST_START,
+    HOLD_BACK,
+    REPLACEMENT,
+    SEARCH_ALL,
+    WHOLE_CHARACTERS,
+    _full,
+    _piece,
+)
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.pieces import PIECES, stop_strings
@@ -101,10 +109,27 @@ def _ending_in_one_token(draw: Any, ids: list[int]) -> list[str]:
 
 
 @st.composite
+def _one_inside_another(draw: Any, ids: list[int]) -> list[str]:
+    """Two stop strings that one token completes at once, the one that begins first ending last
+    ('e two' and 'tw' of ' two'): the base part cuts before the one that begins first."""
+    k = draw(st.integers(1, len(ids)))
+    before, upto = len(_full(ids[: k - 1])), _full(ids[:k])
+    inner_end = draw(st.integers(max(before + 1, 2), max(before + 1, 2, len(upto) - 1)))
+    if inner_end >= len(upto):
+        return []
+    inner_start = draw(st.integers(1, inner_end - 1))
+    outer = upto[draw(st.integers(0, inner_start - 1)) : draw(st.integers(inner_end + 1, len(upto)))]
+    return draw(st.permutations([upto[inner_start:inner_end], outer]))
+
+
+@st.composite
 def detok_scenes(draw: Any, stretch: bool = False) -> DetokScene:
     streams = draw(st.lists(_stream(whole_characters=stretch), min_size=1, max_size=2))
     tokens = [i for i, s in enumerate(streams) for _ in s.ids]
     turns = draw(st.permutations(tokens)) if len(streams) > 1 else tokens
+    if not stretch and draw(st.booleans()):  # (drawn last: the scenes before it stay as they were)
+        s = streams[draw(st.integers(0, len(streams) - 1))]
+        s.stop += draw(_one_inside_another(s.ids))
     return DetokScene(streams, list(turns), draw(st.booleans()) if stretch else False)
 
 
@@ -179,6 +204,18 @@ AGAIN = "request A again, in a new object: the text of each add(), then finish()
 SELF = "keep all state on self, set in __init__: the worker builds one object per request, several stream at once"
 
 
+def _cut_at_the_first_to_end(stream: Stream) -> Optional[tuple[int, str]]:
+    """(index of the token, text) for an answer that holds back right but, where that token completes
+    stop strings, cuts before the one that ends first (the base part cuts before the one that begins
+    first); None without a stop string."""
+    for k in range(1, len(stream.ids) + 1):
+        text = _full(stream.ids[:k])
+        found = [(text.find(s) + len(s), text.find(s)) for s in stream.stop if s and s in text]
+        if found:
+            return k - 1, text[: min(found)[1]]
+    return None
+
+
 def pieces_hint(scene: DetokScene, diff: Difference) -> str:
     """The mistake a stream's pieces show, read at the first piece where they part."""
     want, got = list(diff.expected), list(diff.got)
@@ -186,7 +223,11 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
     shown_want, shown_got = "".join(want[: k + 1]), "".join(got[: k + 1])
     stream = scene.streams["AB".index(diff.field[8])]
     if REPLACEMENT in shown_got and REPLACEMENT not in shown_want:
-        return WHOLE_CHARACTERS
+        # half a character shown (not a stray byte of the text, which the whole decode shows too)
+        if not _full(stream.ids).startswith(shown_got) or _full(stream.ids[: k + 1]).endswith(REPLACEMENT):
+            return WHOLE_CHARACTERS
+    if "".join(got) != "".join(want) and (k, "".join(got)) == _cut_at_the_first_to_end(stream):
+        return EARLIEST_START
     if len(shown_got) > len(shown_want) and shown_got.startswith(shown_want):
         extra = shown_got[len(shown_want) :]
         if any(s in shown_got for s in stream.stop):
@@ -199,6 +240,14 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         theirs = decoded[len(shown_got) :]  # what the answer held back: a shorter start of the same one
         if theirs and held.endswith(theirs) and any(s.startswith(theirs) for s in begun):
             return f"{HOLD_BACK}: the longest tail that could begin one (here {held!r}), not a shorter one"
+        # the start of another stop string: the shortest of all, or the longest of the first one's
+        starts = [k for s in stream.stop for k in range(1, min(len(s), len(held) + 1)) if held.endswith(s[:k])]
+        firsts = [k for k in range(1, min(len(stream.stop[0]), len(held) + 1)) if held.endswith(stream.stop[0][:k])]
+        if theirs and held.endswith(theirs) and len(theirs) == min(starts, default=0):
+            also = ", and not only for the first" if len(theirs) == max(firsts, default=0) else ""
+            return (
+                f"{HOLD_BACK}: the longest tail that could begin any of them (here {held!r}), not a shorter one{also}"
+            )
         begun = begun or [s for s in stream.stop if s.startswith(extra) or extra in s]
         if begun and stream.stop[0] not in begun:
             return HOLD_BACK + " of the list, any of them, not only the first"
