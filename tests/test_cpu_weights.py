@@ -260,9 +260,9 @@ def test_small_decode_batches_run_on_one_thread_and_give_the_threads_back(tiny_m
         engine, seen = rt.scheduler.engine, []
         forward_now = engine._forward_now
 
-        def spy(batch, ids_on_device):
+        def spy(batch):
             seen.append((batch.phase, len(batch.items), torch.get_num_threads()))
-            return forward_now(batch, ids_on_device)
+            return forward_now(batch)
 
         engine._forward_now = spy
         # 2, 4 and 8 tokens: decode batches of 3 requests, then 2, then 1.

@@ -131,7 +131,7 @@ def test_stats_go_out_after_a_change_and_at_most_once_per_interval(tiny_model_di
     assert [m.detail.seq for m in s.io.sent] == list(range(1, sent + 1))
     last = s.io.sent[-1]
     assert last.waiting_requests == 0 and last.detail.requests == [] and owners(last.detail.pages) == {}
-    s._next_stats_at = 0.0  # even with the interval over: nothing changed, so nothing is sent
+    s.stats_pacer.next_at = 0.0  # even with the interval over: nothing changed, so nothing is sent
     for _ in range(5):
         s.step()
     assert len(s.io.sent) == sent
@@ -154,7 +154,7 @@ def test_a_pause_while_the_stats_are_built_does_not_hold_back_the_next_ones(tiny
     s.step()
     assert len(s.io.sent) == 1
     # 0.25 s of interval plus 50 times the CPU time of one message: far below 25 s on any machine.
-    assert s._next_stats_at - before < 10.0, s._next_stats_at - before
+    assert s.stats_pacer.next_at - before < 10.0, s.stats_pacer.next_at - before
 
 
 # ---------------------------------------------------------------- in process: the API server's side

@@ -42,8 +42,9 @@ def test_a_mixed_batch_is_laid_out_item_by_item_with_logits_where_a_token_is_sam
             ScheduledReq(spec, 2, 3, draft=[44, 45]),
         ],
     )
-    inputs = ForwardInputs.of(batch, table, PAGE, ids_on_device=False)
-    assert inputs.ids == [11, 12, 13, 14, 21, 22, 34, 43, 44, 45]
+    inputs = ForwardInputs.of(batch, table, PAGE)
+    # a 0 where the decode token is read from Engine.last_tokens (below)
+    assert inputs.ids == [11, 12, 13, 14, 21, 22, 0, 43, 44, 45]
     assert inputs.positions == [0, 1, 2, 3, 0, 1, 3, 2, 3, 4]
     # slot = page * PAGE + position % PAGE, on each request's own pages
     assert inputs.out_loc == [20, 21, 22, 23, 28, 29, 35, 38, 39, 40]
@@ -54,24 +55,22 @@ def test_a_mixed_batch_is_laid_out_item_by_item_with_logits_where_a_token_is_sam
     assert inputs.sampled == [False, True, True, True]
     assert inputs.sampled_rows == [1, 2, 3]
     assert (inputs.q_lens, inputs.kv_lens, inputs.rows) == ([4, 2, 1, 3], [4, 2, 4, 5], [0, 1, 2, 3])
-    assert inputs.from_device == [] and not inputs.all_from_device and not inputs.is_decode
+    assert inputs.from_device == [6] and not inputs.all_from_device and not inputs.is_decode
 
 
-def test_under_overlap_a_decode_token_is_read_on_the_device_and_its_drafts_from_the_host():
+def test_a_decode_token_is_read_on_the_device_and_a_token_with_drafts_from_the_host():
     table = _table()
     prompt = _req(1, [11, 12, 13], [], 0, table, [5])
     decode = _req(2, [21, 22], [23], 1, table, [6])
     spec = _req(3, [31], [32], 2, table, [7])
     mixed = Batch("mixed", [ScheduledReq(prompt, 0, 3), ScheduledReq(decode, 2, 1), ScheduledReq(spec, 1, 2, [33])])
-    inputs = ForwardInputs.of(mixed, table, PAGE, ids_on_device=True)
-    # a 0 stands where the token is copied from Engine.last_tokens; the prompt and the drafts
-    # come from the host
-    assert inputs.ids == [11, 12, 13, 0, 0, 33]
-    assert inputs.from_device == [3, 4]
+    inputs = ForwardInputs.of(mixed, table, PAGE)
+    # a 0 stands where the token is copied from Engine.last_tokens (the one its request sampled
+    # last); the prompt, and a newest token with its drafts, come from the host
+    assert inputs.ids == [11, 12, 13, 0, 32, 33]
+    assert inputs.from_device == [3]
     assert not inputs.all_from_device
 
     decode_only = Batch("decode", [ScheduledReq(decode, 2, 1), ScheduledReq(spec, 1, 1)])
-    inputs = ForwardInputs.of(decode_only, table, PAGE, ids_on_device=True)
-    assert inputs.all_from_device and inputs.is_decode and inputs.from_device == [0, 1]
-    host = ForwardInputs.of(decode_only, table, PAGE, ids_on_device=False)
-    assert host.ids == [23, 32] and host.from_device == []
+    inputs = ForwardInputs.of(decode_only, table, PAGE)
+    assert inputs.all_from_device and inputs.is_decode and inputs.from_device == [0, 1] and inputs.ids == [0, 0]

@@ -228,13 +228,15 @@ def test_batch_one_at_a_time_equals_reference(tiny_model_dir, reference):
         assert out[0] == reference[uid]
 
 
-def test_requests_that_do_not_speculate_share_the_batch(tiny_model_dir, reference):
-    """A request with penalties never carries drafts; it runs in verify batches beside others."""
+@pytest.mark.parametrize("overlap", [False, True], ids=["normal", "overlap"])
+def test_requests_that_do_not_speculate_share_the_batch(tiny_model_dir, overlap):
+    """A request with penalties never carries drafts; it runs in verify batches beside others,
+    and its token from a verify batch is the input of its next decode step in either loop."""
     pen = SamplingParams(max_tokens=24, ignore_eos=True, presence_penalty=0.5)
     params = [GREEDY, pen, GREEDY, pen, GREEDY, GREEDY]
     want, _, _ = run(make(tiny_model_dir, spec=False), PROMPTS, params)
     s = make(tiny_model_dir, spec=True)
-    got, _, records = run(s, PROMPTS, params)
+    got, _, records = run(s, PROMPTS, params, overlap=overlap)
     assert got == want
     assert not any(uid in (1, 3) for rec in records for uid in rec.drafts)
 
@@ -260,13 +262,13 @@ def test_overlap_loop_verifies_alone_and_overlaps_when_nothing_is_guessed(
         monkeypatch.setattr(speculator_module, "propose_ngram", lambda *a: [])
     s = make(tiny_model_dir, spec=True)
     launches = []  # (another batch in flight?, this one verifies drafts?)
-    launch = s._launch
+    launch = s.launch
 
     def logged(batch):
-        launches.append((s._in_flight is not None, batch.has_drafts))
+        launches.append((s.has_in_flight, batch.has_drafts))
         return launch(batch)
 
-    s._launch = logged
+    s.launch = logged
     out, _, _ = run(s, PROMPTS, [GREEDY] * len(PROMPTS), overlap=True)
     assert out == reference
     assert (True, True) not in launches

@@ -6,7 +6,7 @@
 Where this sits on the request path: around the scheduler loop. On a GPU the overlap loop hides
 the host's work of a step behind the forward pass of the step before, but only while that work
 takes less time than the GPU's. This runs a real `Scheduler` on a tiny random-weight model with
-its forward pass (`Scheduler._forward`) replaced by a stand-in that samples token 7 for every
+its forward pass (`Engine.launch_batch`) replaced by a stand-in that samples token 7 for every
 request at once, so what is timed is the scheduler's part of a step alone: choosing the batch,
 reserving pages, adding each new token, the finish checks, the messages to the detokenizer.
 The engine's own host work (building a step's inputs, the graph replay's copies) is not in it.
@@ -27,6 +27,7 @@ import time
 
 from minisgl_edu.core import Batch, ReqStatus, SamplingParams
 from minisgl_edu.engine.engine import ForwardOutput
+from minisgl_edu.engine.output import PendingForward
 from minisgl_edu.grading.harness import tiny_model
 from minisgl_edu.process import frozen_heap
 from minisgl_edu.scheduler import Scheduler, SchedulerConfig
@@ -34,10 +35,11 @@ from minisgl_edu.scheduler import Scheduler, SchedulerConfig
 PROMPT_LEN = 64
 
 
-def instant_forward(batch: Batch) -> ForwardOutput:
+def instant_forward(batch: Batch) -> PendingForward:
     """The stand-in forward pass: token 7 for every item that samples one, no time spent."""
     sampled = [it.completes_prompt for it in batch.items]
-    return ForwardOutput([[7] if s else [] for s in sampled], [[None] if s else [] for s in sampled])
+    out = ForwardOutput([[7] if s else [] for s in sampled], [[None] if s else [] for s in sampled])
+    return PendingForward([], None, ready=out)
 
 
 def decoding_scheduler(batch: int, steps: int) -> Scheduler:
@@ -54,7 +56,7 @@ def decoding_scheduler(batch: int, steps: int) -> Scheduler:
             max_prefill_tokens=batch * PROMPT_LEN,
         )
     )
-    s._forward = instant_forward
+    s.engine.launch_batch = instant_forward
     params = SamplingParams(max_tokens=steps + 2, ignore_eos=True)
     for uid in range(batch):
         s.add_request(uid, [100 + (uid * 7919 + i * 31) % 40000 for i in range(PROMPT_LEN)], params)

@@ -86,10 +86,10 @@ def time_steps(sched) -> list[StepTiming]:
     steps: list[StepTiming] = []
     launch = engine.launch_batch
 
-    def timed(batch, ids_on_device: bool = False):
+    def timed(batch):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record(engine.stream)
-        pending = launch(batch, ids_on_device)
+        pending = launch(batch)
         end.record(engine.stream)
         items = batch.items
         steps.append(

@@ -53,7 +53,6 @@ import torch
 from minisgl_edu.attention.graph_inputs import PackedGraphInputs
 from minisgl_edu.engine.forward_inputs import ForwardInputs
 from minisgl_edu.engine.runner import EagerRunner, RunOutput
-from minisgl_edu.host_copy import to_device
 
 # A batch replays a token-row graph only if its rows read at most this many K/V tokens in all (the
 # sum of the rows' lengths): a 512-token prompt reads 131k. Past that, a row graph's repeated reads
@@ -199,17 +198,12 @@ class CudaGraphRunner:
         """Replay the decode graph for a batch of len(inputs.rows) decode tokens; -> (logits
         [b, vocab], greedy tokens [b]). The greedy tokens are already in `Engine.last_tokens`.
 
-        Every input token is the one its request sampled last: read from `last_tokens` in the graph
-        (overlap scheduling), or written there first from the host.
+        Every input token is the one its request sampled last, read from `last_tokens` in the graph.
         """
         rows = inputs.rows
         b = len(rows)
         bs = self._size_for(b)
         self._prepare(bs, rows, inputs.positions, inputs.out_loc, inputs.kv_lens)
-        if not inputs.all_from_device:
-            self.engine.last_tokens.index_copy_(
-                0, self.inputs.rows[:b], to_device(inputs.ids, torch.int64, self.engine.device)
-            )
         self.graphs[bs].replay()
         return self.logits[bs][:b], self.tokens[bs][:b]
 

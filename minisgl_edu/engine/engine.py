@@ -209,15 +209,14 @@ class Engine:
         return self.launch_batch(batch).result()
 
     @torch.inference_mode()
-    def launch_batch(self, batch: Batch, ids_on_device: bool = False) -> PendingForward:
+    def launch_batch(self, batch: Batch) -> PendingForward:
         """Start `batch`; return a handle whose `result()` waits for the sampled tokens.
 
         On CPU everything is done before this returns. On CUDA the work is only *queued* on the
         engine's stream, and no step here waits for the GPU, so the scheduler can prepare the next
-        batch meanwhile (overlap scheduling). With `ids_on_device`, the input token of a decode
-        item is read from `last_tokens` (the token this request's previous batch sampled, still
-        on the GPU) instead of from `req.output_ids`, which the overlap loop fills in later; in a
-        mixed batch that is true of its decode items, while its prompt chunks come from the host.
+        batch meanwhile (overlap scheduling): the input token of a decode item is read on the
+        device from `last_tokens` (the token this request's previous batch sampled), which the
+        host may not have seen yet (`forward_inputs.py`).
         """
         if self.stream is None:
             n = self.config.cpu_single_thread_decode
@@ -226,17 +225,17 @@ class Engine:
                 # each op also waits for the other threads to wake; on a machine whose cores the
                 # server's other processes and a client share, that wait is longer than the work.
                 with _torch_threads(1):
-                    return self._forward_now(batch, ids_on_device)
-            return self._forward_now(batch, ids_on_device)
+                    return self._forward_now(batch)
+            return self._forward_now(batch)
         # Work the scheduler queued on the default stream (page-table rows) comes first.
         self.stream.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(self.stream):
-            return self._forward_now(batch, ids_on_device)
+            return self._forward_now(batch)
 
-    def _forward_now(self, batch: Batch, ids_on_device: bool) -> PendingForward:
+    def _forward_now(self, batch: Batch) -> PendingForward:
         """The forward pass in three steps: inputs, run the model, sample."""
         # 1. Inputs: the batch laid out flat, token by token (forward_inputs.py).
-        inputs = ForwardInputs.of(batch, self.page_table, self.page_size, ids_on_device)
+        inputs = ForwardInputs.of(batch, self.page_table, self.page_size)
         # 2. Run the model: the runner chosen when the engine was built (eager, or CUDA graphs
         #    where one fits); the logits of the positions sampled from.
         out = self.runner.run(inputs)
@@ -250,7 +249,7 @@ class Engine:
 
     def _sample(self, inputs: ForwardInputs, out: RunOutput, reqs: list) -> PendingForward:
         """The sampled tokens (and logprobs, for the requests that asked), also kept in
-        `last_tokens` for the overlap loop's next decode step."""
+        `last_tokens`, where the next decode step reads them."""
         if out.greedy is not None and not any(needs_sampler(r) for r in reqs):
             tokens = out.greedy  # a decode graph picked them, and wrote them to last_tokens
         else:
@@ -260,7 +259,7 @@ class Engine:
 
     def set_last_tokens(self, rows: list[int], tokens: list[int]) -> None:
         """Page-table row `rows[i]`'s newest token is `tokens[i]` (decided on the host: after a
-        verify), for a decode batch that reads its input tokens from `last_tokens`."""
+        verify), for the decode batch that reads it from `last_tokens`."""
         if rows:
             self.last_tokens.index_copy_(0, self._tensor(rows), self._tensor(tokens))
 

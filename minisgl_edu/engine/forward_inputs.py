@@ -15,9 +15,12 @@ Only the positions in `sample_at` get logits: a prompt chunk that leaves part of
 later step gets none, a completed prompt or a decode token its last position, and a request with
 drafts every position, since each draft is checked against the logits before it.
 
-Where the input tokens come from: the host (`req.all_ids`), except under overlap scheduling,
-where a decode token was sampled by the batch still running and is read on the device from
-`Engine.last_tokens` (`from_device` lists those places; `ids` holds a 0 there).
+Where the input tokens come from: a prompt chunk's from the host (`req.all_ids`); a decode token
+is the one its request sampled last, read on the device from `Engine.last_tokens`, where the
+sampler wrote it (`from_device` lists those places; `ids` holds a 0 there). That is one rule for
+both of the scheduler's loops: under overlap scheduling the host has not even seen that token yet
+when the next batch is built. A decode token with drafts (speculative decoding) comes from the
+host with its drafts: such a batch is only built once the newest tokens are known there.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ class ForwardInputs:
     positions: list[int]  # its position in its request's sequence
     out_loc: list[int]  # the KV-pool slot its K/V is written to
     token_rows: list[int]  # the page-table row of the request it belongs to
-    from_device: list[int]  # flat positions whose token is in `Engine.last_tokens` (overlap)
+    from_device: list[int]  # flat positions whose token is read from `Engine.last_tokens`
     sample_at: list[int]  # flat positions whose logits are needed, in order
     rows: list[int]  # per item: its request's page-table row
     q_lens: list[int]  # per item: tokens computed
@@ -43,15 +46,13 @@ class ForwardInputs:
     is_decode: bool  # one decode token per item (what a decode CUDA graph replays)
 
     @classmethod
-    def of(cls, batch: Batch, page_table: PageTable, page_size: int, ids_on_device: bool) -> ForwardInputs:
-        """`ids_on_device`: a decode item's input token is the one its request sampled last,
-        still on the device (the overlap loop has not seen it yet)."""
+    def of(cls, batch: Batch, page_table: PageTable, page_size: int) -> ForwardInputs:
         inputs = cls([], [], [], [], [], [], [], [], [], [], batch.is_decode)
         for it in batch.items:
             req, first = it.req, len(inputs.positions)
-            if ids_on_device and it.is_decode:
+            if it.is_decode and not it.draft:  # the token its request sampled last
                 inputs.from_device.append(first)
-                inputs.ids.extend([0, *it.draft])
+                inputs.ids.append(0)
             else:
                 inputs.ids.extend(it.input_ids)
             inputs.positions.extend(range(it.start, it.end))
@@ -73,7 +74,7 @@ class ForwardInputs:
 
     @property
     def all_from_device(self) -> bool:
-        """Is every input token in `Engine.last_tokens` (a decode batch under overlap)?"""
+        """Is every input token in `Engine.last_tokens` (a decode batch)?"""
         return len(self.from_device) == self.num_tokens
 
     @property

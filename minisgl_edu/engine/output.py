@@ -35,7 +35,7 @@ class PendingForward:
     tokens: Optional[torch.Tensor]  # on the host (pinned on CUDA), filled when `event` completes
     logprobs: Optional[BatchLogprobs] = None  # of the sampled rows that asked (read after the event)
     event: Optional[torch.cuda.Event] = None  # recorded after the device-to-host copy (CUDA only)
-    ready: Optional[ForwardOutput] = None  # a verify batch's result, known when it was launched
+    ready: Optional[ForwardOutput] = None  # a result known at launch (a verify batch; a stand-in engine)
 
     def result(self) -> ForwardOutput:
         if self.ready is not None:

@@ -53,8 +53,8 @@ class EagerRunner:
         return RunOutput(self.logits(hidden, inputs))
 
     def token_ids(self, inputs: ForwardInputs, rows: torch.Tensor) -> torch.Tensor:
-        """The input tokens on the device: from the host, except those still on the device
-        (overlap scheduling), which are read from `last_tokens` without waiting for them."""
+        """The input tokens on the device: a decode token from `last_tokens` (where the sampler
+        wrote it, maybe still running), the others from the host."""
         if inputs.all_from_device:  # a decode batch: each item's token is its row's last one
             return self.last_tokens.index_select(0, rows)
         ids = self.tensor(inputs.ids)

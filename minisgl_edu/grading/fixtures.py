@@ -177,7 +177,7 @@ class Modelless:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine, name)
 
-    def launch_batch(self, batch: Batch, ids_on_device: bool = False) -> PendingForward:
+    def launch_batch(self, batch: Batch) -> PendingForward:
         tokens = [[made_up_token(it.req, it.end)] if it.completes_prompt else [] for it in batch.items]
         return PendingForward([], None, ready=ForwardOutput(tokens, [[None] * len(t) for t in tokens]))
 

@@ -8,9 +8,14 @@ Where this sits on the request path: a `UserMsg` arrives from a tokenizer worker
                     budget, chunking a long prompt), otherwise one decode batch of everyone running;
                     with `config.mixed_chunk`, the running requests' decode tokens join the prefill
                     batch in one forward pass (a "mixed" batch)
-    3. forward      `_forward`: `Engine.forward_batch` runs the model and samples
-    4. results      `_process_results`: append tokens, check finish, free what finished,
-                    send one `DetokenizeMsg` per new token to the detokenizer
+    3. launch       `launch`: `Engine.launch_batch` runs the model and samples (on CUDA only
+                    queued: the device works while the host goes on)
+    4. land         `land`: wait for the batch's tokens, then `_process_results`: append tokens,
+                    check finish, free what finished, send one `DetokenizeMsg` per new token to
+                    the detokenizer
+
+`overlap_loop` (CUDA's default) runs the same steps in another order: it schedules and launches
+batch N+1 before it lands batch N (`overlap.py`).
 
 The request features beyond the plain path are each one object or module, called at fixed
 points: `n > 1` (`prompt_sharing.py`: receive, schedule, results), structured output
@@ -46,10 +51,10 @@ from minisgl_edu.scheduler.abort import abort_request
 from minisgl_edu.scheduler.config import SchedulerConfig
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.io import QueueIO, SchedulerIO
-from minisgl_edu.scheduler.overlap import OverlapMixin
+from minisgl_edu.scheduler.overlap import InFlight, OverlapLoop
 from minisgl_edu.scheduler.record import StepRecord
 from minisgl_edu.scheduler.speculator import Speculator
-from minisgl_edu.scheduler.stats import STATS_BUDGET, SchedulerStats, change_key, collect_stats
+from minisgl_edu.scheduler.stats import SchedulerStats, StatsPacer, collect_stats
 from minisgl_edu.scheduler.structured import StructuredOutput
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 from minisgl_edu.trace import NULL_TRACER, Tracer
@@ -72,7 +77,7 @@ def schedule_next_batch(scheduler: "Scheduler") -> Optional[Batch]:
     return batch
 
 
-class Scheduler(OverlapMixin):
+class Scheduler:
     def __init__(
         self,
         config: SchedulerConfig,
@@ -114,9 +119,7 @@ class Scheduler(OverlapMixin):
         self.last_batch: Optional[Batch] = None  # the batch scheduled last (for the stats)
         self.prefix_hit_tokens_total = 0  # prompt tokens served from the prefix cache
         self.prompt_tokens_total = 0  # prompt tokens of the admitted requests
-        self.stats_sent = 0  # stats messages sent to the server (_maybe_send_stats)
-        self._stats_key_sent: Optional[tuple] = None  # change_key() when the last one was sent
-        self._next_stats_at = 0.0  # time.monotonic() before which no stats message goes out
+        self.stats_pacer = StatsPacer(config.stats_interval)  # when the next stats message may go out
         # The features beyond the plain path, each behind one object (see the module docstring).
         self.grammars = StructuredOutput(tokenizer, self.vocab_size, self.eos_ids)
         # Drafts per request and step: `SchedulerConfig.speculative_num_draft_tokens`, by device if None.
@@ -127,7 +130,8 @@ class Scheduler(OverlapMixin):
         self.finish_fn: Callable[..., Optional[str]] = check_finish
         self.abort_fn: Callable[["Scheduler", int], bool] = abort_request
         self.schedule_fn: Callable[["Scheduler"], Optional[Batch]] = schedule_next_batch
-        self._init_overlap()  # bookkeeping of overlap_loop (see overlap.py); idle under normal_loop
+        self._ahead: dict[int, int] = {}  # id(req) -> its tokens launched and not landed yet
+        self.overlap = OverlapLoop(self)  # the other order of the same steps (overlap.py)
 
     # ------------------------------------------------------------------ 1. receive
     def receive(self, block: bool = False) -> None:
@@ -266,7 +270,7 @@ class Scheduler(OverlapMixin):
         items = []
         reqs = self._decoding()
         # Tokens sampled by a batch still in flight (overlap loop only; 0 in normal_loop).
-        aheads = [self._tokens_ahead(req) for req in reqs]
+        aheads = [self.tokens_ahead(req) for req in reqs]
         # (speculative decoding) Drafts follow the newest token, so only when every request has
         # it on the host: a verify batch reads all its input tokens from there.
         drafting = not any(aheads)
@@ -283,7 +287,7 @@ class Scheduler(OverlapMixin):
         """The running requests that get a decode token this step (all of them in normal_loop)."""
         reqs = []
         for req in self.running:
-            ahead = self._tokens_ahead(req)
+            ahead = self.tokens_ahead(req)
             if ahead and len(req.output_ids) + ahead >= req.max_new_tokens:
                 continue  # (overlap loop) its last token is already being computed
             reqs.append(req)
@@ -311,10 +315,47 @@ class Scheduler(OverlapMixin):
         decode = self._schedule_decode()  # the same requests as `decoding`
         return Batch("mixed", prefill.items + decode.items)
 
-    # ------------------------------------------------------------------ 3. forward
-    def _forward(self, batch: Batch) -> ForwardOutput:
+    # ------------------------------------------------------------------ 3. launch, 4. land
+    def launch(self, batch: Batch) -> InFlight:
+        """Start `batch` on the engine (on CUDA the work is only queued) and return it in flight.
+
+        Until it lands, the next batch may be scheduled (the overlap loop), so its new positions
+        count as taken now: a prompt chunk's `cached_len` moves to its end, a decode token counts
+        in `tokens_ahead`; and its requests are pinned (`cache.pin`): a release waits for the landing.
+        """
+        t0 = time.perf_counter()
+        record = StepRecord.of(batch)
+        self.cache.pin(batch.reqs)
+        for it in batch.items:  # item by item: a mixed batch has prompt chunks and decode tokens
+            if it.is_decode:
+                self._ahead[id(it.req)] = self.tokens_ahead(it.req) + 1
+            else:
+                it.req.cached_len = it.end  # not to be scheduled again while in flight
         self._trace_scheduled(batch)
-        return self.engine.forward_batch(batch)
+        return InFlight(batch, self.engine.launch_batch(batch), record, t0)
+
+    def land(self, fl: InFlight) -> StepRecord:
+        """Wait for the tokens of a batch in flight and process them (append, finish, reply)."""
+        out = fl.pending.result()  # the only wait for the device in either loop
+        batch = fl.batch
+        for it in batch.items:
+            if it.is_decode:
+                self._ahead[id(it.req)] -= 1
+        self._ahead = {key: n for key, n in self._ahead.items() if n}
+        self.cache.unpin(batch.reqs)  # the device is done with this batch: releases it held back happen now
+        self._process_results(batch, out, fl.record)  # (it skips requests aborted meanwhile)
+        if batch.has_drafts:  # the newest tokens were decided on the host (engine/verify.py)
+            got = [it.req for it in batch.items if it.req.uid in fl.record.next_tokens and not it.req.is_finished]
+            self.engine.set_last_tokens([r.table_idx for r in got], [r.output_ids[-1] for r in got])
+        fl.record.seconds = time.perf_counter() - fl.t0
+        return fl.record
+
+    def tokens_ahead(self, req: Req) -> int:
+        """`req`'s decode tokens launched and not landed yet (0 between the steps of normal_loop)."""
+        return self._ahead.get(id(req), 0)
+
+    def must_land_first(self, batch: Batch) -> bool:  # (overlap loop) see Speculator.must_land_first
+        return self.speculator.must_land_first(batch)
 
     def _trace_scheduled(self, batch: Batch) -> None:
         mixed = batch.phase == "mixed"
@@ -399,7 +440,7 @@ class Scheduler(OverlapMixin):
         return not self.waiting and not self.running
 
     def step(self, block: bool = False) -> Optional[StepRecord]:
-        """One iteration: receive, schedule, forward, process results. None if there was no work."""
+        """One iteration: receive, schedule, launch, land. None if there was no work."""
         assert not self.has_in_flight, "step() cannot follow overlap_step() while a batch is in flight"
         batch = self.schedule(block)
         if batch is None:
@@ -415,18 +456,14 @@ class Scheduler(OverlapMixin):
         self.receive(block=block and self.is_idle)
         batch = self._schedule_next_batch()
         if batch is None:
-            self._maybe_send_stats()
+            self.send_stats()
         return batch
 
     def run_batch(self, batch: Batch) -> StepRecord:
-        """The second half of a step: forward the batch and process its results."""
-        t0 = time.perf_counter()
-        record = StepRecord.of(batch)
-        live = batch.without_finished()
-        if live is not None:
-            self._process_results(live, self._forward(live), record)
-        record.seconds = time.perf_counter() - t0
-        self._maybe_send_stats()
+        """The second half of a step: launch the batch and land it."""
+        live = batch.without_finished()  # an abort between `schedule` and here drops its request
+        record = self.land(self.launch(live)) if live is not None else StepRecord.of(batch)
+        self.send_stats()
         return record
 
     def normal_loop(self) -> None:
@@ -440,6 +477,24 @@ class Scheduler(OverlapMixin):
             self.overlap_loop()
         else:
             self.normal_loop()
+
+    def overlap_step(self, block: bool = False) -> Optional[StepRecord]:
+        """One iteration of `overlap_loop`: schedule and launch batch N+1, then land batch N
+        (`OverlapLoop.step`). Returns the record of the batch that landed, if any."""
+        return self.overlap.step(block)
+
+    def overlap_loop(self) -> None:
+        """Like `normal_loop`, with batch N+1 prepared while batch N runs (CUDA's default)."""
+        self.overlap.run(until=lambda: self._exit)
+
+    @property
+    def has_in_flight(self) -> bool:
+        return self.overlap.in_flight is not None
+
+    @property
+    def in_flight_batch(self) -> Optional[Batch]:
+        """(overlap loop) The batch launched and not landed yet: its requests' pages are pinned."""
+        return self.overlap.in_flight.batch if self.overlap.in_flight is not None else None
 
     @property
     def use_overlap(self) -> bool:
@@ -472,33 +527,12 @@ class Scheduler(OverlapMixin):
         """The gauges of /metrics and the detail of /dashboard (`stats.py`)."""
         return collect_stats(self)
 
-    def _maybe_send_stats(self) -> None:
+    def send_stats(self) -> None:
         """Send `stats()` to the server if anything changed since the last message, at most once
-        every `config.stats_interval` seconds.
-
-        Called after every step and whenever the scheduler wakes up idle (`io.recv` returns after
-        its poll interval), so the state after the last change of a burst still goes out, soon
-        after it. If building the message took more than STATS_BUDGET of the interval (a huge KV
-        cache), the next one waits longer: the stats never slow the scheduler down noticeably.
-        That cost is this thread's CPU time, not the time on the clock: a process that was
-        paused or waited for a busy core meanwhile (SIGSTOP, the machine's other work) did no
-        work, and counting that wait 50 times over (1 / STATS_BUDGET) would hold /metrics still
-        for minutes after a pause of a few seconds.
-        """
-        if not self.io.wants_stats:
-            return
-        now = time.monotonic()
-        if now < self._next_stats_at:
-            return
-        key = change_key(self)
-        if key == self._stats_key_sent:
-            return  # the server's copy is up to date
-        self.stats_sent += 1
-        cpu = time.thread_time()
-        self.io.send_stats(self.stats())
-        self._stats_key_sent = key
-        cost = time.thread_time() - cpu
-        self._next_stats_at = now + max(self.config.stats_interval, cost / STATS_BUDGET)
+        every `config.stats_interval` seconds (`StatsPacer`). Called after every step and
+        whenever the scheduler wakes up idle, so the state after a burst's last change goes out."""
+        if self.io.wants_stats:
+            self.stats_pacer.send_if_due(self, self.io.send_stats)
 
 
 def token_reply(req: Req, token: int, logprobs) -> DetokenizeMsg:

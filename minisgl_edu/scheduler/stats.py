@@ -1,7 +1,7 @@
 """What the scheduler tells the API server about itself: one `SchedulerStats` a few times a second.
 
 Where this sits on the request path: beside it. After each step, and each time it wakes up idle,
-the scheduler calls `_maybe_send_stats`. When something changed since the last message and that
+the scheduler calls `send_stats`, which asks its `StatsPacer`. When something changed since the last message and that
 message is at least `config.stats_interval` old, it builds one `SchedulerStats` (`collect_stats`)
 and sends it as a `SchedulerStatsMsg` through the detokenizer to the API server. There the gauges
 become /metrics (`server/metrics.py`), and `detail` becomes the live page at /dashboard
@@ -19,7 +19,7 @@ import itertools
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Optional, Protocol
+from typing import Callable, Optional, Protocol
 
 from minisgl_edu.core import Batch, Req
 from minisgl_edu.kvcache import CacheManager, PageMapSnapshot
@@ -41,7 +41,7 @@ class StatsSource(Protocol):
     generated_tokens_total: int
     prefix_hit_tokens_total: int
     prompt_tokens_total: int
-    stats_sent: int
+    stats_pacer: StatsPacer
 
 
 STATS_BUDGET = 0.02  # the largest share of the scheduler's time that building stats may take
@@ -152,7 +152,7 @@ def collect_stats(s: StatsSource) -> SchedulerStats:
         for r in s.running + listed
     ]
     detail = StatsDetail(
-        seq=s.stats_sent,
+        seq=s.stats_pacer.sent,
         time=time.monotonic(),
         min_interval=s.config.stats_interval,
         steps=s.batch_count,
@@ -180,3 +180,37 @@ def collect_stats(s: StatsSource) -> SchedulerStats:
         spec_verify_outcomes=[list(row) for row in s.speculator.verify_outcomes] if s.speculator.enabled else [],
         detail=detail,
     )
+
+
+class StatsPacer:
+    """When the scheduler's next stats message may go out, and how many went out (the `seq` of
+    each message's detail)."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval  # SchedulerConfig.stats_interval
+        self.sent = 0
+        self.key_sent: Optional[tuple] = None  # change_key() when the last one was sent
+        self.next_at = 0.0  # time.monotonic() before which no message goes out
+
+    def send_if_due(self, s: StatsSource, send: Callable[[SchedulerStats], None]) -> None:
+        """Send `collect_stats(s)` if the interval is over and anything changed since the last.
+
+        If building the message took more than STATS_BUDGET of the interval (a huge KV cache),
+        the next one waits longer: the stats never slow the scheduler down noticeably. That cost
+        is this thread's CPU time, not the time on the clock: a process that was paused or waited
+        for a busy core meanwhile (SIGSTOP, the machine's other work) did no work, and counting
+        that wait 50 times over (1 / STATS_BUDGET) would hold /metrics still for minutes after a
+        pause of a few seconds.
+        """
+        now = time.monotonic()
+        if now < self.next_at:
+            return
+        key = change_key(s)
+        if key == self.key_sent:
+            return  # the server's copy is up to date
+        self.sent += 1
+        cpu = time.thread_time()
+        send(collect_stats(s))
+        self.key_sent = key
+        cost = time.thread_time() - cpu
+        self.next_at = now + max(self.interval, cost / STATS_BUDGET)

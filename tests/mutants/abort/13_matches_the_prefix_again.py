@@ -23,7 +23,7 @@ def abort_request(scheduler, uid):
     if req in scheduler.running:
         scheduler.running.remove(req)
     cache = scheduler.cache
-    if scheduler.has_in_flight and req in scheduler._in_flight.batch.reqs:
+    if scheduler.has_in_flight and req in scheduler.in_flight_batch.reqs:
         cache.release(req, cache_it=False)
     elif req.table_idx >= 0:
         row = cache.page_table.pages[req.table_idx]
