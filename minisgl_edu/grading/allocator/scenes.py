@@ -366,6 +366,12 @@ def num_free_hint(scene: AllocScene, diff: Difference) -> str:
     op = _op(scene, diff.field)
     if op[0] == "bad" and scene.stretch:
         return "check every page of the call before freeing any: a refused free changes nothing"
+    if op[0] == "bad" and isinstance(diff.got, int) and isinstance(diff.expected, int) and diff.got < diff.expected:
+        return (
+            "a refused free may give back the pages before the bad one or none of them, but every page "
+            "stays either in use or free: none is lost, and num_free counts each page that went back, those "
+            "before the bad one too (count each page as it goes back, not len(pages) after the loop)"
+        )
     if op[0] == "bad":
         return (
             "a refused free may give back the pages before the bad one or none of them, but every page "
