@@ -19,7 +19,7 @@ drafts and the targets were left as they were (the scheduler reads them after th
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from hypothesis import strategies as st
@@ -30,12 +30,15 @@ from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.step import (
     ACCEPT_MISTAKES,
     ALL_MISTAKES,
+    CAPPED,
     FIELDS,
     HINTS,
     MISTAKES,
     _as_result,
     _decode,
+    _pages_on_a_longer_row,
     _step,
+    caps_the_drafts,
     first_field,
     kv_story,
     page_mistake,
@@ -270,10 +273,12 @@ def _cut_hint(scene: VerifyScene, diff: Difference) -> str:
     return f"{MISTAKES[m]} ({HINTS[m]})" if m else finish_story(scene, want)
 
 
-def accepted_hint(scene: VerifyScene, diff: Difference) -> str:
+def accepted_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
     if isinstance(diff.got, int) and diff.got < diff.expected:
         want = _step(_request(scene), scene.drafts, scene.targets)
         if want.finish_reason and diff.got == len(want.tokens) - 1:
+            if answer and caps_the_drafts(answer[0]):
+                return CAPPED
             return "accepted counts the drafts the model agreed with, before any cut by a finish"
     m = named_mistake(scene, diff, ACCEPT_MISTAKES)
     return (
@@ -287,11 +292,13 @@ def kv_hint(scene: VerifyScene, diff: Difference) -> str:
     return kv_story(req, scene.drafts, want, diff.got)[1]
 
 
-def pages_hint(scene: VerifyScene, diff: Difference) -> str:
+def pages_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
     req = _request(scene)
     want = _step(req, scene.drafts, scene.targets)
     story, hint = pages_story(req, want, diff.got)
     m = page_mistake(req, scene.drafts, scene.targets, diff.got) if isinstance(diff.got, list) else None
+    if m is None and answer and isinstance(diff.got, list):
+        m = _pages_on_a_longer_row(answer[0], req, scene.drafts, scene.targets, ALL_MISTAKES)
     # the story says "no page was given back" itself
     return f"{story}: {MISTAKES[m]}" if m and m != "pages_none" else f"{story} ({hint})"
 
@@ -315,13 +322,26 @@ VERIFY_HINTS = {
 
 
 def verify_case(reference: Any, examples: int = 250) -> Any:
-    return generated(
+    answer: list = []  # the answer being graded, once its search starts: some hints try it once more
+    hints = dict(
+        VERIFY_HINTS,
+        accepted=lambda scene, diff: accepted_hint(scene, diff, answer),
+        free_pages=lambda scene, diff: pages_hint(scene, diff, answer),
+    )
+    case = generated(
         f"generated: {examples} verify steps against the package's",
         verify_scenes(),
         play,
         show,
         reference,
-        VERIFY_HINTS,
+        hints,
         examples,
         hint="every field equals the package's step on the same input, and the inputs stay as they were",
     )
+    search = case.run
+
+    def run(impl: Any) -> None:
+        answer[:] = [impl]
+        search(impl)
+
+    return replace(case, run=run)

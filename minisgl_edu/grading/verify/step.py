@@ -114,6 +114,9 @@ MISTAKES = {
     "drafts and go back to the free list now",
     "pages_round_down": "a page that still holds valid positions was given back: keep every page that holds "
     "a position below the new length (round up: pages_for(total, page_size))",
+    "pages_round_up": "one page too many was kept: positions 0..total-1 that end exactly at a page's end fill "
+    "their last page, and no page past it is needed; round up only a partial page (pages_for(total, page_size)), "
+    "never total // page_size + 1",
     "pages_newest": "the page where the newest token's K/V goes in the next step was given back: keep the "
     "pages of positions 0..total-1, the newest token's included",
     "pages_no_prompt": "pages were counted from the start of the output: positions and pages count from the "
@@ -151,6 +154,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "kv_uncut": _KEPT,
     "pages_none": _PAGES,
     "pages_round_down": _PAGES,
+    "pages_round_up": "pages_for(total, page_size) is -(-total // page_size): a page more only for a partial one",
     "pages_newest": "the newest token's K/V is written next step at position total - 1: keep its page",
     "pages_no_prompt": "positions count from the prompt's first token; the first prefix_len // page_size pages "
     "are the cache's",
@@ -173,6 +177,7 @@ KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_unc
 PAGE_MISTAKES = [
     "pages_none",
     "pages_round_down",
+    "pages_round_up",
     "pages_newest",
     "pages_no_prompt",
     "pages_uncut",
@@ -252,6 +257,7 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
     keep = {
         "pages_none": len(req.pages),
         "pages_round_down": total // req.page_size,
+        "pages_round_up": total // req.page_size + 1,
         "pages_newest": pages_for(total - 1, req.page_size),
         "pages_no_prompt": pages_for(total - req.prompt_len, req.page_size),
         "pages_uncut": pages_for(uncut, req.page_size),
@@ -330,8 +336,11 @@ def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistake
     return diagnose(got, want, req, drafts, targets, mistakes)[0]
 
 
-def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES) -> tuple[str, str]:
-    """`explain`'s text, and the hint for the mistake it names ("" when it names none)."""
+def diagnose(
+    got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES, fn=None
+) -> tuple[str, str]:
+    """`explain`'s text, and the hint for the mistake it names ("" when it names none). `fn`: the
+    answer, tried on a longer row when its pages fit two page mistakes alike."""
     hint = ""
     first = first_field(got, want)
     text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
@@ -341,6 +350,8 @@ def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistak
     if first == "free_pages":
         story, hint = pages_story(req, want, got.free_pages)
         m = page_mistake(req, drafts, targets, got.free_pages, mistakes)
+        if m is None and fn is not None:
+            m = _pages_on_a_longer_row(fn, req, drafts, targets, mistakes)
         if m:
             story, hint = f"{story}: {MISTAKES[m]}", MISTAKES[m]
         return f"{text}. {story}", hint
@@ -356,6 +367,9 @@ def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistak
         hint = HINTS[named[0]]
         if len(named) > 1:  # this input does not tell the two apart
             text += f" (or: {MISTAKES[named[1]]})"
+    elif first == "accepted" and got.accepted == len(want.tokens) - 1 and fn is not None and caps_the_drafts(fn):
+        text += f". {CAPPED[0].upper()}{CAPPED[1:]}"
+        hint = CAPPED
     elif first == "accepted" and got.accepted == len(want.tokens) - 1:
         text += (
             ". accepted counts the drafts the model agreed with, before any cut by a finish (the acceptance "
@@ -365,11 +379,41 @@ def diagnose(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistak
     return text, hint
 
 
+CAPPED = (
+    "accepted counts every draft the model agreed with, also past max_new_tokens: do not cut the drafts to the "
+    "tokens left yourself; count first, then the length limit cuts the tokens"
+)
+
+
+def caps_the_drafts(fn) -> bool:
+    """The answer counts the drafts right when an EOS cuts the run (2 of 3 drafts kept, accepted 3):
+    so an accepted too small at a length cut comes from cutting the drafts to the tokens left."""
+    req = _req([_id(" one")], 3)
+    drafts = _w(" two") + [2] + _w(" three")
+    try:
+        got = _call(fn, req, drafts, drafts + _w(" four"))
+    except Exception:
+        return False
+    return got.accepted == 3 and got.tokens == drafts[:2]
+
+
 def page_mistake(req, drafts, targets, free_pages, mistakes=ALL_MISTAKES) -> Optional[str]:
     """The known mistake of PAGE_MISTAKES that gives these free_pages, when only one does (a step
     where two give the same pages does not tell them apart)."""
     alike = [m for m in PAGE_MISTAKES if m in mistakes and _step(req, drafts, targets, m).free_pages == free_pages]
     return alike[0] if len(alike) == 1 else None
+
+
+def _pages_on_a_longer_row(fn, req, drafts, targets, mistakes) -> Optional[str]:
+    """The page mistake the answer makes on the same step with two more pages in its row, where
+    keeping every page and keeping one too many no longer give the same pages."""
+    longer = _copy(req)
+    longer.pages = list(req.pages) + [max(req.pages, default=0) + 1, max(req.pages, default=0) + 2]
+    try:
+        got = _call(fn, longer, drafts, targets)
+    except Exception:
+        return None  # its other mistake is named where it shows
+    return page_mistake(longer, drafts, targets, got.free_pages, mistakes)
 
 
 def first_field(a: VerifyResult, b: VerifyResult) -> Optional[str]:
@@ -446,7 +490,7 @@ def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: s
     want = package_step(_copy(req), list(drafts), list(targets))
     if got == want:
         return
-    text, hint = diagnose(got, want, req, drafts, targets, mistakes)
+    text, hint = diagnose(got, want, req, drafts, targets, mistakes, fn)
     raise Mistake(f"{why} ({describe(req, drafts, targets)}): {text}", hint)
 
 
