@@ -77,6 +77,8 @@ MISTAKES = {
     "subtract frequency_penalty times the token's count in the output",
     "pres_per_occurrence": "the presence penalty was subtracted once per occurrence: subtract it once for "
     "every token that occurs in the output at all",
+    "pres_needs_freq": "the presence penalty was left out of a row whose frequency_penalty is 0: presence is a "
+    "penalty of its own, subtracted once for every token that occurs in the output, whatever frequency_penalty is",
     "freq_before_rep": "frequency and presence were applied before the repetition penalty: the chain scales "
     "first (repetition), then subtracts (frequency, presence)",
     "bias_replaces": "logit_bias replaced the logit: the bias is added to it",
@@ -86,6 +88,8 @@ MISTAKES = {
     "what you return, so it would pick a token the grammar forbids. Mask every row that has a grammar, "
     "greedy ones too",
     "mask_skipped": "the grammar's mask was not applied: every token the grammar forbids must come out as -inf",
+    "mask_mirrored": "the grammar's bitmask was read mirrored: tokens it allows came out -inf and tokens it forbids "
+    "were kept. In the k-th 32-bit word of the bitmask, token 32 * k + j is bit j counted from the low end",
     "min_p_absolute": "min_p dropped the tokens whose probability is below min_p itself: the threshold is "
     "relative, min_p times the probability of the most likely token",
     "min_p_no_temperature": "min_p used the probabilities at temperature 1: use softmax(logits / temperature), "
@@ -107,6 +111,11 @@ REPETITION = "once per token in req.input_ids + req.output_ids: logit / p when p
 FREQUENCY = "count req.output_ids only: logit - count * frequency_penalty - (count > 0) * presence_penalty"
 MASK = "req.grammar.fill_mask(bitmask, row), then -inf for every forbidden token, whatever the temperature"
 OWN_VALUES = "row i uses reqs[i].sampling_params and nothing else"
+MIN_P_SHORTCUT = (
+    "the whole batch came back as the model gave it, yet min_p applies to a row that samples: min_p is a link "
+    "too, so the shortcut that returns the logits untouched when no penalty, bias or grammar applies must look "
+    "at min_p as well (a row that samples with min_p > 0 needs the chain)"
+)
 GREEDY_BY_IS_GREEDY = "min_p only on rows that sample (not sampling_params.is_greedy), whatever their temperature"
 HINTS = {  # the hint for each mistake of MISTAKES
     "rep_output_only": REPETITION,
@@ -119,11 +128,15 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "freq_pres_prompt": FREQUENCY,
     "freq_once": FREQUENCY,
     "pres_per_occurrence": FREQUENCY,
+    "pres_needs_freq": "test presence_penalty on its own: it applies when frequency_penalty is 0 too, so not "
+    "inside `if frequency_penalty != 0`",
     "freq_before_rep": "the repetition penalty scales the model's logit; then subtract",
     "bias_replaces": "logit += bias for every (token, bias) in sampling_params.logit_bias",
     "bias_first": "the order is repetition, frequency and presence, logit_bias, grammar mask",
     "mask_not_greedy": MASK,
     "mask_skipped": MASK,
+    "mask_mirrored": "token 32 * k + j is allowed when (bitmask[k] >> j) & 1: bit 0 is the lowest bit, so shift "
+    "by j, not by 31 - j",
     "min_p_absolute": "keep a token when p >= min_p * max(p); -inf for the others",
     "min_p_no_temperature": "p = softmax(logits / temperature), the distribution the sampler draws from",
     "min_p_first": "min_p is the last link: decide on the logits after the bias and the mask",
@@ -144,9 +157,10 @@ PENALTY_MISTAKES = [
     "freq_once",
     "pres_per_occurrence",
     "freq_before_rep",
+    "pres_needs_freq",
 ]
 BIAS_MISTAKES = ["bias_replaces", "bias_first"]
-MASK_MISTAKES = ["mask_not_greedy", "mask_skipped"]
+MASK_MISTAKES = ["mask_not_greedy", "mask_skipped", "mask_mirrored"]
 MIN_P_MISTAKES = [
     "min_p_absolute",
     "min_p_no_temperature",
@@ -161,13 +175,15 @@ MIN_P_MISTAKES = [
 BATCH_MISTAKES = ["min_p_batch_top"]
 
 
-def allowed_tokens(grammar: Grammar, vocab: int) -> torch.Tensor:
-    """[vocab] bool: the tokens `grammar` allows next (its bitmask unpacked, one bit per token)."""
+def allowed_tokens(grammar: Grammar, vocab: int, mirrored: bool = False) -> torch.Tensor:
+    """[vocab] bool: the tokens `grammar` allows next (its bitmask unpacked, one bit per token; with
+    `mirrored`, each word read from its high bit down, the mistake "mask_mirrored")."""
     import xgrammar as xgr
 
     bitmask = xgr.allocate_token_bitmask(1, vocab)
     grammar.fill_mask(bitmask, 0)
-    bits = (bitmask[0, :, None] >> torch.arange(32, dtype=torch.int32)) & 1
+    shifts = torch.arange(32, dtype=torch.int32)
+    bits = (bitmask[0, :, None] >> (31 - shifts if mirrored else shifts)) & 1
     return bits.flatten()[:vocab].bool()
 
 
@@ -209,6 +225,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             for t, count in Counter(ids).items():
                 f = sp.frequency_penalty * (1 if mistake == "freq_once" else count)
                 r = sp.presence_penalty * (count if mistake == "pres_per_occurrence" else 1)
+                if mistake == "pres_needs_freq" and sp.frequency_penalty == 0:
+                    r = 0.0
                 row[t] = row[t] - f - r
 
         def bias():
@@ -224,7 +242,7 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             link()
         skip = mistake == "mask_skipped" or (mistake == "mask_not_greedy" and sp.is_greedy)
         if req.grammar is not None and not skip:
-            row.masked_fill_(~allowed_tokens(req.grammar, row.shape[-1]), NEG_INF)
+            row.masked_fill_(~allowed_tokens(req.grammar, row.shape[-1], mistake == "mask_mirrored"), NEG_INF)
         samples = sp.temperature > 0 if mistake == "min_p_by_temperature" else not sp.is_greedy
         if min_p and _min_p_of(sp) > 0 and samples:
             source = logits[i].float() if mistake == "min_p_first" else row
@@ -337,6 +355,9 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
                 "of a greedy row never changes with it, and its temperature of 0 cannot be divided by",
                 GREEDY_BY_IS_GREEDY,
             )
+    plain = min_p and _min_p_of(sp) > 0 and not sp.is_greedy and sp.top_k == -1 and sp.top_p == 1.0
+    if plain and _forgot_min_p_in_the_shortcut(got, logits, reqs):
+        return f"{where}: {MIN_P_SHORTCUT} ({detail})", MIN_P_SHORTCUT_HINT
     variants = {m: _chain(logits, reqs, m, min_p) for m in mistakes}
     matching = [m for m, out in variants.items() if _close(got[i], out[i])]
     # Two mistakes can give the same row; the one that explains the whole batch is the better guess.
@@ -360,6 +381,16 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
                     OWN_VALUES,
                 )
     return f"{where}: {detail}", ""
+
+
+MIN_P_SHORTCUT_HINT = "a batch where min_p is the only link still needs the chain: count min_p in the shortcut"
+
+
+def _forgot_min_p_in_the_shortcut(got: torch.Tensor, logits: torch.Tensor, reqs: list[Req]) -> bool:
+    """Every row came back as the model gave it, in a batch where no row uses a link but min_p."""
+    no_other_link = not any(r.sampling_params.has_penalties or r.sampling_params.logit_bias for r in reqs)
+    no_other_link = no_other_link and all(r.grammar is None for r in reqs)
+    return no_other_link and _close_all(got, logits.float())
 
 
 def _reference(logits: torch.Tensor, reqs: list[Req], min_p: bool) -> torch.Tensor:

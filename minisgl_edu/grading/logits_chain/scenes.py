@@ -33,6 +33,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
     MASK_MISTAKES,
     MIN_P_MISTAKES,
+    MIN_P_SHORTCUT,
     MISTAKES,
     PENALTY_MISTAKES,
     V,
@@ -322,6 +323,12 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
     history = r.prompt + r.output
     if r.repetition_penalty != 1.0 and t in history and t not in history[-FAR:]:
         return walk  # it says how far back the token was seen
+    # (a negative one left out may be a shortcut that takes only positive penalties for links: said below)
+    if _close(got[i], logits[i]) and r.presence_penalty > 0 and not r.frequency_penalty and r.output:
+        if _close(got[i], _chain(logits, reqs, "pres_needs_freq", stretch)[i]):
+            return f"row {i}: {MISTAKES['pres_needs_freq']}"
+    if stretch and _close(got[i], logits[i]) and _shortcut_forgets_min_p(scene, got, want, logits):
+        return f"row {i}: {MIN_P_SHORTCUT}"
     if _close(got[i], logits[i]):
         return f"row {i} came back as the model gave it, but its request uses {', '.join(links)}: " + "; ".join(
             _why_it_changes(r, stretch)
@@ -334,6 +341,17 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
             return f"row {i}: {MISTAKES[m]}"
     return walk
+
+
+def _shortcut_forgets_min_p(scene: ChainScene, got: torch.Tensor, want: torch.Tensor, logits: torch.Tensor) -> bool:
+    """The whole batch came back as the model gave it, and min_p is its only link, dropping tokens in a
+    row that samples with neither top_k nor top_p beside it."""
+    only_min_p = not any(_uses(r, False) for r in scene.rows)
+    plain = any(
+        r.min_p and not _greedy(r) and r.top_k == -1 and r.top_p == 1.0 and not _close(want[j], logits[j])
+        for j, r in enumerate(scene.rows)
+    )
+    return only_min_p and plain and all(_close(got[j], logits[j]) for j in range(len(scene.rows)))
 
 
 def _why_it_changes(r: Row, stretch: bool) -> list[str]:
