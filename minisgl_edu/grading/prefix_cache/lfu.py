@@ -268,6 +268,13 @@ def case_split(cls):
         {(12, 13, 72): " (L lost its hits when the insert split A's edge: both parts keep the count)"},
     )
     _counts(cache, 4, 4, "evicting W's leaf and Z")
+    _hit(cache, A[:4])  # U: the 2 hits A had when the insert cut it, and this one
+    _insert(cache, V, V_PAGES, 0, "V shares nothing")
+    _hit(cache, V, 2)
+    _expect_freed(cache, 2, SPLIT_NODES, [12, 13], "L and V have 2 hits each and L was used before V: L goes")
+    why = "U (pages 10, 11), a leaf now, kept A's 2 hits when the insert cut A, and a match added one: 3 to V's 2"
+    cut = " (U has fewer hits in your tree: an insert that cuts an edge keeps its count in the upper part too)"
+    _expect_freed(cache, 2, SPLIT_NODES, V_PAGES, why, {(10, 11): cut})
     # V is inserted twice: an insert that counted hits would give V more than U, not as many
     cache = _fresh(cls, (A, [10, 11, 12, 13]), (V, V_PAGES))
     _insert(cache, V, [52, 53], 2, "V is cached")

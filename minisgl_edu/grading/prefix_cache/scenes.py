@@ -14,7 +14,9 @@ of steps on sequences cut from a few stems, so that they share beginnings and pa
   `lock` of the node it returned, held over later steps (later calls may cut that node in two);
 * `unlock` of one of the nodes locked and not yet unlocked;
 * `evict(n)` with n from 0 to more than is evictable;
-* at the end, every lock undone and everything evicted.
+* at the end, every lock undone and everything evicted (for the LFU stretch, one `evict(1)` at a
+  time, so that the whole eviction order shows; its scenes also match a prefix several times in a
+  row, and half of them line up a prefix with hits, an insert that cuts it and a leaf elsewhere).
 
 What is compared after each step: what the call returned (the pages of a match, the count of an
 insert, the pages evict freed, as a sorted list: their order is free), then the cached pages,
@@ -34,6 +36,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.prefix_cache.lfu_reference import SplitCountsAHit
+from minisgl_edu.grading.prefix_cache.tree import MATCH_KEEPS_LAST, drops_the_last_token
 
 MAX_STEPS = 12
 PRELUDE = 3  # inserts before the steps
@@ -44,6 +47,11 @@ SPLIT_IS_NO_USE = (
     "a split is not a use: both parts keep the count the node had, and the split adds none; the match "
     "that cut the edge then counts one hit on the upper part, as on every node whose pages it returns, "
     "and an insert that cuts one counts none"
+)
+LFU_ORDER = (
+    "evict frees the unlocked leaf with the fewest hits first (a match counts one hit on every node of its "
+    "path, insert none, a new leaf starts at 0, both parts of a split keep the count, whether a match or an "
+    "insert cut it); among equal hits, the least recently used"
 )
 # a loop that asks "enough freed?" only after freeing a leaf frees one even for 0
 EVICT_ZERO = (
@@ -57,10 +65,11 @@ class TreeScene:
     page_size: int
     # ("insert", ids, short) | ("match", ids, lock) | ("unlock", j) | ("evict", n or "num_evictable ± 1")
     steps: list[tuple]
+    drain: bool = False  # at the end, evict(1) until nothing is left: the whole eviction order shows
 
 
 @st.composite
-def tree_scenes(draw: Any) -> TreeScene:
+def tree_scenes(draw: Any, drain: bool = False) -> TreeScene:
     ps = draw(st.sampled_from([1, 2, 2, 3]))
     # a few stems of one to four pages on two tokens: sequences cut from them share prefixes
     # and part pages, and part ways inside an edge
@@ -94,8 +103,39 @@ def tree_scenes(draw: Any) -> TreeScene:
             st.just("evict"), st.sampled_from(["num_evictable - 1", "num_evictable", "num_evictable + 1"])
         ),
     }
-    step = st.sampled_from(KINDS).flatmap(lambda kind: kinds[kind])
-    return TreeScene(ps, prelude + draw(st.lists(step, min_size=5, max_size=MAX_STEPS)))
+    if not drain:
+        step = st.sampled_from(KINDS).flatmap(lambda kind: kinds[kind])
+        return TreeScene(ps, prelude + draw(st.lists(step, min_size=5, max_size=MAX_STEPS)))
+    # the LFU stretch: a match made up to 3 times in a row (hits that add up, so counts differ by more
+    # than one), and the whole eviction order read at the end
+    burst = st.tuples(kinds["match"], st.integers(1, 3)).map(lambda m: [(*m[0][:2], False)] * (m[1] - 1) + [m[0]])
+    moves = {kind: burst if kind == "match" else strategy.map(lambda one: [one]) for kind, strategy in kinds.items()}
+    move = st.sampled_from(KINDS).flatmap(lambda kind: moves[kind])
+    steps = [one for m in draw(st.lists(move, min_size=4, max_size=MAX_STEPS)) for one in m]
+    return TreeScene(ps, prelude + steps[:MAX_STEPS], drain)
+
+
+@st.composite
+def hot_cut_scenes(draw: Any) -> TreeScene:
+    """The LFU stretch: a prefix matched h times, then cut by an insert that parts from it inside its
+    edge (or ends there), a leaf matched hc times elsewhere, and matches of the cut's upper part;
+    the drain at the end shows whether both parts kept the h hits. Random steps rarely line these up."""
+    ps = draw(st.sampled_from([1, 2, 2, 3]))
+    a = draw(st.lists(st.integers(1, 2), min_size=2 * ps, max_size=4 * ps))
+    a = a[: len(a) // ps * ps]
+    cut = draw(st.integers(1, len(a) // ps - 1)) * ps
+    other = [3 - t for t in a[cut : cut + ps]]  # a page that parts from a's at its first token
+    w = a[:cut] + (other if draw(st.booleans()) else [])  # parts inside the edge, or ends there
+    c = [3] * ps + draw(st.lists(st.integers(1, 2), max_size=2 * ps))
+    h, hc, k = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(0, 2))
+    hot = [("match", a, False)] * h
+    cold = [("match", c, False)] * hc
+    steps = [("insert", a, 0), ("insert", c, 0)] + (hot + cold if draw(st.booleans()) else cold + hot)
+    steps += [("insert", w, 0)] + [("match", draw(st.sampled_from([w, a[:cut]])), False)] * k
+    if k and draw(st.booleans()):  # a request holds the last match while an eviction runs
+        steps[-1] = (*steps[-1][:2], True)
+        steps.append(("evict", draw(st.sampled_from([1, 2, 100]))))
+    return TreeScene(ps, steps, True)
 
 
 class _Caller:
@@ -142,18 +182,38 @@ def play(cls: Any, scene: TreeScene, calls: Optional[list[str]] = None, upto: Op
         except Exception as e:
             out[f"{label}: what it returned"] = _raised(e)
             return out
-    say("at the end: unlock every node still locked, then evict(1000)")
+    last = "evict(1) until it frees nothing" if scene.drain else "evict(1000)"
+    say(f"at the end: unlock every node still locked, then {last}")
     try:
         for _, node in me.locked:
             cache.unlock(node)
-        got = cache.evict(1000)
-        out["at the end: what evict(1000) returned"] = sorted(got) if _pages(got) is not None else got
+        if scene.drain:
+            out[DRAINED] = _drain(cache)
+        else:
+            got = cache.evict(1000)
+            out["at the end: what evict(1000) returned"] = sorted(got) if _pages(got) is not None else got
         _state(cache, out, "at the end")
     except (NotImplementedError, Mistake):
         raise
     except Exception as e:
-        out["at the end: what evict(1000) returned"] = _raised(e)
+        out[DRAINED if scene.drain else "at the end: what evict(1000) returned"] = _raised(e)
     return out
+
+
+DRAINED = "at the end: what each evict(1) returned, in turn"
+
+
+def _drain(cache: Any) -> list:
+    """evict(1) until it frees nothing: each call's pages (sorted), so the order of the leaves shows."""
+    freed: list = []
+    for _ in range(FIRST_PAGE + 400):  # more calls than there are pages: an answer that never stops
+        got = cache.evict(1)
+        if _pages(got) is None:
+            return freed + [got]
+        if not got:
+            return freed
+        freed.append(sorted(got))
+    return freed
 
 
 def _raised(e: Exception) -> str:
@@ -265,6 +325,8 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
                 "match_prefix would have returned, counted); only the first len(pages) pages count"
             )
         if op[0] == "match":
+            if drops_the_last_token(op[1], want, got, ps):
+                return MATCH_KEEPS_LAST
             if isinstance(got, list) and isinstance(want, list) and len(got) > len(want):
                 return (
                     "a page is shared only if all its page_size tokens match: compare whole pages, and ignore "
@@ -307,16 +369,23 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
             if lfu and made_by(play, SplitCountsAHit, reference, scene, diff):
                 return SPLIT_IS_NO_USE
             if lfu:
-                return (
-                    "evict frees the unlocked leaf with the fewest hits first (a match counts one hit on every "
-                    "node of its path, insert none, a new leaf starts at 0, both parts of a split keep the "
-                    "count); among equal hits, the least recently used"
-                )
+                return LFU_ORDER
             return (
                 "evict frees the unlocked leaf used longest ago first: match_prefix and insert use the nodes "
                 "they pass or add (a split's upper part is on that path, the lower part keeps its last use)"
             )
         return "evict returns the list of the page ids it freed"
+
+    return hint
+
+
+def drained_hint(reference: Any) -> Callable[[TreeScene, Difference], str]:
+    """The LFU stretch's last field: the order evict(1) frees the leaves in, one call at a time."""
+
+    def hint(scene: TreeScene, diff: Difference) -> str:
+        if made_by(play, SplitCountsAHit, reference, scene, diff):
+            return SPLIT_IS_NO_USE
+        return LFU_ORDER
 
     return hint
 
@@ -359,10 +428,11 @@ def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
         hints[f"{label}: num_evictable after it"] = evictable_hint
         hints[f"{label}: num_cached after it"] = "num_cached counts every page in the tree once"
     hints["at the end: what evict(1000) returned"] = returned_hint(lfu, reference)
+    hints[DRAINED] = drained_hint(reference)
     return generated(
         ("stretch: " if lfu else "") + f"generated: {examples} runs of match, lock, insert and evict, "
         "the tree compared after each step",
-        tree_scenes(),
+        st.one_of(tree_scenes(drain=True), hot_cut_scenes()) if lfu else tree_scenes(),
         play,
         shower(reference, "LFURadixCache" if lfu else "RadixCache"),
         reference,

@@ -8,7 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: a split keeps the count in both parts"}
 MUST_SAY = "both parts"
-CAUGHT_BY = {"hand"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "L lost its hits in the split: both parts of a split keep the count"
 
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: a split keeps the count in both parts"}
 MUST_SAY = "upper part"
-CAUGHT_BY = {"hand"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "the upper part of a split keeps the count of the edge it was cut from"
 
 
