@@ -157,6 +157,14 @@ def check_batch(s: Scheduler, batch) -> None:
                 "before you add an item, scheduler.cache.reserve(req, start + num_tokens) makes the request hold "
                 "pages up to the item's end",
             )
+        if held != needed and not batch.is_prefill and held == pages_for(it.end + 1, s.cache.page_size):
+            raise Mistake(
+                f"request {req.uid}'s decode item computes position {it.start} and ends at {it.end} "
+                f"(req.total_len), which take {needed} pages of {s.cache.page_size} tokens, but it holds {held}: "
+                "it reserved room for the token this step samples, a page before it is needed",
+                "a decode item ends at req.total_len: reserve(req, req.total_len), not total_len + 1; the token "
+                "this step samples gets its K/V, and its page, in the next step's item",
+            )
         if held != needed:
             raise Mistake(
                 f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "

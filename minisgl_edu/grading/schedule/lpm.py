@@ -141,6 +141,19 @@ def case_longest_first(fn):
     assert items_of(batch) == ("prefill", [(2, 24, 3), (1, 8, 10), (0, 0, 30)]), (
         f"each request's chunk starts after its cached prefix (req.cached_len once admitted): {show(batch)}"
     )
+    s = _sched()
+    shared = cached(s, token_ids(32, 55))  # 8 pages
+    _add(s, 0, shared + token_ids(8, 6), pages=8)  # 10 pages, 2 still to compute
+    _add(s, 1, token_ids(4, 7), pages=0)  # 1 page to compute
+    batch = _decide(fn, s)
+    if items_of(batch) == ("prefill", [(1, 0, 4), (0, 32, 8)]):
+        raise Mistake(
+            f"request 0 (40 tokens, 32 of them cached: 8 pages cached, 2 still to compute) arrived before "
+            f"request 1 (4 tokens, nothing cached: 1 page to compute), and yours put request 1 first: {show(batch)}",
+            "order by the cached pages, len(scheduler.cache.match(req)[1]), most first, not by the pages still "
+            "to compute: a short prompt with nothing cached does not go before a long one with a long cached prefix",
+        )
+    _expect_order(batch, [0, 1], s, "request 0 has 8 cached prefix pages, request 1 none", [0, 1])
 
 
 def _two_ties(arrivals: list[int]):
