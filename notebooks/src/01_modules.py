@@ -110,7 +110,7 @@ from minisgl_edu.engine import Engine
 from minisgl_edu.engine.sampler import Sampler
 
 for fn in [launch.start_workers, frontend.FrontendState.listen, tokenize_worker, TokenizeManager.tokenize,
-           encode_prompt, Scheduler.normal_loop, Scheduler._schedule_next_batch, Scheduler._forward,
+           encode_prompt, Scheduler.normal_loop, Scheduler._schedule_next_batch, Scheduler.launch,
            Engine.forward_batch, Sampler.sample, Scheduler._process_results, DetokenizeManager.detokenize,
            IncrementalDetokenizer.add, Scheduler.abort, generate.stream_chunks]:
     print(where(fn))
@@ -128,9 +128,10 @@ name above is not there, the same work is done elsewhere:
 | `tokenize_worker`, `TokenizeManager.tokenize` | the same names (`tokenizer/server.py`, `tokenizer/tokenize.py`) |
 | `TokenizeWorker` | none: the loop is inside `tokenize_worker` |
 | `encode_prompt` | none: inside `TokenizeManager.tokenize` |
-| `Scheduler.normal_loop`, `_schedule_next_batch`, `_forward` | the same names (`scheduler/scheduler.py`) |
+| `Scheduler.normal_loop`, `_schedule_next_batch` | the same names (`scheduler/scheduler.py`) |
+| `Scheduler.launch` (starts a batch on the engine) | `Scheduler._forward` |
 | `Engine.forward_batch`, `Sampler.sample` | the same names (`engine/engine.py`, `engine/sample.py`) |
-| `Scheduler._process_results` | `Scheduler._process_last_data` |
+| `Scheduler.land` → `_process_results` (waits for a batch's tokens, then appends them) | `Scheduler._process_last_data` |
 | `DetokenizeManager.detokenize` | the same name (`tokenizer/detokenize.py`), on a list of messages |
 | `IncrementalDetokenizer.add` | none: `DecodeStatus` and the body of `DetokenizeManager.detokenize` |
 | `Scheduler.abort` | none: the `AbortBackendMsg` branch of `_process_one_msg`, then `PrefillManager.abort_req` or `DecodeManager.abort_req` |

@@ -396,7 +396,7 @@ RequestTimeline(srv, cut)
 | API server → tokenizer | `TokenizeMsg` | `server/frontend.py` | `FrontendState.send_one` (tokenizer `uid % N`) |
 | tokenizer | chat template, ids | `tokenizer/server.py`, `tokenizer/template.py` | `TokenizeWorker.handle`, `TokenizeManager.tokenize`, `encode_prompt` |
 | tokenizer → scheduler | `UserMsg` | `tokenizer/server.py` | `TokenizeWorker._tokenize` |
-| scheduler loop | — | `scheduler/scheduler.py` | `normal_loop` → `step`: `schedule` (`receive`, `_schedule_next_batch`), `run_batch` (`_forward`, `_process_results`) |
+| scheduler loop | — | `scheduler/scheduler.py` | `normal_loop` → `step`: `schedule` (`receive`, `_schedule_next_batch`), `run_batch` (`launch`, `land` → `_process_results`) |
 | engine | — | `engine/engine.py`, `engine/sampler.py` | `Engine.forward_batch`, `Sampler.sample` |
 | scheduler → detokenizer | `DetokenizeMsg` | `scheduler/scheduler.py` | `_process_results` (`self.io.send`) |
 | detokenizer | text | `tokenizer/server.py`, `tokenizer/detokenizer.py` | `DetokenizeManager.detokenize`, `IncrementalDetokenizer.add` |
@@ -442,7 +442,7 @@ from minisgl_edu.tokenizer.template import encode_prompt
 ROOT = Path(minisgl_edu.__file__).parent.parent
 for fn in [generate, FrontendState.new_user, FrontendState.send_one, TokenizeWorker.handle, TokenizeManager.tokenize,
            encode_prompt, TokenizeWorker._tokenize, Scheduler.normal_loop, Scheduler.step, Scheduler.schedule,
-           Scheduler.receive, Scheduler._schedule_next_batch, Scheduler.run_batch, Scheduler._forward,
+           Scheduler.receive, Scheduler._schedule_next_batch, Scheduler.run_batch, Scheduler.launch,
            Engine.forward_batch, Sampler.sample, Scheduler._process_results, DetokenizeManager.detokenize,
            IncrementalDetokenizer.add, FrontendState.listen, stream_chunks, end_request, FrontendState.abort_user,
            Scheduler._process_msg, Scheduler.abort, abort_request]:
@@ -464,9 +464,9 @@ behind.
 1. In `server/generate.py` and `server/frontend.py`, find where the uid is created, where the
    `TokenizeMsg` is sent and where `UserReply`s are received. How does a reply find its HTTP
    response?
-2. `_schedule_next_batch` and `_forward`: which one decides *which* requests run, and which one
+2. `_schedule_next_batch` and `launch`: which one decides *which* requests run, and which one
    calls the engine? The trace above cannot tell you: its `scheduled` events are recorded by
-   `_forward` itself (`_trace_scheduled`), just before it calls the engine, so they mark when a
+   `launch` itself (`_trace_scheduled`), just before it calls the engine, so they mark when a
    batch went to the engine, not who chose it. Separate the two with the runtime of section 6:
    submit a request, call `srv.plan()`, which runs only the first half of a step
    (`Scheduler.schedule`), and look at what it returns (`next_batch`) and at `srv.trace(uid)`;

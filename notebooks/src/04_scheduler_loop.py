@@ -5,7 +5,7 @@ CELLS = [
 # 04 · The scheduler loop
 
 **Goal:** understand one iteration of the scheduler (`normal_loop`): receive, choose a batch
-(`_schedule_next_batch`), run it (`_forward`), process the results. See prefill and decode
+(`_schedule_next_batch`), run it (`launch`, then `land`), process the results. See prefill and decode
 batches, the token budget, chunked prefill and continuous batching, one step at a time.
 **Expected time:** 30 minutes. How long the cells take depends on how busy the machine is: on
 the 2-core course machine they ran in 174 s under `pytest --nbval` at a load average (`uptime`)
@@ -29,9 +29,10 @@ def step(self, block=False):
                                      # 2. _schedule_next_batch: prefill if anyone waits, else decode
     if batch is None:
         return None
-    return self.run_batch(batch)     # 3. _forward: engine.forward_batch(batch) -> next tokens
-                                     # 4. _process_results: per new token, _add_token (append,
-                                     #    finish check), then the DetokenizeMsgs
+    return self.run_batch(batch)     # 3. launch: engine.launch_batch(batch) runs the model
+                                     # 4. land: wait for its next tokens, then _process_results:
+                                     #    per new token, _add_token (append, finish check),
+                                     #    then the DetokenizeMsgs
 ```
 
 (The decision itself, `schedule_next_batch` in the same file, is exercise 5: this chapter watches
@@ -327,7 +328,7 @@ demo.stop()  # the second server's background loop is not needed any more
     md(r"""
 ## Summary
 
-* One iteration: receive → `_schedule_next_batch` → `_forward` (engine) → `_process_results`.
+* One iteration: receive → `_schedule_next_batch` → `launch` (engine) → `land` (`_process_results`).
 * Prefill first, under a token budget; long prompts are chunked; otherwise one decode batch of
   everyone running. A batch is prefill-only or decode-only by default (as in mini-sglang), so running
   requests wait through every chunk of a long prompt; chunking bounds the size of a step.

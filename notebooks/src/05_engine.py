@@ -12,8 +12,8 @@ load average, from `uptime`): on the 2-core course machine they ran in 66 s unde
 `pytest --nbval` at a load average of about 6, and building the chapter (every cell run once) took
 972 s at 14 to 29.
 
-Where we are on the path: the scheduler has chosen a batch and calls `_forward`, which calls
-`Engine.forward_batch` (`engine/engine.py`). That runs the model on the batch's tokens
+Where we are on the path: the scheduler has chosen a batch and calls `launch`, which calls
+`Engine.launch_batch` (`engine/engine.py`; `forward_batch` is the same and waits for the tokens). That runs the model on the batch's tokens
 (`models/decoder.py`, `models/layers.py`) and samples one token per request (`engine/sampler.py`).
 """),
     code(r"""
@@ -227,7 +227,7 @@ print(repr(tok.decode(mine_sampled)))
 ## The engine's forward pass: inputs, run, output
 
 `Engine.forward_batch` (`engine/engine.py`) runs the same computation for **many requests at
-once**. The scheduler's `_forward` calls it, and it is one line:
+once**. It is one line, around `launch_batch`, which the scheduler's `launch` calls:
 """),
     code(r"""
 import inspect
@@ -251,7 +251,7 @@ step).
   the GPU is still computing. The overlap loop (chapter 09) uses that time to prepare the next
   batch, and calls `result()` afterwards.
 
-Its second argument, `ids_on_device`, is for that overlap loop too (step 1 below). The forward
+That overlap loop is also why a decode token is read on the device (step 1 below). The forward
 pass itself is `_forward_now`, in three steps; CUDA graphs (chapter 09) and the verify batches of
 speculative decoding (chapter 12) plug in behind them:
 """),
@@ -267,12 +267,13 @@ which positions need logits (`sample_at`: the last position of each request that
 Per item it also keeps the request's page-table row (`rows`) and two lengths, `q_lens` and
 `kv_lens`, explained below.
 
-Where the token ids come from is what `ids_on_device` says. Here it is `False`, as in
-`normal_loop`: every input token is already on the host, in the request's list of tokens. The
-overlap loop passes `True`: a decode item's input token was sampled by the batch that is still
-running, so only the device has it yet. `ForwardInputs` then puts a 0 in `ids` at that place and
-lists the place in `from_device`, and the runner reads the token from `engine.last_tokens` (the
-token each page-table row sampled last) without waiting for the host.
+Where the token ids come from: a prompt's tokens from the host, the request's list of tokens. A
+decode item's input token is the one its request sampled last, and that one is read on the
+device: the sampler keeps each page-table row's newest token in `engine.last_tokens`, and
+`ForwardInputs` puts a 0 in `ids` at that place and lists the place in `from_device`, for the
+runner to fill in from `last_tokens`. In `normal_loop` the host knows that token too, but the
+overlap loop (chapter 09) builds the next batch while the batch that samples it is still running,
+when only the device has it; one rule serves both loops.
 
 Two requests, as the scheduler plans their first batch (`srv.plan()` picks it without running it;
 `scheduler.last_batch` is that batch):
@@ -287,9 +288,9 @@ engine = srv.engine
 def show_inputs():
     srv.plan()
     batch = srv.scheduler.last_batch
-    inputs = ForwardInputs.of(batch, engine.page_table, engine.page_size, ids_on_device=False)
+    inputs = ForwardInputs.of(batch, engine.page_table, engine.page_size)
     print(batch.phase, "batch")
-    for name in ("ids", "positions", "out_loc", "sample_at", "rows", "q_lens", "kv_lens"):
+    for name in ("ids", "from_device", "positions", "out_loc", "sample_at", "rows", "q_lens", "kv_lens"):
         print(f"  {name:<10}", getattr(inputs, name))
     return batch, inputs
 
@@ -346,7 +347,14 @@ batch, inputs = show_inputs()
 """),
     md(r"""
 One token per request, each at the position after its prompt, and every one of them is sampled.
-
+Their ids are 0 here and both places are in `from_device`: the runner reads each from
+`engine.last_tokens`, which the prefill's sampler just wrote:
+"""),
+    code(r"""
+print("engine.last_tokens at rows", inputs.rows, ":", engine.last_tokens[inputs.rows].tolist())
+print("the requests' newest tokens:", [it.req.output_ids[-1] for it in batch.items])
+"""),
+    md(r"""
 **`q_lens` and `kv_lens`.** `q_lens` counts the tokens of a request that this pass computes (its
 queries): 6 and 4 in the prefill, 1 each now. `kv_lens` counts the tokens the request has in the
 cache once this pass has written its new ones: the tokens its queries attend to. In the prefill

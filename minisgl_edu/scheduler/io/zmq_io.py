@@ -9,7 +9,7 @@ Two details the server needs beyond passing messages:
 
 * `recv(block=True)` waits at most `poll_interval` seconds and then returns `[]`, so that the
   loop can notice when the main process has gone away (then it returns an `ExitMsg`). That
-  wake-up is also when an idle scheduler sends its last stats (`Scheduler._maybe_send_stats`):
+  wake-up is also when an idle scheduler sends its last stats (`Scheduler.send_stats`):
   after an abort or a finish it takes no more steps, and /metrics and /dashboard would otherwise
   keep showing the request.
 * Stats go out as one `SchedulerStatsMsg` each, to the detokenizer, which passes them on to the
