@@ -22,8 +22,36 @@ from minisgl_edu.kvcache.allocator import PageAllocator as reference
 RAISE_OUT_OF_PAGES = "raise OutOfPages (from minisgl_edu.kvcache.allocator), the exception the scheduler catches"
 
 
+EXACT_FIT = "an exact fit is no shortage: refuse only when n > num_free, so allocate(num_free) gets every free page"
+
+
+def _refuses_an_exact_fit(cls) -> bool:
+    """On fresh allocators of 3 pages: allocate(2) works, allocate(3) raises OutOfPages."""
+    try:
+        cls(3).allocate(2)
+    except Exception:
+        return False
+    try:
+        cls(3).allocate(3)
+    except OutOfPages:
+        return True
+    except Exception:
+        return False
+    return False
+
+
 def _allocate(a, n: int) -> list[int]:
-    pages = a.allocate(n)
+    free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
+    try:
+        pages = a.allocate(n)
+    except OutOfPages as e:
+        if n == free and _refuses_an_exact_fit(type(a)):
+            raise Mistake(
+                f"allocate({n}) with {free} page{'s' if free != 1 else ''} free raised OutOfPages: asking for exactly the free pages "
+                "fits (a fresh allocator of 3 pages also refuses allocate(3))",
+                EXACT_FIT,
+            ) from e
+        raise
     assert isinstance(pages, list), (
         f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
     )
@@ -205,7 +233,7 @@ COUNT_EACH_PAGE = (
 def _pages_back_but_not_counted(a, bad: list[int], x: list[int]) -> None:
     """num_free is short after a refused free: if the pages it reports free include one that the refused
     call put back, that page is free, not lost, and the count is what is wrong."""
-    free = _num_free(a)
+    free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
     try:
         got = a.allocate(free)
     except Exception:
