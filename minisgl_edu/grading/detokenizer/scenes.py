@@ -248,6 +248,15 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
             return (
                 f"{HOLD_BACK}: the longest tail that could begin any of them (here {held!r}), not a shorter one{also}"
             )
+        # a start held while it fit in one token's text, let go once it grows over two: the reference
+        # holds a tail longer than the newest token's text, the answer at most that text
+        newest = len(decoded) - len(_full(stream.ids[:k])) if k < len(stream.ids) else 0
+        if begun and 0 < newest < len(held) and len(theirs) <= newest:
+            return (
+                f"{HOLD_BACK} even when it begins before the newest token's text (here {held!r}, which begins "
+                f"before {decoded[-newest:]!r}): look for the start of a stop string in all the text not yet returned, not "
+                "only in the newest token's text"
+            )
         begun = begun or [s for s in stream.stop if s.startswith(extra) or extra in s]
         if begun and stream.stop[0] not in begun:
             return HOLD_BACK + " of the list, any of them, not only the first"
