@@ -27,15 +27,47 @@ def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **
 
 
 def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:
-    got = fn(req, set(eos_ids), _decode)
+    calls: list[list[int]] = []
+
+    def decode(ids):
+        calls.append(list(ids))
+        return _decode(ids)
+
+    got = fn(req, set(eos_ids), decode)
     if got == want and type(got) is type(want):
         return
     shown = _decode(req.output_ids)
+    joined = [t for ids in calls for t in ids]
+    if want == "stop" and got is None and decoded_in_parts(req, calls):
+        why = (
+            f"the last {len(joined)} output tokens decoded together hold a stop string, but your check decoded them "
+            f"in {len(calls)} parts ({' + '.join(str(len(ids)) for ids in calls)} tokens) and joined the texts: a "
+            "character whose bytes are split between two parts decodes to '\ufffd' in each, so the stop string "
+            "never shows"
+        )
+        hint = SPLIT
     raise Mistake(
         f"{why}: your check_finish returned {got!r}, expected {want!r} "
         f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",
         RETURNS_A_REASON if isinstance(got, bool) else hint,
     )
+
+
+SPLIT = (
+    "decode the window in one call, decode(req.output_ids[-window:]): decoding it in parts (the newest token "
+    "on its own) cuts a multi-byte character in two"
+)
+
+
+def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
+    """The answer decoded a tail of the output in several consecutive calls and joined the texts,
+    and the stop string shows in that tail decoded at once but not in the joined parts."""
+    joined = [t for ids in calls for t in ids]
+    out, stop = req.output_ids, req.sampling_params.stop
+    if len(calls) < 2 or not joined or out[len(out) - len(joined) :] != joined:
+        return False
+    parts = "".join(_decode(ids) for ids in calls)
+    return any(s in _decode(joined) for s in stop) and not any(s in parts for s in stop)
 
 
 def _completes(ids: list[int], stop: str) -> tuple[int, int]:

@@ -81,6 +81,16 @@ def case_eos_waits(fn):
 def case_boundary(fn):
     _expect(
         fn,
+        _req([PLAIN, 2, PLAIN, PLAIN, PLAIN, 2]),
+        5,
+        "stop",
+        "6 output tokens and min_tokens=5, the newest an EOS: the EOS that min_tokens held back at token 2 "
+        "stays in req.output_ids and counts toward the minimum like any token, so this EOS finishes",
+        hint="every output token counts toward min_tokens, EOS tokens too: count len(req.output_ids), not the "
+        "tokens that are not EOS",
+    )
+    _expect(
+        fn,
         _req([PLAIN] * 4 + [2]),
         5,
         "stop",

@@ -160,9 +160,9 @@ def reason_hint(scene: FinishScene, diff: Difference) -> str:
                 "exactly as decoded, never stripped or normalized"
             )
         return (
-            "a stop string is in the decoded output now: search the whole decoded tail (it may end inside the "
-            "newest token, span several tokens, or be CJK/emoji of several byte tokens each), with a window "
-            "sized in bytes by the longest stop string, len(s.encode()), plus a margin"
+            "a stop string is in the decoded output now: search the whole tail, decoded in one call (it may end "
+            "inside the newest token, span several tokens, or be CJK/emoji of several byte tokens each), with a "
+            "window sized in bytes by the longest stop string, len(s.encode()), plus a margin"
         )
     if b == "stop" and a != "stop":
         return _wrong_stop(scene, n, is_eos)
