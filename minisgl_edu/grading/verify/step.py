@@ -83,6 +83,8 @@ MISTAKES = {
     "targets[n] (targets[j] is the model's token after the newest token and drafts 0..j-1)",
     "past_mismatch": "drafts after the first mismatch were accepted: once a draft is rejected, the positions "
     "after it were computed on a token the request never gets, so the run ends at the first mismatch",
+    "bonus_accepted": "accepted counted the model's own token: with every draft accepted it is k = len(drafts), "
+    "not k + 1; the token the model adds after them (targets[k]) goes into tokens, but it is not a draft",
     "finish_on_last_only": "a token inside the run finishes the request, but the run went on past it: check "
     "each new token as if it had come in a step of its own, and stop at the first that finishes",
     "ignore_eos_ignored": "an EOS stopped a request that has ignore_eos set: with ignore_eos only stop "
@@ -139,6 +141,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "model_token_missing": _BONUS,
     "model_token_next": "after n accepted drafts the model's own token is targets[n]",
     "past_mismatch": _FIRST_MISMATCH,
+    "bonus_accepted": "accepted counts drafts only, at most len(drafts): the model's own token is never one",
     "finish_on_last_only": "check each new token as if it came alone",
     "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
     "length_overshoot": _LENGTH,
@@ -162,7 +165,14 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "pages_per_rejected_draft": _PAGES,
     "pages_of_four": _PAGES,
 }
-ACCEPT_MISTAKES = ["no_bonus", "rejected_draft_kept", "model_token_missing", "model_token_next", "past_mismatch"]
+ACCEPT_MISTAKES = [
+    "no_bonus",
+    "rejected_draft_kept",
+    "model_token_missing",
+    "model_token_next",
+    "past_mismatch",
+    "bonus_accepted",
+]
 FINISH_MISTAKES = [
     "finish_on_last_only",
     "ignore_eos_ignored",
@@ -264,7 +274,8 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         "pages_per_rejected_draft": len(req.pages) - pages_for(len(drafts) - n, req.page_size),
         "pages_of_four": pages_for(total, 4),
     }.get(mistake, pages_for(total, req.page_size))
-    return VerifyResult(n, tokens, reason, kv_len, req.pages[keep:])
+    accepted = n + 1 if mistake == "bonus_accepted" and n == len(drafts) else n
+    return VerifyResult(accepted, tokens, reason, kv_len, req.pages[keep:])
 
 
 # --- calling the student's function and explaining a difference ------------------------------------
