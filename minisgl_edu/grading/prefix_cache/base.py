@@ -23,7 +23,8 @@ source. A case's own hint, shown when a check has none, names the part of the co
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.harness import remember, require_passing
+from minisgl_edu.grading.harness import require_passing
+from minisgl_edu.grading.prefix_cache.manager import case_manager, case_many_steps
 from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
 from minisgl_edu.grading.prefix_cache.tree import (
     A_PAGES,
@@ -31,8 +32,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
     LRU_HINT,
     LRU_INSERT,
     LRU_MATCH,
-    PLENTY,
-    POOL_PAGES,
+    LRU_MATCH_PATH,
     PS,
     A,
     _evict,
@@ -41,10 +41,8 @@ from minisgl_edu.grading.prefix_cache.tree import (
     _insert,
     _match,
     _new,
-    _play,
     _reference_run,
     _run,
-    _workload,
     own_hints,
 )
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
@@ -145,6 +143,20 @@ def case_insert_existing(cls):
         cache, {10, 11, 12, 13, 43, 80}, "inserting [5, 5, 5] with one page, 80 (its last token is half a page)"
     )
     _expect_pages(cache, [5, 5, 5, 5], [80], "[5, 5, 5] was inserted with one page: its first page, tokens 5, 5")
+    six = [6, 6, 7, 7, 8, 8]  # three whole pages, inserted with one page first
+    _insert(cache, six, [90], 0, "nothing of it was cached")
+    got = cache.insert(list(six), [91, 92, 93])
+    assert got != 3, (
+        f"insert({six}, [90]) cached its first page only (one page given); then insert({six}, [91, 92, 93]) "
+        "returned 3, expected 1. Hint: only the first len(pages) pages count: insert caches "
+        "ids[:len(pages) * page_size], also when ids holds more whole pages than that"
+    )
+    assert got == 1, (
+        f"insert({six}, [90]) cached its first page only; then insert({six}, [91, 92, 93]) returned {got!r}, "
+        "expected 1. Hint: what insert returns is the number of leading pages of the sequence that the tree had "
+        "before this call"
+    )
+    _expect_pages(cache, six, [90, 92, 93], f"{six} was inserted with page 90, then again with 91, 92, 93")
 
 
 def case_split(cls):
@@ -402,6 +414,29 @@ def case_parent_own_use(cls):
         "page 60's node is a leaf, but it was used after [3, 3, 4, 4] was inserted, so it stays. Hint: a "
         "parent left childless joins the candidates with its own last use, not its child's"
     )
+    # The shared node's last use shows only when a leaf older than it was locked meanwhile.
+    cache = _new(cls)
+    _insert(cache, [1, 1, 2, 2], [10, 11], 0, "the cache was empty")
+    _insert(cache, [1, 1, 3, 3], [10, 12], 1, "its first page (tokens 1, 1) was cached by [1, 1, 2, 2]")
+    _insert(cache, [7, 7], [20], 0, "it shares nothing with the others")
+    held, _ = _match(cache, [7, 7])
+    cache.lock(held)
+    _expect_pages(cache, [1, 1, 2, 2], [10, 11], "[1, 1, 2, 2] is cached on pages 10, 11")
+    nodes = {(1, 1, 2, 2): [[10], [11]], (1, 1, 3, 3): [[10], [12]], (7, 7): [[20]]}
+    story = (
+        "[1, 1, 2, 2] (pages 10, 11) and [1, 1, 3, 3] (sharing page 10, adding 12) were inserted, then [7, 7] "
+        "(page 20); a running request locked the match of [7, 7], then match_prefix([1, 1, 2, 2]) used pages "
+        "10, 11"
+    )
+    freed = _evict(cache, 2, nodes)
+    assert sorted(freed) == [11, 12], f"{story}; evict(2) freed {sorted(freed)}, expected 12, then 11. Hint: {LRU_HINT}"
+    cache.unlock(held)
+    freed = _evict(cache, 1, {(1, 1): [[10]], (7, 7): [[20]]})
+    assert freed == [20], (
+        f"{story}; evict(2) freed 12 and 11, leaving page 10's node childless; then the request unlocked [7, 7] "
+        f"and evict(1) freed {sorted(freed)}, expected [20]: page 10 was used by match_prefix([1, 1, 2, 2]), "
+        f"after [7, 7] was matched. Hint: {LRU_MATCH_PATH}"
+    )
 
 
 def case_locked_pressure(cls):
@@ -447,59 +482,6 @@ def case_locked_pressure(cls):
     cache.unlock(second)
     freed = _evict(cache, 10, {(1, 1, 2, 2): [[10, 11]]})
     assert sorted(freed) == [10, 11], f"{story}; once both unlocked, evict(10) frees pages 10, 11, not {sorted(freed)}"
-
-
-def _reference_prefix_lens(seed: int) -> list[int]:
-    return remember(f"prefix_cache/workload {seed}", lambda: _play(reference, _workload(seed), PLENTY))
-
-
-def case_manager(cls):
-    for seed in range(3):
-        ops = _workload(seed)
-        got = _play(cls, ops, PLENTY)  # nothing is evicted, so every match is the longest one
-        want = list(_reference_prefix_lens(seed))
-        for i, (g, w) in enumerate(zip(got, want)):
-            assert g == w, (
-                f"workload {seed} (nothing evicted), admission {i}: the cache matched {g} prompt tokens, the "
-                f"longest cached prefix in whole pages is {w}. Hint: the match is the longest cached prefix "
-                "of the prompt, in whole pages"
-            )
-    for seed in range(3, 6):
-        _play(cls, _workload(seed), POOL_PAGES)  # few pages: evictions all the time
-
-
-PRESSURE_SEEDS = (6, 7, 8)
-PRESSURE_STEPS = 400
-
-
-def _reference_pressure(seed: int) -> tuple[list[int], list]:
-    def compute():
-        states: list = []
-        lens = _play(reference, _workload(seed, PRESSURE_STEPS), POOL_PAGES, states)
-        return lens, states
-
-    return remember(f"prefix_cache/pressure {seed}", compute)
-
-
-def case_many_steps(cls):
-    for seed in PRESSURE_SEEDS:
-        states: list = []
-        got = _play(cls, _workload(seed, PRESSURE_STEPS), POOL_PAGES, states)
-        want, want_states = _reference_pressure(seed)
-        for i, (g, w) in enumerate(zip(got, want)):
-            assert g == w, (
-                f"{PRESSURE_STEPS} operations on {POOL_PAGES} pages (workload {seed}): admission {i} matched {g} "
-                f"prompt tokens, the package's cache {w}. Under memory pressure what is still cached decides the "
-                "match, so an eviction before it freed other pages than least recently used first. Hint: "
-                f"{LRU_HINT}; a node goes whole and evict stops as soon as it has freed at least num_pages"
-            )
-        for (step, pages, evictable), (_, want_pages, want_evictable) in zip(states, want_states):
-            assert pages == want_pages and evictable == want_evictable, (
-                f"{PRESSURE_STEPS} operations on {POOL_PAGES} pages (workload {seed}): after operation {step} the "
-                f"tree caches {len(pages)} pages, {evictable} evictable; the package's cache {len(want_pages)}, "
-                f"{want_evictable} evictable (pages that differ: {sorted(set(pages) ^ set(want_pages))[:8]}). "
-                f"Hint: {LRU_HINT}"
-            )
 
 
 # ---------------------------------------------------------------------------- the real engine

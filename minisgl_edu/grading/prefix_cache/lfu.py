@@ -26,46 +26,12 @@ from __future__ import annotations
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
+from minisgl_edu.grading.prefix_cache.lfu_checks import _counts, _expect_freed, _fresh, _hit
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
-from minisgl_edu.grading.prefix_cache.tree import POOL_PAGES, _evict, _insert, _match, _new, _play, _workload
+from minisgl_edu.grading.prefix_cache.tree import POOL_PAGES, _evict, _insert, _match, _play, _workload
 from minisgl_edu.kvcache.allocator import PageAllocator
 from minisgl_edu.kvcache.radix_cache import RadixCache as PackageRadixCache
-
-
-def _fresh(cls, *seqs):
-    """A cache with `seqs` inserted in order: (tokens, pages) pairs that share nothing."""
-    cache = _new(cls)
-    for ids, pages in seqs:
-        _insert(cache, ids, pages, 0, "nothing of it was cached")
-    return cache
-
-
-def _hit(cache, ids: list[int], times: int = 1) -> None:
-    for _ in range(times):
-        _match(cache, ids)
-
-
-def _counts(cache, cached: int, evictable: int, after: str) -> None:
-    """What CacheManager.check() relies on: the counts add up to what the tree holds."""
-    held = len(set(cache.cached_pages()))
-    assert cache.num_cached == held == cached, (
-        f"after {after}, num_cached is {cache.num_cached} and cached_pages() holds {held} pages; expected {cached}"
-    )
-    assert cache.num_evictable == evictable, (
-        f"after {after}, num_evictable is {cache.num_evictable}, expected {evictable} (pages of unlocked nodes)"
-    )
-
-
-def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: dict | None = None) -> None:
-    held = set(cache.cached_pages())
-    nodes = {seq: [pages for pages in path if set(pages) <= held] for seq, path in nodes.items()}
-    freed = _evict(cache, n, nodes)
-    if sorted(freed) == sorted(want):
-        return
-    said = (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
-    raise Mistake(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}", said.strip(" ()"))
-
 
 X, X_PAGES = [1, 1, 2, 2], [20, 21]
 Y, Y_PAGES = [3, 3, 4, 4], [30, 31]
@@ -377,20 +343,27 @@ def _chain(cls):
     return cache
 
 
+NEVER = (
+    " (P never became a candidate: a parent left childless joins the leaves in the same call, ordered by its own hits)"
+)
+TOO_LATE = (
+    " (P became a candidate only after every leaf that was one at the start: a parent left childless competes "
+    "with its own hits, in order with the other leaves (pushed into the same heap), not queued after them)"
+)
+
+
 def case_chain(cls):
     cache = _chain(cls)
-    _expect_freed(
-        cache,
-        5,
-        CHAIN_NODES,
-        [22, 12, 13, 10, 11],
+    why = (
         "B's leaf (0 hits, 1 page) and C (1 hit, 2 pages) go first; that leaves their parent P (pages 10, 11, "
-        "1 hit) childless, and in the same call it competes with its own count: 1 hit against Q's 3, so P goes",
-        {
-            (12, 13, 22, 30, 31): " (P never became a candidate: a parent left childless joins the leaves "
-            "in the same call, ordered by its own hits)"
-        },
+        "1 hit) childless, and in the same call it competes with its own count: 1 hit against Q's 3, so P goes"
     )
+    try:
+        _expect_freed(cache, 5, CHAIN_NODES, [22, 12, 13, 10, 11], why, {(12, 13, 22, 30, 31): NEVER})
+    except Mistake as e:  # P went after Q when evict(7) is asked for: it was a candidate, queued last
+        if e.hint != NEVER.strip(" ()") or len(_chain(cls).evict(7)) != 7:
+            raise
+        raise Mistake(str(e).replace(NEVER, TOO_LATE), TOO_LATE.strip(" ()")) from None
     _counts(cache, 2, 2, "evicting the chain")
     cache = _chain(cls)
     _expect_freed(

@@ -86,6 +86,10 @@ LRU_BY_USE = (
     "leaves: keep a last-use stamp on every node"
 )
 LRU_MATCH = "match_prefix is a use: it marks every node whose pages it returns as used, just now"
+LRU_MATCH_PATH = (
+    "match_prefix is a use of every node whose pages it returns: the nodes above the one it ends at too, "
+    "not only the node the caller locks"
+)
 LRU_INSERT = "insert is a use too: it marks every node it passes as used, not only the leaf it adds"
 INSERT_RETURNS = "the contract: what insert returns"
 MATCH_RETURNS = "the contract: what match_prefix returns"

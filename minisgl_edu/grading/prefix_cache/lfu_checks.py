@@ -1,0 +1,44 @@
+"""The LFU stretch's checks on small trees (page size 2), built through the public methods: a tree
+of sequences that share nothing (`_fresh`), hits (`_hit`), the counts the cache manager relies on
+(`_counts`), and what one evict(n) frees (`_expect_freed`), where a known wrong answer's pages name
+its mistake.
+"""
+
+from __future__ import annotations
+
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.prefix_cache.tree import _evict, _insert, _match, _new
+
+
+def _fresh(cls, *seqs):
+    """A cache with `seqs` inserted in order: (tokens, pages) pairs that share nothing."""
+    cache = _new(cls)
+    for ids, pages in seqs:
+        _insert(cache, ids, pages, 0, "nothing of it was cached")
+    return cache
+
+
+def _hit(cache, ids: list[int], times: int = 1) -> None:
+    for _ in range(times):
+        _match(cache, ids)
+
+
+def _counts(cache, cached: int, evictable: int, after: str) -> None:
+    """What CacheManager.check() relies on: the counts add up to what the tree holds."""
+    held = len(set(cache.cached_pages()))
+    assert cache.num_cached == held == cached, (
+        f"after {after}, num_cached is {cache.num_cached} and cached_pages() holds {held} pages; expected {cached}"
+    )
+    assert cache.num_evictable == evictable, (
+        f"after {after}, num_evictable is {cache.num_evictable}, expected {evictable} (pages of unlocked nodes)"
+    )
+
+
+def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: dict | None = None) -> None:
+    held = set(cache.cached_pages())
+    nodes = {seq: [pages for pages in path if set(pages) <= held] for seq, path in nodes.items()}
+    freed = _evict(cache, n, nodes)
+    if sorted(freed) == sorted(want):
+        return
+    said = (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
+    raise Mistake(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}", said.strip(" ()"))
