@@ -137,6 +137,14 @@ def check_batch(s: Scheduler, batch) -> None:
                     "an item's start is req.cached_len (cache.admit sets it to the cached prefix's length; the "
                     "engine moves it on after each chunk), never 0 for a request part-way through its prompt",
                 )
+            if it.end > len(req.input_ids) and it.start == req.prefix_len > 0:
+                raise Mistake(
+                    f"request {req.uid}: your prefill item covers {it.num_tokens} tokens from {it.start}, the end "
+                    f"of its cached prefix, so it reaches position {it.end}, past the end of its "
+                    f"{len(req.input_ids)}-token prompt",
+                    "work the chunk out after cache.admit(req): admit sets req.cached_len to the cached prefix, "
+                    "and req.remaining_prompt shrinks with it; read before admit, it is the whole prompt",
+                )
             assert it.end <= len(req.input_ids), (
                 f"request {req.uid}: your prefill item reaches position {it.end}, past the end of its "
                 f"{len(req.input_ids)}-token prompt (its remaining prompt is req.remaining_prompt)"
@@ -216,6 +224,15 @@ def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
                 "scheduler.waiting) but is not in the batch",
                 "a request part-way through its prompt (req.table_idx >= 0) gets its next chunk first, "
                 "without being admitted again",
+            )
+        used = sum(it.num_tokens for it in batch.items) if batch is not None and batch.phase == "prefill" else 0
+        if r.table_idx >= 0 and r.uid not in in_batch and used >= s.max_prefill_tokens:
+            raise Mistake(
+                f"request {r.uid} holds a page-table row but is not in the batch, whose items already use the "
+                f"whole token budget ({used} of {s.max_prefill_tokens} tokens): it was admitted with no token "
+                "left for it",
+                "look at the budget before admitting: once it is used up, stop before cache.admit(req), since a "
+                "request admitted without an item keeps its row (and its cached prefix locked)",
             )
         if r.table_idx >= 0 and r.uid not in in_batch:
             raise Mistake(

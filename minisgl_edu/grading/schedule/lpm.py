@@ -27,7 +27,7 @@ from typing import Optional
 
 from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams, ScheduledReq
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.fixtures import apply, cached, prefilled, token_ids
+from minisgl_edu.grading.fixtures import apply, ballast, cached, prefilled, token_ids
 from minisgl_edu.grading.harness import fail_fast_if_stub, new_scheduler, remember, require_passing
 from minisgl_edu.grading.schedule.checks import (
     decide,
@@ -355,6 +355,28 @@ def case_room_for_the_cached(fn):
             f"{show(batch)}; admitted: {[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({_pages(s, order)} cached pages)",
             "nobody overtakes the first request in this order that does not fit: stop there and decode"
             if plain.table_idx >= 0 and sharing.table_idx < 0
+            else "",
+        )
+    # An admission's reserve() evicts the cached prefix a later request was ranked by.
+    s = _sched()
+    shared_a, shared_b = cached(s, token_ids(12, 81)), cached(s, token_ids(8, 82))  # 3 pages, then 2
+    ballast(s, s.cache.num_free)  # the only room left: those 5 cached pages
+    _add(s, 0, token_ids(3, 83), max_tokens=1, pages=0)
+    _add(s, 1, shared_b + token_ids(1, 84), pages=2)
+    _add(s, 2, shared_a + token_ids(1, 85), max_tokens=3, pages=3)
+    order = [r.uid for r in s.waiting]
+    batch = _decide(fn, s)
+    if items_of(batch) != ("prefill", [(2, 12, 1)]):
+        raise Mistake(
+            "requests 0 (nothing cached), 1 (2 cached pages) and 2 (3 cached pages) wait, and the only room left "
+            "is those 5 cached pages. The order, fixed before the batch: 2, 1, 0. Admitting request 2 reserves one "
+            "new page for its last prompt token, which evicts request 1's unlocked cached pages; request 1, next in "
+            "that order, now needs 5 pages and does not fit, so nobody after it is admitted: the batch is request "
+            f"2's last token alone. Yours: {show(batch)}; admitted: {[u for u in order if s.reqs[u].table_idx >= 0]}",
+            "match every waiting request once, before the batch, and keep that order while you admit: a request "
+            "whose cached prefix an earlier admission evicted keeps its place (and, not fitting, still stops the "
+            "batch); do not match the rest again after each admission"
+            if s.reqs[0].table_idx >= 0 and s.reqs[1].table_idx < 0
             else "",
         )
 
