@@ -292,6 +292,11 @@ def _queue(name: str) -> Callable[[Any, Difference], str]:
                 f"remove the aborted request itself from scheduler.{name}, not the head of the queue: uid {lost[0]} "
                 f"was taken out instead, and uid {extra[0]} is still there"
             )
+        if extra and name == "waiting":
+            return (
+                f"take the aborted request out of scheduler.waiting (uid {extra[0]} is still there): a request "
+                "stays in that deque, admitted (with a row) or not, until its whole prompt is computed"
+            )
         if extra:
             return f"take the aborted request out of scheduler.{name} (uid {extra[0]} is still there)"
         return (
