@@ -286,10 +286,10 @@ def accepted_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] =
     )
 
 
-def kv_hint(scene: VerifyScene, diff: Difference) -> str:
+def kv_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
     req = _request(scene)
     want = _step(req, scene.drafts, scene.targets)
-    return kv_story(req, scene.drafts, want, diff.got)[1]
+    return kv_story(req, scene.drafts, want, diff.got, answer[0] if answer else None)[1]
 
 
 def pages_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
@@ -326,6 +326,7 @@ def verify_case(reference: Any, examples: int = 250) -> Any:
     hints = dict(
         VERIFY_HINTS,
         accepted=lambda scene, diff: accepted_hint(scene, diff, answer),
+        kv_len=lambda scene, diff: kv_hint(scene, diff, answer),
         free_pages=lambda scene, diff: pages_hint(scene, diff, answer),
     )
     case = generated(

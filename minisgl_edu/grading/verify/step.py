@@ -356,7 +356,7 @@ def diagnose(
     first = first_field(got, want)
     text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
     if first == "kv_len":
-        story, hint = kv_story(req, drafts, want, got.kv_len)
+        story, hint = kv_story(req, drafts, want, got.kv_len, fn)
         return f"{text}. {story}", hint
     if first == "free_pages":
         story, hint = pages_story(req, want, got.free_pages)
@@ -431,8 +431,21 @@ def first_field(a: VerifyResult, b: VerifyResult) -> Optional[str]:
     return next((f for f in FIELDS if getattr(a, f) != getattr(b, f)), None)
 
 
-def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int) -> tuple[str, str]:
-    """What a wrong kv_len counted, from the direction and size of the difference, and its hint."""
+def _kv_right_without_a_cut(fn) -> bool:
+    """The answer's kv_len is right on a step that no finish cuts: so a kv_len one too big on a step
+    cut one token short counts the tokens after the finish, not the newest token."""
+    req = _req([_id(" one")], 3)
+    drafts = _w(" two", " three", " four")
+    try:
+        got = _call(fn, req, drafts, drafts + _w(" five"))
+    except Exception:
+        return False
+    return got.kv_len == package_step(_copy(req), list(drafts), drafts + _w(" five")).kv_len
+
+
+def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int, fn=None) -> tuple[str, str]:
+    """What a wrong kv_len counted, from the direction and size of the difference, and its hint
+    (`fn`: the answer, tried on a step without a finish where two mistakes give this kv_len)."""
     before = req.prompt_len + len(req.output_ids)
     total = before + len(want.tokens)
     known = {total: "kv_counts_newest", want.kv_len - req.prompt_len: "kv_no_prompt"}
@@ -441,7 +454,10 @@ def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int
     if len(want.tokens) > 1:
         known[before] = "kv_no_drafts"
     if want.finish_reason is not None and want.accepted + 1 > len(want.tokens):
-        known.setdefault(before + min(want.accepted + 1, len(drafts) + 1) - 1, "kv_uncut")
+        uncut = before + min(want.accepted + 1, len(drafts) + 1) - 1
+        known.setdefault(uncut, "kv_uncut")
+        if got == uncut == total and fn is not None and _kv_right_without_a_cut(fn):
+            known[uncut] = "kv_uncut"
     if got in known and got != want.kv_len:
         m = known[got]
         return MISTAKES[m][0].upper() + MISTAKES[m][1:], f"{MISTAKES[m]} ({HINTS[m]})"
