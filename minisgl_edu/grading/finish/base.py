@@ -13,7 +13,15 @@ from typing import Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.finish.scenes import EOS, RETURNS_A_REASON, _decode, _ids, finish_case
+from minisgl_edu.grading.finish.scenes import (
+    EOS,
+    RETURNS_A_REASON,
+    SPLIT,
+    _decode,
+    _ids,
+    decoded_in_parts,
+    finish_case,
+)
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.scheduler.finish import check_finish as reference
 
@@ -51,23 +59,6 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
         f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",
         RETURNS_A_REASON if isinstance(got, bool) else hint,
     )
-
-
-SPLIT = (
-    "decode the window in one call, decode(req.output_ids[-window:]): decoding it in parts (the newest token "
-    "on its own) cuts a multi-byte character in two"
-)
-
-
-def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
-    """The answer decoded a tail of the output in several consecutive calls and joined the texts,
-    and the stop string shows in that tail decoded at once but not in the joined parts."""
-    joined = [t for ids in calls for t in ids]
-    out, stop = req.output_ids, req.sampling_params.stop
-    if len(calls) < 2 or not joined or out[len(out) - len(joined) :] != joined:
-        return False
-    parts = "".join(_decode(ids) for ids in calls)
-    return any(s in _decode(joined) for s in stop) and not any(s in parts for s in stop)
 
 
 def _completes(ids: list[int], stop: str) -> tuple[int, int]:

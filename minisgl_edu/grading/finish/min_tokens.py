@@ -18,7 +18,7 @@ from typing import Callable, Optional
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.finish.base import EOS, PLAIN, RETURNS_A_REASON, _decode, _ids, _req
-from minisgl_edu.grading.finish.scenes import finish_case
+from minisgl_edu.grading.finish.scenes import EOS_COUNTS, finish_case
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
 from minisgl_edu.scheduler.finish import check_finish as package_check_finish
 
@@ -86,8 +86,7 @@ def case_boundary(fn):
         "stop",
         "6 output tokens and min_tokens=5, the newest an EOS: the EOS that min_tokens held back at token 2 "
         "stays in req.output_ids and counts toward the minimum like any token, so this EOS finishes",
-        hint="every output token counts toward min_tokens, EOS tokens too: count len(req.output_ids), not the "
-        "tokens that are not EOS",
+        hint=EOS_COUNTS,
     )
     _expect(
         fn,

@@ -15,7 +15,7 @@ left the request's output, prompt and stop list as they were.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from hypothesis import strategies as st
@@ -131,8 +131,9 @@ def show(scene: FinishScene) -> str:
 RETURNS_A_REASON = "return the reason, 'stop' or 'length', or None while it goes on: never True/False"
 
 
-def reason_hint(scene: FinishScene, diff: Difference) -> str:
-    """The mistake a list of returns shows, read at the first token where the two lists part."""
+def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = None) -> str:
+    """The mistake a list of returns shows, read at the first token where the two lists part
+    (`answer`: the answer graded, tried once more where two mistakes give the same returns)."""
     want, got = list(diff.expected), list(diff.got)
     k = next(
         (i for i, (a, b) in enumerate(zip(want, got)) if a != b or type(a) is not type(b)), min(len(want), len(got))
@@ -144,6 +145,8 @@ def reason_hint(scene: FinishScene, diff: Difference) -> str:
     n, token = k + 1, scene.output[k]
     is_eos = token in scene.eos_ids
     if scene.stretch_min is not None and n == scene.stretch_min and a == "stop":
+        if answer and held_back_eos_not_counted(answer[0]):
+            return EOS_COUNTS
         return (
             f"token {n} is the min_tokens-th (min_tokens={scene.stretch_min}): the minimum is reached with this very "
             "token, so EOS and stop strings count again (hold back while len(req.output_ids) < min_tokens, not <=)"
@@ -152,6 +155,16 @@ def reason_hint(scene: FinishScene, diff: Difference) -> str:
         return f"token {n} is below min_tokens={scene.stretch_min}: hold EOS and stop strings back while len(req.output_ids) < min_tokens"
     if a == "stop" and is_eos and not scene.ignore_eos:
         return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}: the set the scheduler passes, every id of it"
+    if a == "stop" and b != "stop" and answer and scene.stretch_min is None:
+        req = _request(scene)
+        req.output_ids = list(scene.output[:n])
+        calls: list[list[int]] = []
+        try:
+            answer[0](req, set(scene.eos_ids), lambda ids: calls.append(list(ids)) or _decode(ids))
+        except Exception:
+            calls = []
+        if decoded_in_parts(req, calls):
+            return SPLIT
     if a == "stop":
         spaced = [s for s in scene.stop if s in _decode(scene.output[:n]) and s != s.strip()]
         if spaced:
@@ -192,6 +205,38 @@ def _wrong_stop(scene: FinishScene, n: int, is_eos: bool) -> str:
     )
 
 
+SPLIT = (
+    "decode the window in one call, decode(req.output_ids[-window:]): decoding it in parts (the newest token "
+    "on its own) cuts a multi-byte character in two"
+)
+EOS_COUNTS = (
+    "every output token counts toward min_tokens, EOS tokens too: count len(req.output_ids), not the tokens "
+    "that are not EOS"
+)
+
+
+def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
+    """The answer decoded a tail of the output in several consecutive calls and joined the texts,
+    and a stop string shows in that tail decoded at once but not in the joined parts."""
+    joined = [t for ids in calls for t in ids]
+    out, stop = req.output_ids, req.sampling_params.stop
+    if len(calls) < 2 or not joined or out[len(out) - len(joined) :] != joined:
+        return False
+    parts = "".join(_decode(ids) for ids in calls)
+    return any(s in _decode(joined) for s in stop) and not any(s in parts for s in stop)
+
+
+def held_back_eos_not_counted(fn: Any) -> bool:
+    """The answer holds back an EOS that is the 6th output token with min_tokens=5, one of the five
+    before it a held-back EOS: it counts only the tokens that are not EOS toward the minimum."""
+    req = Req(0, _ids("Count for me."), SamplingParams(max_tokens=50), output_ids=[10907, 2, 10907, 10907, 10907, 2])
+    req.max_new_tokens = 50
+    try:
+        return fn(req, set(EOS), _decode, 5) is None
+    except Exception:
+        return False
+
+
 HINTS_TEXT = (
     "after each token: 'stop' for an EOS of eos_ids (unless ignore_eos) or a stop string the newest token "
     "completed anywhere in a decoded window of the output (sized in bytes by the longest stop string), then "
@@ -207,8 +252,10 @@ HINTS = {
 
 def finish_case(reference: Any, stretch: bool = False, examples: int = 200) -> Any:
     """The generated case of `finish` (stretch=False) or `finish_min_tokens`."""
+    answer: list = []  # the answer being graded, once its search starts: some hints try it once more
     hints = dict(HINTS)
-    return generated(
+    hints["what it returned after each token"] = lambda scene, diff: reason_hint(scene, diff, answer)
+    case = generated(
         ("stretch: " if stretch else "") + f"generated: {examples} requests grown token by token",
         finish_scenes(stretch),
         lambda fn, scene: play(fn, scene, stretch),
@@ -218,3 +265,10 @@ def finish_case(reference: Any, stretch: bool = False, examples: int = 200) -> A
         examples,
         hint=HINTS_TEXT,
     )
+    search = case.run
+
+    def run(impl: Any) -> None:
+        answer[:] = [impl]
+        search(impl)
+
+    return replace(case, run=run)
