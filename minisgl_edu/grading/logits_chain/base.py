@@ -27,7 +27,9 @@ from minisgl_edu.grading.logits_chain.chain import (
     MASK_MISTAKES,
     MISTAKES,
     PENALTY_MISTAKES,
+    WIDE,
     YES_NO,
+    V,
     _call,
     _chain,
     _check,
@@ -190,6 +192,14 @@ def case_grammar(fn):
         _req((2,), ()),  # greedy, no grammar
     ]
     _check(fn, logits, reqs, MASK_MISTAKES)
+    # The same on a vocabulary of 40 tokens: the bitmask has two 32-bit words, so the order of the
+    # bits across words matters (token 32 * k + j is bit j of word k).
+    wide = torch.tensor([row + [float(t % 5) - 1.0 for t in range(V, WIDE)]] * 2)
+    reqs = [
+        _req((2,), (), grammar=_grammar(vocab=WIDE)),  # greedy, at the start
+        _req((2,), (6,), grammar=_grammar(accepted=(6,), vocab=WIDE), temperature=0.7),  # after 'y'
+    ]
+    _check(fn, wide, reqs, MASK_MISTAKES)
 
 
 def case_mixed(fn):

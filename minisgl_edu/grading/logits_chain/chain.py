@@ -28,6 +28,10 @@ NEG_INF = float("-inf")
 # case can say which of these tokens may come next.
 VOCAB = ["<eos>", "a", "b", "c", "yes", "no", "y", "es", "n", "o", "{", "}"]
 V = len(VOCAB)
+# The same tokens, then fillers up to 40: a bitmask of two 32-bit words, where the order of the bits
+# across words matters (with 12 tokens the whole mask is one word).
+WIDE_VOCAB = VOCAB + [f"<t{t}>" for t in range(V, 40)]
+WIDE = len(WIDE_VOCAB)
 YES_NO = "(yes|no)"
 
 # --- the stretch link and its reference ----------------------------------------------------------
@@ -90,6 +94,9 @@ MISTAKES = {
     "mask_skipped": "the grammar's mask was not applied: every token the grammar forbids must come out as -inf",
     "mask_mirrored": "the grammar's bitmask was read mirrored: tokens it allows came out -inf and tokens it forbids "
     "were kept. In the k-th 32-bit word of the bitmask, token 32 * k + j is bit j counted from the low end",
+    "mask_transposed": "the grammar's bitmask was unpacked across its words in the wrong order: token t was read "
+    "from bit t // words of word t % words, so on a vocabulary of more than 32 tokens (several 32-bit words) the "
+    "mask lands on other tokens. Bit j of word k stands for token 32 * k + j",
     "min_p_absolute": "min_p dropped the tokens whose probability is below min_p itself: the threshold is "
     "relative, min_p times the probability of the most likely token",
     "min_p_no_temperature": "min_p used the probabilities at temperature 1: use softmax(logits / temperature), "
@@ -101,6 +108,9 @@ MISTAKES = {
     "other links, the distribution the sampler draws from",
     "min_p_batch_top": "min_p's threshold came from the top probability of the whole batch: each row has its "
     "own threshold, min_p times the probability of that row's most likely token, whatever the other rows hold",
+    "min_p_kept_scaled": "the tokens min_p kept came back divided by the temperature: min_p decides on the "
+    "probabilities at the row's temperature, but the kept tokens keep their logits (the sampler divides by the "
+    "temperature itself, so it would draw at temperature squared)",
     "min_p_boundary": "a token whose probability equals min_p times the top probability was dropped: only "
     "the tokens strictly below that threshold go (keep p >= min_p * max(p))",
     "min_p_by_temperature": "min_p was applied to a row that has a temperature but is greedy all the same "
@@ -137,6 +147,9 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "mask_skipped": MASK,
     "mask_mirrored": "token 32 * k + j is allowed when (bitmask[k] >> j) & 1: bit 0 is the lowest bit, so shift "
     "by j, not by 31 - j",
+    "mask_transposed": "unpack the bitmask as [words, 32], bits[k, j] = (bitmask[k] >> j) & 1, then flatten: "
+    "word k's bits stay together as tokens 32k..32k+31 (bitmask[:, None] >> arange(32), not "
+    "bitmask[None, :] >> arange(32)[:, None])",
     "min_p_absolute": "keep a token when p >= min_p * max(p); -inf for the others",
     "min_p_no_temperature": "p = softmax(logits / temperature), the distribution the sampler draws from",
     "min_p_first": "min_p is the last link: decide on the logits after the bias and the mask",
@@ -144,6 +157,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "min_p_batch_top": "the threshold is min_p times this row's top probability, not the batch's (over a "
     "[rows, vocab] tensor: probs.max(dim=-1, keepdim=True), not probs.max())",
     "min_p_boundary": "keep p >= min_p * max(p): a token exactly at the threshold stays",
+    "min_p_kept_scaled": "divide a copy by the temperature to get p (scaled = row / temperature), never the row "
+    "itself (row /= temperature): the logits you return are the chain's, unscaled",
     "min_p_by_temperature": GREEDY_BY_IS_GREEDY,
 }
 PENALTY_MISTAKES = [
@@ -160,7 +175,7 @@ PENALTY_MISTAKES = [
     "pres_needs_freq",
 ]
 BIAS_MISTAKES = ["bias_replaces", "bias_first"]
-MASK_MISTAKES = ["mask_not_greedy", "mask_skipped", "mask_mirrored"]
+MASK_MISTAKES = ["mask_not_greedy", "mask_skipped", "mask_mirrored", "mask_transposed"]
 MIN_P_MISTAKES = [
     "min_p_absolute",
     "min_p_no_temperature",
@@ -169,21 +184,25 @@ MIN_P_MISTAKES = [
     "min_p_by_temperature",
     "min_p_top_first",
     "min_p_batch_top",
+    "min_p_kept_scaled",
 ]
 
 # The mistakes that make a row depend on the other rows of its batch.
 BATCH_MISTAKES = ["min_p_batch_top"]
 
 
-def allowed_tokens(grammar: Grammar, vocab: int, mirrored: bool = False) -> torch.Tensor:
+def allowed_tokens(grammar: Grammar, vocab: int, mirrored: bool = False, transposed: bool = False) -> torch.Tensor:
     """[vocab] bool: the tokens `grammar` allows next (its bitmask unpacked, one bit per token; with
-    `mirrored`, each word read from its high bit down, the mistake "mask_mirrored")."""
+    `mirrored`, each word read from its high bit down, the mistake "mask_mirrored"; with `transposed`,
+    bit j of every word before bit j + 1 of any, the mistake "mask_transposed")."""
     import xgrammar as xgr
 
     bitmask = xgr.allocate_token_bitmask(1, vocab)
     grammar.fill_mask(bitmask, 0)
     shifts = torch.arange(32, dtype=torch.int32)
     bits = (bitmask[0, :, None] >> (31 - shifts if mirrored else shifts)) & 1
+    if transposed:
+        bits = bits.T
     return bits.flatten()[:vocab].bool()
 
 
@@ -242,7 +261,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             link()
         skip = mistake == "mask_skipped" or (mistake == "mask_not_greedy" and sp.is_greedy)
         if req.grammar is not None and not skip:
-            row.masked_fill_(~allowed_tokens(req.grammar, row.shape[-1], mistake == "mask_mirrored"), NEG_INF)
+            layout = dict(mirrored=mistake == "mask_mirrored", transposed=mistake == "mask_transposed")
+            row.masked_fill_(~allowed_tokens(req.grammar, row.shape[-1], **layout), NEG_INF)
         samples = sp.temperature > 0 if mistake == "min_p_by_temperature" else not sp.is_greedy
         if min_p and _min_p_of(sp) > 0 and samples:
             source = logits[i].float() if mistake == "min_p_first" else row
@@ -252,6 +272,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             top_p = batch_top if mistake == "min_p_batch_top" else top.max()
             limit = _min_p_of(sp) if mistake == "min_p_absolute" else _min_p_of(sp) * top_p
             row.masked_fill_(probs <= limit if mistake == "min_p_boundary" else probs < limit, NEG_INF)
+            if mistake == "min_p_kept_scaled":
+                row.div_(temperature)
     return out
 
 
@@ -312,7 +334,7 @@ def _params(sp: SamplingParams, grammar: bool) -> str:
 
 
 def _token(t: int) -> str:
-    return f"token {t} ({VOCAB[t]!r})" if 0 <= t < V else f"token {t}"
+    return f"token {t} ({WIDE_VOCAB[t]!r})" if 0 <= t < WIDE else f"token {t}"
 
 
 def _first_difference(got: torch.Tensor, want: torch.Tensor, given: torch.Tensor) -> str:
@@ -426,15 +448,17 @@ def _suspects(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Ten
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled(regex: str):
+def _compiled(regex: str, vocab: int = V):
     import xgrammar as xgr
 
-    info = xgr.TokenizerInfo(VOCAB, vocab_type=xgr.VocabType.RAW, vocab_size=V, stop_token_ids=[0])
+    words = WIDE_VOCAB[:vocab]
+    info = xgr.TokenizerInfo(words, vocab_type=xgr.VocabType.RAW, vocab_size=vocab, stop_token_ids=[0])
     return xgr.GrammarCompiler(info, max_threads=1).compile_regex(regex)
 
 
-def _grammar(regex: str = YES_NO, accepted: tuple[int, ...] = ()) -> Grammar:
-    grammar = Grammar(_compiled(regex))
+def _grammar(regex: str = YES_NO, accepted: tuple[int, ...] = (), vocab: int = V) -> Grammar:
+    """A matcher of `regex` over the first `vocab` tokens of WIDE_VOCAB (the unit cases' 12, or 40)."""
+    grammar = Grammar(_compiled(regex, vocab))
     for t in accepted:
         assert grammar.accept(t), f"setup: the grammar {regex!r} refused {_token(t)}"
     return grammar

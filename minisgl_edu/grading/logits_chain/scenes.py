@@ -36,6 +36,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     MIN_P_SHORTCUT,
     MISTAKES,
     PENALTY_MISTAKES,
+    WIDE,
     V,
     _chain,
     _close,
@@ -48,6 +49,9 @@ from minisgl_edu.grading.logits_chain.chain import (
 
 # Logits from a grid: ties and exact zeros happen, and the numbers stay readable in a failure.
 GRID = [1.0, -1.0, 2.0, 0.0, -2.5, 3.0, 0.5, -0.5]
+# The logits of tokens 12..39 in a scene over the wide vocabulary (a bitmask of two words): fixed,
+# so the draw stays as cheap as over 12 tokens.
+FILLER = [GRID[t % len(GRID)] for t in range(WIDE - V)]
 # A grammar and the tokens it already accepted: (yes|no) at its start, after 'y', after 'yes'
 # (only <eos> left), after 'n'; and a regex that allows many tokens at once.
 GRAMMARS = [None, ("(yes|no)", ()), ("(yes|no)", (6,)), ("(yes|no)", (4,)), ("(yes|no)", (8,)), ("[a-c]+", (1,))]
@@ -72,7 +76,7 @@ class Row:
 
 @dataclass
 class ChainScene:
-    rows: list[Row]
+    rows: list[Row]  # with wide, each row's logits run on over the 40 tokens of WIDE_VOCAB (chain.py)
 
 
 def _neutral_or(neutral: Any, *others: Any) -> Any:
@@ -93,6 +97,7 @@ _TEMPERATURE = st.sampled_from([0.0, 1.0, 0.7, 1.5, 0.5])
 _TOP_K = st.sampled_from([-1, 1, 3])
 _TOP_P = st.sampled_from([1.0, 0.9])
 _MIN_P = _neutral_or(0.0, 0.1, 0.5, 1.0, 0.3, 0.05)
+_WIDE = st.sampled_from([False, False, False, True])
 
 
 def _history(draw: Any, at_least_one: bool) -> list[int]:
@@ -136,7 +141,10 @@ def _only(row: Row, link: str) -> Row:
 def chain_scenes(draw: Any, stretch: bool = False) -> ChainScene:
     batch = draw(st.lists(rows(stretch), min_size=1, max_size=4))
     link = draw(st.sampled_from([None, None, *LINKS[: 6 if stretch else 5]]))
-    return ChainScene([_only(r, link) for r in batch] if link else batch)
+    batch = [_only(r, link) for r in batch] if link else batch
+    if not stretch and draw(_WIDE):  # the same rows over 40 tokens: the grammar's bitmask has two words
+        batch = [dataclasses.replace(r, logits=r.logits + FILLER) for r in batch]
+    return ChainScene(batch)
 
 
 # --- one scene played --------------------------------------------------------------------------------
@@ -154,7 +162,7 @@ def _requests(scene: ChainScene) -> list[Req]:
             top_k=r.top_k,
             top_p=r.top_p,
         )
-        grammar = _grammar(*r.grammar) if r.grammar else None
+        grammar = _grammar(*r.grammar, vocab=len(r.logits)) if r.grammar else None
         reqs.append(_req(r.prompt, r.output, grammar=grammar, min_p=r.min_p if r.min_p else None, **params))
     return reqs
 
@@ -177,15 +185,15 @@ def _params(req: Req) -> tuple:
     )
 
 
-def _allowed(reqs: list[Req]) -> list[Any]:
-    return [allowed_tokens(r.grammar, V) if r.grammar is not None else None for r in reqs]
+def _allowed(reqs: list[Req], vocab: int) -> list[Any]:
+    return [allowed_tokens(r.grammar, vocab) if r.grammar is not None else None for r in reqs]
 
 
 def play(fn: Any, scene: ChainScene) -> dict:
     logits, reqs = _logits(scene), _requests(scene)
     given = logits.clone()
     prompts, outputs = [list(r.input_ids) for r in reqs], [list(r.output_ids) for r in reqs]
-    params, allowed = [_params(r) for r in reqs], _allowed(reqs)
+    params, allowed = [_params(r) for r in reqs], _allowed(reqs, logits.shape[-1])
     out = fn(logits, reqs)
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(logits.shape):
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
@@ -200,7 +208,7 @@ def play(fn: Any, scene: ChainScene) -> dict:
         "reqs' input_ids (prompts)": unchanged(prompts, [r.input_ids for r in reqs]),
         "reqs' output_ids": unchanged(outputs, [r.output_ids for r in reqs]),
         "reqs' sampling_params": unchanged(params, [_params(r) for r in reqs]),
-        "what the grammars allow next": unchanged(allowed, _allowed(reqs)),
+        "what the grammars allow next": unchanged(allowed, _allowed(reqs, logits.shape[-1])),
     }
 
 
@@ -240,6 +248,11 @@ def _tokens(ids: list[int]) -> str:
 
 def show(scene: ChainScene, stretch: bool = False) -> str:
     lines = []
+    if len(scene.rows[0].logits) > V:
+        lines.append(
+            f"  a vocabulary of {WIDE} tokens (two 32-bit words in a grammar's bitmask): the 12 of the "
+            f"cases, then {WIDE - V} fillers, '<t{V}>' to '<t{WIDE - 1}>', whose logits are {FILLER} in every row"
+        )
     for i, r in enumerate(scene.rows):
         sampling = "greedy" if r.temperature <= 0 else f"temperature {r.temperature:g}"
         if r.top_k != -1:
@@ -247,7 +260,8 @@ def show(scene: ChainScene, stretch: bool = False) -> str:
         if r.top_p != 1.0:
             sampling += f", top_p {r.top_p:g}"
         asks = ", ".join(_uses(r, False) + ([f"min_p {r.min_p:g}"] if stretch and r.min_p else [])) or "nothing"
-        lines.append(f"  row {i}: logits {r.logits}")
+        fillers = " + the fillers' logits" if len(r.logits) > V else ""
+        lines.append(f"  row {i}: logits {r.logits[:V]}{fillers}")
         lines.append(f"         prompt {_tokens(r.prompt)}, output {_tokens(r.output)}")
         lines.append(f"         asks for: {asks}; {sampling}")
     return "\n".join(lines)
@@ -318,7 +332,7 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
             f"row {i} asks for nothing, yet its logits changed: apply each link only to the rows whose request "
             "uses it, with that request's own values"
         )
-    t = next(t for t in range(V) if not _close(got[i, t : t + 1], want[i, t : t + 1]))
+    t = next(t for t in range(want.shape[-1]) if not _close(got[i, t : t + 1], want[i, t : t + 1]))
     walk = f"row {i}, " + _walk(r, t, float(want[i, t]), float(got[i, t]), stretch)
     history = r.prompt + r.output
     if r.repetition_penalty != 1.0 and t in history and t not in history[-FAR:]:
@@ -329,6 +343,13 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
             return f"row {i}: {MISTAKES['pres_needs_freq']}"
     if stretch and _close(got[i], logits[i]) and _shortcut_forgets_min_p(scene, got, want, logits):
         return f"row {i}: {MIN_P_SHORTCUT}"
+    beside = r.top_k != -1 or r.top_p != 1.0
+    if stretch and r.min_p and not _greedy(r) and beside and _close(got[i], _chain(logits, reqs)[i]):
+        return (
+            f"row {i} came back as the chain gives it without min_p, but it samples with min_p {r.min_p:g}: min_p "
+            "drops the tokens below its threshold (top_k and top_p come later, in the sampler: min_p applies "
+            "beside them)"
+        )
     if _close(got[i], logits[i]):
         return f"row {i} came back as the model gave it, but its request uses {', '.join(links)}: " + "; ".join(
             _why_it_changes(r, stretch)

@@ -1,0 +1,62 @@
+"""Unpacks the XGrammar bitmask with the broadcast the wrong way round, bits[j, k] = bit j of word k,
+so flatten() lists bit 0 of every word, then bit 1 of every word, and so on: the mask entry for
+token t reads bit t // words of word t % words. The contract: "bit j of word k stands for token
+32 * k + j". With a vocabulary of at most 32 tokens (one word) both orders are the same, so every
+small-vocabulary case comes out right; on a real vocabulary (49152 tokens, 1536 words) the grammar
+forbids the tokens it allows and opens others. E.g. vocab 64 (2 words), only token 33 allowed (bit 1
+of word 1): the reference leaves token 33 finite, this answer token 3."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import xgrammar
+
+from minisgl_edu.core import Req
+
+MUST_FAIL = {"grammar mask, greedy rows too", "generated: 200 batches against the package's chain"}
+MUST_SAY = "unpacked across its words in the wrong order"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "unpack the bitmask as [words, 32]"
+
+
+def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
+    """logits: [N, vocab], row i for reqs[i]. Returns the logits the sampler uses."""
+
+    def uses_chain(req: Req) -> bool:
+        sp = req.sampling_params
+        penalties = sp.repetition_penalty != 1.0 or sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0
+        min_p = getattr(sp, "min_p", 0.0) > 0 and not sp.is_greedy
+        return penalties or bool(sp.logit_bias) or req.grammar is not None or min_p
+
+    if not any(uses_chain(r) for r in reqs):
+        return logits  # nothing to do, and no copy to pay for
+    out = logits.float().clone()  # never change `logits`: the logprobs are taken from it
+    vocab = out.shape[-1]
+    for i, req in enumerate(reqs):
+        sp, row = req.sampling_params, out[i]  # `row` is a view: changing it changes `out`
+        # 1. repetition: once for every token seen in the prompt or the output
+        if sp.repetition_penalty != 1.0:
+            seen = torch.tensor(sorted(set(req.input_ids) | set(req.output_ids)), dtype=torch.long)
+            values = row[seen]
+            row[seen] = torch.where(values > 0, values / sp.repetition_penalty, values * sp.repetition_penalty)
+        # 2. frequency and presence: counts in the output only
+        if req.output_ids and (sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0):
+            counts = torch.bincount(torch.tensor(req.output_ids), minlength=vocab).to(row.dtype)
+            row -= sp.frequency_penalty * counts + sp.presence_penalty * (counts > 0).to(row.dtype)
+        # 3. logit bias: added
+        for token, bias in sp.logit_bias.items():
+            row[token] += bias
+        # 4. the grammar's mask, whatever the temperature
+        if req.grammar is not None:
+            bitmask = xgrammar.allocate_token_bitmask(1, vocab)
+            req.grammar.fill_mask(bitmask, 0)
+            bits = (bitmask[0][None, :] >> torch.arange(32, dtype=torch.int32)[:, None]) & 1
+            row[~bits.flatten()[:vocab].bool()] = float("-inf")
+        # 5. (stretch, not in the engine) min_p: p >= min_p * max(p) <=> logit / T >= max / T + ln(min_p)
+        min_p = getattr(sp, "min_p", 0.0)
+        if min_p > 0 and not sp.is_greedy:
+            scaled = row / sp.temperature
+            row[scaled < scaled.max() + math.log(min_p)] = float("-inf")
+    return out
