@@ -190,9 +190,9 @@ DROPS_A_COMPUTED_TOKEN = (
 )
 
 
-def drops_a_computed_token(fn) -> bool:
-    """Of a request with a 5-token prompt aborted at cached_len 12 (3 full computed pages, 1 of them
-    the prompt's), `fn` caches 2: it takes the newest token off req.cached_len once more."""
+def _cached_at_12(fn) -> int:
+    """How many pages `fn` caches of a request with a 5-token prompt aborted at cached_len 12 (3 full
+    computed pages, 1 of them the prompt's); -1 when the probe does not get that far."""
     s = modelless(cache="radix")
     s.abort_fn = fn
     req = waiting(s, 0, 5, max_tokens=20)
@@ -201,8 +201,21 @@ def drops_a_computed_token(fn) -> bool:
         ids = list(req.all_ids)
         s.abort(0)
     except Exception:
-        return False  # some other mistake: the hint of the failed check names it
-    return len(s.cache.prefix_cache.match_prefix(ids)[1]) == 2
+        return -1  # some other mistake: the hint of the failed check names it
+    return len(s.cache.prefix_cache.match_prefix(ids)[1])
+
+
+def drops_a_computed_token(fn) -> bool:
+    """`fn` caches 2 of 3 computed pages: it takes the newest token off req.cached_len once more."""
+    return _cached_at_12(fn) == 2
+
+
+def caches_the_prompt_only(fn) -> bool:
+    """`fn` caches only the prompt's 1 full page of 3 computed: the output tokens left out."""
+    return _cached_at_12(fn) == 1
+
+
+PROMPT_ONLY = "the output tokens computed so far count too: count req.cached_len, not the prompt's length"
 
 
 @hinted("scheduler.cache.release(req, ...) gives back the request's page-table row with its pages")

@@ -30,7 +30,9 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Req
 from minisgl_edu.grading.abort.checks import (
     DROPS_A_COMPUTED_TOKEN,
+    PROMPT_ONLY,
     ROW_ZERO,
+    caches_the_prompt_only,
     drops_a_computed_token,
     returns,
     skips_row_zero,
@@ -331,6 +333,8 @@ def _pages(stretch: bool, answer: list) -> Callable[[Any, Difference], str]:
             if want == "in the prefix cache" and got == "free":
                 if stretch and answer and drops_a_computed_token(answer[0]):
                     return DROPS_A_COMPUTED_TOKEN
+                if stretch and answer and caches_the_prompt_only(answer[0]):
+                    return PROMPT_ONLY
                 if stretch:
                     return (
                         "its computed full pages go into the prefix cache, filed under their tokens; and the pages "

@@ -33,8 +33,10 @@ from minisgl_edu.grading.abort.checks import (
     DROPS_A_COMPUTED_TOKEN,
     GREEDY,
     LONG,
+    PROMPT_ONLY,
     SHORT,
     abort,
+    caches_the_prompt_only,
     check_all_back,
     check_consistent,
     check_gone,
@@ -160,6 +162,13 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     if got > expect:
         raise _too_many(b, got, expect, ps)
     if got < expect or adopted != want_adopted:
+        if got <= max(b.known, b.prompt_len // ps) < full and caches_the_prompt_only(s.abort_fn):
+            raise Mistake(
+                f"only the prompt's full pages went into the prefix cache: {b.cached_len} tokens were computed "
+                f"({full} full pages), {b.prompt_len} of them the prompt's, and the cache holds {got} page(s) "
+                "along its tokens",
+                PROMPT_ONLY,
+            )
         if got <= b.known and not adopted:
             raise Mistake(
                 f"none of the request's computed pages went into the prefix cache: it had {b.cached_len} "
@@ -182,7 +191,7 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
             raise Mistake(
                 f"only the prompt's {got} full page(s) went into the prefix cache, but {b.cached_len} tokens were "
                 f"computed ({full} full pages)",
-                "the output tokens computed so far count too: count req.cached_len, not the prompt's length",
+                PROMPT_ONLY,
             )
         raise AssertionError(
             f"the prefix cache holds {got} page(s) along the request's tokens, expected {expect} "
