@@ -88,6 +88,14 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
     if sorted(got) == want:
         return f"{head}: the right pages, in the wrong order; return them in increasing order", "sort what you return"
     if len(got) != n or len(set(got)) != n:
+        whole = _largest_runs_whole(n, before, got)
+        if whole:
+            return (
+                f"{head}: no run holds {_pages(n)}, and you took {whole} whole runs, the largest first, until you had "
+                f"{len(got)} pages, more than {n}: after a run taken whole, fewer pages are still needed; work out "
+                "what is still needed (n minus the pages taken so far) on every pass, and serve that by best fit",
+                "work out the pages still needed on every pass: n minus the pages taken so far",
+            )
         return f"{head}: {n} distinct pages expected", ""
     fits = [(start, length) for start, length in before if length >= n]
     theirs = _run_of(got, before)
@@ -139,6 +147,19 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
             "no run holds n: the largest run whole, then the rest by the same rule",
         )
     return head, ""
+
+
+def _largest_runs_whole(n: int, before: list[tuple[int, int]], got: list[int]) -> int:
+    """No run holds n, and `got` (more than n pages) is the k largest runs whole (ties: the lowest
+    id), as when the pages still needed are worked out once: k, else 0."""
+    if len(got) <= n or len(set(got)) != len(got) or any(length >= n for _, length in before):
+        return 0
+    taken: set[int] = set()
+    for k, (start, length) in enumerate(sorted(before, key=lambda r: (-r[1], r[0])), 1):
+        taken.update(range(start, start + length))
+        if taken == set(got):
+            return k if k > 1 else 0
+    return 0
 
 
 def _rest_not_best_fit(

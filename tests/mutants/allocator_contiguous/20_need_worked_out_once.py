@@ -1,0 +1,77 @@
+"""Works out the pages still needed, `need = n - len(pages)`, once before the loop that takes runs
+instead of on every pass: after the fallback has taken the largest run whole, the next pass still
+looks for a run of all n pages (there is none) and takes the next largest run whole again, and so
+on until at least n pages are taken, so a fragmented allocate hands out MORE than n pages (the rest
+of the last run taken is lost to every later request until freed). The contract serves the pages
+still needed by best fit. Differs e.g. on 10 pages: allocate(10); free([0, 1]); free([5, 6]);
+free([8]); allocate(3): the reference takes run (0, 2) whole and then the best fit for 1 page,
+(8, 1): [0, 1, 8]; this answer takes (0, 2) and then (5, 2) whole: [0, 1, 5, 6]."""
+
+from __future__ import annotations
+
+MUST_FAIL = {"stretch: fragmented, enough pages in all", "stretch: many steps against the reference"}
+MUST_SAY = "until you had"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "work out the pages still needed on every pass"
+
+from minisgl_edu.kvcache import OutOfPages
+
+
+class ContiguousPageAllocator:
+    def __init__(self, num_pages: int) -> None:
+        self.num_pages = num_pages
+        # Each free run twice: by its start (start -> length) and by its end (end -> start, where
+        # end is one past its last page), so a freed page finds both its neighbours at once.
+        self.by_start: dict[int, int] = {0: num_pages} if num_pages > 0 else {}
+        self.by_end: dict[int, int] = {num_pages: 0} if num_pages > 0 else {}
+        self.in_use: set[int] = set()
+
+    @property
+    def num_free(self) -> int:
+        return self.num_pages - len(self.in_use)
+
+    @property
+    def runs(self) -> list[tuple[int, int]]:
+        return sorted(self.by_start.items())
+
+    def allocate(self, n: int) -> list[int]:
+        if n > self.num_free:
+            raise OutOfPages(f"asked for {n} pages, {self.num_free} free")
+        pages: list[int] = []
+        need = n - len(pages)  # what is still needed
+        while len(pages) < n:
+            fitting = [(length, start) for start, length in self.by_start.items() if length >= need]
+            if fitting:
+                length, start = min(fitting)  # smallest, then lowest start
+                count = need
+            else:
+                _, start = min((-length, start) for start, length in self.by_start.items())  # largest
+                length = count = self.by_start[start]
+            del self.by_start[start]
+            del self.by_end[start + length]
+            if count < length:  # the rest of the run stays free
+                self.by_start[start + count] = length - count
+                self.by_end[start + length] = start + count
+            pages.extend(range(start, start + count))
+        self.in_use.update(pages)
+        return sorted(pages)
+
+    def free(self, pages: list[int]) -> None:
+        pages = list(pages)
+        for p in pages:
+            if p not in self.in_use:
+                raise ValueError(f"page {p!r} is not in use (freed twice, or never handed out)")
+        if len(set(pages)) != len(pages):
+            raise ValueError(f"the same page twice in one call: {pages}")
+        for p in pages:
+            self.in_use.remove(p)
+            start, length = p, 1
+            if p in self.by_end:  # a free run ends just before p
+                start = self.by_end.pop(p)
+                length += self.by_start.pop(start)
+            if p + 1 in self.by_start:  # a free run starts just after p
+                after = self.by_start.pop(p + 1)
+                del self.by_end[p + 1 + after]
+                length += after
+            self.by_start[start] = length
+            self.by_end[start + length] = start
