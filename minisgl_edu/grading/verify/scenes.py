@@ -35,6 +35,7 @@ from minisgl_edu.grading.verify.step import (
     HINTS,
     MISTAKES,
     _as_result,
+    _call,
     _decode,
     _pages_on_a_longer_row,
     _step,
@@ -262,15 +263,30 @@ def finish_story(scene: VerifyScene, want: VerifyResult) -> str:
     return f"'{want.finish_reason}': " + "; ".join(facts) + "; nothing after that token counts"
 
 
-def _cut_hint(scene: VerifyScene, diff: Difference) -> str:
-    """tokens or finish_reason: a run that went on past its finish, an acceptance mistake by name, or
-    the finish check's facts."""
+def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
+    """tokens or finish_reason: a run that went on past its finish, one cut by tokens that come after
+    the finish check's token (the answer tried once more), an acceptance mistake by name, or the finish
+    check's facts."""
     want = _step(_request(scene), scene.drafts, scene.targets)
     got = diff.got if isinstance(diff.got, list) else []
     if want.finish_reason and len(got) > len(want.tokens) and got[: len(want.tokens)] == want.tokens:
         return finish_story(scene, want) + ", but the run went on past it: check each new token as if it came alone"
+    if answer and _sees_the_whole_run(answer[0], scene):
+        return f"{MISTAKES['whole_run']} ({HINTS['whole_run']})"
     m = named_mistake(scene, diff, ACCEPT_MISTAKES)
     return f"{MISTAKES[m]} ({HINTS[m]})" if m else finish_story(scene, want)
+
+
+def _sees_the_whole_run(fn, scene: VerifyScene) -> bool:
+    """The answer's whole result on the scene is the step whose finish checks see the whole run."""
+    req = _request(scene)
+    mistaken = _step(req, list(scene.drafts), list(scene.targets), "whole_run")
+    if mistaken == _step(req, list(scene.drafts), list(scene.targets)):
+        return False
+    try:
+        return _call(fn, req, list(scene.drafts), list(scene.targets)) == mistaken
+    except Exception:
+        return False
 
 
 def accepted_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
@@ -326,6 +342,8 @@ def verify_case(reference: Any, examples: int = 250) -> Any:
     hints = dict(
         VERIFY_HINTS,
         accepted=lambda scene, diff: accepted_hint(scene, diff, answer),
+        tokens=lambda scene, diff: _cut_hint(scene, diff, answer),
+        finish_reason=lambda scene, diff: _cut_hint(scene, diff, answer),
         kv_len=lambda scene, diff: kv_hint(scene, diff, answer),
         free_pages=lambda scene, diff: pages_hint(scene, diff, answer),
     )

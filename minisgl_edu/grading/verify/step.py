@@ -90,6 +90,9 @@ MISTAKES = {
     "ignore_eos_ignored": "an EOS stopped a request that has ignore_eos set: with ignore_eos only stop "
     "strings and max_new_tokens end it",
     "length_overshoot": "the run went past max_new_tokens: count every new token, and stop at the last one allowed",
+    "whole_run": "the finish checks saw tokens that come after the one being checked: the output was built from "
+    "the whole run (output_ids + every accepted token) before the loop, so the length test counted, and the stop "
+    "strings were looked for in, tokens that come later. Build it inside the loop from the tokens so far",
     "length_not_on_model_token": "the model's own token (the last of the run) was not checked against "
     "max_new_tokens: it is an output token like the accepted drafts",
     "length_first": "'length' was reported for a token that also ends the answer (an EOS or a stop string): "
@@ -145,6 +148,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "finish_on_last_only": "check each new token as if it came alone",
     "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
     "length_overshoot": _LENGTH,
+    "whole_run": "check each new token on output_ids + the new tokens up to it, not on the whole run",
     "length_not_on_model_token": "the model's own token counts toward max_new_tokens, like the accepted drafts",
     "length_first": "EOS and stop strings first, then the length",
     "stop_per_token": "decode a tail of output_ids + the new tokens so far, not each token alone",
@@ -182,6 +186,7 @@ FINISH_MISTAKES = [
     "stop_per_token",
     "stop_new_only",
     "stop_window_chars",
+    "whole_run",
 ]
 KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut", "kv_no_drafts"]
 PAGE_MISTAKES = [
@@ -216,10 +221,14 @@ def _accept(drafts: list[int], targets: list[int], mistake: Optional[str]) -> tu
     return n, run + [targets[n]]
 
 
-def _finish(req: VerifyRequest, output: list[int], new_from: int, model_token: bool, mistake: Optional[str]):
+def _finish(
+    req: VerifyRequest, output: list[int], new_from: int, model_token: bool, mistake: Optional[str], token=None
+):
     """The finish check of the newest token of `output` (the request's tokens so far, this step's
-    from `new_from`)."""
-    eos = output[-1] in req.eos_ids and (not req.ignore_eos or mistake == "ignore_eos_ignored")
+    from `new_from`; `token`: the one checked, when `output` runs past it)."""
+    eos = (output[-1] if token is None else token) in req.eos_ids and (
+        not req.ignore_eos or mistake == "ignore_eos_ignored"
+    )
     stop = False
     if req.stop:
         if mistake == "stop_per_token":
@@ -251,7 +260,10 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         tokens.append(token)
         if mistake == "finish_on_last_only" and i < len(run) - 1:
             continue
-        reason = _finish(req, req.output_ids + tokens, len(req.output_ids), i == n, mistake)
+        if mistake == "whole_run":  # the checks see the run's later tokens too
+            reason = _finish(req, req.output_ids + run, len(req.output_ids), i == n, mistake, token)
+        else:
+            reason = _finish(req, req.output_ids + tokens, len(req.output_ids), i == n, mistake)
         if reason is not None:
             break
     before = req.prompt_len + len(req.output_ids)
