@@ -77,6 +77,8 @@ MISTAKES = {
     "token that was seen, however often",
     "freq_pres_prompt": "the frequency or presence penalty counted the prompt's tokens: those two count the "
     "output only (the repetition penalty is the one that also counts the prompt)",
+    "freq_pres_pooled": "the frequency or presence penalty counted the output tokens of every row of the batch: "
+    "a row counts only its own request's req.output_ids, never the tokens other rows generated",
     "freq_once": "the frequency penalty was subtracted once per token, as if it were the presence penalty: "
     "subtract frequency_penalty times the token's count in the output",
     "pres_per_occurrence": "the presence penalty was subtracted once per occurrence: subtract it once for "
@@ -137,6 +139,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "rep_per_occurrence": REPETITION,
     "freq_pres_prompt": FREQUENCY,
     "freq_once": FREQUENCY,
+    "freq_pres_pooled": "count each row's own req.output_ids, not the outputs of the other rows of the batch",
     "pres_per_occurrence": FREQUENCY,
     "pres_needs_freq": "test presence_penalty on its own: it applies when frequency_penalty is 0 too, so not "
     "inside `if frequency_penalty != 0`",
@@ -173,6 +176,7 @@ PENALTY_MISTAKES = [
     "pres_per_occurrence",
     "freq_before_rep",
     "pres_needs_freq",
+    "freq_pres_pooled",
 ]
 BIAS_MISTAKES = ["bias_replaces", "bias_first"]
 MASK_MISTAKES = ["mask_not_greedy", "mask_skipped", "mask_mirrored", "mask_transposed"]
@@ -188,7 +192,7 @@ MIN_P_MISTAKES = [
 ]
 
 # The mistakes that make a row depend on the other rows of its batch.
-BATCH_MISTAKES = ["min_p_batch_top"]
+BATCH_MISTAKES = ["min_p_batch_top", "freq_pres_pooled"]
 
 
 def allowed_tokens(grammar: Grammar, vocab: int, mirrored: bool = False, transposed: bool = False) -> torch.Tensor:
@@ -241,6 +245,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
 
         def frequency_presence():
             ids = req.input_ids + req.output_ids if mistake == "freq_pres_prompt" else req.output_ids
+            if mistake == "freq_pres_pooled":
+                ids = [t for other in reqs for t in other.output_ids]
             for t, count in Counter(ids).items():
                 f = sp.frequency_penalty * (1 if mistake == "freq_once" else count)
                 r = sp.presence_penalty * (count if mistake == "pres_per_occurrence" else 1)
