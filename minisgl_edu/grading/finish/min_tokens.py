@@ -18,7 +18,7 @@ from typing import Callable, Optional
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.finish.base import EOS, PLAIN, RETURNS_A_REASON, _decode, _ids, _req
-from minisgl_edu.grading.finish.scenes import EOS_COUNTS, finish_case
+from minisgl_edu.grading.finish.scenes import EOS_COUNTS, STOP_NOT_SPENT, finish_case
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
 from minisgl_edu.scheduler.finish import check_finish as package_check_finish
 
@@ -134,6 +134,17 @@ def case_stop_waits(fn):
         "stop",
         f"the stop string completes at output token {n} and min_tokens={n}: it finishes",
         hint="< min_tokens holds back, == min_tokens does not: the stop strings are tested again from then on",
+    )
+    later = _ids("one two three four")
+    assert later[:n] == ids and len(later) == n + 1, "setup: ' four' must be one more token"
+    _expect(
+        fn,
+        _req(later, stop=["two three"]),
+        n + 1,
+        "stop",
+        f"the stop string 'two three' completed at output token {n} while min_tokens={n + 1} held it back; token "
+        f"{n + 1} reaches the minimum and the decoded window still shows it: it finishes now",
+        hint=STOP_NOT_SPENT,
     )
 
 

@@ -147,12 +147,17 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
     if scene.stretch_min is not None and n == scene.stretch_min and a == "stop":
         if answer and held_back_eos_not_counted(answer[0]):
             return EOS_COUNTS
+        if answer and held_back_stop_spent(answer[0]):
+            return STOP_NOT_SPENT
         return (
             f"token {n} is the min_tokens-th (min_tokens={scene.stretch_min}): the minimum is reached with this very "
             "token, so EOS and stop strings count again (hold back while len(req.output_ids) < min_tokens, not <=)"
         )
     if scene.stretch_min is not None and n < scene.stretch_min and b == "stop":
         return f"token {n} is below min_tokens={scene.stretch_min}: hold EOS and stop strings back while len(req.output_ids) < min_tokens"
+    if scene.stretch_min is not None and n > scene.stretch_min and a == "stop" and b != "stop" and answer:
+        if held_back_stop_spent(answer[0]):
+            return STOP_NOT_SPENT
     if a == "stop" and is_eos and not scene.ignore_eos:
         return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}: the set the scheduler passes, every id of it"
     if a == "stop" and b != "stop" and answer and scene.stretch_min is None:
@@ -224,6 +229,31 @@ def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
         return False
     parts = "".join(_decode(ids) for ids in calls)
     return any(s in _decode(joined) for s in stop) and not any(s in parts for s in stop)
+
+
+STOP_NOT_SPENT = (
+    "from min_tokens on, check_finish's stop-string test applies unchanged: a stop string the decoded window "
+    "shows finishes the request, also one that completed while min_tokens held it back (not only one the "
+    "newest token completes)"
+)
+
+
+def held_back_stop_spent(fn: Any) -> bool:
+    """The answer misses a stop string held back before the minimum that the window still shows
+    (stop 'two three', min_tokens=4, output 'one two three four five'), yet finds one that begins
+    before the minimum and that the newest token completes: it takes a held-back stop string as spent."""
+    ids = _ids("one two three four five")
+    try:
+        spent = fn(_min_req(ids, ["two three"]), set(EOS), _decode, 4) is None
+        return spent and fn(_min_req(ids[:3], ["one two three"]), set(EOS), _decode, 2) == "stop"
+    except Exception:
+        return False
+
+
+def _min_req(ids: list[int], stop: list[str]) -> Req:
+    req = Req(0, _ids("Count for me."), SamplingParams(max_tokens=50, stop=stop), output_ids=list(ids))
+    req.max_new_tokens = 50
+    return req
 
 
 def held_back_eos_not_counted(fn: Any) -> bool:
