@@ -26,6 +26,7 @@ outlives a node (a count kept by `id(node)`, which CPython hands to the next nod
 
 from __future__ import annotations
 
+import functools
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -36,7 +37,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.prefix_cache.lfu_reference import SplitCountsAHit
-from minisgl_edu.grading.prefix_cache.tree import MATCH_KEEPS_LAST, drops_the_last_token
+from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, drops_the_last_token
 
 MAX_STEPS = 12
 PRELUDE = 3  # inserts before the steps
@@ -311,6 +312,16 @@ def _locked_pages(scene: TreeScene, field: str, reference: Any) -> set[int]:
     return {p for node in cache._nodes() if node.lock_ref > 0 for p in node.pages}
 
 
+@functools.cache
+def _all_or_nothing(reference: Any) -> Any:
+    """The reference with one mistake: evict(n) frees nothing when fewer than n pages are evictable."""
+
+    def evict(self, num_pages: int) -> list[int]:
+        return [] if num_pages > self.num_evictable else reference.evict(self, num_pages)
+
+    return type("AllOrNothing", (reference,), {"evict": evict})
+
+
 def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference], str]:
     def hint(scene: TreeScene, diff: Difference) -> str:
         op = _step(scene, diff.field)
@@ -359,6 +370,8 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
                 )
             if set(want) < set(got):
                 return "evict stops as soon as it has freed at least n pages: one node more is a cached prefix lost"
+            if not got and want and made_by(play, _all_or_nothing(reference), reference, scene, diff):
+                return EVICT_WHAT_IT_CAN
             if set(got) < set(want):
                 return (
                     "evict skips a locked leaf and goes on: a parent left childless (and unlocked) becomes a "

@@ -9,6 +9,7 @@ cache, one of them reusing the pages an earlier one left.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import random
@@ -161,10 +162,37 @@ def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
     `sequences` maps each inserted sequence to the pages of the nodes on its path, top down: a
     node goes whole, and a node may go only if every node below it on the path went too."""
     before = set(cache.cached_pages())
+    can = getattr(cache, "num_evictable", None)
+    probe = _copy(cache) if isinstance(can, int) and n > can > 0 else None
     freed = cache.evict(n)
+    if probe is not None and freed == [] and _frees_some(probe, can):
+        raise AssertionError(
+            f"evict({n}) freed nothing, yet {can} page(s) were evictable and evict({can}) frees them. Hint: "
+            f"{EVICT_WHAT_IT_CAN}"
+        )
     with hinted(EVICT_MAY_FREE):
         _evicted_whole_leaves(cache, n, sequences, before, freed)
     return freed
+
+
+EVICT_WHAT_IT_CAN = (
+    "when fewer than n pages are evictable, evict(n) frees every unlocked page it can and returns them "
+    "(fewer than n), not nothing: the caller adds them to the free pages and may then have enough"
+)
+
+
+def _copy(cache):
+    try:
+        return copy.deepcopy(cache)
+    except Exception:
+        return None
+
+
+def _frees_some(cache, n: int) -> bool:
+    try:
+        return bool(cache.evict(n))
+    except Exception:
+        return False
 
 
 def _evicted_whole_leaves(cache, n: int, sequences: dict, before: set[int], freed) -> None:
