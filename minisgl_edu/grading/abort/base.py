@@ -28,6 +28,7 @@ from minisgl_edu.grading.abort.checks import (
     check_freed,
     check_gone,
     check_marked,
+    check_marked_where,
     check_memory,
     check_message,
     check_other_intact,
@@ -72,6 +73,8 @@ def _abort_at(fn, stage: str) -> None:
     row = req.table_idx
     abort(s, 0)
     check_gone(s, 0)
+    if stage != "decoding":
+        check_marked_where(req, "while waiting" if stage == "waiting" else "part-way through its chunked prefill")
     check_message(s.io.drain(), 0)
     check_memory(s, row, free0, cached0)
     assert engine_step("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"

@@ -137,6 +137,19 @@ def check_marked(req) -> None:
     assert req.finish_reason == "abort", f"req.finish_reason is {req.finish_reason!r}, expected 'abort'"
 
 
+def check_marked_where(req, where: str) -> None:
+    """A request aborted outside scheduler.running is marked finished too."""
+    if req.status != ReqStatus.FINISHED:
+        raise Mistake(
+            f"the request was aborted {where} and is not marked finished (req.status is {req.status}): a batch "
+            "that schedule() chose before the abort still lists it, and the other answers of an n > 1 request "
+            "wait for their leader while it is not finished",
+            "mark it finished wherever it was, the waiting queue included (not only a request of "
+            "scheduler.running): req.status = ReqStatus.FINISHED",
+        )
+    check_marked(req)
+
+
 @hinted(RELEASE)
 def check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None:
     """Alone in the scheduler: pages and rows back where they were before the request came."""
