@@ -71,7 +71,7 @@ class Row:
     temperature: float = 0.0
     top_k: int = -1
     top_p: float = 1.0
-    min_p: float = 0.0  # the stretch only
+    min_p: Optional[float] = None  # the stretch only; None: not set at all, 0: set, and no filter
 
 
 @dataclass
@@ -97,6 +97,9 @@ _TEMPERATURE = st.sampled_from([0.0, 1.0, 0.7, 1.5, 0.5])
 _TOP_K = st.sampled_from([-1, 1, 3])
 _TOP_P = st.sampled_from([1.0, 0.9])
 _MIN_P = _neutral_or(0.0, 0.1, 0.5, 1.0, 0.3, 0.05)
+# A neutral min_p is set to 0 on rows of these temperatures and not set at all on the others: 0 is
+# as neutral as no min_p (`min_p > 0` decides, not `min_p is not None`).
+_MIN_P_ZERO_SET = (0.7, 1.5)
 _WIDE = st.sampled_from([False, False, False, True])
 
 
@@ -110,7 +113,7 @@ def _history(draw: Any, at_least_one: bool) -> list[int]:
 
 @st.composite
 def rows(draw: Any, stretch: bool = False) -> Row:
-    return Row(
+    row = Row(
         logits=draw(_LOGITS),
         prompt=_history(draw, True),
         output=_history(draw, False),
@@ -122,15 +125,18 @@ def rows(draw: Any, stretch: bool = False) -> Row:
         temperature=draw(_TEMPERATURE),
         top_k=draw(_TOP_K),
         top_p=draw(_TOP_P),
-        min_p=draw(_MIN_P) if stretch else 0.0,
+        min_p=draw(_MIN_P) if stretch else None,
     )
+    if row.min_p == 0.0 and row.temperature not in _MIN_P_ZERO_SET:
+        row.min_p = None
+    return row
 
 
 # A batch where a single link applies, in some rows or all: the shortcuts ("does any row need the
 # chain?") and the in-place mistakes show there, where nothing else changes the rows.
 LINKS = ["repetition_penalty", "frequency_penalty", "presence_penalty", "logit_bias", "grammar", "min_p"]
 NEUTRAL = {"repetition_penalty": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0, "logit_bias": None}
-NEUTRAL |= {"grammar": None, "min_p": 0.0}
+NEUTRAL |= {"grammar": None, "min_p": None}
 
 
 def _only(row: Row, link: str) -> Row:
@@ -163,7 +169,7 @@ def _requests(scene: ChainScene) -> list[Req]:
             top_p=r.top_p,
         )
         grammar = _grammar(*r.grammar, vocab=len(r.logits)) if r.grammar else None
-        reqs.append(_req(r.prompt, r.output, grammar=grammar, min_p=r.min_p if r.min_p else None, **params))
+        reqs.append(_req(r.prompt, r.output, grammar=grammar, min_p=r.min_p, **params))
     return reqs
 
 
@@ -259,7 +265,8 @@ def show(scene: ChainScene, stretch: bool = False) -> str:
             sampling += f", top_k {r.top_k}"
         if r.top_p != 1.0:
             sampling += f", top_p {r.top_p:g}"
-        asks = ", ".join(_uses(r, False) + ([f"min_p {r.min_p:g}"] if stretch and r.min_p else [])) or "nothing"
+        min_p = [f"min_p {r.min_p:g}"] if stretch and r.min_p is not None else []
+        asks = ", ".join(_uses(r, False) + min_p) or "nothing"
         fillers = " + the fillers' logits" if len(r.logits) > V else ""
         lines.append(f"  row {i}: logits {r.logits[:V]}{fillers}")
         lines.append(f"         prompt {_tokens(r.prompt)}, output {_tokens(r.output)}")
