@@ -219,6 +219,12 @@ def case_lock_ancestors(cls):
     )
     cache.lock(node)
     cache.unlock(node)
+    assert cache.num_evictable != 4, (
+        f"{tree}, two requests locked the match of {d} and one of them unlocked it: pages 10, 11, 12 became "
+        "evictable (num_evictable is 4) while page 73 below them stays locked, yet the other request still "
+        "reads them. Hint: every lock adds 1 to the node and to each node above it, up to the root, even to "
+        "an ancestor already locked: each ancestor counts every request that locked a node below it"
+    )
     assert cache.num_evictable == 1, (
         f"{tree}, two requests locked the match of {d} and one of them unlocked it: it is still in use, but "
         f"num_evictable is {cache.num_evictable}. Hint: lock_ref counts the requests, it is not a flag"

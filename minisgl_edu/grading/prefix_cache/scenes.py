@@ -355,6 +355,11 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
         n = op[1] if op[0] == "evict" else 1000
         if isinstance(n, str):
             n = len(want) if isinstance(want, list) else 1
+        if isinstance(got, str) and got.startswith("raised") and "of your unlock" in got:
+            return (
+                "your unlock raised as the last locks were undone: lock adds 1 to the node and to every node "
+                "above it, up to the root, even to an ancestor already locked, and unlock takes 1 from each of them"
+            )
         if isinstance(got, str) and got.startswith("raised"):
             return (
                 "evict removes whole unlocked leaves (no children) and returns their pages; it raises "
