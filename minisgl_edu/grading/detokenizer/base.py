@@ -66,6 +66,7 @@ def _check_timely(cls, ids: list[int], stop=()) -> None:
                 )
             else:
                 why = "there are no stop strings, so whole characters go out as soon as they are decoded"
+                _check_not_lost(cls, ids, n, t, shown, waiting)
             raise Mistake(
                 f"after token {n + 1} ({_full([t])!r}) your add() had returned {shown!r}, but {waiting!r} was "
                 f"already safe to show: {why}; the client should not wait for finish()",
@@ -73,6 +74,20 @@ def _check_timely(cls, ids: list[int], stop=()) -> None:
                 if stop
                 else "add() returns each whole character as soon as it is decoded",
             )
+
+
+def _check_not_lost(cls, ids: list[int], n: int, t: int, shown: str, waiting: str) -> None:
+    """The text an add() kept back never comes out, not even at finish(): a character that spans
+    tokens was lost (the window moved on past the tokens of an unfinished character)."""
+    joined, full = "".join(_stream(cls, ids)), _full(ids)
+    if len(joined) < len(full) and REPLACEMENT not in joined and waiting.strip()[:1] not in joined[len(shown) :]:
+        raise Mistake(
+            f"after token {n + 1} ({_full([t])!r}) your add() had returned {shown!r}, and {waiting!r} never comes "
+            f"out, not even at finish(): the pieces join to {joined!r}, expected {full!r}. A character whose bytes "
+            "span tokens is lost: while the new text ends in '\\ufffd', leave the window and the read offset where "
+            "they are, so the next token's bytes decode together with the ones before them",
+            "while the new text ends in '\\ufffd', do not move the offsets on: the next token completes that character",
+        )
 
 
 def _check_text(cls, text: str) -> None:
