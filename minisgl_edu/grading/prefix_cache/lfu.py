@@ -26,7 +26,13 @@ from __future__ import annotations
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
-from minisgl_edu.grading.prefix_cache.lfu_checks import _counts, _expect_freed, _fresh, _hit
+from minisgl_edu.grading.prefix_cache.lfu_checks import (
+    _counts,
+    _expect_freed,
+    _frees_lower_pages_first,
+    _fresh,
+    _hit,
+)
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
 from minisgl_edu.grading.prefix_cache.tree import POOL_PAGES, _evict, _insert, _match, _play, _workload
@@ -85,6 +91,7 @@ def case_fewest_hits(cls):
     _counts(cache, 2, 2, "evicting X")
 
 
+PAGE_IDS = " (X has the lower page ids but was used after Y: with equal hits the last use decides, not the page ids)"
 AGE = " (X was made before Y but used after it: with equal hits the last use decides, not the order the nodes were made in)"
 
 
@@ -110,7 +117,7 @@ def case_ties(cls):
         XY,
         Y_PAGES,
         "one hit each, Y used earlier this time: Y goes first",
-        {tuple(X_PAGES): AGE},
+        {tuple(X_PAGES): PAGE_IDS if _frees_lower_pages_first(cls, (Y, Y_PAGES), (X, X_PAGES)) else AGE},
     )
     cache = _fresh(cls, (X, X_PAGES), (Y, Y_PAGES))
     _insert(cache, X, [50, 51], 2, "X is cached")  # a use, not a hit

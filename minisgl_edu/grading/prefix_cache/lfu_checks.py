@@ -42,3 +42,16 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
         return
     said = (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
     raise Mistake(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}", said.strip(" ()"))
+
+
+def _frees_lower_pages_first(cls, first: tuple, second: tuple) -> bool:
+    """Whether ties in hits go by page id: `second` (lower page ids) made after `first` and used after
+    it, so the last use and the order the nodes were made in both pick `first`; only the page ids pick
+    `second`."""
+    try:
+        cache = _fresh(cls, first, second)
+        _hit(cache, first[0])
+        _hit(cache, second[0])
+        return sorted(cache.evict(1)) == sorted(second[1])
+    except Exception:
+        return False

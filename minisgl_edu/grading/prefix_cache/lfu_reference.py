@@ -59,3 +59,11 @@ class SplitCountsAHit(ReferenceLFURadixCache):
         upper = super()._split(node, n)
         self.hits[upper] += 1
         return upper
+
+
+class TiesByPageId(ReferenceLFURadixCache):
+    """The reference with one mistake: among equal hits the lower first page id goes first, not the
+    least recently used."""
+
+    def _order(self, node: RadixNode) -> tuple[int, int, int, RadixNode]:
+        return (self.hits.get(node, 0), node.pages[0], node.last_access, node)
