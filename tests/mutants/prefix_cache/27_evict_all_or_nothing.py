@@ -19,8 +19,14 @@ HINT_SAYS = "frees every unlocked page it can"
 class Node:
     """A node of the tree and the edge that leads to it from its parent."""
 
-    def __init__(self, key: tuple[int, ...] = (), pages: Optional[list[int]] = None,
-                 parent: Optional[Node] = None, lock_ref: int = 0, last_access: int = 0) -> None:
+    def __init__(
+        self,
+        key: tuple[int, ...] = (),
+        pages: Optional[list[int]] = None,
+        parent: Optional[Node] = None,
+        lock_ref: int = 0,
+        last_access: int = 0,
+    ) -> None:
         self.key = key  # tokens on the edge from the parent (a multiple of page_size)
         self.pages = pages if pages is not None else []  # one page id per page_size tokens of key
         self.parent = parent

@@ -37,7 +37,6 @@ def try_admit(scheduler, req: Req) -> bool:
     return True
 
 
-
 LPM_MAX_WAITING = 8  # more requests waiting than this: first come, first served
 
 
