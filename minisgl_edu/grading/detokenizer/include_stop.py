@@ -76,6 +76,18 @@ class _unclamped_start(reference_stop_keeping):
         return self._released - len(s) + 1
 
 
+class _shortest_look_back(reference_stop_keeping):
+    """The reference with one mistake: one look-back for every stop string, the shortest one's."""
+
+    def _search_start(self, s: str) -> int:
+        return max(0, self._released - min(len(t) for t in self.stop if t) + 1)
+
+
+class _no_look_back(reference_stop_keeping):  # the reference searching only the text not yet returned
+    def _search_start(self, s: str) -> int:
+        return self._released
+
+
 def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
     detok = cls(tokenizer(), list(stop), include)
     pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
@@ -135,6 +147,7 @@ NEVER_STOPPED = (
     "once add() has cut at a stop string the answer is complete: remember that it stopped (self.stopped = "
     "True) and return '' from every later add() and from finish()"
 )
+SHORTEST_LOOK_BACK = "look back len(s) - 1 characters for each stop string s, not the shortest one's for all"
 NEGATIVE_START = (
     "clamp the search window's start at 0, text.find(s, max(0, sent - len(s) + 1)): a negative start counts "
     "from the end of the string"
@@ -160,6 +173,15 @@ def _missed_by_a_negative_start(pieces: list[str], ids: list[int], stop: list[st
     which here is not the answer."""
     mine = "".join(_stream(_unclamped_start, ids, stop, True))
     return mine != expected and "".join(pieces) == mine
+
+
+def _missed_by_the_shortest_look_back(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
+    """The pieces join to what _shortest_look_back gives, which is neither the answer nor _no_look_back's."""
+    if len({len(s) for s in stop if s}) < 2:
+        return False
+    mine = "".join(_stream(_shortest_look_back, ids, stop, True))
+    none = "".join(_stream(_no_look_back, ids, stop, True))
+    return mine not in (expected, none) and "".join(pieces) == mine
 
 
 def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str) -> None:
@@ -191,6 +213,17 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                 )
             if include and _at_a_later_occurrence(shown, full, winner):
                 raise Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
+            if include and _missed_by_the_shortest_look_back(pieces, ids, stop, expected):
+                shortest = min((s for s in stop if s), key=len)
+                raise Mistake(
+                    f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+                    f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your search missed "
+                    f"{winner!r}, which began in text you had already returned, more than len({shortest!r}) - 1 = "
+                    f"{len(shortest) - 1} characters back: each stop string s may begin len(s) - 1 characters "
+                    f"before the text not yet returned ({len(winner) - 1} for {winner!r}), so look back that far "
+                    "for each one, not one distance (the shortest one's) for all",
+                    SHORTEST_LOOK_BACK,
+                )
             other = [t for t in stop if t and t != winner and t in full and shown == full[: full.find(t) + len(t)]]
             if include and other and len(shown) < len(_full(ids[:n])):  # cut inside a token, after another one
                 raise Mistake(
@@ -303,6 +336,10 @@ def case_across_tokens(cls):
     assert _tokens_of(text, "two thr") == [" two", " three"], "setup: 'two thr' must end inside ' three'"
     _play(cls, text, ["two thr"], True, "one two thr")
     _play(cls, text, [stop], True, "one two three four")
+    # A longer stop string that began further back in text already returned than the shorter one's
+    # look-back: each stop string looks back by its own length.
+    assert _tokens_of(text, "r fi") == [" four", " five"], "setup: 'r fi' must span ' four' and ' five'"
+    _play(cls, text, ["r fi", "two three four"], True, "one two three four")
 
 
 def case_inside_a_token(cls):
