@@ -7,12 +7,12 @@ PageAllocator(4): allocate(1); free([4]) raises IndexError here, ValueError for 
 
 from __future__ import annotations
 
+from minisgl_edu.kvcache import OutOfPages
+
 MUST_FAIL = {"free of a page never handed out", "a refused free() loses no page"}
 MUST_SAY = "must raise ValueError"
 CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "raise ValueError"
-
-from minisgl_edu.kvcache import OutOfPages
 
 
 class PageAllocator:

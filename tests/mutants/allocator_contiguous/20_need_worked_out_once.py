@@ -9,12 +9,12 @@ free([8]); allocate(3): the reference takes run (0, 2) whole and then the best f
 
 from __future__ import annotations
 
+from minisgl_edu.kvcache import OutOfPages
+
 MUST_FAIL = {"stretch: fragmented, enough pages in all", "stretch: many steps against the reference"}
 MUST_SAY = "until you had"
 CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "work out the pages still needed on every pass"
-
-from minisgl_edu.kvcache import OutOfPages
 
 
 class ContiguousPageAllocator:

@@ -9,12 +9,12 @@ searches only text not yet returned) and shows " four" too."""
 
 from __future__ import annotations
 
+import re
+
 MUST_FAIL = {"stop string inside a token", "false starts of a stop string"}
 MUST_SAY = "could still be the start of the stop string"
 CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "hold back a tail that could begin a stop string"
-
-import re
 
 
 class IncrementalDetokenizer:
@@ -32,17 +32,17 @@ class IncrementalDetokenizer:
         if self.stopped:
             return ""
         self.ids.append(token_id)
-        before = self._decode(self.ids[self.window:self.read])
-        now = self._decode(self.ids[self.window:])
+        before = self._decode(self.ids[self.window : self.read])
+        now = self._decode(self.ids[self.window :])
         if len(now) > len(before) and not now.endswith("\ufffd"):
-            self.decoded += now[len(before):]
+            self.decoded += now[len(before) :]
             self.window, self.read = self.read, len(self.ids)
         return self._release(final=False)
 
     def finish(self) -> str:
         if not self.stopped and self.read < len(self.ids):
-            before = self._decode(self.ids[self.window:self.read])
-            self.decoded += self._decode(self.ids[self.window:])[len(before):]
+            before = self._decode(self.ids[self.window : self.read])
+            self.decoded += self._decode(self.ids[self.window :])[len(before) :]
             self.window = self.read = len(self.ids)
         return self._release(final=True)
 
@@ -66,5 +66,5 @@ class IncrementalDetokenizer:
             if word and any(s.startswith(word) or (word.strip() and s.startswith(word.lstrip())) for s in self.stop):
                 hold = len(word)
             end = len(self.decoded) - hold
-        out, self.sent = self.decoded[self.sent:end], end
+        out, self.sent = self.decoded[self.sent : end], end
         return out

@@ -29,17 +29,17 @@ class IncrementalDetokenizer:
         if self.stopped:
             return ""
         self.ids.append(token_id)
-        before = self._decode(self.ids[self.window:self.read])
-        now = self._decode(self.ids[self.window:])
+        before = self._decode(self.ids[self.window : self.read])
+        now = self._decode(self.ids[self.window :])
         if len(now) > len(before) and not now.endswith("\ufffd"):
-            self.decoded += now[len(before):]
+            self.decoded += now[len(before) :]
         self.window, self.read = self.read, len(self.ids)
         return self._release(final=False)
 
     def finish(self) -> str:
         if not self.stopped and self.read < len(self.ids):
-            before = self._decode(self.ids[self.window:self.read])
-            self.decoded += self._decode(self.ids[self.window:])[len(before):]
+            before = self._decode(self.ids[self.window : self.read])
+            self.decoded += self._decode(self.ids[self.window :])[len(before) :]
             self.window = self.read = len(self.ids)
         return self._release(final=True)
 
@@ -55,8 +55,15 @@ class IncrementalDetokenizer:
         elif final:
             end = len(self.decoded)
         else:
-            hold = max([k for s in self.stop for k in range(1, len(s))
-                        if self.decoded.endswith(s[:k]) and k <= len(self.decoded) - self.sent] or [0])
+            hold = max(
+                [
+                    k
+                    for s in self.stop
+                    for k in range(1, len(s))
+                    if self.decoded.endswith(s[:k]) and k <= len(self.decoded) - self.sent
+                ]
+                or [0]
+            )
             end = len(self.decoded) - hold
-        out, self.sent = self.decoded[self.sent:end], end
+        out, self.sent = self.decoded[self.sent : end], end
         return out

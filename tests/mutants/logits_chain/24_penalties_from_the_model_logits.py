@@ -8,17 +8,17 @@ repetition_penalty 2 and presence_penalty 0.5 (the notebook's example): the refe
 
 from __future__ import annotations
 
-MUST_FAIL = {"repetition first, then frequency and presence", "a batch that uses every link"}
-MUST_SAY = "expected 1.333"
-CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "the repetition penalty scales the model's logit; then subtract"
-
 import math
 
 import torch
 import xgrammar
 
 from minisgl_edu.core import Req
+
+MUST_FAIL = {"repetition first, then frequency and presence", "a batch that uses every link"}
+MUST_SAY = "expected 1.333"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the repetition penalty scales the model's logit; then subtract"
 
 
 def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
@@ -44,7 +44,9 @@ def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
         # 2. frequency and presence: counts in the output only
         if req.output_ids and (sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0):
             counts = torch.bincount(torch.tensor(req.output_ids), minlength=vocab).to(row.dtype)
-            out[i] = logits[i].float() - (sp.frequency_penalty * counts + sp.presence_penalty * (counts > 0).to(row.dtype))
+            out[i] = logits[i].float() - (
+                sp.frequency_penalty * counts + sp.presence_penalty * (counts > 0).to(row.dtype)
+            )
         # 3. logit bias: added
         for token, bias in sp.logit_bias.items():
             row[token] += bias

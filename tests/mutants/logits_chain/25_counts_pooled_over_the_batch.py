@@ -8,17 +8,17 @@ A's token 3 only, this answer off A's tokens 3 and 5."""
 
 from __future__ import annotations
 
-MUST_FAIL = {"frequency and presence: output tokens only", "only the rows that ask, each with its own values"}
-MUST_SAY = "output tokens of every row of the batch"
-CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "not the outputs of the other rows of the batch"
-
 import math
 
 import torch
 import xgrammar
 
 from minisgl_edu.core import Req
+
+MUST_FAIL = {"frequency and presence: output tokens only", "only the rows that ask, each with its own values"}
+MUST_SAY = "output tokens of every row of the batch"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "not the outputs of the other rows of the batch"
 
 
 def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:

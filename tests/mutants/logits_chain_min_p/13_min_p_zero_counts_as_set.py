@@ -7,17 +7,17 @@ answer raises."""
 
 from __future__ import annotations
 
-MUST_FAIL = {"stretch: min_p leaves greedy rows alone"}
-MUST_SAY = "math domain error"
-CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "with min_p > 0"
-
 import math
 
 import torch
 import xgrammar
 
 from minisgl_edu.core import Req
+
+MUST_FAIL = {"stretch: min_p leaves greedy rows alone"}
+MUST_SAY = "math domain error"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "with min_p > 0"
 
 
 def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
