@@ -31,7 +31,9 @@ def check_finish(req, eos_ids: set[int], decode: Optional[Callable[[list[int]], 
     return None
 
 
-def check_finish_min_tokens(req, eos_ids: set[int], decode: Optional[Callable[[list[int]], str]], min_tokens: int) -> Optional[str]:
+def check_finish_min_tokens(
+    req, eos_ids: set[int], decode: Optional[Callable[[list[int]], str]], min_tokens: int
+) -> Optional[str]:
     sp = req.sampling_params
     n = len(req.output_ids)
     if n < min_tokens:

@@ -44,4 +44,6 @@ def verify_step(req: VerifyRequest, drafts: list[int], targets: list[int]) -> Ve
     total = req.prompt_len + len(req.output_ids) + len(tokens)
     keep = max(-(-total // req.page_size), req.prefix_len // req.page_size)
     # give the pages back from the end of the row, the last first
-    return VerifyResult(accepted=n, tokens=tokens, finish_reason=reason, kv_len=total - 1, free_pages=req.pages[keep:][::-1])
+    return VerifyResult(
+        accepted=n, tokens=tokens, finish_reason=reason, kv_len=total - 1, free_pages=req.pages[keep:][::-1]
+    )
