@@ -119,7 +119,7 @@ class Scheduler:
         self.last_batch: Optional[Batch] = None  # the batch scheduled last (for the stats)
         self.prefix_hit_tokens_total = 0  # prompt tokens served from the prefix cache
         self.prompt_tokens_total = 0  # prompt tokens of the admitted requests
-        self.stats_pacer = StatsPacer(config.stats_interval)  # when the next stats message may go out
+        self.stats_pacer = StatsPacer()  # when the next stats message may go out
         # The features beyond the plain path, each behind one object (see the module docstring).
         self.grammars = StructuredOutput(tokenizer, self.vocab_size, self.eos_ids)
         # Drafts per request and step: `SchedulerConfig.speculative_num_draft_tokens`, by device if None.

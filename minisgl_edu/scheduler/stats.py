@@ -1,11 +1,11 @@
 """What the scheduler tells the API server about itself: one `SchedulerStats` a few times a second.
 
 Where this sits on the request path: beside it. After each step, and each time it wakes up idle,
-the scheduler calls `send_stats`, which asks its `StatsPacer`. When something changed since the last message and that
-message is at least `config.stats_interval` old, it builds one `SchedulerStats` (`collect_stats`)
-and sends it as a `SchedulerStatsMsg` through the detokenizer to the API server. There the gauges
-become /metrics (`server/metrics.py`), and `detail` becomes the live page at /dashboard
-(`server/dashboard.py`).
+the scheduler calls `send_stats`, which asks its `StatsPacer`. When something changed since the
+last message and that message is at least `config.stats_interval` old, it builds one
+`SchedulerStats` (`collect_stats`) and sends it as a `SchedulerStatsMsg` through the detokenizer to
+the API server. There the gauges become /metrics (`server/metrics.py`), and `detail` becomes the
+live page at /dashboard (`server/dashboard.py`).
 
 The rate is bounded by the scheduler, whatever the number of tokens or viewers: at most one
 message per `stats_interval`, none while nothing changes, and never more than `STATS_BUDGET` of
@@ -186,8 +186,7 @@ class StatsPacer:
     """When the scheduler's next stats message may go out, and how many went out (the `seq` of
     each message's detail)."""
 
-    def __init__(self, interval: float) -> None:
-        self.interval = interval  # SchedulerConfig.stats_interval
+    def __init__(self) -> None:
         self.sent = 0
         self.key_sent: Optional[tuple] = None  # change_key() when the last one was sent
         self.next_at = 0.0  # time.monotonic() before which no message goes out
@@ -213,4 +212,4 @@ class StatsPacer:
         send(collect_stats(s))
         self.key_sent = key
         cost = time.thread_time() - cpu
-        self.next_at = now + max(self.interval, cost / STATS_BUDGET)
+        self.next_at = now + max(s.config.stats_interval, cost / STATS_BUDGET)
