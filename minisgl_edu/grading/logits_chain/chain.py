@@ -65,6 +65,8 @@ def reference_chain(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
 MISTAKES = {
     "rep_output_only": "the repetition penalty left the prompt's tokens alone: it counts every token seen "
     "so far, in the prompt and in the output",
+    "rep_prompt_only": "the repetition penalty left the output's tokens alone: it counts every token seen "
+    "so far, in the output as well as the prompt (the tokens the model keeps repeating are the ones it holds back)",
     "rep_waits_for_output": "no repetition penalty was applied while the output is still empty: it counts "
     "the prompt's tokens from the very first step, before any token was generated",
     "rep_subtract": "the repetition penalty was subtracted: it is a factor, not an amount (divide a positive "
@@ -131,6 +133,8 @@ MIN_P_SHORTCUT = (
 GREEDY_BY_IS_GREEDY = "min_p only on rows that sample (not sampling_params.is_greedy), whatever their temperature"
 HINTS = {  # the hint for each mistake of MISTAKES
     "rep_output_only": REPETITION,
+    "rep_prompt_only": "the tokens generated so far count too: the repetition penalty scales every token of "
+    "req.output_ids as well as of req.input_ids (once per token, however often)",
     "rep_waits_for_output": "the repetition penalty applies from the very first step: while req.output_ids is "
     "still [], it already scales every token of req.input_ids",
     "rep_subtract": REPETITION,
@@ -166,6 +170,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
 }
 PENALTY_MISTAKES = [
     "rep_output_only",
+    "rep_prompt_only",
     "rep_waits_for_output",
     "rep_subtract",
     "rep_subtract_excess",
@@ -231,7 +236,9 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             p = sp.repetition_penalty
             if p == 1.0 or (mistake == "rep_waits_for_output" and not req.output_ids):
                 return
-            seen = Counter(req.output_ids if mistake == "rep_output_only" else req.input_ids + req.output_ids)
+            seen = Counter(req.input_ids + req.output_ids)
+            if mistake in ("rep_output_only", "rep_prompt_only"):
+                seen = Counter(req.output_ids if mistake == "rep_output_only" else req.input_ids)
             for t, count in seen.items():
                 for _ in range(count if mistake == "rep_per_occurrence" else 1):
                     if mistake == "rep_subtract":
@@ -367,6 +374,15 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
                 GREEDY_BY_IS_GREEDY,
             )
         return f"{where}: your logits contain NaN ({detail})", ""
+    leak = _leaked_bias(i, got, want, reqs)
+    if leak is not None:
+        t, j = leak
+        return (
+            f"{where}: {_token(t)} changed by {float(got[i, t] - want[i, t]):.4g}, yet it is not in this row's "
+            f"logit_bias; it is in row {j}'s ({reqs[j].sampling_params.logit_bias}): another request's bias reached "
+            f"this row ({detail})",
+            BIAS_OWN_ROW,
+        )
     if _close(want[i], logits[i].float()):
         if not _uses_chain(req):
             return (
@@ -386,6 +402,17 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
     plain = min_p and _min_p_of(sp) > 0 and not sp.is_greedy and sp.top_k == -1 and sp.top_p == 1.0
     if plain and _forgot_min_p_in_the_shortcut(got, logits, reqs):
         return f"{where}: {MIN_P_SHORTCUT} ({detail})", MIN_P_SHORTCUT_HINT
+    if (
+        min_p
+        and _min_p_of(sp) > 0
+        and not sp.is_greedy
+        and _dropped_as_finite(got[i], want[i], _chain(logits, reqs)[i])
+    ):
+        return (
+            f"{where}: the tokens below min_p's threshold came out as finite logits ({detail}): a finite logit, 0 "
+            "or a large negative one, keeps a real probability after the softmax, so the sampler may still draw it",
+            MIN_P_DROPPED,
+        )
     variants = {m: _chain(logits, reqs, m, min_p) for m in mistakes}
     matching = [m for m, out in variants.items() if _close(got[i], out[i])]
     # Two mistakes can give the same row; the one that explains the whole batch is the better guess.
@@ -409,6 +436,35 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
                     OWN_VALUES,
                 )
     return f"{where}: {detail}", ""
+
+
+BIAS_OWN_ROW = (
+    "each row takes its own request's logit_bias only: add reqs[i]'s bias to row i, not to that token's column "
+    "in every row of the batch"
+)
+MIN_P_DROPPED = "a token min_p drops becomes -inf, not 0 or another finite logit: only -inf has probability 0"
+
+
+def _leaked_bias(i: int, got: torch.Tensor, want: torch.Tensor, reqs: list[Req]) -> Optional[tuple[int, int]]:
+    """Row i differs only at tokens of the batch's logit_biases, one of them not in its own but in row
+    j's: (that token, j). None otherwise."""
+    own = reqs[i].sampling_params.logit_bias
+    others = {t: j for j in reversed(range(len(reqs))) if j != i for t in reqs[j].sampling_params.logit_bias}
+    differ = [t for t in range(want.shape[-1]) if not _close(got[i, t : t + 1], want[i, t : t + 1])]
+    leaked = [t for t in differ if t in others and t not in own]
+    if leaked and all(t in others or t in own for t in differ) and bool(torch.isfinite(got[i, leaked]).all()):
+        return leaked[0], others[leaked[0]]
+    return None
+
+
+def _dropped_as_finite(got: torch.Tensor, want: torch.Tensor, before: torch.Tensor) -> bool:
+    """The row is right but for tokens min_p drops (-inf in `want`, finite in `before`, the row before
+    min_p), which came out finite and, for one at least, not as they were before min_p."""
+    dropped = torch.isneginf(want) & torch.isfinite(before)
+    kept = ~dropped
+    if not bool(dropped.any()) or not bool(torch.isfinite(got[dropped]).all()) or not _close(got[kept], want[kept]):
+        return False
+    return not bool(torch.allclose(got[dropped], before[dropped], rtol=1e-4, atol=1e-4))
 
 
 MIN_P_SHORTCUT_HINT = "a batch where min_p is the only link still needs the chain: count min_p in the shortcut"

@@ -31,6 +31,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
+    BIAS_OWN_ROW,
     MASK_MISTAKES,
     MIN_P_MISTAKES,
     MIN_P_SHORTCUT,
@@ -41,6 +42,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _chain,
     _close,
     _grammar,
+    _leaked_bias,
     _min_p_of,
     _req,
     _token,
@@ -334,6 +336,9 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
             f"row {i} is greedy (sampling_params.is_greedy: temperature 0, or top_k 1 whatever the temperature) "
             f"and has min_p {r.min_p:g}: min_p applies only to rows that sample, so leave a greedy row as it is"
         )
+    leak = _leaked_bias(i, got, want, reqs)
+    if leak is not None:
+        return f"row {i}, {_token(leak[0])}: not in its own logit_bias but in row {leak[1]}'s: {BIAS_OWN_ROW}"
     if not links:
         return (
             f"row {i} asks for nothing, yet its logits changed: apply each link only to the rows whose request "
