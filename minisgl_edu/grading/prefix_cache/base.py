@@ -120,7 +120,9 @@ def case_insert_existing(cls):
     )
     b = [1, 2, 3, 4, 5, 6, 30, 31]
     _insert(cache, b, [40, 41, 42, 43], 3, f"its first three pages (tokens 1..6) were cached by {A}")
-    _expect_cached(cache, {10, 11, 12, 13, 43}, f"inserting {b} with pages 40..43 over the cached {A_TXT}")
+    _expect_cached(
+        cache, {10, 11, 12, 13, 43}, f"inserting {b} with pages 40..43 over the cached {A_TXT}", ([40, 41, 42, 43], 3)
+    )
     _expect_pages(cache, b, [10, 11, 12, 43], f"{b} shares the first three pages of {A_TXT}, then has page 43")
     _expect_pages(cache, A, A_PAGES, f"{A_TXT} must still match whole after {b} was inserted")
     # Tokens past the last whole page, and a sequence cached on two nodes now.
@@ -198,7 +200,7 @@ def case_split(cls):
         "node the request locked is the one its unlock gets back; after a split it is the lower part"
     )
     cache, c = _tree_a_c(cls)
-    _expect_cached(cache, {10, 11, 12, 13, 52, 53}, f"inserting {AC_TXT}")
+    _expect_cached(cache, {10, 11, 12, 13, 52, 53}, f"inserting {AC_TXT}", ([50, 51, 52, 53], 2))
     _expect_pages(cache, A, A_PAGES, f"{A_TXT} must still match whole after {c} split its edge")
     _expect_pages(cache, c, [10, 11, 52, 53], f"{c} shares the first two pages of {A_TXT}")
 

@@ -111,6 +111,14 @@ EVICT_MAY_FREE = "the contract: what evict may free, and that it returns every p
 
 def _insert(cache, ids: list[int], pages: list[int], expect: int, why: str) -> None:
     got = cache.insert(list(ids), list(pages))
+    ps = getattr(cache, "page_size", PS)
+    if expect > 0 and got == expect * ps != expect:
+        raise Mistake(
+            f"insert({ids}, {pages}) returned {got!r}, expected {expect}: {why}. {got} is the number of cached "
+            f"tokens, {expect} pages of {ps}; the cache manager reads the count as pages, so it would free "
+            f"{ps} times too many of its pages as duplicates",
+            INSERT_COUNTS_PAGES,
+        )
     if got != expect:
         raise Mistake(
             f"insert({ids}, {pages}) returned {got!r}, expected {expect}: {why}. The count tells the "
@@ -121,6 +129,13 @@ def _insert(cache, ids: list[int], pages: list[int], expect: int, why: str) -> N
             "cached prefix ends",
             INSERT_RETURNS,
         )
+
+
+INSERT_COUNTS_PAGES = "insert's count is in pages, not tokens: the tokens of the cached prefix divided by page_size"
+SLICED_BY_TOKENS = (
+    "index `pages` by pages, not tokens: the part not yet cached begins at page k of the pages given, k = the "
+    "tokens already cached // page_size, while the tokens begin at k * page_size"
+)
 
 
 def _expect_pages(cache, ids: list[int], want: list[int], why: str, hint: str = "") -> None:
@@ -134,9 +149,21 @@ def _expect_pages(cache, ids: list[int], want: list[int], why: str, hint: str = 
         )
 
 
-def _expect_cached(cache, want: set[int], after: str) -> None:
+def _expect_cached(cache, want: set[int], after: str, inserted: Optional[tuple[list[int], int]] = None) -> None:
+    """`inserted`: the pages of the last insert and k, how many of them the tree had already."""
     got = set(cache.cached_pages())
     lost, extra = sorted(want - got), sorted(got - want)
+    if inserted is not None and lost:
+        pages, k = inserted
+        at = k * getattr(cache, "page_size", PS)  # the tokens cached: a slice of the tokens, not of the pages
+        kept = [p for p in pages if p in got]
+        if at != k and kept == pages[at:] and set(lost) <= set(pages[k:]):
+            raise Mistake(
+                f"after {after}, page(s) {lost} vanished from the tree (leaked): the new part below the cached "
+                f"prefix holds {kept or 'none'} of the pages given, which is pages[{at}:], cut at the {at} tokens "
+                f"cached; the pages not cached yet are pages[{k}:], after the {k} pages cached",
+                SLICED_BY_TOKENS,
+            )
     with hinted("the contract: what insert keeps, and that pages leave the tree only through evict"):
         _cached_as_expected(cache, want, after, lost, extra)
 
