@@ -67,3 +67,36 @@ class TiesByPageId(ReferenceLFURadixCache):
 
     def _order(self, node: RadixNode) -> tuple[int, int, int, RadixNode]:
         return (self.hits.get(node, 0), node.pages[0], node.last_access, node)
+
+
+class _EdgeCounts(dict):
+    """Hit counts kept under each node's edge tokens (node.key), not the node: nodes whose edges
+    hold the same tokens share one count."""
+
+    def get(self, node, default=None):
+        return super().get(tuple(node.key), default)
+
+    def __getitem__(self, node):
+        return super().__getitem__(tuple(node.key))
+
+    def __setitem__(self, node, count) -> None:
+        super().__setitem__(tuple(node.key), count)
+
+    def pop(self, node, default=None):
+        return super().pop(tuple(node.key), default)
+
+
+class HitsByEdge(ReferenceLFURadixCache):
+    """The reference with one mistake: the hit counts are keyed by the edge's tokens, not the node,
+    and a split gives the whole edge's count to both parts' keys. Two nodes with equal edges (at
+    different depths, or the two halves of a split of a repeated run) share one count."""
+
+    def __init__(self, page_size: int) -> None:
+        super().__init__(page_size)
+        self.hits = _EdgeCounts()
+
+    def _split(self, node: RadixNode, n: int) -> RadixNode:
+        count = dict.pop(self.hits, tuple(node.key), 0)
+        upper = PackageRadixCache._split(self, node, n)
+        self.hits[upper] = self.hits[node] = count
+        return upper

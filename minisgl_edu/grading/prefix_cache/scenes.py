@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
-from minisgl_edu.grading.prefix_cache.lfu_reference import SplitCountsAHit, TiesByPageId
+from minisgl_edu.grading.prefix_cache.lfu_reference import HitsByEdge, SplitCountsAHit, TiesByPageId
 from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, drops_the_last_token
 
 MAX_STEPS = 12
@@ -57,6 +57,10 @@ LFU_ORDER = (
 LFU_BY_PAGE_ID = (
     "among leaves with equal hits the least recently used goes first (every match, and an insert, uses the "
     "nodes of its path): not the one with the lower page ids, nor the one made first"
+)
+HITS_PER_NODE = (
+    "hits belong to the node, not to its edge's tokens: two nodes whose edges hold the same tokens (at other "
+    "depths, or the two parts of a split) each keep a count of their own, so keep the counts per node"
 )
 # a loop that asks "enough freed?" only after freeing a leaf frees one even for 0
 EVICT_ZERO = (
@@ -390,6 +394,8 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
                 return "evict returns each page it frees once"
             if lfu and made_by(play, SplitCountsAHit, reference, scene, diff):
                 return SPLIT_IS_NO_USE
+            if lfu and made_by(play, HitsByEdge, reference, scene, diff):
+                return HITS_PER_NODE
             if lfu and made_by(play, TiesByPageId, reference, scene, diff):
                 return LFU_BY_PAGE_ID
             if lfu:
@@ -409,6 +415,8 @@ def drained_hint(reference: Any) -> Callable[[TreeScene, Difference], str]:
     def hint(scene: TreeScene, diff: Difference) -> str:
         if made_by(play, SplitCountsAHit, reference, scene, diff):
             return SPLIT_IS_NO_USE
+        if made_by(play, HitsByEdge, reference, scene, diff):
+            return HITS_PER_NODE
         if made_by(play, TiesByPageId, reference, scene, diff):
             return LFU_BY_PAGE_ID
         return LFU_ORDER
