@@ -242,7 +242,7 @@ def case_whole_pool(fn):
 
 def case_max_running(fn):
     s = sched(max_running_requests=2)
-    for uid in range(3):
+    for uid in range(4):  # no limit admits all four, a limit one too high three
         waiting(s, uid, 5)
     batch = decide(fn, s)
     expect(

@@ -145,6 +145,15 @@ def check_batch(s: Scheduler, batch) -> None:
                     "work the chunk out after cache.admit(req): admit sets req.cached_len to the cached prefix, "
                     "and req.remaining_prompt shrinks with it; read before admit, it is the whole prompt",
                 )
+            if it.end > len(req.input_ids) and req.cached_len > req.prefix_len:
+                raise Mistake(
+                    f"request {req.uid} is part-way through its prompt ({req.cached_len} of its "
+                    f"{len(req.input_ids)} tokens in the cache, {req.prefix_len} of them the cached prefix it was "
+                    f"admitted with): your chunk of {it.num_tokens} tokens from {it.start} reaches position "
+                    f"{it.end}, past the end of its prompt, of which {req.remaining_prompt} token(s) are left",
+                    "a chunk is sized from where the cache ends now: req.remaining_prompt shrinks after every chunk "
+                    "(req.cached_len moves on), unlike the prefix the request was admitted with (req.prefix_len)",
+                )
             assert it.end <= len(req.input_ids), (
                 f"request {req.uid}: your prefill item reaches position {it.end}, past the end of its "
                 f"{len(req.input_ids)}-token prompt (its remaining prompt is req.remaining_prompt)"
@@ -207,6 +216,15 @@ def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
             "taken and then lost (a request admitted twice?)",
             "a request part-way through its prompt already holds its row (req.table_idx >= 0): give it its next "
             "chunk, never admit it again",
+        )
+    # every row taken in this decision, and a request refused: a limit, one too high
+    fresh = not s.running and not any(r.table_idx >= 0 and r.cached_len > r.prefix_len for r in s.waiting)
+    if used == s.max_running + 1 and fresh and any(r.table_idx < 0 for r in s.waiting):
+        raise Mistake(
+            f"{used} requests hold a page-table row, but at most scheduler.max_running = {s.max_running} may be "
+            f"admitted at once: your code refused a request only once {used} were admitted, one too late",
+            "with scheduler.max_running requests admitted already the limit is reached: refuse the next one then, "
+            "since it would make max_running + 1",
         )
     if used > s.max_running:
         raise Mistake(
