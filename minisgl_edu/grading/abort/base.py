@@ -112,8 +112,8 @@ def case_between_schedule_and_run(fn):
     check_marked(req)
     check_own_pages(s, row, pages)
     msgs = s.io.drain()
-    assert not [m for m in msgs if m.uid == 0 and m.next_token >= 0], "the aborted request still got a token"
     check_message(msgs, 0)
+    assert not [m for m in msgs if m.uid == 0 and m.next_token >= 0], "the aborted request still got a token"
     engine_step("running the other request to the end", s.run_until_idle)
     check_all_back(s)
 
@@ -298,8 +298,8 @@ def _at_offset(fn, offset: int, scheduled: bool) -> None:
         run_scheduled(s, batch, req)
         check_marked(req)
     msgs = s.io.drain()
-    assert not [m for m in msgs if m.uid == 0 and m.next_token >= 0], "the aborted request still got a token"
     check_message(msgs, 0)
+    assert not [m for m in msgs if m.uid == 0 and m.next_token >= 0], "the aborted request still got a token"
     check_freed(s, h)
     assert s.cache.num_free == free0, f"{free0 - s.cache.num_free} page(s) are missing after the abort"
     assert engine_step("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"

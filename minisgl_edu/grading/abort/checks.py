@@ -48,6 +48,16 @@ MARK = "mark it finished: req.status = ReqStatus.FINISHED and req.finish_reason 
 RELEASE = "give back what it holds with scheduler.cache.release(req, cache_it=False)"
 
 
+REASON_HINT = (
+    "the abort message's finish_reason is 'abort' (the API server tells the client so): a message built from "
+    "req.finish_reason before the request is marked carries None"
+)
+NEXT_TOKEN_HINT = (
+    "an abort message's next_token is -1, never a real id: every token of the request was already sent with "
+    "the step that made it, and the detokenizer would show that one (the newest output token) again"
+)
+
+
 def start(fn, **overrides) -> Scheduler:
     """A fresh scheduler with `fn` as its abort_fn (an untouched stub fails before the model loads)."""
     return plugged(fn, "abort_fn", 0, **overrides)
@@ -98,12 +108,19 @@ def check_message(msgs, uid: int) -> None:
         "stop being the request's stop strings (req.sampling_params.stop)"
     )
     last = mine[-1]
-    assert last.finished, "the message to the detokenizer must have finished=True, or it waits for more tokens forever"
-    assert last.finish_reason == "abort", f"the message's finish_reason is {last.finish_reason!r}, expected 'abort'"
-    assert last.next_token < 0, (
-        f"the abort message carries next_token={last.next_token}: use -1, a real id would "
-        "be detokenized and shown to the client"
-    )
+    if not last.finished:
+        raise Mistake(
+            "the message to the detokenizer must have finished=True, or it waits for more tokens forever",
+            "the abort message ends the request: its finished field is True",
+        )
+    if last.finish_reason != "abort":
+        raise Mistake(f"the message's finish_reason is {last.finish_reason!r}, expected 'abort'", REASON_HINT)
+    if last.next_token >= 0:
+        raise Mistake(
+            f"the abort message carries next_token={last.next_token}: use -1, a real id would "
+            "be detokenized and shown to the client",
+            NEXT_TOKEN_HINT,
+        )
     assert len([m for m in mine if m.finished]) == 1, (
         "the detokenizer got more than one finished message for the request"
     )

@@ -30,7 +30,9 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Req
 from minisgl_edu.grading.abort.checks import (
     DROPS_A_COMPUTED_TOKEN,
+    NEXT_TOKEN_HINT,
     PROMPT_ONLY,
+    REASON_HINT,
     ROW_ZERO,
     caches_the_prompt_only,
     drops_a_computed_token,
@@ -274,7 +276,13 @@ def _returned(scene: Any, diff: Difference) -> str:
 def _messages(scene: Any, diff: Difference) -> str:
     if not diff.expected:
         return "send nothing for a uid that is not live (never seen, finished, or aborted already)"
-    if isinstance(diff.got, list) and [m[:4] for m in diff.got] == [m[:4] for m in diff.expected]:
+    got, want = diff.got, diff.expected
+    if isinstance(got, list) and len(got) == len(want) == 1 and got[0][0] == want[0][0] and got[0][2]:
+        if got[0][3] != want[0][3]:
+            return REASON_HINT
+        if got[0][1] != want[0][1]:
+            return NEXT_TOKEN_HINT
+    if isinstance(got, list) and [m[:4] for m in got] == [m[:4] for m in want]:
         return (
             "the message carries the request's stop strings, as every message of the request does: "
             "DetokenizeMsg(uid, -1, True, 'abort', list(req.sampling_params.stop))"
@@ -293,6 +301,11 @@ def _queue(name: str) -> Callable[[Any, Difference], str]:
             return (
                 f"remove the aborted request itself from scheduler.{name}, not the head of the queue: uid {lost[0]} "
                 f"was taken out instead, and uid {extra[0]} is still there"
+            )
+        if extra and name == "waiting" and diff.got.index(extra[0]) > 0:
+            return (
+                f"take the aborted request out of scheduler.waiting wherever it stands (uid {extra[0]} is still "
+                "there, behind another): not only when it is the head of the queue"
             )
         if extra and name == "waiting":
             return (
