@@ -64,7 +64,14 @@ def _allocate(a, n: int) -> list[int]:
     return pages
 
 
-def _must_refuse(a, pages: list[int], why: str) -> None:
+NOT_IN_USE = "only a page in use may be freed: remember the pages in use and refuse every other id"
+REPEATED = (
+    "a page listed twice in the same call raises ValueError: it is in use only once, yet each copy passes a "
+    "check against the pages in use made before any is freed; refuse a repeat within the list"
+)
+
+
+def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
     try:
         a.free(pages)
     except ValueError:
@@ -74,8 +81,7 @@ def _must_refuse(a, pages: list[int], why: str) -> None:
             f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError", "raise ValueError"
         ) from e
     raise Mistake(
-        f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)",
-        "only a page in use may be freed: remember the pages in use and refuse every other id",
+        f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)", hint
     )
 
 
@@ -143,7 +149,7 @@ def case_double_free(cls):
 def case_duplicate_in_one_call(cls):
     a = cls(4)
     p = _allocate(a, 1)[0]
-    _must_refuse(a, [p, p], f"the same page twice in one call, [{p}, {p}],")
+    _must_refuse(a, [p, p], f"the same page twice in one call, [{p}, {p}],", REPEATED)
     free = _num_free(a)
     assert free <= 4, f"after free([{p}, {p}]) num_free is {free} of 4 pages: page {p} is on the free list twice"
     got = _allocate(a, free)

@@ -139,6 +139,20 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
             f"that holds them, {best}, not {theirs}",
             "after the largest run, the pages still needed come by best fit: the smallest run that holds them",
         )
+    smallest, largest = (
+        (min(before, key=lambda r: (r[1], r[0])), min(before, key=lambda r: (-r[1], r[0])))
+        if before
+        else ((0, 0), (0, 0))
+    )
+    taken = set(got)
+    if not fits and smallest[1] < largest[1] and set(range(smallest[0], sum(smallest))) <= taken:
+        if not set(range(largest[0], sum(largest))) <= taken:
+            return (
+                f"{head}: no single run holds {_pages(n)}, and you took the smallest run {smallest} whole instead "
+                f"of the largest, {largest}: start with the largest run whole, so the pages come in as few pieces "
+                "as can be, then serve the rest by the same rule",
+                "no run holds n: the largest run whole first, not the smallest, then the rest by the same rule",
+            )
     if not fits:
         return (
             f"{head}: no single run holds {_pages(n)}, so the rule is: take the largest run whole (ties: the "
