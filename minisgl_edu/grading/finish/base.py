@@ -15,12 +15,14 @@ from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.finish.scenes import (
     EOS,
+    LATER_STOP_UNDOES,
     RETURNS_A_REASON,
     SPLIT,
     _decode,
     _ids,
     decoded_in_parts,
     finish_case,
+    later_stop_undoes,
 )
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.scheduler.finish import check_finish as reference
@@ -54,6 +56,15 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
             "never shows"
         )
         hint = SPLIT
+    elif want == "stop" and got in (None, "length") and len(req.sampling_params.stop) > 1:
+        matched = later_stop_undoes(fn, req, eos_ids)
+        if matched:
+            why = (
+                f"stop={req.sampling_params.stop!r}: the output holds {matched!r}; your check finds it when it is "
+                "the only stop string, but not when another that the output does not hold comes after it in the "
+                "list: a stop string that matches finishes the request whatever the strings after it say"
+            )
+            hint = LATER_STOP_UNDOES
     raise Mistake(
         f"{why}: your check_finish returned {got!r}, expected {want!r} "
         f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",
@@ -117,8 +128,21 @@ def case_eos_argument(fn):
 
 
 def case_length(fn):
-    _expect(fn, _req([PLAIN] * 3, max_new=3), "length", "3 of max 3 tokens")
-    _expect(fn, _req([PLAIN] * 2, max_new=3), None, "2 of max 3 tokens: one more token is allowed")
+    _expect(
+        fn,
+        _req([PLAIN] * 3, max_new=3),
+        "length",
+        "3 of max 3 tokens",
+        hint="the max_new_tokens-th token is the last: 'length' once len(req.output_ids) == req.max_new_tokens "
+        "(>=, not >)",
+    )
+    _expect(
+        fn,
+        _req([PLAIN] * 2, max_new=3),
+        None,
+        "2 of max 3 tokens: one more token is allowed",
+        hint="'length' only once len(req.output_ids) reaches req.max_new_tokens, not a token before",
+    )
 
 
 def case_clamped(fn):

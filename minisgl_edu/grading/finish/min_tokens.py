@@ -102,7 +102,8 @@ def case_boundary(fn):
         5,
         None,
         "the EOS is the 4th output token and min_tokens=5: one short of the minimum, so keep going",
-        hint="while len(req.output_ids) < min_tokens, an EOS does not finish the request",
+        hint="the (min_tokens - 1)-th token is still below the minimum: while len(req.output_ids) < min_tokens "
+        "(not min_tokens - 1), an EOS does not finish the request",
     )
 
 

@@ -154,7 +154,10 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             "token, so EOS and stop strings count again (hold back while len(req.output_ids) < min_tokens, not <=)"
         )
     if scene.stretch_min is not None and n < scene.stretch_min and b == "stop":
-        return f"token {n} is below min_tokens={scene.stretch_min}: hold EOS and stop strings back while len(req.output_ids) < min_tokens"
+        return (
+            f"token {n} is below min_tokens={scene.stretch_min}: hold EOS and stop strings back while "
+            "len(req.output_ids) < min_tokens" + (" (not min_tokens - 1)" if n == scene.stretch_min - 1 else "")
+        )
     if scene.stretch_min is not None and n > scene.stretch_min and a == "stop" and b != "stop" and answer:
         if held_back_stop_spent(answer[0]):
             return STOP_NOT_SPENT
@@ -170,6 +173,12 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             calls = []
         if decoded_in_parts(req, calls):
             return SPLIT
+    if a == "stop" and b in (None, "length") and answer:
+        req = _request(scene)
+        req.output_ids = list(scene.output[:n])
+        extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
+        if later_stop_undoes(answer[0], req, scene.eos_ids, *extra):
+            return LATER_STOP_UNDOES
     if a == "stop":
         spaced = [s for s in scene.stop if s in _decode(scene.output[:n]) and s != s.strip()]
         if spaced:
@@ -184,6 +193,11 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         )
     if b == "stop" and a != "stop":
         return _wrong_stop(scene, n, is_eos)
+    if a == "length" and b is None and n == scene.max_new_tokens:
+        return (
+            f"output token {n} is the last allowed, req.max_new_tokens={scene.max_new_tokens}: 'length' once "
+            "len(req.output_ids) == req.max_new_tokens (>=, not >)"
+        )
     if a == "length":
         return f"{n} output tokens reached req.max_new_tokens={scene.max_new_tokens} (the clamped limit, not sampling_params.max_tokens)"
     if b == "length":
@@ -229,6 +243,32 @@ def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
         return False
     parts = "".join(_decode(ids) for ids in calls)
     return any(s in _decode(joined) for s in stop) and not any(s in parts for s in stop)
+
+
+LATER_STOP_UNDOES = (
+    "any stop string of the list that the decoded tail holds finishes the request: a later one that is not "
+    "there must not undo an earlier match (a flag set anew on each pass of the loop keeps only the last answer)"
+)
+
+
+def later_stop_undoes(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> Optional[str]:
+    """The stop string of req's list that the output holds, when the answer finds it alone in the list
+    but not with a longer one the output does not hold after it (which no window rule sizes smaller):
+    a later stop string undoes an earlier match. None when the answer does not do that."""
+    text = _decode(req.output_ids)
+    found = [s for s in req.sampling_params.stop if s in text]
+    absent = "~" * (len(found[0].encode()) + 1) if found else ""
+    if not found or absent in text:
+        return None
+
+    def probe(stop: list[str]) -> Any:
+        sp = replace(req.sampling_params, stop=list(stop))
+        return fn(replace(req, sampling_params=sp, output_ids=list(req.output_ids)), set(eos_ids), _decode, *extra)
+
+    try:
+        return found[0] if probe([found[0]]) == "stop" and probe([found[0], absent]) in (None, "length") else None
+    except Exception:
+        return None
 
 
 STOP_NOT_SPENT = (
