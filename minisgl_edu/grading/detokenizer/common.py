@@ -6,7 +6,7 @@ not yet returned).
 
 from __future__ import annotations
 
-from minisgl_edu.grading.core import expect
+from minisgl_edu.grading.core import Mistake, expect
 from minisgl_edu.grading.harness import tokenizer
 
 REPLACEMENT = "\ufffd"
@@ -30,3 +30,32 @@ def _piece(got, what: str) -> str:
         "add() and finish() return '' when there is nothing new to show, never None",
     )
     return got
+
+
+FINISH_REPEATS = (
+    "finish() returns only text not yet returned: the look-back token before the unfinished ones was decoded "
+    "and returned already, so cut its text off what finish() decodes"
+)
+
+
+def repeated_at_finish(pieces: list[str], expected: str) -> str:
+    """The text finish() (the last piece) returned a second time: the add()s returned the start of
+    `expected`, and finish() a tail of that start followed by the rest of `expected`; '' if not so."""
+    before, last = "".join(pieces[:-1]), pieces[-1] if pieces else ""
+    if not before or not expected.startswith(before) or not last.endswith(expected[len(before) :]):
+        return ""
+    extra = last[: len(last) - (len(expected) - len(before))]
+    return extra if extra and before.endswith(extra) else ""
+
+
+def check_joined_to(pieces: list[str], expected: str, what: str = "the pieces") -> None:
+    """The pieces join to `expected`; a finish() that repeats returned text is named as such."""
+    joined = "".join(pieces)
+    again = repeated_at_finish(pieces, expected) if joined != expected else ""
+    if again:
+        raise Mistake(
+            f"{what} join to {joined!r}, expected {expected!r}: finish() returned {pieces[-1]!r}, which repeats "
+            f"{again!r}, text your add() had returned already",
+            FINISH_REPEATS,
+        )
+    assert joined == expected, f"{what} join to {joined!r}, expected {expected!r}"

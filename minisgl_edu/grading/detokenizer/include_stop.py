@@ -366,7 +366,7 @@ def case_multibyte(cls):
 
 def _which_choice(text: str, runs: list[tuple[list[str], str]]) -> str:
     """The hint for a wrong choice among stop strings one token completes, where every run of the
-    case made that same choice (the one listed first, or the one that begins first); else ''."""
+    case made that same choice (the one listed first, that begins first, or that ends last); else ''."""
 
     def cut(s: str) -> str:
         return text[: text.find(s) + len(s)]
@@ -374,6 +374,7 @@ def _which_choice(text: str, runs: list[tuple[list[str], str]]) -> str:
     for rule, pick in (
         ("listed first", lambda stops: stops[0]),
         ("that begins first", lambda st: min(st, key=text.find)),
+        ("that ends last", lambda st: max(st, key=lambda s: text.find(s) + len(s))),
     ):
         if all(joined == cut(pick(stops)) for stops, joined in runs):
             return f"the stop string that ends first in the text wins, not the one {rule}"

@@ -28,12 +28,14 @@ from hypothesis import strategies as st
 
 from minisgl_edu.grading.detokenizer.common import (
     EARLIEST_START,
+    FINISH_REPEATS,
     HOLD_BACK,
     REPLACEMENT,
     SEARCH_ALL,
     WHOLE_CHARACTERS,
     _full,
     _piece,
+    repeated_at_finish,
 )
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import tokenizer
@@ -262,6 +264,8 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
             return HOLD_BACK + " of the list, any of them, not only the first"
         if begun:
             return HOLD_BACK
+    if k == len(want) - 1 and repeated_at_finish(got, "".join(want)):
+        return FINISH_REPEATS
     if k == len(want) - 1 and "".join(got) != "".join(want):
         return "finish() returns what is still held back (whole or not: the request has ended), minus a stop string"
     if len(shown_got) < len(shown_want) and REPLACEMENT in shown_want[len(shown_got) : -1]:
