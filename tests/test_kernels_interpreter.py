@@ -64,8 +64,10 @@ def test_qk_rope_store_compiles_for_sm90(fp8, norm):
     pool = "*fp8e4nv" if fp8 else "*bf16"
     pointers = dict(qkv_ptr="*bf16", pos_ptr="*i64", cos_sin_ptr="*fp32", qw_ptr="*bf16", kw_ptr="*bf16")
     pointers.update(loc_ptr="*i64", q_out_ptr="*bf16", k_pool_ptr=pool, v_pool_ptr=pool, ks_ptr="*fp32", vs_ptr="*fp32")
-    ints = {name: "i32" for name in ("stride_qkv", "stride_cs", "stride_qo", "stride_pool", "stride_scale")}
-    consts = dict(NUM_Q=16, NUM_KV=8, HEAD_DIM=128, HAS_NORM=norm, FP8=fp8, USE_PDL=False)
+    ints = {
+        name: "i32" for name in ("num_tokens", "stride_qkv", "stride_cs", "stride_qo", "stride_pool", "stride_scale")
+    }
+    consts = dict(NUM_Q=16, NUM_KV=8, HEAD_DIM=128, HAS_NORM=norm, FP8=fp8, BLOCK_T=8, USE_PDL=False)
     signature = {**pointers, **ints, "eps": "fp32", **{name: "constexpr" for name in consts}}
     target = GPUTarget("cuda", 90, 32)
     backend = CUDABackend(target)

@@ -4,7 +4,7 @@ Where this sits on the request path: in `TritonRopeAttention` (`models/cuda_laye
 the qkv matmul and the attention kernel. Otherwise those steps are five kernels per layer: Qwen3's
 q norm and k norm, RoPE on q and k, and two `index_copy_` into the pool's K and V buffers. At
 decode batch 1 each is only a few microseconds of work, but each still pays a kernel's start-up,
-every layer over. Here one program per (token, head) does all of it:
+every layer over. Here one program per (tile of tokens, head) does all of it, token by token:
 
     q head h:   x = qkv[t, h*D : (h+1)*D]   -> norm(x) * q_weight -> rotate -> q_out[t, h]
     k head j:   x = qkv[t, (Hq+j)*D : ...]   -> norm(x) * k_weight -> rotate -> K pool[slot(t), j]
@@ -42,6 +42,7 @@ def _qk_rope_store_kernel(
     v_pool_ptr,
     ks_ptr,
     vs_ptr,
+    num_tokens,
     stride_qkv,
     stride_cs,
     stride_qo,
@@ -53,12 +54,16 @@ def _qk_rope_store_kernel(
     HEAD_DIM: tl.constexpr,
     HAS_NORM: tl.constexpr,
     FP8: tl.constexpr,
+    BLOCK_T: tl.constexpr,
     USE_PDL: tl.constexpr,
 ):
-    t = tl.program_id(0)
     h = tl.program_id(1)  # q heads 0..NUM_Q-1, then k heads
+    # This program's tokens: a tile of BLOCK_T rows, one head each (the last tile masked).
+    t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    live = t < num_tokens
     HALF: tl.constexpr = HEAD_DIM // 2
     offs = tl.arange(0, HALF)
+    mask = live[:, None]
     if HAS_NORM:  # weights first: under PDL (kernels/pdl.py) they may be read before gdc_wait
         if h < NUM_Q:
             w1 = tl.load(qw_ptr + offs).to(tl.float32)
@@ -69,50 +74,64 @@ def _qk_rope_store_kernel(
     # The step's inputs (position, its cos/sin, the KV slot) are read before `gdc_wait()` too: they
     # were copied in before the forward pass, and this kernel can only start once the qkv matmul
     # before it has passed its own wait, i.e. once every earlier kernel and copy has finished
-    # (pdl.py). Only the qkv row is left to load after the wait.
-    pos = tl.load(pos_ptr + t)
-    cos = tl.load(cos_sin_ptr + pos * stride_cs + offs)
-    sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + offs)
-    slot = tl.load(loc_ptr + t)
+    # (pdl.py). Only the qkv rows are left to load after the wait.
+    pos = tl.load(pos_ptr + t, mask=live, other=0)
+    cs = cos_sin_ptr + pos[:, None] * stride_cs + offs[None, :]
+    cos = tl.load(cs, mask=mask, other=0.0)
+    sin = tl.load(cs + HALF, mask=mask, other=0.0)
+    slot = tl.load(loc_ptr + t, mask=live, other=0)
     if USE_PDL:
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
-    row = qkv_ptr + t * stride_qkv
+    rows = qkv_ptr + t[:, None] * stride_qkv
     # q head h and k head j = h - NUM_Q both start at column h * HEAD_DIM of the qkv row.
-    x1 = tl.load(row + h * HEAD_DIM + offs).to(tl.float32)
-    x2 = tl.load(row + h * HEAD_DIM + HALF + offs).to(tl.float32)
+    x1 = tl.load(rows + h * HEAD_DIM + offs[None, :], mask=mask, other=0.0).to(tl.float32)
+    x2 = tl.load(rows + h * HEAD_DIM + HALF + offs[None, :], mask=mask, other=0.0).to(tl.float32)
     if HAS_NORM:
-        rstd = 1.0 / tl.sqrt((tl.sum(x1 * x1, axis=0) + tl.sum(x2 * x2, axis=0)) / HEAD_DIM + eps)
-        x1 = x1 * rstd * w1
-        x2 = x2 * rstd * w2
+        rstd = 1.0 / tl.sqrt((tl.sum(x1 * x1, axis=1) + tl.sum(x2 * x2, axis=1)) / HEAD_DIM + eps)
+        x1 = x1 * rstd[:, None] * w1[None, :]
+        x2 = x2 * rstd[:, None] * w2[None, :]
     o1 = x1 * cos - x2 * sin
     o2 = x2 * cos + x1 * sin
     # (One name per branch: Triton gives a name set in both branches of a runtime `if` one type,
     # and with FP8 pages the q output (bf16) and the K pool (e4m3) point to different ones.)
     if h < NUM_Q:
-        q_dst = q_out_ptr + t * stride_qo + h * HEAD_DIM
-        tl.store(q_dst + offs, o1.to(q_out_ptr.dtype.element_ty))
-        tl.store(q_dst + HALF + offs, o2.to(q_out_ptr.dtype.element_ty))
+        q_dst = q_out_ptr + t[:, None] * stride_qo + h * HEAD_DIM + offs[None, :]
+        tl.store(q_dst, o1.to(q_out_ptr.dtype.element_ty), mask=mask)
+        tl.store(q_dst + HALF, o2.to(q_out_ptr.dtype.element_ty), mask=mask)
     else:
         j = h - NUM_Q
-        dst = k_pool_ptr + slot * stride_pool + j * HEAD_DIM
         full = tl.arange(0, HEAD_DIM)
-        v = tl.load(row + (NUM_Q + NUM_KV + j) * HEAD_DIM + full).to(tl.float32)
+        dst = k_pool_ptr + slot[:, None] * stride_pool + j * HEAD_DIM + offs[None, :]
+        v_dst = v_pool_ptr + slot[:, None] * stride_pool + j * HEAD_DIM + full[None, :]
+        v = tl.load(rows + (NUM_Q + NUM_KV + j) * HEAD_DIM + full[None, :], mask=mask, other=0.0).to(tl.float32)
         if FP8:  # e4m3 with one float32 scale per vector, as `KVPool.store` writes them
-            k_scale = tl.maximum(tl.maximum(tl.max(tl.abs(o1), axis=0), tl.max(tl.abs(o2), axis=0)) / 448.0, 1e-12)
-            v_scale = tl.maximum(tl.max(tl.abs(v), axis=0) / 448.0, 1e-12)
-            o1 = tl.minimum(tl.maximum(o1 / k_scale, -448.0), 448.0)  # past 448 the cast gives NaN
-            o2 = tl.minimum(tl.maximum(o2 / k_scale, -448.0), 448.0)
-            v = tl.minimum(tl.maximum(v / v_scale, -448.0), 448.0)
-            tl.store(ks_ptr + slot * stride_scale + j, k_scale)
-            tl.store(vs_ptr + slot * stride_scale + j, v_scale)
-            tl.store(dst + offs, o1.to(tl.float8e4nv))
-            tl.store(dst + HALF + offs, o2.to(tl.float8e4nv))
-            tl.store(v_pool_ptr + slot * stride_pool + j * HEAD_DIM + full, v.to(tl.float8e4nv))
+            k_max = tl.maximum(tl.max(tl.abs(o1), axis=1), tl.max(tl.abs(o2), axis=1))
+            k_scale = tl.maximum(k_max / 448.0, 1e-12)
+            v_scale = tl.maximum(tl.max(tl.abs(v), axis=1) / 448.0, 1e-12)
+            o1 = tl.minimum(tl.maximum(o1 / k_scale[:, None], -448.0), 448.0)  # past 448 the cast gives NaN
+            o2 = tl.minimum(tl.maximum(o2 / k_scale[:, None], -448.0), 448.0)
+            v = tl.minimum(tl.maximum(v / v_scale[:, None], -448.0), 448.0)
+            tl.store(ks_ptr + slot * stride_scale + j, k_scale, mask=live)
+            tl.store(vs_ptr + slot * stride_scale + j, v_scale, mask=live)
+            tl.store(dst, o1.to(tl.float8e4nv), mask=mask)
+            tl.store(dst + HALF, o2.to(tl.float8e4nv), mask=mask)
+            tl.store(v_dst, v.to(tl.float8e4nv), mask=mask)
         else:
-            tl.store(dst + offs, o1.to(k_pool_ptr.dtype.element_ty))
-            tl.store(dst + HALF + offs, o2.to(k_pool_ptr.dtype.element_ty))
-            tl.store(v_pool_ptr + slot * stride_pool + j * HEAD_DIM + full, v.to(v_pool_ptr.dtype.element_ty))
+            tl.store(dst, o1.to(k_pool_ptr.dtype.element_ty), mask=mask)
+            tl.store(dst + HALF, o2.to(k_pool_ptr.dtype.element_ty), mask=mask)
+            tl.store(v_dst, v.to(v_pool_ptr.dtype.element_ty), mask=mask)
+
+
+# Tokens per program. One token per program would be the shortest path at decode batch 1, but a
+# prompt chunk of thousands of tokens then runs as one-warp programs that each wait on their loads
+# (a position, then its angles, then a row of 256 bytes). On an H100, Qwen3-0.6B's heads (`python
+# -m minisgl_edu.bench.qk_rope`, docs/benchmarks.md): 8,100 tokens 235 us one per program, 48 us
+# in tiles of 8; 256 tokens 8.4 against 1.9 us; 1 token 1.3 against 1.2 us. The tile is the same
+# for every batch on purpose: a token's q and k then come out as the same bits in a decode batch of
+# one and in a prompt chunk (the norm's sum runs in the same order), so a mixed batch samples the
+# tokens that separate prefill and decode batches sample.
+TOKENS_PER_PROGRAM = 8
 
 
 def supports(head_dim: int) -> bool:
@@ -148,7 +167,7 @@ def qk_rope_store(
         return q
     has_norm = q_weight is not None
     fp8 = k_scale is not None
-    _qk_rope_store_kernel[(T, num_q + num_kv)](
+    _qk_rope_store_kernel[(triton.cdiv(T, TOKENS_PER_PROGRAM), num_q + num_kv)](
         qkv,
         positions,
         cos_sin,
@@ -160,6 +179,7 @@ def qk_rope_store(
         v_pool,
         k_scale if fp8 else cos_sin,
         v_scale if fp8 else cos_sin,
+        T,
         qkv.stride(0),
         cos_sin.stride(0),
         q.stride(0),
@@ -171,7 +191,8 @@ def qk_rope_store(
         HEAD_DIM=head_dim,
         HAS_NORM=has_norm,
         FP8=fp8,
-        num_warps=1,
+        BLOCK_T=TOKENS_PER_PROGRAM,
+        num_warps=min(TOKENS_PER_PROGRAM, 4),
         **pdl.launch_options(qkv.device),
     )
     return q
