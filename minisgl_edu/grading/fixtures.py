@@ -18,8 +18,9 @@ The API (for every grader that plugs a function into the scheduler):
   pages reserved for its prompt, one sampled token, in `running`), no model run; `prefilled(s,
   req)` does that to a request already waiting; `cached(s, ids)` puts `ids` in the prefix cache
   as a finished request would have left them;
-* `apply(s, batch)`: what the engine and the result step do with a batch, without the model
-  (chunks move `cached_len` on; a finished prefill moves to `running`; each end samples a token);
+* `apply(s, batch)`: what the engine and the result step do with a batch, without the model:
+  the scheduler's own `advance` (chunks move `cached_len` on; a finished prefill moves to
+  `running`), and a made-up token for each item at its end; no finish check;
 * `held(s, uid, match=False)` -> `Held`: what a live request holds (its row, which of its pages
   are its own, its computed tokens) and the cache around it (free, cached, evictable pages);
   `match=True` also counts the pages of its tokens the prefix cache holds already (`known`);
@@ -38,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
-from minisgl_edu.core import Batch, Req, ReqStatus, SamplingParams
+from minisgl_edu.core import Batch, Req, SamplingParams, ScheduledReq
 from minisgl_edu.engine.output import ForwardOutput, PendingForward
 from minisgl_edu.grading.harness import fail_fast_if_stub, new_scheduler
 from minisgl_edu.scheduler import Scheduler
@@ -82,13 +83,9 @@ def decoding(s: Scheduler, uid: int, ids: Union[int, list[int]], max_tokens: int
 def prefilled(s: Scheduler, req: Req) -> Req:
     """A waiting `req` made a running one, as after its prefill (with its cached prefix, if any)."""
     n = len(req.input_ids)
-    s.waiting.remove(req)
     s.cache.admit(req)
     s.cache.reserve(req, n)
-    req.cached_len = n
-    req.output_ids.append(FAKE_TOKEN)
-    req.status = ReqStatus.DECODING
-    s.running.append(req)
+    apply(s, Batch("prefill", [ScheduledReq(req, req.cached_len, n - req.cached_len)]))
     return req
 
 
@@ -100,16 +97,13 @@ def cached(s: Scheduler, ids: list[int]) -> list[int]:
 
 
 def apply(s: Scheduler, batch: Batch) -> None:
+    """The scheduler's own bookkeeping of a batch's results (`Scheduler.advance`), with a made-up
+    token for each item that reached the end of its known tokens; no finish check."""
     for it in batch.items:
-        req = it.req
-        req.cached_len = max(req.cached_len, it.end)
-        if it.end < req.total_len:
-            continue  # a chunk of a prompt: no token yet
-        if batch.is_prefill:
-            s.waiting.remove(req)
-            s.running.append(req)
-            req.status = ReqStatus.DECODING
-        req.output_ids.append(FAKE_TOKEN)
+        sampled = it.end >= it.req.total_len  # else a chunk of a prompt: no token yet
+        s.advance(it, sampled)
+        if sampled:
+            it.req.output_ids.append(FAKE_TOKEN)
 
 
 @dataclass

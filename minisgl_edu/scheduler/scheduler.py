@@ -380,16 +380,9 @@ class Scheduler:
             req = it.req
             if req.is_finished:
                 continue  # aborted while the batch was in flight
-            # max(): under overlap_loop a later chunk of this prompt may already be launched.
-            # A draft's position counts only once the draft is accepted (below).
-            req.cached_len = max(req.cached_len, it.end - len(it.draft))
+            self.advance(it, sampled=bool(tokens))
             if not tokens:
                 continue  # a chunk of a long prompt: no token yet, it stays at the head of the queue
-            if not it.is_decode:  # the prompt's last chunk: from the waiting queue to the running set
-                self.waiting.remove(req)
-                self.running.append(req)
-                req.status = ReqStatus.DECODING
-                prompt_sharing.prompt_done(req, self.cache)  # (n > 1) the other answers reuse its pages
             if it.draft:  # `tokens`: the model's own at the k+1 positions; the verify step keeps some
                 tokens = self.speculator.verified(req, it.draft, tokens, record)
             for token, lp in zip(tokens, logprobs):
@@ -401,6 +394,20 @@ class Scheduler:
             for msg in replies:  # (first tokens) the last point of their path in this process
                 stamp(msg.stamps, "scheduler_sent", now)
             self.io.send(replies)
+
+    def advance(self, it: ScheduledReq, sampled: bool) -> None:
+        """`it`'s tokens have K/V now; with `sampled` (a token came back), a prompt's last chunk
+        takes its request from the waiting queue to the running set. (The schedule graders replay
+        their batches through this, with made-up tokens: `grading/fixtures.py`.)"""
+        req = it.req
+        # max(): under overlap_loop a later chunk of this prompt may already be launched. A
+        # draft's position counts only once the draft is accepted (`speculator.verified`).
+        req.cached_len = max(req.cached_len, it.end - len(it.draft))
+        if sampled and not it.is_decode:
+            self.waiting.remove(req)
+            self.running.append(req)
+            req.status = ReqStatus.DECODING
+            prompt_sharing.prompt_done(req, self.cache)  # (n > 1) the other answers reuse its pages
 
     def _add_token(self, req: Req, token: int, logprobs, record: StepRecord) -> DetokenizeMsg:
         """Append one new token to `req`, check whether it finishes it, and say so to the detokenizer."""
