@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.core import expect as holds
-from minisgl_edu.grading.fixtures import FAKE_TOKEN, apply, decoding, token_ids, waiting
+from minisgl_edu.grading.fixtures import FAKE_TOKEN, apply, decoding, prefilled, token_ids, waiting
 from minisgl_edu.grading.schedule.checks import (
     admits,
     admitted_now,
@@ -489,14 +489,16 @@ def case_both_orders(fn):
         else:
             expect(batch, ("prefill", [(2, 0, 8)]), f"{arrived}: request 2 came first and fits")
     s = sched()
-    decoding(s, 2, 6)
-    decoding(s, 1, 9)
+    first, second = waiting(s, 1, 9), waiting(s, 2, 6)
+    prefilled(s, second)  # request 2's prompt is done first (as under LPM): running is [2, 1]
+    prefilled(s, first)
     batch = decide(fn, s)
     expect(
         batch,
         ("decode", [(2, 6, 1), (1, 9, 1)]),
-        "scheduler.running is [request 2, request 1]",
-        "decode items follow scheduler.running's order",
+        "request 1 arrived first, but request 2's prompt was done first: scheduler.running is [request 2, request 1]",
+        "decode the running requests in scheduler.running's order (the order their prompts were done in), not "
+        "in arrival order (scheduler.reqs) nor by uid",
     )
 
 
