@@ -37,14 +37,7 @@ from minisgl_edu.engine import Engine
 from minisgl_edu.engine.output import ForwardOutput
 from minisgl_edu.engine.sampler import make_generator
 from minisgl_edu.kvcache import CacheManager, pages_for
-from minisgl_edu.message import (
-    AbortBackendMsg,
-    BaseBackendMsg,
-    DetokenizeMsg,
-    ExitMsg,
-    UserMsg,
-    unwrap,
-)
+from minisgl_edu.message import AbortBackendMsg, BaseBackendMsg, DetokenizeMsg, ExitMsg, UserMsg, unwrap
 from minisgl_edu.message.stamps import stamp
 from minisgl_edu.scheduler import prompt_sharing
 from minisgl_edu.scheduler.abort import abort_request
