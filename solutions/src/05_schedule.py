@@ -214,9 +214,9 @@ mini-sglang (`PrefillManager.schedule_next_batch`) and this engine only do first
 
 `check` grades it on its own score line, `schedule_lpm`: unit cases built by hand (a cached
 prefix that a later request shares, ties, whole pages, the threshold, a chunked prefill, a request
-that fits because its prefix pages are already held), then the real engine: a request that
-continues a finished request's prompt and an unrelated one arrive together; your batches must be
-the grader's reference, and the tokens those of the base part.
+that fits because its prefix pages are already held, a prefix cached while requests wait), then
+the real engine: a request that continues a finished request's prompt and an unrelated one arrive
+together; your batches must be the grader's reference, and the tokens those of the base part.
 """),
     code('''
 LPM_MAX_WAITING = 8  # more requests waiting than this: first come, first served

@@ -5,7 +5,9 @@ methods hidden) and asserts that the batch is one the engine can run: items in t
 starting where the request's cache ends, pages reserved exactly up to each item's end, the token
 budget kept, every running request in a decode batch, rows that add up, nothing admitted and left
 behind. `expect(batch, expected, what, hint)` compares with the one right batch; the `show*`
-helpers print batches for the messages.
+helpers print batches for the messages. The stretch's helpers (lpm.py) are at the end: its
+decision, which must leave `scheduler.waiting` in arrival order, and its requests and their
+cached prefix pages.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from minisgl_edu.core import Batch, Req, ScheduledReq
+from minisgl_edu.core import Batch, Req, SamplingParams, ScheduledReq
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.harness import new_scheduler
@@ -297,3 +299,48 @@ def not_admitted(s: Scheduler, req: Req, why: str, hint: str = "", applies=None)
 def admitted_now(s: Scheduler, req: Req, why: str, hint: str = "", applies=None) -> None:
     if req.table_idx < 0:
         raise Mistake(f"request {req.uid} was not admitted, but {why}", hint if applies is None or applies() else "")
+
+
+# ---------------------------------------------------------------------------- the stretch's (lpm.py) helpers
+def prefix_pages(scheduler, req: Req) -> int:
+    """The prefix pages `cache.admit(req)` would give `req` (whole pages, the last token left out)."""
+    _, pages = scheduler.cache.match(req)
+    return len(pages)
+
+
+def decide_in_order(fn, s: Scheduler) -> Optional[Batch]:
+    """One decision, checked as in the base part, and `scheduler.waiting` left in arrival order."""
+    before = [r.uid for r in s.waiting]
+    batch = decide(fn, s)
+    after = [r.uid for r in s.waiting]
+    assert after == before, (
+        f"scheduler.waiting was {before} before your decision and {after} after: leave the queue in "
+        "arrival order and change only the order you consider the requests in (the next step breaks "
+        "ties, and falls back to first come, first served, by arrival order)"
+    )
+    return batch
+
+
+def lpm_sched(budget: int = 64, cache: str = "radix", **overrides) -> Scheduler:
+    return new_scheduler(max_prefill_tokens=budget, cache=cache, **overrides)
+
+
+def add_waiting(s: Scheduler, uid: int, ids: list[int], max_tokens: int = 8, pages: Optional[int] = None) -> Req:
+    """A waiting request; `pages`: the cached prefix pages it must find (a check of the setup)."""
+    req = s.add_request(uid, ids, SamplingParams(max_tokens=max_tokens, ignore_eos=True))
+    assert req is not None, f"setup: request {uid} was rejected"
+    if pages is not None:
+        assert prefix_pages(s, req) == pages, f"setup: request {uid} should find {pages} cached pages"
+    return req
+
+
+def pages_of(s: Scheduler, uids) -> str:
+    return ", ".join(f"request {u}: {prefix_pages(s, s.reqs[u])}" for u in uids)
+
+
+def expect_order(batch, want: list[int], s: Scheduler, what: str, shown: list[int]) -> None:
+    got = [it.req.uid for it in batch.items] if batch is not None and batch.is_prefill else None
+    assert got == want, (
+        f"{what}: the prefill batch should hold requests {want} in that order, yours is {show(batch)} "
+        f"(cached prefix pages, in arrival order: {pages_of(s, shown)})"
+    )

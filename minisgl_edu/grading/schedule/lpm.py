@@ -30,8 +30,13 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.fixtures import apply, ballast, cached, prefilled, token_ids
 from minisgl_edu.grading.harness import fail_fast_if_stub, new_scheduler, remember, require_passing
 from minisgl_edu.grading.schedule.checks import (
-    decide,
+    add_waiting,
+    decide_in_order,
+    expect_order,
     items_of,
+    lpm_sched,
+    pages_of,
+    prefix_pages,
     show,
     show_expected,
 )
@@ -45,12 +50,6 @@ LPM_MAX_WAITING = 8  # the notebook states the same number; SGLang's is 128
 
 
 # ---------------------------------------------------------------------------- the reference
-def _prefix_pages(scheduler, req: Req) -> int:
-    """The prefix pages `cache.admit(req)` would give `req` (whole pages, the last token left out)."""
-    _, pages = scheduler.cache.match(req)
-    return len(pages)
-
-
 def _lpm_order(scheduler) -> list[Req]:
     """The order the waiting requests are considered in: the ones already admitted (part-way
     through their prompt) first, then the rest by cached prefix, most first (a stable sort)."""
@@ -58,7 +57,7 @@ def _lpm_order(scheduler) -> list[Req]:
     started = [r for r in waiting if r.table_idx >= 0]
     new = [r for r in waiting if r.table_idx < 0]
     if len(waiting) <= LPM_MAX_WAITING:
-        new.sort(key=lambda r: -_prefix_pages(scheduler, r))
+        new.sort(key=lambda r: -prefix_pages(scheduler, r))
     return started + new
 
 
@@ -82,55 +81,16 @@ def reference_lpm(scheduler) -> Optional[Batch]:
     return scheduler._schedule_decode()  # nothing to prefill: the base part's decode batch
 
 
-# ---------------------------------------------------------------------------- helpers
-def _decide(fn, s: Scheduler) -> Optional[Batch]:
-    """One decision, checked as in the base part, and `scheduler.waiting` left in arrival order."""
-    before = [r.uid for r in s.waiting]
-    batch = decide(fn, s)
-    after = [r.uid for r in s.waiting]
-    assert after == before, (
-        f"scheduler.waiting was {before} before your decision and {after} after: leave the queue in "
-        "arrival order and change only the order you consider the requests in (the next step breaks "
-        "ties, and falls back to first come, first served, by arrival order)"
-    )
-    return batch
-
-
-def _sched(budget: int = 64, cache: str = "radix", **overrides) -> Scheduler:
-    return new_scheduler(max_prefill_tokens=budget, cache=cache, **overrides)
-
-
-def _add(s: Scheduler, uid: int, ids: list[int], max_tokens: int = 8, pages: Optional[int] = None) -> Req:
-    """A waiting request; `pages`: the cached prefix pages it must find (a check of the setup)."""
-    req = s.add_request(uid, ids, SamplingParams(max_tokens=max_tokens, ignore_eos=True))
-    assert req is not None, f"setup: request {uid} was rejected"
-    if pages is not None:
-        assert _prefix_pages(s, req) == pages, f"setup: request {uid} should find {pages} cached pages"
-    return req
-
-
-def _pages(s: Scheduler, uids) -> str:
-    return ", ".join(f"request {u}: {_prefix_pages(s, s.reqs[u])}" for u in uids)
-
-
-def _expect_order(batch, want: list[int], s: Scheduler, what: str, shown: list[int]) -> None:
-    got = [it.req.uid for it in batch.items] if batch is not None and batch.is_prefill else None
-    assert got == want, (
-        f"{what}: the prefill batch should hold requests {want} in that order, yours is {show(batch)} "
-        f"(cached prefix pages, in arrival order: {_pages(s, shown)})"
-    )
-
-
 # ---------------------------------------------------------------------------- unit cases
 def case_longest_first(fn):
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(24, 50))  # 6 pages of an earlier request's prompt
-    _add(s, 0, token_ids(30, 1), pages=0)  # the longest prompt, nothing cached
-    _add(s, 1, shared[:8] + token_ids(10, 2), pages=2)
-    _add(s, 2, shared + token_ids(3, 3), pages=6)
+    add_waiting(s, 0, token_ids(30, 1), pages=0)  # the longest prompt, nothing cached
+    add_waiting(s, 1, shared[:8] + token_ids(10, 2), pages=2)
+    add_waiting(s, 2, shared + token_ids(3, 3), pages=6)
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
-    _expect_order(
+    batch = decide_in_order(fn, s)
+    expect_order(
         batch,
         [2, 1, 0],
         s,
@@ -141,11 +101,11 @@ def case_longest_first(fn):
     assert items_of(batch) == ("prefill", [(2, 24, 3), (1, 8, 10), (0, 0, 30)]), (
         f"each request's chunk starts after its cached prefix (req.cached_len once admitted): {show(batch)}"
     )
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(32, 55))  # 8 pages
-    _add(s, 0, shared + token_ids(8, 6), pages=8)  # 10 pages, 2 still to compute
-    _add(s, 1, token_ids(4, 7), pages=0)  # 1 page to compute
-    batch = _decide(fn, s)
+    add_waiting(s, 0, shared + token_ids(8, 6), pages=8)  # 10 pages, 2 still to compute
+    add_waiting(s, 1, token_ids(4, 7), pages=0)  # 1 page to compute
+    batch = decide_in_order(fn, s)
     if items_of(batch) == ("prefill", [(1, 0, 4), (0, 32, 8)]):
         raise Mistake(
             f"request 0 (40 tokens, 32 of them cached: 8 pages cached, 2 still to compute) arrived before "
@@ -153,15 +113,15 @@ def case_longest_first(fn):
             "order by the cached pages, len(scheduler.cache.match(req)[1]), most first, not by the pages still "
             "to compute: a short prompt with nothing cached does not go before a long one with a long cached prefix",
         )
-    _expect_order(batch, [0, 1], s, "request 0 has 8 cached prefix pages, request 1 none", [0, 1])
+    expect_order(batch, [0, 1], s, "request 0 has 8 cached prefix pages, request 1 none", [0, 1])
 
 
 def _two_ties(arrivals: list[int]):
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(8, 60))
-    _add(s, 5, token_ids(6, 5), pages=0)
+    add_waiting(s, 5, token_ids(6, 5), pages=0)
     for uid in arrivals:
-        _add(s, uid, shared + token_ids(3, uid), pages=2)
+        add_waiting(s, uid, shared + token_ids(3, uid), pages=2)
     return s
 
 
@@ -169,8 +129,8 @@ def case_ties(fn):
     for arrivals in ([3, 4], [4, 3]):
         s = _two_ties(arrivals)
         order = [r.uid for r in s.waiting]
-        batch = _decide(fn, s)
-        _expect_order(
+        batch = decide_in_order(fn, s)
+        expect_order(
             batch,
             arrivals + [5],
             s,
@@ -181,14 +141,14 @@ def case_ties(fn):
 
 
 def case_whole_pages(fn):
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(16, 70))  # 4 pages
-    _add(s, 0, shared[:9] + token_ids(5, 71), pages=2)  # 9 tokens in common: 2 whole pages
-    _add(s, 1, shared[:11] + token_ids(5, 72), pages=2)  # 11 tokens in common: still 2 whole pages
-    _add(s, 2, shared[:7] + token_ids(5, 73), pages=1)
+    add_waiting(s, 0, shared[:9] + token_ids(5, 71), pages=2)  # 9 tokens in common: 2 whole pages
+    add_waiting(s, 1, shared[:11] + token_ids(5, 72), pages=2)  # 11 tokens in common: still 2 whole pages
+    add_waiting(s, 2, shared[:7] + token_ids(5, 73), pages=1)
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
-    _expect_order(
+    batch = decide_in_order(fn, s)
+    expect_order(
         batch,
         [0, 1, 2],
         s,
@@ -197,13 +157,13 @@ def case_whole_pages(fn):
         "returns, not tokens in common)",
         order,
     )
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(16, 80))
-    _add(s, 0, list(shared), pages=3)  # the whole prompt is cached; admit leaves its last page to compute
-    _add(s, 1, shared + token_ids(3, 81), pages=4)
+    add_waiting(s, 0, list(shared), pages=3)  # the whole prompt is cached; admit leaves its last page to compute
+    add_waiting(s, 1, shared + token_ids(3, 81), pages=4)
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
-    _expect_order(
+    batch = decide_in_order(fn, s)
+    expect_order(
         batch,
         [1, 0],
         s,
@@ -215,15 +175,15 @@ def case_whole_pages(fn):
 
 
 def case_no_prefix_fcfs(fn):
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(8, 90))
-    _add(s, 0, token_ids(6, 10), pages=0)
-    _add(s, 1, token_ids(9, 11), pages=0)
-    _add(s, 2, shared[:4] + token_ids(5, 12), pages=1)
-    _add(s, 3, token_ids(5, 13), pages=0)
+    add_waiting(s, 0, token_ids(6, 10), pages=0)
+    add_waiting(s, 1, token_ids(9, 11), pages=0)
+    add_waiting(s, 2, shared[:4] + token_ids(5, 12), pages=1)
+    add_waiting(s, 3, token_ids(5, 13), pages=0)
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
-    _expect_order(
+    batch = decide_in_order(fn, s)
+    expect_order(
         batch,
         [2, 0, 1, 3],
         s,
@@ -235,19 +195,19 @@ def case_no_prefix_fcfs(fn):
 
 def _queue(n: int) -> tuple[Scheduler, list[int]]:
     """n waiting requests; only the last to arrive has a cached prefix."""
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(8, 100))
     for uid in range(n - 1):
-        _add(s, uid, token_ids(5, 20 + uid), pages=0)
-    _add(s, n - 1, shared + token_ids(3, 40), pages=2)
+        add_waiting(s, uid, token_ids(5, 20 + uid), pages=0)
+    add_waiting(s, n - 1, shared + token_ids(3, 40), pages=2)
     return s, [r.uid for r in s.waiting]
 
 
 def case_threshold(fn):
     n = LPM_MAX_WAITING
     s, order = _queue(n)
-    batch = _decide(fn, s)
-    _expect_order(
+    batch = decide_in_order(fn, s)
+    expect_order(
         batch,
         [n - 1, 0, 1, 2],
         s,
@@ -257,8 +217,8 @@ def case_threshold(fn):
         order,
     )
     s, order = _queue(n + 1)
-    batch = _decide(fn, s)
-    _expect_order(
+    batch = decide_in_order(fn, s)
+    expect_order(
         batch,
         [0, 1, 2, 3],
         s,
@@ -267,16 +227,16 @@ def case_threshold(fn):
         order,
     )
     # n + 1 in scheduler.waiting, one of them part-way through its chunked prefill.
-    s = _sched(budget=24)
+    s = lpm_sched(budget=24)
     shared = cached(s, token_ids(8, 100))
-    _add(s, 0, token_ids(40, 19), pages=0)
+    add_waiting(s, 0, token_ids(40, 19), pages=0)
     apply(s, reference_lpm(s))  # request 0: 24 of its 40 prompt tokens done, it holds a row
     for uid in range(1, n):
-        _add(s, uid, token_ids(5, 20 + uid), pages=0)
-    _add(s, n, shared + token_ids(3, 40), pages=2)
+        add_waiting(s, uid, token_ids(5, 20 + uid), pages=0)
+    add_waiting(s, n, shared + token_ids(3, 40), pages=2)
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
-    _expect_order(
+    batch = decide_in_order(fn, s)
+    expect_order(
         batch,
         [0, 1, 2],
         s,
@@ -288,9 +248,9 @@ def case_threshold(fn):
 
 
 def case_only_new_requests(fn):
-    s = _sched(budget=16)
+    s = lpm_sched(budget=16)
     shared = cached(s, token_ids(24, 110))
-    _add(s, 0, token_ids(40, 14), pages=0)
+    add_waiting(s, 0, token_ids(40, 14), pages=0)
     steps = [
         ("prefill", [(0, 0, 16)]),
         ("prefill", [(0, 16, 16)]),
@@ -298,8 +258,8 @@ def case_only_new_requests(fn):
     ]
     for n, expected in enumerate(steps, 1):
         if n == 2:
-            _add(s, 1, shared + token_ids(4, 15), pages=6)
-        batch = _decide(fn, s)
+            add_waiting(s, 1, shared + token_ids(4, 15), pages=6)
+        batch = decide_in_order(fn, s)
         assert items_of(batch) == expected, (
             f"step {n}: request 0 is part-way through its 40-token prompt ({s.reqs[0].cached_len} tokens done "
             "before this step; it holds a page-table row) and request 1 waits with 6 cached prefix pages: a "
@@ -307,11 +267,11 @@ def case_only_new_requests(fn):
             f"reordered. Expected {show_expected(expected)}, got {show(batch)}"
         )
         apply(s, batch)
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(24, 120))
-    prefilled(s, _add(s, 0, token_ids(10, 16), pages=0))
-    prefilled(s, _add(s, 1, shared + token_ids(4, 17), pages=6))
-    batch = _decide(fn, s)
+    prefilled(s, add_waiting(s, 0, token_ids(10, 16), pages=0))
+    prefilled(s, add_waiting(s, 1, shared + token_ids(4, 17), pages=6))
+    batch = decide_in_order(fn, s)
     want = ("decode", [(0, 10, 1), (1, 28, 1)])
     assert items_of(batch) == want, (
         f"nobody waits: decode every running request in scheduler.running order, whatever their cached prefix "
@@ -320,52 +280,52 @@ def case_only_new_requests(fn):
 
 
 def case_room_for_the_cached(fn):
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(40, 130))  # 10 pages, a system prompt that a running request uses
-    prefilled(s, _add(s, 0, shared + token_ids(4, 18), max_tokens=920, pages=10))
-    plain = _add(s, 1, token_ids(44, 19), max_tokens=36, pages=0)  # may take 20 pages
-    sharing = _add(s, 2, shared + token_ids(4, 20), max_tokens=36, pages=10)  # 20 pages, 10 already there
+    prefilled(s, add_waiting(s, 0, shared + token_ids(4, 18), max_tokens=920, pages=10))
+    plain = add_waiting(s, 1, token_ids(44, 19), max_tokens=36, pages=0)  # may take 20 pages
+    sharing = add_waiting(s, 2, shared + token_ids(4, 20), max_tokens=36, pages=10)  # 20 pages, 10 already there
     available = s.cache.num_available
     others = pages_for(44 + 920, 4) - s.cache.held_pages(s.reqs[0])
     assert (available - others, s.cache.prefix_cache.num_evictable) == (15, 0), "setup: 15 pages to spare"
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
+    batch = decide_in_order(fn, s)
     assert sharing.table_idx >= 0 and plain.table_idx < 0, (
         "15 pages are left beside the running request. Request 1 (arrived first, nothing cached) may need 20: "
         "it does not fit. Request 2 shares the running request's 10 cached prompt pages, so it needs only 10 "
         "new ones: considered first (longest cached prefix), it is admitted; request 1 then still does not fit "
         f"and waits. Yours: {show(batch)}; admitted: "
-        f"{[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({_pages(s, order)} cached pages)"
+        f"{[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({pages_of(s, order)} cached pages)"
     )
     assert items_of(batch) == ("prefill", [(2, 40, 4)]), f"expected request 2's last 4 prompt tokens, got {show(batch)}"
     # The other way round: the first in this order does not fit, a later one would.
-    s = _sched()
+    s = lpm_sched()
     shared = cached(s, token_ids(40, 130))
-    prefilled(s, _add(s, 0, shared + token_ids(4, 18), max_tokens=920, pages=10))
-    plain = _add(s, 1, token_ids(20, 21), max_tokens=28, pages=0)  # 12 pages: would fit
-    sharing = _add(s, 2, shared + token_ids(4, 22), max_tokens=80, pages=10)  # 31 pages, 21 of them new
+    prefilled(s, add_waiting(s, 0, shared + token_ids(4, 18), max_tokens=920, pages=10))
+    plain = add_waiting(s, 1, token_ids(20, 21), max_tokens=28, pages=0)  # 12 pages: would fit
+    sharing = add_waiting(s, 2, shared + token_ids(4, 22), max_tokens=80, pages=10)  # 31 pages, 21 of them new
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
+    batch = decide_in_order(fn, s)
     if not (plain.table_idx < 0 and sharing.table_idx < 0 and items_of(batch) == ("decode", [(0, 44, 1)])):
         raise Mistake(
             "15 pages are left beside the running request. In longest-prefix order request 2 comes first and does "
             "not fit (it needs 21 new pages); request 1 (arrived first, nothing cached) would fit in 12. Nobody "
             "overtakes the first request in this order that does not fit: stop there, as the base part stops at the "
             "head of the queue, and decode. Yours: "
-            f"{show(batch)}; admitted: {[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({_pages(s, order)} cached pages)",
+            f"{show(batch)}; admitted: {[u for u in (1, 2) if s.reqs[u].table_idx >= 0]} ({pages_of(s, order)} cached pages)",
             "nobody overtakes the first request in this order that does not fit: stop there and decode"
             if plain.table_idx >= 0 and sharing.table_idx < 0
             else "",
         )
     # An admission's reserve() evicts the cached prefix a later request was ranked by.
-    s = _sched()
+    s = lpm_sched()
     shared_a, shared_b = cached(s, token_ids(12, 81)), cached(s, token_ids(8, 82))  # 3 pages, then 2
     ballast(s, s.cache.num_free)  # the only room left: those 5 cached pages
-    _add(s, 0, token_ids(3, 83), max_tokens=1, pages=0)
-    _add(s, 1, shared_b + token_ids(1, 84), pages=2)
-    _add(s, 2, shared_a + token_ids(1, 85), max_tokens=3, pages=3)
+    add_waiting(s, 0, token_ids(3, 83), max_tokens=1, pages=0)
+    add_waiting(s, 1, shared_b + token_ids(1, 84), pages=2)
+    add_waiting(s, 2, shared_a + token_ids(1, 85), max_tokens=3, pages=3)
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
+    batch = decide_in_order(fn, s)
     if items_of(batch) != ("prefill", [(2, 12, 1)]):
         raise Mistake(
             "requests 0 (nothing cached), 1 (2 cached pages) and 2 (3 cached pages) wait, and the only room left "
@@ -381,13 +341,43 @@ def case_room_for_the_cached(fn):
         )
 
 
+def case_cache_changes(fn):
+    # Request 0 decodes in the only row (max_running 1) while requests 1 and 2 wait, nothing of theirs
+    # cached. Then request 0 finishes and its prompt goes into the prefix cache: request 2's starts with it.
+    s = lpm_sched(max_running_requests=1)
+    shared = token_ids(16, 140)
+    first = prefilled(s, add_waiting(s, 0, shared, pages=0))
+    add_waiting(s, 1, token_ids(12, 141), pages=0)
+    add_waiting(s, 2, shared + token_ids(4, 142), pages=0)
+    batch = decide_in_order(fn, s)
+    want = ("decode", [(0, 16, 1)])
+    assert items_of(batch) == want, f"request 0 holds the only row: expected {show_expected(want)}, got {show(batch)}"
+    apply(s, batch)
+    s.running.remove(first)  # request 0 finishes, as the scheduler's _finish does it
+    s.cache.release(first, cache_it=True)
+    del s.reqs[0]
+    assert prefix_pages(s, s.reqs[2]) == 4, "setup: request 0's prompt should be cached now"
+    batch = decide_in_order(fn, s)
+    if items_of(batch) != ("prefill", [(2, 16, 4)]):
+        raise Mistake(
+            "requests 1 and 2 waited while request 0 decoded, with no cached prefix then. Request 0 has finished "
+            "since, and its prompt is in the prefix cache now: request 2's prompt starts with it (4 cached pages "
+            f"now), request 1 has none, so request 2 goes first. Yours: {show(batch)} (cached prefix pages now: "
+            f"{pages_of(s, [1, 2])})",
+            "match every waiting request again at every decision: the prefix cache changes between steps (a "
+            "finished request caches its pages, eviction removes some), so a count kept from an earlier step is stale"
+            if items_of(batch) == ("prefill", [(1, 0, 12)])
+            else "",
+        )
+
+
 def case_naive_cache(fn):
-    s = _sched(cache="naive")
+    s = lpm_sched(cache="naive")
     for uid, n in enumerate([20, 8, 30]):
-        _add(s, uid, token_ids(n, 30 + uid), pages=0)
+        add_waiting(s, uid, token_ids(n, 30 + uid), pages=0)
     order = [r.uid for r in s.waiting]
-    batch = _decide(fn, s)
-    _expect_order(
+    batch = decide_in_order(fn, s)
+    expect_order(
         batch,
         [0, 1, 2],
         s,
@@ -501,6 +491,11 @@ CASES = [
         "stretch: cached pages make room",
         case_room_for_the_cached,
         "the base part's admission rule, applied in the new order",
+    ),
+    Case(
+        "stretch: the cache changes while requests wait",
+        case_cache_changes,
+        "the order is decided at every step, by what scheduler.cache.match(req) returns then",
     ),
     Case(
         "stretch: no prefix cache, first come first served",
