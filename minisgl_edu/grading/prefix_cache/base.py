@@ -38,6 +38,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
     _evict,
     _expect_cached,
     _expect_pages,
+    _expect_root,
     _insert,
     _match,
     _new,
@@ -74,7 +75,9 @@ def case_empty(cls):
         "cached, match_prefix returns the root and []"
     )
     cache.lock(node)
+    _expect_root(cache, "match_prefix([1, 2, 3, 4]) on an empty cache returned the root and lock() locked it")
     cache.unlock(node)
+    _expect_root(cache, "lock(root), then unlock(root)")
     assert cache.num_cached == 0 and cache.num_evictable == 0, "an empty cache holds no pages"
     assert cache.evict(3) == [], "evicting from an empty cache frees nothing: evict(3) must return []"
 
@@ -214,6 +217,7 @@ def case_lock_ancestors(cls):
     node, pages = _match(cache, d)
     assert pages == [10, 11, 12, 73], f"{tree}, match_prefix({d}) returned {pages}, expected [10, 11, 12, 73]"
     cache.lock(node)
+    _expect_root(cache, f"a request locked the match of {d} (pages 10, 11, 12, 73)")
     assert cache.num_evictable == 1, (
         f"{tree}, a request locked the match of {d} (pages 10, 11, 12, 73): only page 13 is evictable, "
         f"but num_evictable is {cache.num_evictable}. Hint: a lock protects every page the match returned: "
@@ -237,6 +241,7 @@ def case_lock_ancestors(cls):
         "others belong to a prefix a running request still reads"
     )
     cache.unlock(node)
+    _expect_root(cache, f"two requests locked the match of {d} and both unlocked it")
     assert cache.num_evictable == cache.num_cached == 4, (
         f"after the last unlock every page is evictable again: num_evictable is {cache.num_evictable}, "
         f"num_cached {cache.num_cached}, expected 4. Hint: unlock undoes exactly what lock did"

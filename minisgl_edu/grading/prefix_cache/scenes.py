@@ -37,7 +37,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.prefix_cache.lfu_reference import HitsByEdge, SplitCountsAHit, TiesByPageId
-from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, drops_the_last_token
+from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, ROOT_LOCK, drops_the_last_token
 
 MAX_STEPS = 12
 PRELUDE = 3  # inserts before the steps
@@ -235,6 +235,7 @@ def _state(cache: Any, out: dict, label: str) -> None:
     out[f"{label}: cached pages after it"] = sorted(cache.cached_pages())
     out[f"{label}: num_evictable after it"] = cache.num_evictable
     out[f"{label}: num_cached after it"] = cache.num_cached
+    out[f"{label}: root.lock_ref after it"] = getattr(getattr(cache, "root", None), "lock_ref", 1)  # 1 if no root
 
 
 def _play_step(cache: Any, me: _Caller, scene: TreeScene, i: int, step: tuple, out: dict, say: Callable) -> bool:
@@ -461,6 +462,7 @@ def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
         hints[f"{label}: cached pages after it"] = cached_hint
         hints[f"{label}: num_evictable after it"] = evictable_hint
         hints[f"{label}: num_cached after it"] = "num_cached counts every page in the tree once"
+        hints[f"{label}: root.lock_ref after it"] = ROOT_LOCK
     hints["at the end: what evict(1000) returned"] = returned_hint(lfu, reference)
     hints[DRAINED] = drained_hint(reference)
     return generated(

@@ -149,6 +149,22 @@ def _expect_pages(cache, ids: list[int], want: list[int], why: str, hint: str = 
         )
 
 
+ROOT_LOCK = (
+    "the root's lock_ref is 1 and stays 1 (invariant 3): a lock counts on the node locked and on each node "
+    "above it below the root, never on the root itself"
+)
+
+
+def _expect_root(cache, after: str) -> None:
+    """The root's lock_ref is 1 after every call (invariant 3), whatever was locked; read only if the
+    class has the given `root` (no root: nothing to check)."""
+    got = getattr(getattr(cache, "root", None), "lock_ref", 1)
+    if got != 1:
+        raise Mistake(
+            f"after {after}, the root's lock_ref is {got!r}, expected 1 (invariant 3 of the contract)", ROOT_LOCK
+        )
+
+
 def _expect_cached(cache, want: set[int], after: str, inserted: Optional[tuple[list[int], int]] = None) -> None:
     """`inserted`: the pages of the last insert and k, how many of them the tree had already."""
     got = set(cache.cached_pages())
