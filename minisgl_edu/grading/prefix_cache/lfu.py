@@ -27,11 +27,13 @@ from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
 from minisgl_edu.grading.prefix_cache.lfu_checks import (
+    NEW_LEAF_AT_ZERO,
     _counts,
     _expect_freed,
     _frees_lower_pages_first,
     _fresh,
     _hit,
+    _leaf_takes_parent_hits,
 )
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
@@ -238,7 +240,12 @@ def case_split(cls):
         [72] + Z_PAGES,
         "an insert split A (2 hits) after two pages and added W's own page 72 (0 hits); Z has 1 hit: W's "
         "leaf goes, then Z, and L (pages 12, 13) keeps its 2 hits",
-        {(12, 13, 72): " (L lost its hits when the insert split A's edge: both parts keep the count)"},
+        {
+            (12, 13, 72): " (L lost its hits when the insert split A's edge: both parts keep the count)",
+            (12, 13, 40, 41): f" (your new leaf, page 72, took U's 2 hits: {NEW_LEAF_AT_ZERO})"
+            if _leaf_takes_parent_hits(cls)
+            else "",
+        },
     )
     _counts(cache, 4, 4, "evicting W's leaf and Z")
     _hit(cache, A[:4])  # U: the 2 hits A had when the insert cut it, and this one
@@ -335,6 +342,15 @@ def case_new_node_starts_at_zero(cls):
         "and forget it when the node is evicted",
     )
     _counts(cache, 2, 2, "evicting X")
+    cache = _fresh(cls, (X, X_PAGES))  # a new leaf below a node with hits
+    _hit(cache, X, 2)
+    _insert(cache, X + [7, 7], [60, 61, 22], 2, "X is cached")
+    _insert(cache, Y, Y_PAGES, 0, "Y shares nothing")
+    _hit(cache, Y)
+    why = "X had 2 hits when X + [7, 7] added a new leaf (page 22) below it; then Y was matched once: the new leaf "
+    inherits = f" (yours gave the new leaf X's 2 hits: {NEW_LEAF_AT_ZERO})" if _leaf_takes_parent_hits(cls) else ""
+    nodes = {tuple(X + [7, 7]): [X_PAGES, [22]], tuple(Y): [Y_PAGES]}
+    _expect_freed(cache, 1, nodes, [22], why + "has 0 hits, Y 1: it goes first", {tuple(Y_PAGES): inherits})
 
 
 B = [1, 2, 3, 4, 9, 9]  # shares A's first two pages: P = (10, 11), C = (12, 13), B's leaf = (22)

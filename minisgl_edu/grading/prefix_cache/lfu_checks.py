@@ -55,3 +55,23 @@ def _frees_lower_pages_first(cls, first: tuple, second: tuple) -> bool:
         return sorted(cache.evict(1)) == sorted(second[1])
     except Exception:
         return False
+
+
+NEW_LEAF_AT_ZERO = "a new leaf starts at 0 hits, not its parent's; insert counts no hit, on the nodes it adds either"
+
+
+def _leaf_takes_parent_hits(cls) -> bool:
+    """Whether a leaf that insert adds below a node with hits starts with that node's count: P (2
+    hits) gets a new leaf, page 22, and Q (1 hit) goes before it; while of two plain leaves the one
+    with fewer hits goes first (an answer that evicts the most hits first frees Q for that reason)."""
+    try:
+        cache = _fresh(cls, ([1, 1, 2, 2], [20, 21]))
+        _hit(cache, [1, 1, 2, 2], 2)
+        cache.insert([1, 1, 2, 2, 7, 7], [60, 61, 22])
+        cache.insert([3, 3, 4, 4], [30, 31])
+        _hit(cache, [3, 3, 4, 4])
+        plain = _fresh(cls, ([5, 5], [50]), ([6, 6], [60]))
+        _hit(plain, [6, 6])
+        return sorted(cache.evict(1)) == [30, 31] and sorted(plain.evict(1)) == [50]
+    except Exception:
+        return False
