@@ -18,7 +18,7 @@ from typing import Callable, Optional
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.finish.base import EOS, PLAIN, RETURNS_A_REASON, _decode, _ids, _req
-from minisgl_edu.grading.finish.scenes import EOS_COUNTS, STOP_NOT_SPENT, finish_case
+from minisgl_edu.grading.finish.scenes import EOS_COUNTS, STOP_NOT_SPENT, UNREACHABLE_MIN, finish_case
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
 from minisgl_edu.scheduler.finish import check_finish as package_check_finish
 
@@ -157,6 +157,15 @@ def case_length_still_ends(fn):
         "length",
         "min_tokens=10 but req.max_new_tokens=3: the length limit still ends the request "
         "(min_tokens holds back EOS and stop strings only, never max_tokens)",
+    )
+    _expect(
+        fn,
+        _req([PLAIN, 2], max_new=3),
+        10,
+        None,
+        "the EOS is output token 2 of max 3, and min_tokens=10: a minimum above req.max_new_tokens, which the "
+        "request can never reach, still holds the EOS back (the request goes on, and ends with 'length')",
+        hint=UNREACHABLE_MIN,
     )
     _expect(
         fn,

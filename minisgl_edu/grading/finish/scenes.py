@@ -154,6 +154,10 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             "token, so EOS and stop strings count again (hold back while len(req.output_ids) < min_tokens, not <=)"
         )
     if scene.stretch_min is not None and n < scene.stretch_min and b == "stop":
+        if scene.stretch_min > scene.max_new_tokens and answer and drops_unreachable_min(answer[0]):
+            return (
+                f"min_tokens={scene.stretch_min} is above req.max_new_tokens={scene.max_new_tokens}: " + UNREACHABLE_MIN
+            )
         return (
             f"token {n} is below min_tokens={scene.stretch_min}: hold EOS and stop strings back while "
             "len(req.output_ids) < min_tokens" + (" (not min_tokens - 1)" if n == scene.stretch_min - 1 else "")
@@ -290,9 +294,9 @@ def held_back_stop_spent(fn: Any) -> bool:
         return False
 
 
-def _min_req(ids: list[int], stop: list[str]) -> Req:
-    req = Req(0, _ids("Count for me."), SamplingParams(max_tokens=50, stop=stop), output_ids=list(ids))
-    req.max_new_tokens = 50
+def _min_req(ids: list[int], stop: list[str], limit: int = 50) -> Req:
+    req = Req(0, _ids("Count for me."), SamplingParams(max_tokens=limit, stop=stop), output_ids=list(ids))
+    req.max_new_tokens = limit
     return req
 
 
@@ -303,6 +307,21 @@ def held_back_eos_not_counted(fn: Any) -> bool:
     req.max_new_tokens = 50
     try:
         return fn(req, set(EOS), _decode, 5) is None
+    except Exception:
+        return False
+
+
+UNREACHABLE_MIN = (
+    "a min_tokens the length limit never lets the request reach still holds EOS and stop strings back, all the way "
+    "to the limit: the request ends with 'length' (never drop the minimum)"
+)
+
+
+def drops_unreachable_min(fn: Any) -> bool:
+    """The answer lets an EOS (the 2nd output token) finish a request whose min_tokens=10 is above its
+    req.max_new_tokens=3, yet holds it back when req.max_new_tokens=50: it drops a minimum above the limit."""
+    try:
+        return [fn(_min_req([10907, 2], [], limit), set(EOS), _decode, 10) for limit in (3, 50)] == ["stop", None]
     except Exception:
         return False
 
