@@ -23,6 +23,18 @@ def _full(ids: list[int]) -> str:
     return tokenizer().decode(ids, skip_special_tokens=True)
 
 
+def _complete_prefix(ids: list[int], n: int, full: str) -> str:
+    """The text of the first n tokens that is certain: up to the last of them that ends a character
+    (a token that begins a character also holds what comes before it, such as a space)."""
+    while n > 0 and _full(ids[:n]).endswith(REPLACEMENT):
+        n -= 1
+    text = _full(ids[:n])
+    k = 0
+    while k < min(len(text), len(full)) and text[k] == full[k]:
+        k += 1
+    return full[:k]
+
+
 def _piece(got, what: str) -> str:
     expect(
         isinstance(got, str),

@@ -29,7 +29,7 @@ from typing import Iterable
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.detokenizer.base import _tokens_of
-from minisgl_edu.grading.detokenizer.common import REPLACEMENT, WHOLE_CHARACTERS, _full, _piece
+from minisgl_edu.grading.detokenizer.common import REPLACEMENT, WHOLE_CHARACTERS, _complete_prefix, _full, _piece
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
@@ -95,18 +95,6 @@ def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
     return pieces
 
 
-def _complete_prefix(ids: list[int], n: int, full: str) -> str:
-    """The text of the first n tokens that is certain: up to the last of them that ends a character
-    (a token that begins a character also holds what comes before it, such as a space)."""
-    while n > 0 and _full(ids[:n]).endswith(REPLACEMENT):
-        n -= 1
-    text = _full(ids[:n])
-    k = 0
-    while k < min(len(text), len(full)) and text[k] == full[k]:
-        k += 1
-    return full[:k]
-
-
 def _first_to_complete(full: str, stop: list[str]) -> tuple[str, int]:
     """(stop string, end) of the stop string that ends first in `full`, or ('', -1)."""
     found = [(full.find(s) + len(s), s) for s in stop if s and s in full]
@@ -142,6 +130,10 @@ SEARCH_SHOWN = (
     "len(s) - 1 characters before it"
 )
 ENDS_FIRST = "the stop string that ends first in the text wins, whatever its place in the list or where it begins"
+CUT_SHORT = (
+    "with the flag set the answer ends with the whole stop string: the cut (an exclusive end) is just past its "
+    "last character, not at it"
+)
 TWICE = "once add() has returned the stop string, finish() has nothing left: move what was sent past it"
 NEVER_STOPPED = (
     "once add() has cut at a stop string the answer is complete: remember that it stopped (self.stopped = "
@@ -289,6 +281,13 @@ def _judge_joined(pieces: list[str], ids: list[int], winner: str, include: bool,
             f"{said}: the stop string {winner!r} is missing. With include_stop_str_in_output=True the answer "
             "keeps it: cut right after the stop string, not before it",
             MISSING,
+        )
+    short = expected[len(joined) :] if expected.startswith(joined) else ""
+    if include and winner and expected.endswith(winner) and 0 < len(short) < len(winner):
+        raise Mistake(
+            f"{said}: the answer stops {len(short)} character(s) short of the end of the stop string {winner!r}, "
+            f"{short!r} is missing. With include_stop_str_in_output=True the answer ends with the whole stop string",
+            CUT_SHORT,
         )
     if winner and joined.count(winner) > expected.count(winner):
         if not include and joined.startswith(expected + winner):
