@@ -80,9 +80,7 @@ def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
         raise Mistake(
             f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError", "raise ValueError"
         ) from e
-    raise Mistake(
-        f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)", hint
-    )
+    raise Mistake(f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)", hint)
 
 
 def case_allocate_distinct(cls):
@@ -137,6 +135,7 @@ def case_out_of_pages(cls):
         raise AssertionError("asking for 2 pages with 1 free must raise OutOfPages")
     assert _num_free(a) == 1, f"a failed allocate must not take any page; num_free went from 1 to {_num_free(a)}"
     assert len(_allocate(a, 1)) == 1, "the last page must still be there after a failed allocate"
+    _must_run_out(cls(3), 4, 3, " of 3 pages in all (more than the whole pool)", MORE_THAN_THE_POOL)
 
 
 def case_double_free(cls):
@@ -168,17 +167,21 @@ def case_free_never_allocated(cls):
     assert all(0 <= p < 4 for p in got), f"allocate(3) gave {got!r}: a refused id was put on the free list"
 
 
-def _must_run_out(a, n: int, free: int) -> None:
+MORE_THAN_THE_POOL = (
+    "more pages than the whole pool is a shortage like any other: raise OutOfPages for it too, the one exception "
+    "the scheduler catches"
+)
+
+
+def _must_run_out(a, n: int, free: int, pool: str = "", hint: str = RAISE_OUT_OF_PAGES) -> None:
     try:
         a.allocate(n)
     except OutOfPages:
         pass
     except Exception as e:
-        raise Mistake(
-            f"allocate({n}) with {free} free raised {type(e).__name__}: raise OutOfPages", RAISE_OUT_OF_PAGES
-        ) from e
+        raise Mistake(f"allocate({n}) with {free} free{pool} raised {type(e).__name__}: raise OutOfPages", hint) from e
     else:
-        raise AssertionError(f"allocate({n}) with {free} free pages must raise OutOfPages")
+        raise AssertionError(f"allocate({n}) with {free} free pages{pool} must raise OutOfPages")
     left = _num_free(a)
     expect(
         left == free, f"a refused allocate({n}) must take nothing; num_free went from {free} to {left}", TAKE_NOTHING
