@@ -34,6 +34,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _chain,
     _check,
     _close,
+    _close_all,
     _describe,
     _grammar,
     _params,
@@ -181,6 +182,32 @@ def case_not_in_place(fn):
     )
 
 
+GRAMMAR_SHORTCUT = "a batch where grammars are the only link still needs the chain: count req.grammar in the shortcut"
+
+
+def _check_grammars_only(fn, logits: torch.Tensor, reqs: list[Req]) -> None:
+    """_check on a batch whose only links are grammars. When it comes back as the model gave it but the
+    grammar rows are masked right once a row with a logit_bias joins the batch, the answer's "nothing
+    to do" shortcut forgot the grammars: that is said."""
+    if _close_all(_call(fn, logits, reqs), logits.float()):
+        try:
+            again = _call(fn, torch.cat([logits, logits[:1]]), [*reqs, _req(logit_bias={1: 1.0})])
+        except Exception:
+            again = None  # (_check below says what is wrong)
+        want = package_chain(logits.clone(), reqs).float()
+        if again is not None and _close_all(again[: len(reqs)], want):
+            rows = [i for i, r in enumerate(reqs) if r.grammar is not None]
+            raise Mistake(
+                f"the whole batch came back as the model gave it, yet rows {rows} have a grammar (row {rows[0]}: "
+                f"{_describe(reqs[rows[0]])}) and every token a grammar forbids must come out as -inf. With "
+                "a row that has a logit_bias added to the batch your function masks them right, so the shortcut "
+                "that returns the logits untouched when no penalty or bias is set forgot the grammars: a row with "
+                "a grammar needs the chain, whatever else it asks for",
+                GRAMMAR_SHORTCUT,
+            )
+    _check(fn, logits, reqs, MASK_MISTAKES)
+
+
 def case_grammar(fn):
     # 'a' (token 1) has the largest logit everywhere; the grammar (yes|no) forbids it.
     row = [0.0, 5.0, 1.0, 0.5, 2.0, 1.5, 0.3, 0.2, 0.4, 0.1, 3.0, -1.0]
@@ -191,7 +218,7 @@ def case_grammar(fn):
         _req((2,), (4,), grammar=_grammar(accepted=(4,))),  # greedy, after 'yes': only <eos>
         _req((2,), ()),  # greedy, no grammar
     ]
-    _check(fn, logits, reqs, MASK_MISTAKES)
+    _check_grammars_only(fn, logits, reqs)
     # The same on a vocabulary of 40 tokens: the bitmask has two 32-bit words, so the order of the
     # bits across words matters (token 32 * k + j is bit j of word k).
     wide = torch.tensor([row + [float(t % 5) - 1.0 for t in range(V, WIDE)]] * 2)

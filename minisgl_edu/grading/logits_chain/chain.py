@@ -115,6 +115,8 @@ MISTAKES = {
     "min_p_kept_scaled": "the tokens min_p kept came back divided by the temperature: min_p decides on the "
     "probabilities at the row's temperature, but the kept tokens keep their logits (the sampler divides by the "
     "temperature itself, so it would draw at temperature squared)",
+    "temperature_in_chain": "this row came back divided by its temperature: the sampler applies the temperature "
+    "(then top-k and top-p) after your function returns, so the row would be divided twice",
     "min_p_boundary": "a token whose probability equals min_p times the top probability was dropped: only "
     "the tokens strictly below that threshold go (keep p >= min_p * max(p))",
     "min_p_by_temperature": "min_p was applied to a row that has a temperature but is greedy all the same "
@@ -167,6 +169,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "min_p_kept_scaled": "divide a copy by the temperature to get p (scaled = row / temperature), never the row "
     "itself (row /= temperature): the logits you return are the chain's, unscaled",
     "min_p_by_temperature": GREEDY_BY_IS_GREEDY,
+    "temperature_in_chain": "temperature is the sampler's, not a link of the chain: return the logits after the "
+    "penalties, the bias and the mask, undivided",
 }
 PENALTY_MISTAKES = [
     "rep_output_only",
@@ -287,6 +291,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             row.masked_fill_(probs <= limit if mistake == "min_p_boundary" else probs < limit, NEG_INF)
             if mistake == "min_p_kept_scaled":
                 row.div_(temperature)
+        if mistake == "temperature_in_chain" and _uses_chain(req) and not sp.is_greedy:
+            row.div_(sp.temperature)  # as its last link, only in rows that go through the chain
     return out
 
 
@@ -413,7 +419,7 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
             "or a large negative one, keeps a real probability after the softmax, so the sampler may still draw it",
             MIN_P_DROPPED,
         )
-    variants = {m: _chain(logits, reqs, m, min_p) for m in mistakes}
+    variants = {m: _chain(logits, reqs, m, min_p) for m in [*mistakes, "temperature_in_chain"]}
     matching = [m for m, out in variants.items() if _close(got[i], out[i])]
     # Two mistakes can give the same row; the one that explains the whole batch is the better guess.
     everywhere = [m for m in matching if _close_all(got, variants[m])]

@@ -363,17 +363,29 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
             "beside them)"
         )
     if _close(got[i], logits[i]):
-        return f"row {i} came back as the model gave it, but its request uses {', '.join(links)}: " + "; ".join(
-            _why_it_changes(r, stretch)
+        numbers = any(
+            o.repetition_penalty != 1 or o.frequency_penalty or o.presence_penalty or o.logit_bias for o in scene.rows
+        )
+        shortcut = SHORTCUT_GRAMMARS if r.grammar and not numbers and _close(got, logits) else ""
+        return (
+            f"row {i} came back as the model gave it, but its request uses {', '.join(links)}: "
+            + "; ".join(_why_it_changes(r, stretch))
+            + shortcut
         )
     # the narrowest first: on a shrunk row (min_p 1, ties) dropping the tokens at the threshold and an
     # absolute threshold drop the same tokens
     narrow = ["min_p_boundary"] + [m for m in MIN_P_MISTAKES if m != "min_p_boundary"] if stretch else []
-    mistakes = narrow + PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES
+    mistakes = narrow + PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES + ["temperature_in_chain"]
     for m in mistakes:
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
             return f"row {i}: {MISTAKES[m]}"
     return walk
+
+
+SHORTCUT_GRAMMARS = (
+    ". Here grammars are the batch's only link, and it came back whole as the model gave it: if your function "
+    "returns early when no penalty or bias is set, a grammar needs the chain too"
+)
 
 
 def _shortcut_forgets_min_p(scene: ChainScene, got: torch.Tensor, want: torch.Tensor, logits: torch.Tensor) -> bool:
