@@ -38,11 +38,20 @@ from minisgl_edu.grading.logits_chain.chain import (
     _describe,
     _grammar,
     _params,
-    _random,
     _req,
-    _rows,
 )
 from minisgl_edu.grading.logits_chain.scenes import chain_case
+
+
+def _rows(*rows: list[float]) -> torch.Tensor:
+    assert all(len(r) == V for r in rows), "setup: every row has one logit per token"
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def _random(n: int, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(n, V, generator=gen) * 2
+
 
 # --- the cases ----------------------------------------------------------------------------------------
 

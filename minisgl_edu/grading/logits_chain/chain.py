@@ -380,6 +380,9 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
                 GREEDY_BY_IS_GREEDY,
             )
         return f"{where}: your logits contain NaN ({detail})", ""
+    if not sp.is_greedy and sp.temperature != 1 and not (min_p and _min_p_of(sp) > 0):  # (min_p_kept_scaled)
+        if _close(got[i], want[i] / sp.temperature):
+            return f"{where}: {MISTAKES['temperature_in_chain']} ({detail})", HINTS["temperature_in_chain"]
     leak = _leaked_bias(i, got, want, reqs)
     if leak is not None:
         t, j = leak
@@ -419,7 +422,7 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
             "or a large negative one, keeps a real probability after the softmax, so the sampler may still draw it",
             MIN_P_DROPPED,
         )
-    variants = {m: _chain(logits, reqs, m, min_p) for m in [*mistakes, "temperature_in_chain"]}
+    variants = {m: _chain(logits, reqs, m, min_p) for m in mistakes}
     matching = [m for m, out in variants.items() if _close(got[i], out[i])]
     # Two mistakes can give the same row; the one that explains the whole batch is the better guess.
     everywhere = [m for m in matching if _close_all(got, variants[m])]
@@ -537,13 +540,3 @@ def _req(prompt=(11,), output=(), grammar: Optional[Grammar] = None, min_p: Opti
     if min_p is not None:
         sp.min_p = min_p  # the stretch's field: not one of SamplingParams' own
     return Req(0, list(prompt), sp, output_ids=list(output), grammar=grammar)
-
-
-def _rows(*rows: list[float]) -> torch.Tensor:
-    assert all(len(r) == V for r in rows), "setup: every row has one logit per token"
-    return torch.tensor(rows, dtype=torch.float32)
-
-
-def _random(n: int, seed: int) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn(n, V, generator=gen) * 2

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from minisgl_edu.engine.logits_chain import process_logits as package_chain
 from minisgl_edu.grading.core import Case
-from minisgl_edu.grading.logits_chain.base import package_helpers
+from minisgl_edu.grading.logits_chain.base import _rows, package_helpers
 from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
     MASK_MISTAKES,
@@ -21,7 +21,6 @@ from minisgl_edu.grading.logits_chain.chain import (
     _check,
     _grammar,
     _req,
-    _rows,
     reference_chain,
 )
 from minisgl_edu.grading.logits_chain.scenes import chain_case

@@ -339,6 +339,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
     leak = _leaked_bias(i, got, want, reqs)
     if leak is not None:
         return f"row {i}, {_token(leak[0])}: not in its own logit_bias but in row {leak[1]}'s: {BIAS_OWN_ROW}"
+    if not links and not _greedy(r) and r.temperature != 1 and _close(got[i], logits[i] / r.temperature):
+        return f"row {i} asks for nothing, yet {MISTAKES['temperature_in_chain'].replace('this row', 'it', 1)}"
     if not links:
         return (
             f"row {i} asks for nothing, yet its logits changed: apply each link only to the rows whose request "
