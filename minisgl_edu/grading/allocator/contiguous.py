@@ -221,6 +221,19 @@ def case_out_of_pages(impl):
         )
     pair.allocate(7, "all 7 free pages are still there")
     pair.allocate(0, "allocate(0) takes nothing")
+    # A pool of no pages: nothing is free, so there is no run at all, not even (0, 0).
+    empty = impl(0)
+    got = _runs(empty)
+    expect(
+        got == [] and _num_free(empty) == 0,
+        f"{type(empty).__name__}(0).runs is {got} (num_free {_num_free(empty)}), expected [] and 0: with no "
+        "free page there is no run, and a run of length 0 is not a run",
+        "an allocator of 0 pages has runs == []: never list a run of length 0, such as (0, 0)",
+    )
+    expect(
+        empty.allocate(0) == [] and _runs(empty) == [],
+        "on an allocator of 0 pages, allocate(0) must return [] and leave runs []",
+    )
 
 
 def case_merge_left_first(impl):
