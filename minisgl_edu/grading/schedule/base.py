@@ -23,6 +23,7 @@ from minisgl_edu.grading.core import expect as holds
 from minisgl_edu.grading.fixtures import FAKE_TOKEN, apply, decoding, prefilled, token_ids, waiting
 from minisgl_edu.grading.schedule.checks import (
     admits,
+    admits_when_unclamped,
     admitted_now,
     decide,
     expect,
@@ -231,6 +232,14 @@ def case_whole_pool(fn):
     req = waiting(s, 0, 8, max_tokens=5000)  # clamped to the context: 8 + 1016 tokens = all 256 pages
     need = s.outstanding_pages([req])
     batch = decide(fn, s)
+    if (batch is None or req.table_idx < 0) and admits_when_unclamped(fn):
+        raise Mistake(
+            f"request 0 asks for max_tokens={req.sampling_params.max_tokens}, clamped to req.max_new_tokens="
+            f"{req.max_new_tokens} by the context: it may need {need} pages, exactly the {s.cache.num_available} "
+            "available, and is kept waiting; with max_tokens already equal to that limit it is admitted",
+            "count len(req.input_ids) + req.max_new_tokens (the limit clamped to the context), not "
+            "req.sampling_params.max_tokens, what the client asked for",
+        )
     holds(
         batch is not None and req.table_idx >= 0,
         f"request 0 may need {need} pages, exactly the {s.cache.num_available} available, and nothing "

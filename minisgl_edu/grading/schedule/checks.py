@@ -75,6 +75,16 @@ def hide_engine_answer(s: Scheduler) -> None:
         setattr(s, method.__name__, hidden(method))
 
 
+def admits_when_unclamped(fn) -> bool:
+    """A request that needs the whole pool, its max_tokens already the limit clamped to the context:
+    admitted then? (An answer that counts sampling_params.max_tokens admits it only so.)"""
+    s = sched()
+    req = s.add_request(0, list(range(1, 9)), SamplingParams(max_tokens=5000, ignore_eos=True))
+    req.sampling_params.max_tokens = req.max_new_tokens
+    decide(fn, s)
+    return req.table_idx >= 0
+
+
 def decide(fn, s: Scheduler) -> Optional[Batch]:
     """Call the student's function once and check that its batch is one the engine can run."""
     if fn is not reference:
