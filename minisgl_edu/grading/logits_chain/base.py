@@ -36,6 +36,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _close,
     _close_all,
     _describe,
+    _first_difference,
     _grammar,
     _params,
     _req,
@@ -95,6 +96,22 @@ def case_frequency_presence(fn):
         _req(prompt, (), frequency_penalty=1.0, presence_penalty=1.0),
     ]
     _check(fn, logits, reqs, PENALTY_MISTAKES)
+    # The counts are those of req.output_ids as it is: the same batch again, or one request on two
+    # rows (as a verify batch lists them), gives the same rows.
+    want = package_chain(logits.clone(), reqs).float()
+    for what, batch, rows in (
+        ("the same batch again", reqs, list(range(4))),
+        ("the batch [reqs[0], reqs[0]] (one request on two rows)", [reqs[0], reqs[0]], [0, 0]),
+    ):
+        got = _call(fn, logits[rows], batch)
+        bad = [i for i, r in enumerate(rows) if not _close(got[i], want[r])]
+        if bad:
+            raise Mistake(
+                f"called on {what}, row {bad[0]} (output {list(output)}) came out different: "
+                f"{_first_difference(got[bad[0]], want[rows[bad[0]]], logits[rows[bad[0]]])}. Each call must "
+                "count the output as req.output_ids is now; a count kept from an earlier call or row is counted again",
+                "the counts come from req.output_ids at each call: keep no state on the request or between calls",
+            )
 
 
 def case_penalty_order(fn):
