@@ -134,6 +134,16 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     check_row(s, b.row_idx)
     cached = set(cache.prefix_cache.cached_pages())
     both = [p for p in cached if cache.allocator.is_free(p)]
+    prefix = [p for p in both if p in b.shared]
+    if prefix:
+        raise Mistake(
+            f"{len(prefix)} page(s) of the request's prefix hit (the first {b.own_from} page(s) of its row, the "
+            "prefix cache's own pages it was admitted with) went onto the free list while the cache still holds "
+            "them: they are not copies. The next request given one would overwrite K/V the cache hands out",
+            "the pages of the prefix the request was admitted with (req.prefix_len tokens) are the cache's: "
+            "never free them; only the request's own copies of pages the tree already had (insert()'s count, "
+            "past the prefix) go to the free list",
+        )
     if both:
         raise Mistake(
             f"{len(both)} page(s) are in the prefix cache and on the free list at once: a page the cache "
