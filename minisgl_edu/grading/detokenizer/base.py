@@ -116,6 +116,14 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str) -> No
                 "for stop strings in all the text not yet returned, not only in the newest piece",
                 SEARCH_ALL,
             )
+        if piece and len(shown) - len(piece) == len(expected) and stop.startswith(piece):
+            raise Mistake(
+                f"after token {n + 1} your add() returned {piece!r}, all the text not yet returned, and all of it "
+                f"could begin the stop string {stop!r}: the tail you hold back may be the whole unsent text, "
+                "not at most one character less",
+                "the held-back tail may be all the text not yet returned: try every length up to len(unsent), "
+                "that length included",
+            )
         if len(shown) > len(expected):
             raise Mistake(
                 f"after token {n + 1} your add() had returned {shown!r}: the end of it could still be the start of "
@@ -257,6 +265,7 @@ def case_stop_cjk(cls):
     bad = [p for p in pieces if REPLACEMENT in p]
     if bad:
         raise Mistake(f"a piece contains a broken character: {bad[0]!r}", WHOLE_CHARACTERS)
+    _check_never_partly_shown(pieces, "北京", stop)
     _check_joined(pieces, [stop], "北京")
 
 

@@ -259,6 +259,11 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
                 f"before {decoded[-newest:]!r}): look for the start of a stop string in all the text not yet returned, not "
                 "only in the newest token's text"
             )
+        if begun and not theirs and held == decoded[len("".join(want[:k])) :]:
+            return (
+                f"{HOLD_BACK}, even when it is all the text not yet returned (here {held!r}): try every length "
+                "up to len(unsent), that length included"
+            )
         begun = begun or [s for s in stream.stop if s.startswith(extra) or extra in s]
         if begun and stream.stop[0] not in begun:
             return HOLD_BACK + " of the list, any of them, not only the first"
