@@ -39,7 +39,7 @@ from minisgl_edu.grading.abort.checks import (
     start,
 )
 from minisgl_edu.grading.abort.scenes import abort_case
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.fixtures import held, step_until
 from minisgl_edu.grading.harness import encode, fail_fast_if_stub, new_scheduler, remember
 from minisgl_edu.scheduler import Scheduler
@@ -135,6 +135,13 @@ def case_in_flight(fn):
         f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: "
         "the GPU may still write them. Hint: scheduler.cache.release() waits for the batch to land"
     )
+    if req.table_idx != row and s.cache.num_deferred:
+        raise Mistake(
+            f"right after abort(), with its batch in flight, req.table_idx is {req.table_idx}, not its row {row}: "
+            "release() waits for the batch to land and then reads req.table_idx to find the row, so it finds "
+            "none and the row, the pages and the lock are never given back",
+            "do not clear req.table_idx (or other fields release() reads) yourself: release() does it, once it has run",
+        )
     engine_step("the next overlap step", s.overlap_step)  # the batch lands; deferred releases happen
     check_own_pages(s, row, pages)
     engine_step("the overlap loop", lambda: s.run_until_idle(overlap=True))
