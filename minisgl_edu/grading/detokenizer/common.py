@@ -71,3 +71,29 @@ def check_joined_to(pieces: list[str], expected: str, what: str = "the pieces") 
             FINISH_REPEATS,
         )
     assert joined == expected, f"{what} join to {joined!r}, expected {expected!r}"
+
+
+def _first_to_complete(full: str, stop: list[str]) -> tuple[str, int]:
+    """(stop string, end) of the stop string that ends first in `full`, or ('', -1)."""
+    found = [(full.find(s) + len(s), s) for s in stop if s and s in full]
+    if not found:
+        return "", -1
+    end, s = min(found)
+    return s, end
+
+
+LATER = (
+    "you cut after a later occurrence of the stop string; its first occurrence ends the answer (search "
+    "with str.find from where the search may begin, not str.rfind)"
+)
+
+
+def _at_a_later_occurrence(shown: str, full: str, stop: str) -> bool:
+    """`shown` ends right after an occurrence of `stop` in `full` that is not its first."""
+    first = full.find(stop) if stop else -1
+    at = full.find(stop, first + 1) if first >= 0 else -1
+    while at >= 0:
+        if shown == full[: at + len(stop)]:
+            return True
+        at = full.find(stop, at + 1)
+    return False

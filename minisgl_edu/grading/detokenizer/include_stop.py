@@ -16,7 +16,7 @@ nothing needs to wait, since a possible beginning of a stop string is part of th
 way). The grader accepts every stream inside those bounds, so a student may hold back as in the
 base part or release at once.
 
-The grader's reference is `reference_stop_keeping` below (the package has none to copy). The
+The grader's reference is `reference_stop_keeping` in stop_keeping.py (the package has none to copy). The
 engine case runs real requests through the scheduler and replays its `DetokenizeMsg`s through the
 detokenizer worker's own `DetokenizeManager`, with one object of the student's class per request.
 Graded on its own score line ("detokenizer_include_stop"), so the base exercise's score is unchanged.
@@ -24,68 +24,29 @@ Graded on its own score line ("detokenizer_include_stop"), so the base exercise'
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.detokenizer.base import _tokens_of
-from minisgl_edu.grading.detokenizer.common import REPLACEMENT, WHOLE_CHARACTERS, _complete_prefix, _full, _piece
+from minisgl_edu.grading.detokenizer.common import (
+    LATER,
+    REPLACEMENT,
+    WHOLE_CHARACTERS,
+    _at_a_later_occurrence,
+    _complete_prefix,
+    _first_to_complete,
+    _full,
+    _piece,
+)
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
+from minisgl_edu.grading.detokenizer.stop_keeping import (
+    _no_look_back,
+    _shortest_look_back,
+    _unclamped_start,
+    reference_stop_keeping,
+)
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 from minisgl_edu.tokenizer.server import DetokenizeManager, _DetokState
-
-
-class reference_stop_keeping(package_detokenizer):
-    """The stretch's reference: the package's detokenizer, with a second way to cut. With the flag
-    set nothing is held back, and the cut is at the smallest end of any stop string in the text."""
-
-    def __init__(self, tokenizer, stop: Iterable[str] = (), include_stop_str_in_output: bool = False) -> None:
-        super().__init__(tokenizer, stop)
-        self.include_stop_str_in_output = include_stop_str_in_output
-
-    def _release(self, final: bool) -> str:
-        if not self.include_stop_str_in_output:
-            return super()._release(final)
-        if self.stopped:
-            return ""
-        # Everything before `_released` was searched when it was released: only an occurrence that
-        # ends after it is new, and it may begin up to len(s) - 1 characters before it.
-        ends = []
-        for s in self.stop:
-            at = self._decoded.find(s, self._search_start(s))
-            if at >= 0:
-                ends.append(at + len(s))
-        end = min(ends) if ends else len(self._decoded)
-        self.stopped = bool(ends)
-        out = self._decoded[self._released : end]
-        self._released = end
-        self.text += out
-        return out
-
-    def _search_start(self, s: str) -> int:
-        # Never below 0: str.find counts a negative start from the end of the text.
-        return max(0, self._released - len(s) + 1)
-
-
-class _unclamped_start(reference_stop_keeping):
-    """The reference with one mistake: the search's start is not clamped at 0. Early in the stream
-    it is negative, so str.find looks only in the last few characters and misses the stop string."""
-
-    def _search_start(self, s: str) -> int:
-        return self._released - len(s) + 1
-
-
-class _shortest_look_back(reference_stop_keeping):
-    """The reference with one mistake: one look-back for every stop string, the shortest one's."""
-
-    def _search_start(self, s: str) -> int:
-        return max(0, self._released - min(len(t) for t in self.stop if t) + 1)
-
-
-class _no_look_back(reference_stop_keeping):  # the reference searching only the text not yet returned
-    def _search_start(self, s: str) -> int:
-        return self._released
 
 
 def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
@@ -93,32 +54,6 @@ def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
     pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
     pieces.append(_piece(detok.finish(), "finish()"))
     return pieces
-
-
-def _first_to_complete(full: str, stop: list[str]) -> tuple[str, int]:
-    """(stop string, end) of the stop string that ends first in `full`, or ('', -1)."""
-    found = [(full.find(s) + len(s), s) for s in stop if s and s in full]
-    if not found:
-        return "", -1
-    end, s = min(found)
-    return s, end
-
-
-LATER = (
-    "you cut after a later occurrence of the stop string; its first occurrence ends the answer (search "
-    "with str.find from where the search may begin, not str.rfind)"
-)
-
-
-def _at_a_later_occurrence(shown: str, full: str, stop: str) -> bool:
-    """`shown` ends right after an occurrence of `stop` in `full` that is not its first."""
-    first = full.find(stop) if stop else -1
-    at = full.find(stop, first + 1) if first >= 0 else -1
-    while at >= 0:
-        if shown == full[: at + len(stop)]:
-            return True
-        at = full.find(stop, at + 1)
-    return False
 
 
 FIRST = "the first occurrence of the stop string ends the answer: str.find, from where it could begin"
@@ -176,7 +111,25 @@ def _missed_by_the_shortest_look_back(pieces: list[str], ids: list[int], stop: l
     return mine not in (expected, none) and "".join(pieces) == mine
 
 
-def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str) -> None:
+ENDS_INSIDE = (
+    "a stop string may end in the middle of a token: search the text with str.find, not only "
+    "decoded.endswith(s), and cut right after its end"
+)
+
+
+def _found_only_at_the_end(cls) -> bool:
+    """On 'one two three' the answer cuts after 'three' (which ends a token) but not after 'thr'."""
+    if cls is None:
+        return False
+    ids = tokenizer().encode("one two three")
+    try:
+        kept = ["".join(_stream(cls, ids, [s], True)) for s in ("three", "thr")]
+    except Exception:
+        return False
+    return kept == ["one two three", "one two three"]
+
+
+def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str, cls=None) -> None:
     full = _full(ids)
     flag = f"include_stop_str_in_output={include}"
     where = f"(text {full!r}, stop={stop}, {flag})"
@@ -235,6 +188,14 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
             if shown.startswith(expected) and include:
                 start = full.find(winner)
                 note = ""
+                if start < len(before) and _found_only_at_the_end(cls):
+                    raise Mistake(
+                        f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+                        f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your add() finds a "
+                        "stop string only when the decoded text ends with it: on 'one two three' it finds 'three' "
+                        "but not 'thr', which ends inside the token ' three'",
+                        ENDS_INSIDE,
+                    )
                 if start < len(before):
                     note = (
                         f" The stop string began in text you had already returned ({before!r}): if you look for "
@@ -325,7 +286,7 @@ def _judge_joined(pieces: list[str], ids: list[int], winner: str, include: bool,
 
 def _play(cls, text: str, stop: list[str], include: bool, expected: str) -> None:
     ids = tokenizer().encode(text)
-    _judge(_stream(cls, ids, stop, include), ids, stop, include, expected)
+    _judge(_stream(cls, ids, stop, include), ids, stop, include, expected, cls)
 
 
 def case_across_tokens(cls):
