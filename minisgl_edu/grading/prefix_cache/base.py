@@ -35,6 +35,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
     LRU_MATCH_PATH,
     PS,
     A,
+    _check_locked_parent,
     _evict,
     _expect_cached,
     _expect_pages,
@@ -179,6 +180,7 @@ def case_split(cls):
         "inside an edge, split the edge there"
     )
     freed = _evict(cache, 10, {tuple(A): [[10, 11], [12, 13]]})
+    _check_locked_parent(cls, freed, [10, 11], f"with {A_TXT} cached and a match of its first two pages locked")
     assert sorted(freed) == [12, 13], (
         f"with {A_TXT} cached and a match of its first two pages locked, evict(10) must free pages 12, 13, "
         f"not {sorted(freed)}"
