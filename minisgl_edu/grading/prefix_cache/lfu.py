@@ -34,6 +34,7 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
     _fresh,
     _hit,
     _leaf_takes_parent_hits,
+    check_parent_own_count,
 )
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
@@ -395,6 +396,7 @@ def case_chain(cls):
     _counts(cache, 4, 4, "evicting 3 pages")
     _expect_freed(cache, 1, CHAIN_NODES, [10, 11], "P (1 hit) before Q (3 hits); a node goes whole")
     _counts(cache, 2, 2, "evicting P")
+    check_parent_own_count(cls)
 
 
 def _reference_prefix_lens(seed: int) -> list[int]:

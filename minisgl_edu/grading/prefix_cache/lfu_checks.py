@@ -75,3 +75,26 @@ def _leaf_takes_parent_hits(cls) -> bool:
         return sorted(cache.evict(1)) == [30, 31] and sorted(plain.evict(1)) == [50]
     except Exception:
         return False
+
+
+PARENT_OWN_HITS = (
+    "a parent left childless joins the candidates with its own hit count, not the count of the "
+    "child just evicted: a prefix many requests matched outlives its newest branch"
+)
+
+
+def check_parent_own_count(cls) -> None:
+    """U = [1, 1] (page 10, 3 hits) gets a branch (page 11, 0 hits); R = [7, 7] (page 20) has 1 hit.
+    evict(2): the branch goes, then U (3 hits) competes with R (1 hit), and R goes."""
+    cache = _fresh(cls, ([1, 1], [10]))
+    _hit(cache, [1, 1], 3)
+    _insert(cache, [1, 1, 2, 2], [10, 11], 1, "[1, 1] was cached on page 10")
+    _insert(cache, [7, 7], [20], 0, "nothing of it was cached")
+    _hit(cache, [7, 7])
+    nodes = {(1, 1, 2, 2): [[10], [11]], (7, 7): [[20]]}
+    why = (
+        "[1, 1] (page 10, 3 hits) with a branch [2, 2] (page 11, 0 hits) below it, and [7, 7] (page 20, 1 hit): "
+        "the branch goes first; its parent, left childless, then competes with its own 3 hits against 1, and "
+        "page 20 goes"
+    )
+    _expect_freed(cache, 2, nodes, [11, 20], why, {(10, 11): " (" + PARENT_OWN_HITS + ")"})
