@@ -107,6 +107,8 @@ MISTAKES = {
     "the distribution the sampler draws from",
     "min_p_first": "min_p was decided on the logits you were given, before the other links: it is the last "
     "link, on the logits after the penalties, the bias and the mask",
+    "min_p_before_mask": "min_p was decided before the grammar mask: its threshold came from a token the "
+    "grammar forbids, so tokens it allows were dropped; min_p is the last link, after the mask",
     "min_p_top_first": "min_p's threshold came from the top probability of the logits you were given: after "
     "the penalties and the bias the most likely token can be another one; take max(p) of the row after the "
     "other links, the distribution the sampler draws from",
@@ -162,6 +164,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "min_p_absolute": "keep a token when p >= min_p * max(p); -inf for the others",
     "min_p_no_temperature": "p = softmax(logits / temperature), the distribution the sampler draws from",
     "min_p_first": "min_p is the last link: decide on the logits after the bias and the mask",
+    "min_p_before_mask": "min_p comes after the grammar mask: p and max(p) over the tokens the grammar allows",
     "min_p_top_first": "p and max(p) both from the row after the penalties, the bias and the mask",
     "min_p_batch_top": "the threshold is min_p times this row's top probability, not the batch's (over a "
     "[rows, vocab] tensor: probs.max(dim=-1, keepdim=True), not probs.max())",
@@ -193,6 +196,7 @@ MIN_P_MISTAKES = [
     "min_p_absolute",
     "min_p_no_temperature",
     "min_p_first",
+    "min_p_before_mask",
     "min_p_boundary",
     "min_p_by_temperature",
     "min_p_top_first",
@@ -276,13 +280,14 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             links = [bias, repetition, frequency_presence]
         for link in links:
             link()
+        unmasked = row.clone()  # (min_p_before_mask)
         skip = mistake == "mask_skipped" or (mistake == "mask_not_greedy" and sp.is_greedy)
         if req.grammar is not None and not skip:
             layout = dict(mirrored=mistake == "mask_mirrored", transposed=mistake == "mask_transposed")
             row.masked_fill_(~allowed_tokens(req.grammar, row.shape[-1], **layout), NEG_INF)
         samples = sp.temperature > 0 if mistake == "min_p_by_temperature" else not sp.is_greedy
         if min_p and _min_p_of(sp) > 0 and samples:
-            source = logits[i].float() if mistake == "min_p_first" else row
+            source = {"min_p_first": logits[i].float(), "min_p_before_mask": unmasked}.get(mistake, row)
             temperature = 1.0 if mistake == "min_p_no_temperature" else sp.temperature
             probs = torch.softmax(source / temperature, dim=-1)
             top = torch.softmax(logits[i].float() / temperature, dim=-1) if mistake == "min_p_top_first" else probs

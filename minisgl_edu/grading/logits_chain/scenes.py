@@ -377,6 +377,9 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
     # the narrowest first: on a shrunk row (min_p 1, ties) dropping the tokens at the threshold and an
     # absolute threshold drop the same tokens
     narrow = ["min_p_boundary"] + [m for m in MIN_P_MISTAKES if m != "min_p_boundary"] if stretch else []
+    if r.grammar and "min_p_before_mask" in narrow:  # with no penalty or bias, both give this row: name the mask
+        narrow.remove("min_p_before_mask")
+        narrow.insert(narrow.index("min_p_first"), "min_p_before_mask")
     mistakes = narrow + PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES + ["temperature_in_chain"]
     for m in mistakes:
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
