@@ -81,6 +81,8 @@ MISTAKES = {
     "always (so a step gives at least one token)",
     "model_token_next": "the model's token was taken one position too far: after n accepted drafts it is "
     "targets[n] (targets[j] is the model's token after the newest token and drafts 0..j-1)",
+    "model_token_last": "the model's token was taken as the last target, targets[-1]: that is its token after "
+    "all the drafts, right only when every draft is accepted; after n accepted drafts it is targets[n]",
     "past_mismatch": "drafts after the first mismatch were accepted: once a draft is rejected, the positions "
     "after it were computed on a token the request never gets, so the run ends at the first mismatch",
     "bonus_accepted": "accepted counted the model's own token: with every draft accepted it is k = len(drafts), "
@@ -143,6 +145,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "rejected_draft_kept": _FIRST_MISMATCH,
     "model_token_missing": _BONUS,
     "model_token_next": "after n accepted drafts the model's own token is targets[n]",
+    "model_token_last": "the model's own token is targets[n], n the drafts accepted, not targets[-1]",
     "past_mismatch": _FIRST_MISMATCH,
     "bonus_accepted": "accepted counts drafts only, at most len(drafts): the model's own token is never one",
     "finish_on_last_only": "check each new token as if it came alone",
@@ -174,6 +177,7 @@ ACCEPT_MISTAKES = [
     "rejected_draft_kept",
     "model_token_missing",
     "model_token_next",
+    "model_token_last",
     "past_mismatch",
     "bonus_accepted",
 ]
@@ -218,6 +222,8 @@ def _accept(drafts: list[int], targets: list[int], mistake: Optional[str]) -> tu
         return n, run
     if mistake == "model_token_next" and n + 1 < len(targets):
         return n, run + [targets[n + 1]]
+    if mistake == "model_token_last":
+        return n, run + targets[-1:]
     return n, run + [targets[n]]
 
 
