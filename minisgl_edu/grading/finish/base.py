@@ -136,6 +136,17 @@ def case_length(fn):
         hint="the max_new_tokens-th token is the last: 'length' once len(req.output_ids) == req.max_new_tokens "
         "(>=, not >)",
     )
+    # The prompt does not count: 'length' after 1 output token of max 3 behind a prompt of 4 tokens, and
+    # not behind a prompt of 1, is a length taken over prompt and output together.
+    short = _req([PLAIN], max_new=3, prompt="Hi")
+    if fn(_req([PLAIN], max_new=3), set(EOS), _decode) == "length" and fn(short, set(EOS), _decode) is None:
+        raise Mistake(
+            f"1 of max 3 tokens behind the prompt 'Count for me.' ({len(_ids('Count for me.'))} tokens): your "
+            "check_finish returned 'length', expected None; behind a 1-token prompt it returned None. Your length "
+            "counts the prompt's tokens too: max_new_tokens limits the output only",
+            "req.max_new_tokens counts the generated tokens only: compare len(req.output_ids), not the prompt and "
+            "the output together (req.all_ids)",
+        )
     _expect(
         fn,
         _req([PLAIN] * 2, max_new=3),

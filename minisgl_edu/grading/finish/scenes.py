@@ -204,6 +204,11 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         )
     if a == "length":
         return f"{n} output tokens reached req.max_new_tokens={scene.max_new_tokens} (the clamped limit, not sampling_params.max_tokens)"
+    if b == "length" and n < scene.max_new_tokens <= n + len(_ids(scene.prompt)):
+        return (
+            f"{n} output tokens are below req.max_new_tokens={scene.max_new_tokens}, with the prompt's "
+            f"{len(_ids(scene.prompt))} tokens they are not: max_new_tokens counts len(req.output_ids) only, not the prompt"
+        )
     if b == "length":
         return f"{n} output tokens are below req.max_new_tokens={scene.max_new_tokens}: 'length' only once len(req.output_ids) >= it"
     return HINTS_TEXT
