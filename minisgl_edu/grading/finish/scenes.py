@@ -197,6 +197,13 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         )
     if b == "stop" and a != "stop":
         return _wrong_stop(scene, n, is_eos)
+    held = (is_eos and not scene.ignore_eos) or any(s and s in _decode(scene.output[:n]) for s in scene.stop)
+    if a == "length" and b is None and n == scene.max_new_tokens and held and n < (scene.stretch_min or 0):
+        return (
+            f"output token {n} is the last allowed, req.max_new_tokens={scene.max_new_tokens}, and below "
+            f"min_tokens={scene.stretch_min} its EOS or stop string is held back: the length still ends the request, "
+            "so test the length even when you hold a 'stop' back, and answer 'length'"
+        )
     if a == "length" and b is None and n == scene.max_new_tokens:
         return (
             f"output token {n} is the last allowed, req.max_new_tokens={scene.max_new_tokens}: 'length' once "
