@@ -331,6 +331,33 @@ def _all_or_nothing(reference: Any) -> Any:
     return type("AllOrNothing", (reference,), {"evict": evict})
 
 
+INSERT_CUTS = (
+    "insert cuts a cached edge where the sequence ends, also when the whole sequence is cached already: the "
+    "part of the edge past it is not used by that call and keeps its last use"
+)
+
+
+def _edge_left_whole(reference: Any) -> Any:
+    """`reference` whose insert of a sequence cached in full cuts no edge and uses every node it reaches."""
+
+    class EdgeLeftWhole(reference):
+        def insert(self, ids: list[int], pages: list[int]) -> int:
+            key, node, at, reached = tuple(ids[: len(pages) * self.page_size]), self.root, 0, []
+            while at < len(key) and (child := node.children.get(self._first(key, at))) is not None:
+                n = min(self._common_len(child.key, key[at:]), len(key) - at)
+                reached.append(child)
+                at, node = at + n, child
+                if n < len(child.key):
+                    break
+            if at < len(key):
+                return super().insert(ids, pages)
+            for n in reached:
+                n.touch()
+            return len(pages)
+
+    return EdgeLeftWhole
+
+
 def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference], str]:
     def hint(scene: TreeScene, diff: Difference) -> str:
         op = _step(scene, diff.field)
@@ -382,6 +409,8 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
                     "a locked node (lock_ref > 0: a running request reads it) is never evicted, even when it is "
                     "the least recently used: skip it and go on with the unlocked leaves"
                 )
+            if not lfu and set(want) < set(got) and made_by(play, _edge_left_whole(reference), reference, scene, diff):
+                return INSERT_CUTS
             if set(want) < set(got):
                 return "evict stops as soon as it has freed at least n pages: one node more is a cached prefix lost"
             if not got and want and made_by(play, _all_or_nothing(reference), reference, scene, diff):
