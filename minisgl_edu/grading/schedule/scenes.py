@@ -132,6 +132,7 @@ def context(s: Scheduler) -> dict:
                 "cached_pages": pages,
                 "remaining": r.remaining_prompt,
                 "need": need,
+                "clamped": r.sampling_params.max_tokens > r.max_new_tokens,
             }
         )
     admitted = s.running + [r for r in s.waiting if r.table_idx >= 0]
@@ -144,6 +145,7 @@ def context(s: Scheduler) -> dict:
         "free": cache.num_free,
         "outstanding": s.outstanding_pages(admitted),
         "outstanding_running": s.outstanding_pages(s.running),
+        "clamped": any(r.sampling_params.max_tokens > r.max_new_tokens for r in admitted),
         "waiting": waiting,
     }
 
@@ -260,6 +262,11 @@ def _fits_hint(ctx: dict, req: dict, n: int, got: Any) -> str:
     parts = []  # each way of counting that would have kept it out
     if total == ctx["available"]:
         parts.append("a request whose sum equals cache.num_available fits: compare with <=, not <")
+    if ctx["clamped"] or req.get("clamped"):
+        parts.append(
+            "a request's max_tokens here is clamped to the context: count len(req.input_ids) + req.max_new_tokens, "
+            "not req.sampling_params.max_tokens"
+        )
     if ctx["free"] < total <= ctx["available"]:
         parts.append(
             "cached pages no running request uses are available too (cache.reserve evicts them): compare with "
