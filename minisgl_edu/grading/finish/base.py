@@ -314,6 +314,27 @@ def case_longest_stop_sets_window(fn):
             "tokens: every stop string must fit in what you decode, so size the window by the longest one",
         )
     _expect(fn, _req(ids[:-1], stop=["!", long]), None, "'seven' has not come yet")
+    _window_not_whole(fn)
+
+
+WHOLE_OUTPUT = (
+    "decode a window of the newest tokens, sized by the longest stop string, never the whole output: the "
+    "check runs after every token, and decoding all of it each time costs time that grows with the answer"
+)
+
+
+def _window_not_whole(fn) -> None:
+    """A 120-token output and a one-character stop string: the contract's "must not decode the
+    whole output each time" read plainly, the whole output in one call of `decode` fails."""
+    output = _ids(" ok" * 120)
+    sizes: list[int] = []
+    fn(_req(output, max_new=500, stop=["!"]), set(EOS), lambda ids: sizes.append(len(ids)) or _decode(ids))
+    if sizes and max(sizes) >= len(output):
+        raise Mistake(
+            f"after the {len(output)}th token, with stop=['!'] (one character), your check passed all "
+            f"{max(sizes)} output ids to decode: the whole output, at every token",
+            WHOLE_OUTPUT,
+        )
 
 
 def case_stop_in_prompt(fn):
