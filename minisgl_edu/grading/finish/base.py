@@ -16,24 +16,18 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.finish.scenes import (
     EOS,
     LATER_STOP_UNDOES,
+    PLAIN,
     RETURNS_A_REASON,
     SPLIT,
     _decode,
     _ids,
+    _req,
     decoded_in_parts,
     finish_case,
     later_stop_undoes,
 )
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.scheduler.finish import check_finish as reference
-
-PLAIN = 10907  # " ok" in SmolLM2's vocabulary: neither EOS nor part of any case's stop string
-
-
-def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **kw) -> Req:
-    req = Req(0, _ids(prompt), SamplingParams(max_tokens=kw.pop("max_tokens", max_new), **kw), output_ids=list(output))
-    req.max_new_tokens = max_new
-    return req
 
 
 def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:

@@ -37,6 +37,15 @@ def _ids(text: str) -> list[int]:
     return tokenizer().encode(text)
 
 
+PLAIN = 10907  # " ok" in SmolLM2's vocabulary: neither EOS nor part of any case's stop string
+
+
+def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **kw) -> Req:
+    req = Req(0, _ids(prompt), SamplingParams(max_tokens=kw.pop("max_tokens", max_new), **kw), output_ids=list(output))
+    req.max_new_tokens = max_new
+    return req
+
+
 PROMPTS = ["Count for me.", "Say END when done.", "我爱北京", "Write 2 + 2 = 4 and stop."]
 
 
@@ -300,25 +309,17 @@ def held_back_stop_spent(fn: Any) -> bool:
     before the minimum and that the newest token completes: it takes a held-back stop string as spent."""
     ids = _ids("one two three four five")
     try:
-        spent = fn(_min_req(ids, ["two three"]), set(EOS), _decode, 4) is None
-        return spent and fn(_min_req(ids[:3], ["one two three"]), set(EOS), _decode, 2) == "stop"
+        spent = fn(_req(ids, stop=["two three"]), set(EOS), _decode, 4) is None
+        return spent and fn(_req(ids[:3], stop=["one two three"]), set(EOS), _decode, 2) == "stop"
     except Exception:
         return False
-
-
-def _min_req(ids: list[int], stop: list[str], limit: int = 50) -> Req:
-    req = Req(0, _ids("Count for me."), SamplingParams(max_tokens=limit, stop=stop), output_ids=list(ids))
-    req.max_new_tokens = limit
-    return req
 
 
 def held_back_eos_not_counted(fn: Any) -> bool:
     """The answer holds back an EOS that is the 6th output token with min_tokens=5, one of the five
     before it a held-back EOS: it counts only the tokens that are not EOS toward the minimum."""
-    req = Req(0, _ids("Count for me."), SamplingParams(max_tokens=50), output_ids=[10907, 2, 10907, 10907, 10907, 2])
-    req.max_new_tokens = 50
     try:
-        return fn(req, set(EOS), _decode, 5) is None
+        return fn(_req([PLAIN, 2, PLAIN, PLAIN, PLAIN, 2]), set(EOS), _decode, 5) is None
     except Exception:
         return False
 
@@ -333,7 +334,7 @@ def drops_unreachable_min(fn: Any) -> bool:
     """The answer lets an EOS (the 2nd output token) finish a request whose min_tokens=10 is above its
     req.max_new_tokens=3, yet holds it back when req.max_new_tokens=50: it drops a minimum above the limit."""
     try:
-        return [fn(_min_req([10907, 2], [], limit), set(EOS), _decode, 10) for limit in (3, 50)] == ["stop", None]
+        return [fn(_req([PLAIN, 2], max_new=limit), set(EOS), _decode, 10) for limit in (3, 50)] == ["stop", None]
     except Exception:
         return False
 
