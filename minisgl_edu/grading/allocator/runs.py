@@ -139,14 +139,13 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
             f"that holds them, {best}, not {theirs}",
             "after the largest run, the pages still needed come by best fit: the smallest run that holds them",
         )
-    smallest, largest = (
-        (min(before, key=lambda r: (r[1], r[0])), min(before, key=lambda r: (-r[1], r[0])))
-        if before
-        else ((0, 0), (0, 0))
-    )
-    taken = set(got)
-    if not fits and smallest[1] < largest[1] and set(range(smallest[0], sum(smallest))) <= taken:
-        if not set(range(largest[0], sum(largest))) <= taken:
+    if not fits and before:
+        smallest = min(before, key=lambda r: (r[1], r[0]))
+        largest = min(before, key=lambda r: (-r[1], r[0]))
+        smallest_whole, largest_whole = (
+            set(range(start, start + length)) <= set(got) for start, length in (smallest, largest)
+        )
+        if smallest[1] < largest[1] and smallest_whole and not largest_whole:
             return (
                 f"{head}: no single run holds {_pages(n)}, and you took the smallest run {smallest} whole instead "
                 f"of the largest, {largest}: start with the largest run whole, so the pages come in as few pieces "
