@@ -4,7 +4,8 @@ The pool keeps each token's K and V per head as e4m3 numbers with one float32 sc
 (`kvcache/pool.py`); the torch backend reads them back dequantized. These tests bound the round
 trip's error, check that nothing else in the pool is touched, and compare a small random model's
 greedy answers and logits with the model's own dtype in the pages. The GPU side (the store inside
-the RoPE kernel, our FP8 decode kernel) is in tests/test_gpu.py.
+the RoPE kernel, our FP8 decode kernel) is in tests/test_gpu_kernels.py, the engine's FP8 graphs in
+tests/test_gpu.py.
 """
 
 from __future__ import annotations

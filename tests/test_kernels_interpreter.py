@@ -1,4 +1,4 @@
-"""Our Triton kernels, checked on CPU: the `kernel` tests of tests/test_gpu.py under Triton's interpreter.
+"""Our Triton kernels, checked on CPU: the `kernel` tests of tests/test_gpu_kernels.py under Triton's interpreter.
 
 The kernels (`minisgl_edu/kernels/`) only ever run on CUDA, and CI has no GPU. Triton can run
 a kernel on the CPU instead (`TRITON_INTERPRET=1`: every program executed with numpy, slowly),
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_kernel_tests_pass_under_the_interpreter():
     env = dict(os.environ, TRITON_INTERPRET="1")
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "kernel", "tests/test_gpu.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "kernel", "tests/test_gpu_kernels.py"],
         cwd=ROOT,
         env=env,
         capture_output=True,

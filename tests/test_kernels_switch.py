@@ -1,6 +1,6 @@
 """Where the CUDA kernels are chosen (`EngineConfig`, `minisgl_edu.env`) and the promise that CPU never touches them.
 
-The kernels themselves are tested on CUDA in tests/test_gpu.py (and under Triton's interpreter,
+The kernels themselves are tested on CUDA in tests/test_gpu_kernels.py (and under Triton's interpreter,
 tests/test_kernels_interpreter.py); these run everywhere.
 """
 

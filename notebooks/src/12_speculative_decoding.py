@@ -519,7 +519,7 @@ for draft in (0, 2):
 """),
     md(r"""
 `accept_sampled` reproduces `p` (up to the noise of 10,000 draws) whatever the draft; the generous
-rule turns every draft into a certainty. (`tests/test_speculative.py` runs the same check on the
+rule turns every draft into a certainty. (`tests/test_speculative_rules.py` runs the same check on the
 first and the second token with a stated tolerance.)
 
 The random numbers come from the request's own generator (`SamplingParams.seed`), so a seeded

@@ -3,7 +3,7 @@
 # docs/benchmarks.md). Machines differ by ~10%, so compare only runs of one call.
 #   source .gpu/env.sh && OUT=/tmp/out bash scripts/maintainer/gpu_ab.sh [--tests] [--checks] \
 #       'name|ENV=value ...|--bench-flags ...' ...
-# In order: JIT warm-up; --tests: `pytest -m gpu tests/test_gpu.py`; --checks: our model and the
+# In order: JIT warm-up; --tests: `pytest -m gpu tests/test_gpu*.py`; --checks: our model and the
 # whole engine against transformers (scripts/maintainer/gpu_fused_check.py); the offline benchmark
 # (--preset qwen3-0.6b) once per variant, in the order given. A table is printed last.
 # In a variant's env part, three names are ours, not the engine's: TREE=dir runs another copy of
@@ -32,8 +32,8 @@ wait
 stamp "warm"
 
 if [ $TESTS = 1 ]; then
-  stamp "pytest -m gpu tests/test_gpu.py"
-  timeout 240 python -m pytest -q -rs -s -m gpu tests/test_gpu.py > "$OUT/pytest.log" 2>&1; echo "  rc=$?"
+  stamp "pytest -m gpu tests/test_gpu*.py"
+  timeout 240 python -m pytest -q -rs -s -m gpu tests/test_gpu.py tests/test_gpu_kernels.py tests/test_gpu_sampling.py > "$OUT/pytest.log" 2>&1; echo "  rc=$?"
   grep -E "relative error|passed|failed|FAILED|Error" "$OUT/pytest.log" | tail -n 12
 fi
 

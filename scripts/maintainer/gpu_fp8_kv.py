@@ -13,7 +13,7 @@ one offline run each way (CUDA and FlashInfer only).
    and ours over FP8 pages with a scale per token and head (`decode_attention_fp8.py`) at several
    block sizes (tokens), pipeline depths and splits. Its output is checked against float32 attention over
    the same dequantized pages.
-2. The FP8 GPU tests (tests/test_gpu.py -k fp8, tests/test_fp8_kv.py).
+2. The FP8 GPU tests (tests/test_gpu.py and tests/test_gpu_kernels.py -k fp8, tests/test_fp8_kv.py).
 3. `bench/offline.py --preset qwen3-0.6b` with `--kv-cache-dtype auto` and `fp8_e4m3`.
 
 Prints a short table last.
@@ -171,7 +171,7 @@ if __name__ == "__main__":
     if "--skip-tests" not in sys.argv:
         text = run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fp8_kv.py", "tests/test_gpu.py",
-             "-k", "fp8"],
+             "tests/test_gpu_kernels.py", "-k", "fp8"],
             timeout=300,
         )  # fmt: skip
         rows.append(f"\nFP8 tests on the GPU: {text.strip().splitlines()[-1] if text.strip() else '?'}")

@@ -15,10 +15,10 @@ import tempfile
 import time
 
 TESTS = [
-    "tests/test_gpu.py::test_chain_and_flashinfer_sampling_give_the_torch_paths_greedy_tokens",
-    "tests/test_gpu.py::test_graph_decode_with_the_chain_and_logprobs_matches_eager",
-    "tests/test_gpu.py::test_grammar_and_n_on_the_gpu_engine",
-    "tests/test_gpu.py::test_flashinfer_sampling",
+    "tests/test_gpu_sampling.py::test_chain_and_flashinfer_sampling_give_the_torch_paths_greedy_tokens",
+    "tests/test_gpu_sampling.py::test_graph_decode_with_the_chain_and_logprobs_matches_eager",
+    "tests/test_gpu_sampling.py::test_grammar_and_n_on_the_gpu_engine",
+    "tests/test_gpu_sampling.py::test_flashinfer_sampling",
     "tests/test_gpu.py::test_cuda_graph_greedy_matches_eager",
     "tests/test_gpu.py::test_overlap_greedy_matches_normal",
     "tests/test_gpu.py::test_abort_storm_under_overlap",

@@ -6,7 +6,7 @@
 #   bash scripts/maintainer/gpu.sh orders [PYTEST ARGS...]      (default: the gpu-marked tests)
 set -u
 args=("$@")
-[ ${#args[@]} -eq 0 ] && args=(-m gpu tests/test_gpu.py tests/test_mixed_batches.py)
+[ ${#args[@]} -eq 0 ] && args=(-m gpu tests/test_gpu.py tests/test_gpu_kernels.py tests/test_gpu_sampling.py tests/test_mixed_batches.py)
 declare -a rows
 for run in forward again reverse; do
   extra=()
