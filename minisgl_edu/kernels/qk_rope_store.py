@@ -30,6 +30,12 @@ from minisgl_edu.kernels import pdl
 
 
 @triton.jit
+def _e4m3(x, scale):
+    """Rows of `x` divided by their scales, as e4m3 numbers (clamped: past 448 the cast gives NaN)."""
+    return tl.minimum(tl.maximum(x / scale[:, None], -448.0), 448.0).to(tl.float8e4nv)
+
+
+@triton.jit
 def _qk_rope_store_kernel(
     qkv_ptr,
     pos_ptr,
@@ -109,14 +115,11 @@ def _qk_rope_store_kernel(
             k_max = tl.maximum(tl.max(tl.abs(o1), axis=1), tl.max(tl.abs(o2), axis=1))
             k_scale = tl.maximum(k_max / 448.0, 1e-12)
             v_scale = tl.maximum(tl.max(tl.abs(v), axis=1) / 448.0, 1e-12)
-            o1 = tl.minimum(tl.maximum(o1 / k_scale[:, None], -448.0), 448.0)  # past 448 the cast gives NaN
-            o2 = tl.minimum(tl.maximum(o2 / k_scale[:, None], -448.0), 448.0)
-            v = tl.minimum(tl.maximum(v / v_scale[:, None], -448.0), 448.0)
             tl.store(ks_ptr + slot * stride_scale + j, k_scale, mask=live)
             tl.store(vs_ptr + slot * stride_scale + j, v_scale, mask=live)
-            tl.store(dst, o1.to(tl.float8e4nv), mask=mask)
-            tl.store(dst + HALF, o2.to(tl.float8e4nv), mask=mask)
-            tl.store(v_dst, v.to(tl.float8e4nv), mask=mask)
+            tl.store(dst, _e4m3(o1, k_scale), mask=mask)
+            tl.store(dst + HALF, _e4m3(o2, k_scale), mask=mask)
+            tl.store(v_dst, _e4m3(v, v_scale), mask=mask)
         else:
             tl.store(dst, o1.to(k_pool_ptr.dtype.element_ty), mask=mask)
             tl.store(dst + HALF, o2.to(k_pool_ptr.dtype.element_ty), mask=mask)
