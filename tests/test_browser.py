@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -330,7 +331,35 @@ def test_chapter_04_widgets_work_in_jupyterlab(lab, chromium, shots, tmp_path):
     print(f"browser test: {time.monotonic() - t0:.0f} s; screenshots in {shots.folder}")
 
 
+@dataclass
+class LiveCell:
+    """The live stepper's cell of chapter 04 and the two widgets it shows: the stepper (its batch
+    table and buttons) and the KV page map; `*_view` is the rendered text of each."""
+
+    cell: object
+    stepper: object
+    pages: object
+    stepper_view: object
+    pages_view: object
+
+
 def _drive_chapter_04(page, lab, shots) -> None:
+    """What a student does with chapter 04, in order: run every cell, step, abort, run, draw."""
+    _open_and_run_all(page, lab)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    live = _live_cell(page, cells)
+    map_steps = _step_three_times(page, live)
+    shots(live.cell.locator(".jp-Cell-outputArea"), "stepper_pagemap.png")
+    victim = _abort_one(page, cells, live, map_steps)
+    live.cell.scroll_into_view_if_needed()
+    shots(live.cell.locator(".jp-Cell-outputArea"), "stepper_pagemap_after_abort.png")
+    _run_to_the_end(page, live, map_steps, victim)
+    _draw_a_timeline(page, cells, shots)
+
+
+def _open_and_run_all(page, lab) -> None:
+    """Open chapter 04 once its kernel is idle, then Run > Run All Cells through the menus as a
+    student would: every cell must run without an error."""
     page.goto(f"{lab.url}/lab/tree/{CHAPTER}?reset&token={lab.token}")
     page.wait_for_function(
         "() => window.jupyterapp && jupyterapp.shell.currentWidget"
@@ -341,13 +370,14 @@ def _drive_chapter_04(page, lab, shots) -> None:
     title = page.evaluate("() => jupyterapp.shell.currentWidget.title.label")
     assert title == CHAPTER
 
-    # Run > Run All Cells, through the menus as a student would.
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
     done = page.wait_for_function(JS_RUN_ALL_DONE, polling=500, timeout=RUN_ALL_S * 1000).json_value()
     assert done is True, f"a cell failed in the browser: {done}"
 
-    cells = page.locator(".jp-Notebook .jp-Cell")
+
+def _live_cell(page, cells) -> LiveCell:
+    """The cell that shows the live stepper, once its widgets have rendered."""
     live_cell = cells.nth(page.evaluate(JS_CELL_INDEX, "live_stepper = SchedulerStepper"))
     live_cell.scroll_into_view_if_needed()
     outputs = live_cell.locator(".jp-OutputArea-output")
@@ -361,37 +391,47 @@ def _drive_chapter_04(page, lab, shots) -> None:
     stepper, pages = outputs.nth(0), outputs.nth(1)
     stepper_view = stepper.locator(".widget-html-content").first
     pages_view = pages.locator(".widget-html-content").first
+    return LiveCell(live_cell, stepper, pages, stepper_view, pages_view)
 
-    before = wait_text(page, stepper_view, r"steps run: 0", STEP_S, "stepper before any step")
+
+def _step_three_times(page, live: LiveCell) -> dict:
+    """Press Step three times: after each click the batch table must show the new step and the
+    batch planned next, and the page map ends with all three prompts in the cache. Returns that
+    page map."""
+    before = wait_text(page, live.stepper_view, r"steps run: 0", STEP_S, "stepper before any step")
     assert re.search(r"next batch #1 \(prefill, \d+ tokens\)", before), before
-    map_before = page_map_state(pages_view)
+    map_before = page_map_state(live.pages_view)
     assert map_before["counts"]["in use"] > 0  # the planned prefill batch holds its pages already
 
-    # Step three times; after each click the page must show the new step.
     views = [before]
     for k in (1, 2, 3):
-        button(stepper, "Step").click()
+        button(live.stepper, "Step").click()
         # (on_step draws the step's result first, then the stepper draws the batch planned next)
         views.append(
-            wait_text(page, stepper_view, rf"steps run: {k}\b[\s\S]*next batch #\d+", STEP_S, f"stepper after step {k}")
+            wait_text(
+                page, live.stepper_view, rf"steps run: {k}\b[\s\S]*next batch #\d+", STEP_S, f"stepper after step {k}"
+            )
         )
     after = views[-1]
     assert len(set(views)) == 4, "the batch table did not change between steps"
     next_ids = [int(re.search(r"next batch #(\d+)", v).group(1)) for v in views]
     assert next_ids == sorted(set(next_ids)), next_ids  # a new batch is planned after every step
     assert re.search(r"\bdecode\b|\bprefill\b", after)
-    slider = pages.locator(".widget-readout").first
+    slider = live.pages.locator(".widget-readout").first
     wait_text(page, slider, r"^3$", STEP_S, "page map slider (one picture per step)")
     # After three steps all three prompts are in the cache: three page-table rows, more pages in use.
-    map_steps = wait_page_map(
+    return wait_page_map(
         page,
-        pages_view,
+        live.pages_view,
         lambda m: len(m["rows"]) == 3 and m["counts"]["in use"] > map_before["counts"]["in use"],
         "the KV page map after three steps",
     )
-    shots(live_cell.locator(".jp-Cell-outputArea"), "stepper_pagemap.png")
 
-    # The abort cell: cancels the request with the most pages; the map must show them free again.
+
+def _abort_one(page, cells, live: LiveCell, map_steps: dict) -> int:
+    """Run the abort cell, which cancels the request with the most pages: the page map must show
+    them free again, the others keep theirs, and the stepper lists the request as aborted. Returns
+    its uid."""
     abort_cell = cells.nth(page.evaluate(JS_CELL_INDEX, "live.abort(victim)"))
     abort_cell.scroll_into_view_if_needed()
     abort_cell.locator(".jp-InputArea-editor").click()
@@ -402,7 +442,7 @@ def _drive_chapter_04(page, lab, shots) -> None:
     # (The row may have grown by a page since the map's last picture: planning the next batch reserves.)
     assert set(json.loads(map_steps["rows"][victim])) <= set(freed), (map_steps["rows"], freed)
     map_abort = wait_page_map(
-        page, pages_view, lambda m: victim not in m["rows"], f"the KV page map after aborting uid {victim}"
+        page, live.pages_view, lambda m: victim not in m["rows"], f"the KV page map after aborting uid {victim}"
     )
     for p in freed:
         assert map_abort["users"][p] == [], f"page {p} still shows users {map_abort['users'][p]}"
@@ -418,21 +458,26 @@ def _drive_chapter_04(page, lab, shots) -> None:
     assert map_abort["counts"]["free"] == (
         map_steps["counts"]["free"] + len(json.loads(map_steps["rows"][victim])) - grown
     ), (map_steps["counts"], map_abort["counts"], grown)
-    wait_text(page, stepper_view, rf"\b{victim}\s+finished\b.*\babort\b", STEP_S, "stepper after the abort")
-    live_cell.scroll_into_view_if_needed()
-    shots(live_cell.locator(".jp-Cell-outputArea"), "stepper_pagemap_after_abort.png")
+    wait_text(page, live.stepper_view, rf"\b{victim}\s+finished\b.*\babort\b", STEP_S, "stepper after the abort")
+    return victim
 
-    # Run: the background loop finishes the others; the view follows it from that thread.
-    live_cell.scroll_into_view_if_needed()
-    button(stepper, "Run").click()
+
+def _run_to_the_end(page, live: LiveCell, map_steps: dict, victim: int) -> None:
+    """Run: the background loop finishes the other requests, and the view follows it from that
+    thread; Pause then shows no batch planned and no row held."""
+    live.cell.scroll_into_view_if_needed()
+    button(live.stepper, "Run").click()
     others = sorted(u for u in map_steps["rows"] if u != victim)
     for u in others:
-        wait_text(page, stepper_view, rf"\b{u}\s+finished\b", RUN_TO_END_S, f"uid {u} after Run")
-    button(stepper, "Pause").click()
-    wait_text(page, stepper_view, r"next batch: none", STEP_S, "stepper after Pause")
-    wait_text(page, pages_view, r"\(no request holds a row\)", STEP_S, "page map after Run")
+        wait_text(page, live.stepper_view, rf"\b{u}\s+finished\b", RUN_TO_END_S, f"uid {u} after Run")
+    button(live.stepper, "Pause").click()
+    wait_text(page, live.stepper_view, r"next batch: none", STEP_S, "stepper after Pause")
+    wait_text(page, live.pages_view, r"\(no request holds a row\)", STEP_S, "page map after Run")
 
-    # A request timeline in a new cell at the end (an image widget: drawn by matplotlib in the kernel).
+
+def _draw_a_timeline(page, cells, shots) -> None:
+    """A request timeline in a new cell at the end (an image widget: drawn by matplotlib in the
+    kernel), with one event a line from the API server's "received" to its "[DONE]"."""
     page.evaluate(
         """async (code) => {
         const nb = jupyterapp.shell.currentWidget;
@@ -454,7 +499,6 @@ def _drive_chapter_04(page, lab, shots) -> None:
         "(img) => img.complete && img.naturalWidth > 100", arg=img.element_handle(), polling=250, timeout=STEP_S * 1000
     )
     events = wait_text(page, timeline_cell.locator(".jp-OutputArea"), r"\[DONE\]", STEP_S, "timeline events")
-    # One event a line, from the API server's "received" to its "[DONE]".
     assert re.search(r"^api_server\s+received\b", events, re.M) and re.search(
         r"^api_server\s+\[DONE\]", events, re.M
     ), events

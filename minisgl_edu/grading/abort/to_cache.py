@@ -130,10 +130,18 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     """After the abort (and after its batch landed): the computed full pages are cached, everything
     else of the request's own is free, nothing twice, no lock left behind. `others_lock`: pages
     that requests still running keep locked."""
-    cache, ps = s.cache, s.cache.page_size
     check_row(s, b.row_idx)
-    cached = set(cache.prefix_cache.cached_pages())
-    both = [p for p in cached if cache.allocator.is_free(p)]
+    cached = set(s.cache.prefix_cache.cached_pages())
+    _check_nothing_freed_from_the_cache(s, b, cached)
+    keeps = not isinstance(s.cache.prefix_cache, NaiveCache)
+    want_adopted = _check_adopted(s, b, cached, keeps)
+    _check_freed_and_unlocked(s, b, cached, keeps, want_adopted, others_lock)
+    check_consistent(s)
+
+
+def _check_nothing_freed_from_the_cache(s: Scheduler, b: Held, cached: set[int]) -> None:
+    """No page is both cached and free (a request given it would overwrite K/V), none left the cache."""
+    both = [p for p in cached if s.cache.allocator.is_free(p)]
     prefix = [p for p in both if p in b.shared]
     if prefix:
         raise Mistake(
@@ -153,7 +161,12 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
         )
     lost = b.cached - cached
     assert not lost, f"{len(lost)} page(s) of the prefix cache were taken out of it: the cache's pages are not yours"
-    keeps = not isinstance(cache.prefix_cache, NaiveCache)
+
+
+def _check_adopted(s: Scheduler, b: Held, cached: set[int], keeps: bool) -> set[int]:
+    """The cache adopted exactly the request's computed full pages it did not hold yet, and now holds every
+    computed full page along its ids (the naive cache keeps none). Returns the pages it should adopt."""
+    ps = s.cache.page_size
     full = b.full(ps)
     expect = max(full, b.known) if keeps else 0
     adopted = cached - b.cached
@@ -172,41 +185,57 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     if got > expect:
         raise _too_many(b, got, expect, ps)
     if got < expect or adopted != want_adopted:
-        if got <= max(b.known, b.prompt_len // ps) < full and caches_the_prompt_only(s.abort_fn):
-            raise Mistake(
-                f"only the prompt's full pages went into the prefix cache: {b.cached_len} tokens were computed "
-                f"({full} full pages), {b.prompt_len} of them the prompt's, and the cache holds {got} page(s) "
-                "along its tokens",
-                PROMPT_ONLY,
-            )
-        if got <= b.known and not adopted:
-            raise Mistake(
-                f"none of the request's computed pages went into the prefix cache: it had {b.cached_len} "
-                f"computed token(s), {full} full page(s) of {ps}, and a new request with the same "
-                "start would have reused them (the base part's answer gives them all to the free list)",
-                "a request part-way through a chunked prefill is still in scheduler.waiting, but the chunks that ran "
-                "are computed: cache them too, release(req, cache_it=True)"
-                if b.cached_len < b.prompt_len
-                else "cache what the request computed: release(req, cache_it=True) files its computed full pages "
-                "in the prefix cache",
-            )
-        if b.cached_len % ps == 0 and got == full - 1 and drops_a_computed_token(s.abort_fn):
-            raise Mistake(
-                f"one page too few went into the prefix cache: {b.cached_len} tokens were computed (req.cached_len), "
-                f"{full} full pages of {ps}, and only {got} were cached; the last one, full of computed K/V, went to "
-                "the free list",
-                DROPS_A_COMPUTED_TOKEN,
-            )
-        if got == b.prompt_len // ps:
-            raise Mistake(
-                f"only the prompt's {got} full page(s) went into the prefix cache, but {b.cached_len} tokens were "
-                f"computed ({full} full pages)",
-                PROMPT_ONLY,
-            )
-        raise AssertionError(
-            f"the prefix cache holds {got} page(s) along the request's tokens, expected {expect} "
-            f"(req.cached_len={b.cached_len}, page size {ps}): its computed full pages, filed under their tokens"
+        raise _too_few(b, got, expect, ps, adopted, s.abort_fn)
+    return want_adopted
+
+
+def _too_few(b: Held, got: int, expect: int, ps: int, adopted: set[int], fn) -> Exception:
+    """Name the mistake behind too few pages cached along the request's ids (`got`, `expect` right)."""
+    full = b.full(ps)
+    if got <= max(b.known, b.prompt_len // ps) < full and caches_the_prompt_only(fn):
+        return Mistake(
+            f"only the prompt's full pages went into the prefix cache: {b.cached_len} tokens were computed "
+            f"({full} full pages), {b.prompt_len} of them the prompt's, and the cache holds {got} page(s) "
+            "along its tokens",
+            PROMPT_ONLY,
         )
+    if got <= b.known and not adopted:
+        return Mistake(
+            f"none of the request's computed pages went into the prefix cache: it had {b.cached_len} "
+            f"computed token(s), {full} full page(s) of {ps}, and a new request with the same "
+            "start would have reused them (the base part's answer gives them all to the free list)",
+            "a request part-way through a chunked prefill is still in scheduler.waiting, but the chunks that ran "
+            "are computed: cache them too, release(req, cache_it=True)"
+            if b.cached_len < b.prompt_len
+            else "cache what the request computed: release(req, cache_it=True) files its computed full pages "
+            "in the prefix cache",
+        )
+    if b.cached_len % ps == 0 and got == full - 1 and drops_a_computed_token(fn):
+        return Mistake(
+            f"one page too few went into the prefix cache: {b.cached_len} tokens were computed (req.cached_len), "
+            f"{full} full pages of {ps}, and only {got} were cached; the last one, full of computed K/V, went to "
+            "the free list",
+            DROPS_A_COMPUTED_TOKEN,
+        )
+    if got == b.prompt_len // ps:
+        return Mistake(
+            f"only the prompt's {got} full page(s) went into the prefix cache, but {b.cached_len} tokens were "
+            f"computed ({full} full pages)",
+            PROMPT_ONLY,
+        )
+    return AssertionError(
+        f"the prefix cache holds {got} page(s) along the request's tokens, expected {expect} "
+        f"(req.cached_len={b.cached_len}, page size {ps}): its computed full pages, filed under their tokens"
+    )
+
+
+def _check_freed_and_unlocked(
+    s: Scheduler, b: Held, cached: set[int], keeps: bool, want_adopted: set[int], others_lock: int
+) -> None:
+    """Every page of the request's own but those the cache should adopt is back on the free list (no
+    leak, nothing freed that was not the request's), and its lock on its cached prefix is released
+    exactly once: every cached page is evictable but those the running requests keep locked."""
+    cache = s.cache
     own = len(b.row) - b.own_from
     want_free = b.free + own - len(want_adopted)
     if cache.num_free < want_free:
@@ -232,7 +261,6 @@ def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
     assert evictable == want_evictable, (
         "the cached prefix the request was using is still locked, so it can never be evicted: unlock it once"
     )
-    check_consistent(s)
 
 
 def _after(s: Scheduler, uid: int, b: Held, **kw) -> None:

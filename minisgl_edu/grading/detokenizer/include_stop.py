@@ -130,6 +130,8 @@ def _found_only_at_the_end(cls) -> bool:
 
 
 def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str, cls=None) -> None:
+    """The pieces, add() by add(): each token's text so far is how the answer begins, whole characters
+    only, and nothing held back that can no longer begin a stop string; then the pieces joined."""
     full = _full(ids)
     flag = f"include_stop_str_in_output={include}"
     where = f"(text {full!r}, stop={stop}, {flag})"
@@ -148,75 +150,8 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         certain = _complete_prefix(ids, n, full)
         stop_complete = any(s and s in certain for s in stop)
         if not expected.startswith(shown):
-            if include and shown.startswith(expected) and _went_on_after_the_cut(pieces, ids, expected):
-                raise Mistake(
-                    f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
-                    f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your add() cut right "
-                    f"after {winner!r} with token {_went_on_after_the_cut(pieces, ids, expected)}, and then went on "
-                    "returning text",
-                    NEVER_STOPPED,
-                )
-            if include and _at_a_later_occurrence(shown, full, winner):
-                raise Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
-            if include and _missed_by_the_shortest_look_back(pieces, ids, stop, expected):
-                shortest = min((s for s in stop if s), key=len)
-                raise Mistake(
-                    f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
-                    f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your search missed "
-                    f"{winner!r}, which began in text you had already returned, more than len({shortest!r}) - 1 = "
-                    f"{len(shortest) - 1} characters back: each stop string s may begin len(s) - 1 characters "
-                    f"before the text not yet returned ({len(winner) - 1} for {winner!r}), so look back that far "
-                    "for each one, not one distance (the shortest one's) for all",
-                    SHORTEST_LOOK_BACK,
-                )
-            other = [t for t in stop if t and t != winner and t in full and shown == full[: full.find(t) + len(t)]]
-            if include and other and len(shown) < len(_full(ids[:n])):  # cut inside a token, after another one
-                raise Mistake(
-                    f"after token {n} your add() had returned {shown!r} {where}: you cut after {other[0]!r}, but "
-                    f"{winner!r} ends first in the text",
-                    ENDS_FIRST,
-                )
-            if shown.startswith(expected) and include and _missed_by_a_negative_start(pieces, ids, stop, expected):
-                raise Mistake(
-                    f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
-                    f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your search missed "
-                    f"{winner!r}, which begins at character {full.find(winner)}: early in the stream, starting "
-                    "len(s) - 1 characters before the text not yet returned gives a negative start, and str.find "
-                    "counts a negative start from the end of the text, so it looked only at the last few characters",
-                    NEGATIVE_START,
-                )
-            if shown.startswith(expected) and include:
-                start = full.find(winner)
-                note = ""
-                if start < len(before) and _found_only_at_the_end(cls):
-                    raise Mistake(
-                        f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
-                        f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your add() finds a "
-                        "stop string only when the decoded text ends with it: on 'one two three' it finds 'three' "
-                        "but not 'thr', which ends inside the token ' three'",
-                        ENDS_INSIDE,
-                    )
-                if start < len(before):
-                    note = (
-                        f" The stop string began in text you had already returned ({before!r}): if you look for "
-                        "stop strings only in text not yet returned, you never see this one whole."
-                    )
-                raise Mistake(
-                    f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
-                    f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Cut right after the "
-                    f"end of the stop string, even in the middle of a token.{note}",
-                    # it went on after the leak: it never found the stop string that began in shown text
-                    SEARCH_SHOWN if note and "".join(pieces[n:]) else LEAKED,
-                )
-            if shown.startswith(expected):
-                raise Mistake(
-                    f"after token {n} your add() had returned {shown!r}: with {flag} nothing of the stop string "
-                    f"{winner!r} may be shown, the base part's rule {where}",
-                    BASE_RULE,
-                )
-            raise AssertionError(
-                f"after token {n} your add() had returned {shown!r}, which is not how the answer {expected!r} "
-                f"begins {where}"
+            raise _not_how_it_begins(
+                n, shown, before, pieces, ids, stop, include, expected, full=full, winner=winner, where=where, cls=cls
             )
         if not stop_complete and len(shown) < len(certain) - (longest - 1):
             waiting = certain[len(shown) :]
@@ -228,6 +163,105 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                 "release held-back text as soon as the next tokens show it cannot begin a stop string",
             )
     _judge_joined(pieces, ids, winner, include, expected, where)
+
+
+def _not_how_it_begins(
+    n: int,
+    shown: str,
+    before: str,
+    pieces: list[str],
+    ids: list[int],
+    stop: list[str],
+    include: bool,
+    expected: str,
+    *,
+    full: str,
+    winner: str,
+    where: str,
+    cls,
+) -> Exception:
+    """Name the mistake behind `shown`, the text of the first `n` add() calls (`before`: of the first
+    n - 1), which is not how the answer `expected` begins: with the flag set, went on after the cut,
+    cut at a later occurrence or after the wrong stop string, or missed the stop string; with it
+    unset, showed the stop string."""
+    if include and shown.startswith(expected) and _went_on_after_the_cut(pieces, ids, expected):
+        return Mistake(
+            f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+            f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your add() cut right "
+            f"after {winner!r} with token {_went_on_after_the_cut(pieces, ids, expected)}, and then went on "
+            "returning text",
+            NEVER_STOPPED,
+        )
+    if include and _at_a_later_occurrence(shown, full, winner):
+        return Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
+    if include and _missed_by_the_shortest_look_back(pieces, ids, stop, expected):
+        shortest = min((s for s in stop if s), key=len)
+        return Mistake(
+            f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+            f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your search missed "
+            f"{winner!r}, which began in text you had already returned, more than len({shortest!r}) - 1 = "
+            f"{len(shortest) - 1} characters back: each stop string s may begin len(s) - 1 characters "
+            f"before the text not yet returned ({len(winner) - 1} for {winner!r}), so look back that far "
+            "for each one, not one distance (the shortest one's) for all",
+            SHORTEST_LOOK_BACK,
+        )
+    other = [t for t in stop if t and t != winner and t in full and shown == full[: full.find(t) + len(t)]]
+    if include and other and len(shown) < len(_full(ids[:n])):  # cut inside a token, after another one
+        return Mistake(
+            f"after token {n} your add() had returned {shown!r} {where}: you cut after {other[0]!r}, but "
+            f"{winner!r} ends first in the text",
+            ENDS_FIRST,
+        )
+    if shown.startswith(expected) and include and _missed_by_a_negative_start(pieces, ids, stop, expected):
+        return Mistake(
+            f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+            f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your search missed "
+            f"{winner!r}, which begins at character {full.find(winner)}: early in the stream, starting "
+            "len(s) - 1 characters before the text not yet returned gives a negative start, and str.find "
+            "counts a negative start from the end of the text, so it looked only at the last few characters",
+            NEGATIVE_START,
+        )
+    if shown.startswith(expected) and include:
+        return _leaked(n, shown, before, pieces, expected, full, winner=winner, where=where, cls=cls)
+    if shown.startswith(expected):
+        return Mistake(
+            f"after token {n} your add() had returned {shown!r}: with include_stop_str_in_output={include} "
+            f"nothing of the stop string {winner!r} may be shown, the base part's rule {where}",
+            BASE_RULE,
+        )
+    return AssertionError(
+        f"after token {n} your add() had returned {shown!r}, which is not how the answer {expected!r} begins {where}"
+    )
+
+
+def _leaked(
+    n: int, shown: str, before: str, pieces: list[str], expected: str, full: str, *, winner: str, where: str, cls
+) -> Mistake:
+    """With the flag set, text after the stop string was shown, for none of the reasons
+    _not_how_it_begins names first: a stop string found only at the end of the decoded text, one
+    that began in text already returned, or else a cut not right after the stop string."""
+    start = full.find(winner)
+    note = ""
+    if start < len(before) and _found_only_at_the_end(cls):
+        return Mistake(
+            f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+            f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your add() finds a "
+            "stop string only when the decoded text ends with it: on 'one two three' it finds 'three' "
+            "but not 'thr', which ends inside the token ' three'",
+            ENDS_INSIDE,
+        )
+    if start < len(before):
+        note = (
+            f" The stop string began in text you had already returned ({before!r}): if you look for "
+            "stop strings only in text not yet returned, you never see this one whole."
+        )
+    return Mistake(
+        f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+        f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Cut right after the "
+        f"end of the stop string, even in the middle of a token.{note}",
+        # it went on after the leak: it never found the stop string that began in shown text
+        SEARCH_SHOWN if note and "".join(pieces[n:]) else LEAKED,
+    )
 
 
 def _judge_joined(pieces: list[str], ids: list[int], winner: str, include: bool, expected: str, where: str) -> None:

@@ -115,6 +115,8 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
 
 
 def check_batch(s: Scheduler, batch) -> None:
+    """The batch is one the engine can run: a Batch of a known phase with items, each request in it
+    once, every item right for its request, the budget kept, no running request left out."""
     if batch is None:
         return
     assert isinstance(batch, Batch), f"return a Batch or None, not {type(batch).__name__}"
@@ -140,68 +142,94 @@ def check_batch(s: Scheduler, batch) -> None:
             f"request {req.uid} is in the batch but was never admitted (it has no page-table row): admit it first"
         )
         if batch.is_prefill:
-            assert req in s.waiting, f"request {req.uid} is in a prefill batch but not in scheduler.waiting"
-            if it.start != req.cached_len:
-                raise Mistake(
-                    f"request {req.uid} has {req.cached_len} of its {len(req.input_ids)} prompt tokens in the "
-                    f"cache already (req.cached_len), but your chunk starts at {it.start}: the next chunk "
-                    "starts where the last one ended",
-                    "an item's start is req.cached_len (cache.admit sets it to the cached prefix's length; the "
-                    "engine moves it on after each chunk), never 0 for a request part-way through its prompt",
-                )
-            if it.end > len(req.input_ids) and it.start == req.prefix_len > 0:
-                raise Mistake(
-                    f"request {req.uid}: your prefill item covers {it.num_tokens} tokens from {it.start}, the end "
-                    f"of its cached prefix, so it reaches position {it.end}, past the end of its "
-                    f"{len(req.input_ids)}-token prompt",
-                    "work the chunk out after cache.admit(req): admit sets req.cached_len to the cached prefix, "
-                    "and req.remaining_prompt shrinks with it; read before admit, it is the whole prompt",
-                )
-            if it.end > len(req.input_ids) and req.cached_len > req.prefix_len:
-                raise Mistake(
-                    f"request {req.uid} is part-way through its prompt ({req.cached_len} of its "
-                    f"{len(req.input_ids)} tokens in the cache, {req.prefix_len} of them the cached prefix it was "
-                    f"admitted with): your chunk of {it.num_tokens} tokens from {it.start} reaches position "
-                    f"{it.end}, past the end of its prompt, of which {req.remaining_prompt} token(s) are left",
-                    "a chunk is sized from where the cache ends now: req.remaining_prompt shrinks after every chunk "
-                    "(req.cached_len moves on), unlike the prefix the request was admitted with (req.prefix_len)",
-                )
-            assert it.end <= len(req.input_ids), (
-                f"request {req.uid}: your prefill item reaches position {it.end}, past the end of its "
-                f"{len(req.input_ids)}-token prompt (its remaining prompt is req.remaining_prompt)"
-            )
+            _check_prefill_item(s, it)
         else:
-            assert req in s.running, f"request {req.uid} is in a decode batch but not in scheduler.running"
-            if (it.start, it.num_tokens) != (req.total_len - 1, 1):
-                raise Mistake(
-                    f"request {req.uid}: a decode item computes one token, the newest, at position "
-                    f"req.total_len - 1 = {req.total_len - 1}; yours computes {it.num_tokens} from {it.start}",
-                    "a decode item is ScheduledReq(req, req.total_len - 1, 1): the newest token only",
-                )
-        held, needed = s.cache.held_pages(req), pages_for(it.end, s.cache.page_size)
-        if held < needed:
-            raise Mistake(
-                f"request {req.uid} computes tokens up to position {it.end} but holds only {held} pages "
-                f"(it needs {needed} of {s.cache.page_size} tokens)",
-                "before you add an item, scheduler.cache.reserve(req, start + num_tokens) makes the request hold "
-                "pages up to the item's end",
-            )
-        if held != needed and not batch.is_prefill and held == pages_for(it.end + 1, s.cache.page_size):
-            raise Mistake(
-                f"request {req.uid}'s decode item computes position {it.start} and ends at {it.end} "
-                f"(req.total_len), which take {needed} pages of {s.cache.page_size} tokens, but it holds {held}: "
-                "it reserved room for the token this step samples, a page before it is needed",
-                "a decode item ends at req.total_len: reserve(req, req.total_len), not total_len + 1; the token "
-                "this step samples gets its K/V, and its page, in the next step's item",
-            )
-        if held != needed:
-            raise Mistake(
-                f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "
-                f"{s.cache.page_size} tokens, but it holds {held}: a page taken before it is needed is one "
-                "that the admission of the others counted as available, so they can run out of pages",
-                "reserve up to the item's end, scheduler.cache.reserve(req, start + num_tokens), never a page "
-                "count per chunk: pages belong to the request (a chunk that starts inside a page continues on it)",
-            )
+            _check_decode_item(s, it)
+        _check_item_pages(s, batch, it)
+    _check_batch_whole(s, batch, seen)
+
+
+def _check_prefill_item(s: Scheduler, it: ScheduledReq) -> None:
+    """A prefill item's request is waiting, and its chunk starts where the request's cache ends and
+    stops at the end of its prompt."""
+    req = it.req
+    assert req in s.waiting, f"request {req.uid} is in a prefill batch but not in scheduler.waiting"
+    if it.start != req.cached_len:
+        raise Mistake(
+            f"request {req.uid} has {req.cached_len} of its {len(req.input_ids)} prompt tokens in the "
+            f"cache already (req.cached_len), but your chunk starts at {it.start}: the next chunk "
+            "starts where the last one ended",
+            "an item's start is req.cached_len (cache.admit sets it to the cached prefix's length; the "
+            "engine moves it on after each chunk), never 0 for a request part-way through its prompt",
+        )
+    if it.end > len(req.input_ids) and it.start == req.prefix_len > 0:
+        raise Mistake(
+            f"request {req.uid}: your prefill item covers {it.num_tokens} tokens from {it.start}, the end "
+            f"of its cached prefix, so it reaches position {it.end}, past the end of its "
+            f"{len(req.input_ids)}-token prompt",
+            "work the chunk out after cache.admit(req): admit sets req.cached_len to the cached prefix, "
+            "and req.remaining_prompt shrinks with it; read before admit, it is the whole prompt",
+        )
+    if it.end > len(req.input_ids) and req.cached_len > req.prefix_len:
+        raise Mistake(
+            f"request {req.uid} is part-way through its prompt ({req.cached_len} of its "
+            f"{len(req.input_ids)} tokens in the cache, {req.prefix_len} of them the cached prefix it was "
+            f"admitted with): your chunk of {it.num_tokens} tokens from {it.start} reaches position "
+            f"{it.end}, past the end of its prompt, of which {req.remaining_prompt} token(s) are left",
+            "a chunk is sized from where the cache ends now: req.remaining_prompt shrinks after every chunk "
+            "(req.cached_len moves on), unlike the prefix the request was admitted with (req.prefix_len)",
+        )
+    assert it.end <= len(req.input_ids), (
+        f"request {req.uid}: your prefill item reaches position {it.end}, past the end of its "
+        f"{len(req.input_ids)}-token prompt (its remaining prompt is req.remaining_prompt)"
+    )
+
+
+def _check_decode_item(s: Scheduler, it: ScheduledReq) -> None:
+    """A decode item's request is running, and the item computes its newest token only."""
+    req = it.req
+    assert req in s.running, f"request {req.uid} is in a decode batch but not in scheduler.running"
+    if (it.start, it.num_tokens) != (req.total_len - 1, 1):
+        raise Mistake(
+            f"request {req.uid}: a decode item computes one token, the newest, at position "
+            f"req.total_len - 1 = {req.total_len - 1}; yours computes {it.num_tokens} from {it.start}",
+            "a decode item is ScheduledReq(req, req.total_len - 1, 1): the newest token only",
+        )
+
+
+def _check_item_pages(s: Scheduler, batch: Batch, it: ScheduledReq) -> None:
+    """The item's request holds pages exactly up to the item's end: none missing, and none taken
+    early (a page held before it is needed is one the admission of the others counted as free)."""
+    req = it.req
+    held, needed = s.cache.held_pages(req), pages_for(it.end, s.cache.page_size)
+    if held < needed:
+        raise Mistake(
+            f"request {req.uid} computes tokens up to position {it.end} but holds only {held} pages "
+            f"(it needs {needed} of {s.cache.page_size} tokens)",
+            "before you add an item, scheduler.cache.reserve(req, start + num_tokens) makes the request hold "
+            "pages up to the item's end",
+        )
+    if held != needed and not batch.is_prefill and held == pages_for(it.end + 1, s.cache.page_size):
+        raise Mistake(
+            f"request {req.uid}'s decode item computes position {it.start} and ends at {it.end} "
+            f"(req.total_len), which take {needed} pages of {s.cache.page_size} tokens, but it holds {held}: "
+            "it reserved room for the token this step samples, a page before it is needed",
+            "a decode item ends at req.total_len: reserve(req, req.total_len), not total_len + 1; the token "
+            "this step samples gets its K/V, and its page, in the next step's item",
+        )
+    if held != needed:
+        raise Mistake(
+            f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "
+            f"{s.cache.page_size} tokens, but it holds {held}: a page taken before it is needed is one "
+            "that the admission of the others counted as available, so they can run out of pages",
+            "reserve up to the item's end, scheduler.cache.reserve(req, start + num_tokens), never a page "
+            "count per chunk: pages belong to the request (a chunk that starts inside a page continues on it)",
+        )
+
+
+def _check_batch_whole(s: Scheduler, batch: Batch, seen: set[int]) -> None:
+    """The batch as a whole: a prefill batch keeps the token budget, a decode batch has every
+    running request (`seen`: the uids in the batch)."""
     if batch.is_prefill:
         if batch.num_tokens > s.max_prefill_tokens:
             raise Mistake(
