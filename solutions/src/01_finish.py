@@ -26,7 +26,9 @@ token already appended, and returns:
   decode). Since the check runs after every token, a stop string found now was completed by the
   newest token, and it can lie anywhere relative to the tokens: across several of them, ending
   in the middle of the newest one (which then carries more text after it), or made of characters
-  that take several byte tokens each (CJK, emoji). Only the output counts: a stop string that
+  that take several byte tokens each (CJK, emoji). With `ignore_eos`, an EOS token stays in the
+  output and decodes to no text (`decode` skips special tokens), so a stop string with a few of them
+  among its tokens (up to three) spans more tokens than it has bytes. Only the output counts: a stop string that
   appears in the prompt does not end the answer. The check runs for every token of every request,
   so it must not decode the whole output each time; what it does decode must still be enough to
   see any stop string of the list that the newest token completes;
@@ -71,8 +73,8 @@ def check_finish(req: Req, eos_ids: set[int], decode: Optional[Callable[[list[in
 tokenizer (the one the scheduler passes as `decode`): EOS ids (two of them, and another model's
 set), the length limit and its clamped value, which reason wins when two hold, `ignore_eos`, and
 stop strings that span two tokens, end inside a token, are made of CJK characters or emoji (an
-emoji takes up to four tokens), come second in a list of stop strings of different lengths, or
-appear only in the prompt. Then it plugs your function into the real engine
+emoji takes up to four tokens), have ignored EOS tokens among their own, come second in a list of
+stop strings of different lengths, or appear only in the prompt. Then it plugs your function into the real engine
 (`scheduler.finish_fn = check_finish`), runs three chat requests on the default model (one ends
 on EOS, one on `max_tokens`, one on a stop string) and compares token ids and finish reasons with
 the package's own version. When a case fails, its message says what was expected and why, and a

@@ -9,6 +9,7 @@ or three tokens. The last case plugs the function into the real engine and compa
 
 from __future__ import annotations
 
+import copy
 from typing import Optional
 
 from minisgl_edu.core import Req, SamplingParams
@@ -25,6 +26,7 @@ from minisgl_edu.grading.finish.scenes import (
     decoded_in_parts,
     finish_case,
     later_stop_undoes,
+    params_changed,
 )
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.scheduler.finish import check_finish as reference
@@ -37,7 +39,16 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
         calls.append(list(ids))
         return _decode(ids)
 
+    params = copy.deepcopy(req.sampling_params)
     got = fn(req, set(eos_ids), decode)
+    changed = params_changed(params, req)
+    if changed:
+        raise Mistake(
+            f"your check_finish changed req.sampling_params ({changed}): it only decides whether the request "
+            "is finished. The parameters are the client's, and the scheduler sends list(sampling_params.stop) "
+            "to the detokenizer with every token, which cuts the text at those strings",
+            "only read req: leave req.sampling_params as it is (the detokenizer reads the stop list after you)",
+        )
     if got == want and type(got) is type(want):
         return
     shown = _decode(req.output_ids)
@@ -295,6 +306,46 @@ def case_stop_emoji_margin(fn):
         )
 
 
+IGNORED_EOS_MARGIN = (
+    "an EOS that ignore_eos keeps stays in req.output_ids and decodes to no text (decode skips special "
+    "tokens): it adds a token to the stop string's span but no byte, so size the window len(s.encode()) plus "
+    "a margin of a few tokens"
+)
+
+
+def _widest_decode(fn, req: Req) -> int:
+    """The most ids the answer passed to one call of decode on `req` (0 when it raised)."""
+    sizes = [0]
+    try:
+        fn(req, set(EOS), lambda ids: sizes.append(len(ids)) or _decode(ids))
+    except Exception:
+        pass
+    return max(sizes)
+
+
+def case_ignored_eos_in_stop(fn):
+    ids = _ids("x 北京")
+    out = ids[:4] + [2] + ids[4:5] + [0] + ids[5:]  # an ignored EOS between the characters, one inside 京
+    assert _decode(out) == "x 北京" and _completes(out, "北京") == (8, 7), "setup: '北京' must span 7 tokens"
+    _expect(
+        fn,
+        _req(out[:-1], stop=["北京"], ignore_eos=True),
+        None,
+        f"{_decode(out[:-1])!r} does not hold '北京' yet (the last byte of 京 comes with the next token)",
+    )
+    req = _req(out, stop=["北京"], ignore_eos=True)
+    bytes_only = _widest_decode(fn, _req(out, stop=["北京"], ignore_eos=True)) == len("北京".encode())
+    _expect(
+        fn,
+        req,
+        "stop",
+        "ignore_eos is set, and two EOS ids (2 and 0) sit among the tokens of the stop string '北京' (6 bytes in "
+        "UTF-8): they stay in the output and decode to '' (decode skips special tokens), so the stop string "
+        "spans the last 7 tokens, more than its bytes",
+        hint=IGNORED_EOS_MARGIN + (": your window of exactly len(s.encode()) tokens leaves none" if bytes_only else ""),
+    )
+
+
 def case_longest_stop_sets_window(fn):
     text, long = "one two three four five six seven", "two three four five six seven"
     ids = _ids(text)
@@ -383,6 +434,11 @@ CASES = [
         "stop string of emoji, at the edge of the window",
         case_stop_emoji_margin,
         "a character is up to four bytes, and a byte-level token can hold a single byte",
+    ),
+    Case(
+        "an ignored EOS inside a stop string",
+        case_ignored_eos_in_stop,
+        "an EOS kept by ignore_eos decodes to no text: leave a margin beyond len(s.encode()) tokens",
     ),
     Case(
         "the longest stop string sets the window",

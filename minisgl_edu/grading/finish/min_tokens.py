@@ -13,12 +13,19 @@ Graded on its own score line ("finish_min_tokens"), so the base exercise's score
 
 from __future__ import annotations
 
+import copy
 from typing import Callable, Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.finish.base import EOS, PLAIN, RETURNS_A_REASON, _decode, _ids, _req
-from minisgl_edu.grading.finish.scenes import EOS_COUNTS, STOP_NOT_SPENT, UNREACHABLE_MIN, finish_case
+from minisgl_edu.grading.finish.scenes import (
+    EOS_COUNTS,
+    STOP_NOT_SPENT,
+    UNREACHABLE_MIN,
+    finish_case,
+    params_changed,
+)
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
 from minisgl_edu.scheduler.finish import check_finish as package_check_finish
 
@@ -38,13 +45,23 @@ def reference_min_tokens(
 
 
 def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str, hint: str = "") -> None:
-    before = list(req.output_ids)
+    before, params = list(req.output_ids), copy.deepcopy(req.sampling_params)
     got = fn(req, set(EOS), _decode, min_tokens)
     if req.output_ids != before:
         raise Mistake(
             "your check_finish_min_tokens changed req.output_ids: it only decides whether the request "
             "is finished; a token held back by min_tokens stays in the output (the client sees it)",
             "only read req: leave req.output_ids as it is",
+        )
+    changed = params_changed(params, req)
+    if changed:
+        raise Mistake(
+            f"your check_finish_min_tokens changed req.sampling_params ({changed}) with {len(before)} output "
+            f"tokens and min_tokens={min_tokens}: it only decides. The parameters are the client's and the rest of "
+            "the engine reads them while the request runs: the scheduler sends list(sampling_params.stop) to the "
+            "detokenizer with every token, so a stop list switched off lets the client see a stop string",
+            "only read req: leave req.sampling_params as it is, and hold EOS and stop strings back by what you "
+            "return (None below min_tokens), not by switching them off on the request",
         )
     if got == want and type(got) is type(want):
         return

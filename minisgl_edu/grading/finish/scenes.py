@@ -140,6 +140,14 @@ def show(scene: FinishScene) -> str:
 RETURNS_A_REASON = "return the reason, 'stop' or 'length', or None while it goes on: never True/False"
 
 
+def params_changed(before: SamplingParams, req: Req) -> Optional[str]:
+    """The fields of req.sampling_params that differ from `before` (a copy taken before the call),
+    as "ignore_eos False -> True, stop ['x'] -> []"; None when the check left them as they were."""
+    after = req.sampling_params
+    fields = [f for f in vars(before) if getattr(after, f, None) != getattr(before, f)]
+    return ", ".join(f"{f} {getattr(before, f)!r} -> {getattr(after, f, None)!r}" for f in fields) or None
+
+
 def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = None) -> str:
     """The mistake a list of returns shows, read at the first token where the two lists part
     (`answer`: the answer graded, tried once more where two mistakes give the same returns)."""
@@ -176,16 +184,9 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             return STOP_NOT_SPENT
     if a == "stop" and is_eos and not scene.ignore_eos:
         return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}: the set the scheduler passes, every id of it"
-    if a == "stop" and b != "stop" and answer and scene.stretch_min is None:
-        req = _request(scene)
-        req.output_ids = list(scene.output[:n])
-        calls: list[list[int]] = []
-        try:
-            answer[0](req, set(scene.eos_ids), lambda ids: calls.append(list(ids)) or _decode(ids))
-        except Exception:
-            calls = []
-        if decoded_in_parts(req, calls):
-            return SPLIT
+    missed = _how_it_missed(answer[0], scene, n) if a == "stop" and b != "stop" and answer else None
+    if missed:
+        return missed
     if a == "stop" and b in (None, "length") and answer:
         req = _request(scene)
         req.output_ids = list(scene.output[:n])
@@ -246,6 +247,55 @@ def _wrong_stop(scene: FinishScene, n: int, is_eos: bool) -> str:
     return (
         "no stop string is in the output's text yet: decode req.output_ids only (not the prompt), and look only "
         "for the strings of sampling_params.stop"
+    )
+
+
+def _how_it_missed(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
+    """The hint for a stop string the answer missed at token n, where trying it once more shows how:
+    state carried over from earlier calls, or (base part) the window decoded in parts."""
+    carried = carries_over(fn, scene, n)
+    if carried or scene.stretch_min is not None:
+        return carried
+    req = _request(scene)
+    req.output_ids = list(scene.output[:n])
+    calls: list[list[int]] = []
+    try:
+        fn(req, set(scene.eos_ids), lambda ids: calls.append(list(ids)) or _decode(ids))
+    except Exception:
+        calls = []
+    return SPLIT if decoded_in_parts(req, calls) else None
+
+
+def carries_over(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
+    """The hint for an answer that finds the stop string when called once on a fresh request holding
+    the first n tokens, but not when called after each token on one request as the scheduler does:
+    it keeps something from earlier calls. None when the fresh call misses it too."""
+    extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
+    fresh = _request(scene)
+    fresh.output_ids = list(scene.output[:n])
+    grown, last = _request(scene), [[]]
+    try:
+        if fn(fresh, set(scene.eos_ids), _decode, *extra) != "stop":
+            return None
+        for k in range(1, n + 1):  # the scheduler's calls again, recording what the n-th decodes
+            grown.output_ids = list(scene.output[:k])
+            last[:] = [[]]
+            if fn(grown, set(scene.eos_ids), lambda ids: last.append(list(ids)) or _decode(ids), *extra) is not None:
+                break
+    except Exception:
+        return None
+    one_token = [ids for ids in last if ids]
+    how = (
+        f"; at token {n} it decoded only the newest token, and a byte token of a CJK character or an emoji "
+        "decoded on its own gives '\ufffd', so text joined from such pieces never holds the character"
+        if one_token and all(len(ids) == 1 for ids in one_token)
+        else ""
+    )
+    return (
+        f"called once on a fresh request holding these {n} tokens your check returns 'stop', but called after each "
+        "token on one request, as the scheduler calls it, it does not: it carries something over from earlier calls "
+        f"(such as text kept on req){how}. Decode the window from req.output_ids afresh at every call, in one call "
+        "of decode"
     )
 
 
