@@ -50,8 +50,9 @@ with a run without drafts):
 2. **Cut.** The request finishes on the same token, for the same reason, as it would without
    drafts: each new token obeys the rules of exercise 1 as if it had come in a step of its own
    (`"stop"` on one of `eos_ids` unless `ignore_eos`, or when the generated text contains a stop
-   string, wherever that string begins and whatever characters it is made of; `"length"` when the
-   output reaches `max_new_tokens`; `"stop"` when both hold). `tokens` ends on the first token that
+   string, wherever that string begins and whatever characters it is made of, even with a few EOS
+   tokens that `ignore_eos` kept among its own (they decode to no text); `"length"` when the output
+   reaches `max_new_tokens`; `"stop"` when both hold). `tokens` ends on the first token that
    finishes the request and `finish_reason` says why (`None` when none does). `accepted` still
    counts the drafts the model agreed with, before the cut.
 3. **Roll back.** `kv_len` is the number of positions, from the prompt's first token, whose K/V is
@@ -154,7 +155,7 @@ tokenizer (a stop string spans tokens there), with pages of 4 positions: every d
 the bonus, the first mismatch, the shorter targets of a sampled request, an EOS inside the run,
 `ignore_eos`, `max_new_tokens` reached by the model's token or by drafts the scheduler should have
 capped, stop strings across accepted tokens and across the output and the run, a stop string of
-emoji that spans 9 tokens, "stop" before
+emoji that spans 9 tokens, one with two ignored EOS tokens among its own, "stop" before
 "length", `kv_len`, the pages of rejected drafts on one and on two pages, the newest token's page,
 a prompt whose first pages belong to the prefix cache, the pages of a cut run, and the inputs left
 as they were. Every field is compared with the package's step; when yours differs, the message

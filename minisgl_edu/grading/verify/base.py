@@ -137,6 +137,33 @@ def case_stop_multibyte(fn):
     )
 
 
+def case_ignored_eos_in_stop(fn):
+    one, two, three, four = _w(" one", " two", " three", " four")
+    _check(
+        fn,
+        _req([one, two], 3, ignore_eos=True, stop=("two three",)),
+        [2, three, four],
+        [2, three, four, one],
+        "ignore_eos is set, and the stop string 'two three' begins in the output and ends in draft 1, with the "
+        "accepted end id 2 between its words (it decodes to no text)",
+        ["ignore_eos_stops_off"] + [m for m in ALL_MISTAKES if m != "ignore_eos_stops_off"],  # the likeliest first
+    )
+    ids = tokenizer().encode("go 🚀 now")  # 'go', three byte tokens for the rocket, ' now'
+    out, drafts = ids[:2] + [2], [ids[2], 0, ids[3], ids[4]]  # an ignored end id on each side of a byte
+    assert len(ids) == 5 and _decode(out + drafts) == "go 🚀 now" and "🚀" not in _decode(out + drafts[:2]), (
+        "setup: the rocket should be three byte tokens"
+    )
+    _check(
+        fn,
+        _req(out, 4, ignore_eos=True, stop=("🚀",)),
+        drafts,
+        drafts + [one],
+        "ignore_eos is set, and the stop string '🚀' (4 bytes) begins in the output and ends in draft 2 with two "
+        "end ids among its tokens: they stay in the output and decode to no text, so it spans 5 tokens",
+        ["stop_window_bytes"] + [m for m in ALL_MISTAKES if m != "stop_window_bytes"],  # the likeliest first
+    )
+
+
 def case_stop_beats_length(fn):
     one, two, three, four = _w(" one", " two", " three", " four")
     _check(
@@ -267,6 +294,11 @@ CASES = [
         "a stop string of multi-byte characters",
         case_stop_multibyte,
         "the decoded tail must be long enough for the longest stop string, whatever its characters",
+    ),
+    Case(
+        "an ignored EOS inside a stop string",
+        case_ignored_eos_in_stop,
+        "an ignored end id adds a token but no text: decode len(s.encode()) tokens plus a margin",
     ),
     Case("'stop' beats 'length'", case_stop_beats_length, "EOS and stop strings first, then the length"),
     Case(

@@ -4,13 +4,15 @@
 Where this sits in the course: the generated phase (grading/explore.py) of `verify`, run after the
 hand-made steps of base.py. A scene is a request in the middle of its answer: text cut into the
 default model's real tokens (CJK characters and emoji of several tokens each, EOS ids placed
-anywhere), its output so far, 0 to 8 drafts that follow the model's answer until a seeded place
+anywhere), its output so far, 1 to 8 drafts that follow the model's answer until a seeded place
 where one is wrong (or none is), and the targets the engine gives back (after a wrong draft they
 may equal the drafts, or stop there as a sampled request's do). Around it: `max_new_tokens` before,
 inside or after the run (the scheduler caps the drafts, the step must not rely on it), EOS ids
-and `ignore_eos`, stop strings cut from the answer's own text or not in it at all, several of
-different lengths, page sizes of 1 to 16 positions, a prompt whose first pages may belong to the
-prefix cache.
+and `ignore_eos`, stop strings cut from the answer's own text (ending in this step's tokens) or
+not in it at all, several of different lengths, page sizes of 1 to 16 positions, a prompt whose
+first pages may belong to the prefix cache. Every scene is one the engine can produce: the request
+had drafts, and its output so far has not finished it (no end id in it unless `ignore_eos`, no
+stop string in its text: either would have ended it on an earlier token).
 
 What is compared, in this order: each field of the VerifyResult; then that the request, the
 drafts and the targets were left as they were (the scheduler reads them after the call).
@@ -22,18 +24,16 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.step import (
-    ACCEPT_MISTAKES,
-    ALL_MISTAKES,
     CAPPED,
     FIELDS,
-    HINTS,
-    MISTAKES,
     _as_result,
     _call,
     _decode,
@@ -86,9 +86,11 @@ def _ids(text: str) -> tuple[int, ...]:
     return tuple(tokenizer().encode(text))
 
 
-def _cut(text: str, a: int, b: int) -> str:
-    lo, hi = sorted((a % (len(text) + 1), b % (len(text) + 1)))
-    return text[lo:hi]
+def _cut(text: str, new_from: int, a: int, b: int) -> str:
+    """A stretch of `text` that ends past `new_from` (in the text of this step's tokens): one that
+    ended before would already be in the output's text, and the request would have finished."""
+    hi = new_from + 1 + b % max(len(text) - new_from, 1)
+    return text[a % hi : hi]
 
 
 # Strategies built once: a strategy made inside each draw is validated again every time.
@@ -111,7 +113,7 @@ def verify_scenes(draw: Any) -> VerifyScene:
         answer.insert(draw(st.integers(0, len(answer))), draw(_EOS_TOKEN))
     answer += _ids(MORE)
     have = draw(st.integers(1, len(answer) - 9))  # tokens of output so far; the newest is the last
-    k = draw(st.integers(0, 8))
+    k = draw(st.integers(1, 8))  # the speculator hands over only the requests that had drafts
     follows = answer[have : have + k + 1]  # what the model says after the newest token
     wrong = draw(st.integers(0, k))  # the first wrong draft; k: every draft is right
     drafts = list(follows[:k])
@@ -122,15 +124,20 @@ def verify_scenes(draw: Any) -> VerifyScene:
     targets = follows[: wrong + 1]
     if wrong < k and after != "sampled":
         targets += drafts[wrong + 1 :] + [follows[k]] if after == "drafts" else [10907] * (k - wrong)
-    text = _decode(answer[: have + k + 1])
+    text, before = _decode(answer[: have + k + 1]), _decode(answer[:have])
     stop = []
     for _ in range(draw(st.integers(0, 3))):  # cut from the answer's text, or perhaps not in it
-        stop.append(_cut(text, draw(_POSITION), draw(_POSITION)) if draw(st.booleans()) else draw(_ELSEWHERE))
+        cut = _cut(text, len(before), draw(_POSITION), draw(_POSITION))
+        stop.append(cut if draw(st.booleans()) else draw(_ELSEWHERE))
     page_size = draw(_PAGE_SIZE)
     prompt_len = draw(st.integers(1, 40))
     held = pages_for(prompt_len + have + k, page_size)  # the scheduler reserved the newest's and the drafts' pages
     eos_ids = {"model": [0, 2], "one": [2], "none": [], "answer": [answer[have]]}[draw(_EOS_IDS)]
     prefix = {"none": 0, "pages": prompt_len // page_size * page_size, "prompt": prompt_len}[draw(_PREFIX)]
+    ignore_eos = draw(st.booleans())
+    # Only a request that has not finished reaches a verify step: no end id in its output unless
+    # ignore_eos, and no stop string in its text (those would have ended it on an earlier token).
+    assume(ignore_eos or not set(eos_ids) & set(answer[:have]))
     return VerifyScene(
         prompt_len=prompt_len,
         output=answer[:have],
@@ -138,8 +145,8 @@ def verify_scenes(draw: Any) -> VerifyScene:
         targets=targets,
         max_new_tokens=have + draw(_MAX_NEW),
         eos_ids=eos_ids,
-        ignore_eos=draw(st.booleans()),
-        stop=[s for s in stop if s],
+        ignore_eos=ignore_eos,
+        stop=[s for s in stop if s and s not in before],
         page_size=page_size,
         pages=[(37 * i + 11) % 101 for i in range(held)],
         prefix_len=prefix,
@@ -248,6 +255,12 @@ def finish_story(scene: VerifyScene, want: VerifyResult) -> str:
         if n > max(len(y) for y in req.stop) + 4:
             chars = max(len(y) for y in req.stop) + 4
             facts.append(f"count the tail in bytes, not characters ({chars} tokens would not hold it)")
+        empty = [t for t in output[-n:] if not req.decode([t])]
+        if empty and n > max(len(y.encode("utf-8")) for y in req.stop):
+            facts.append(
+                f"{len(empty)} of them decode to no text (end ids kept by ignore_eos): the tail needs a margin "
+                "beyond len(s.encode()) tokens"
+            )
         if not req.decode(output[-n:]).endswith(x):
             facts.append("the text goes on after it inside that token: look for it anywhere in the tail, not endswith")
         if req.ignore_eos:

@@ -3,9 +3,9 @@ not looked for. ignore_eos turns off the EOS test only; a stop string still ends
 
 from minisgl_edu.scheduler.verify_step import VerifyResult
 
-MUST_FAIL = {"generated: 250 verify steps against the package's"}
+MUST_FAIL = {"an ignored EOS inside a stop string", "generated: 250 verify steps against the package's"}
 MUST_SAY = "turns off the EOS test only"
-CAUGHT_BY = {"generated"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "ignore_eos turns off the EOS test only"
 
 
