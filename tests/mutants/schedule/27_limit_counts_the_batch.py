@@ -11,7 +11,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"generated: 250 scheduler states, several steps each"}
 MUST_SAY = "max_running"
-CAUGHT_BY = {"generated"}
+CAUGHT_BY = {"generated", "hand"}
 HINT_SAYS = "not only the requests of this batch"
 
 
