@@ -258,6 +258,36 @@ def _pages_back_but_not_counted(a, bad: list[int], x: list[int]) -> None:
         )
 
 
+FREE_TWICE = (
+    "a refused free() leaves every page either in use or on the free list, never both: if you undo the pages it "
+    "already gave back, take them off the free list too (or check every page before freeing any)"
+)
+
+
+def _pages_free_twice(a, bad: list[int], x: list[int]) -> None:
+    """num_free is above num_pages after a refused free. When allocate(num_free) then hands a page out twice,
+    pages the refused call gave back stayed on the free list although it marked them in use again, and their
+    owner's free() listed them a second time; otherwise num_free counts pages that are not there."""
+    free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
+    try:
+        got = a.allocate(free)
+    except Exception:
+        got = None
+    twice = sorted({p for p in got if got.count(p) > 1}) if isinstance(got, list) else []
+    where = f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {free} of 6"
+    if not twice:
+        raise Mistake(
+            f"{where}: it counts {free - 6} page(s) more than the allocator has",
+            "count a page as free only once it is back on the free list: a refused free() counts none it did not give back",
+        )
+    raise Mistake(
+        f"{where}: allocate({free}) then handed out {got!r}, page {twice[0]} twice. The refused call left pages it "
+        "had already given back on the free list while they were still in use (their owner's later free() was "
+        "accepted and listed them a second time): a page is either in use or free",
+        FREE_TWICE,
+    )
+
+
 def case_refused_midway(cls):
     a = cls(6)
     x = _allocate(a, 4)
@@ -270,6 +300,8 @@ def case_refused_midway(cls):
         except ValueError:
             pass  # already freed by the refused call: fine, as long as it is on the free list
     lost = 6 - _num_free(a)
+    if lost < 0:
+        _pages_free_twice(a, bad, x)
     if lost:
         _pages_back_but_not_counted(a, bad, x)
     assert lost == 0, (

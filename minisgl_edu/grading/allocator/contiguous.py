@@ -193,6 +193,9 @@ def case_fragmented(impl):
     pair.allocate(5, "no run holds 5: the run of 4 whole, then 1 more from the smallest run")
     assert _num_free(pair.mine) == 1, "setup"
     pair.allocate(1, "the last free page")
+    # Free runs (0, 5), (6, 4), (11, 2): after the run of 5, the smallest run that holds 2 is not the first.
+    pair = _carve(impl, [5, 1, 4, 1, 2, 1], [0, 2, 4])
+    pair.allocate(7, "no run holds 7: the run of 5 whole, then 2 more from the smallest run that holds them")
     # Runs of equal length: the largest is taken whole, the lowest id first.
     pair = _carve(impl, [3, 1, 3, 1, 3, 1, 1, 2], [4, 2, 0, 6])
     pair.allocate(8, "no run holds 8: the three runs of 3 tie as the largest, so pages 0-2, then 4-6, then 2 more")
