@@ -23,9 +23,7 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
-    HINTS,
     MASK_MISTAKES,
-    MISTAKES,
     PENALTY_MISTAKES,
     WIDE,
     YES_NO,
@@ -40,6 +38,10 @@ from minisgl_edu.grading.logits_chain.chain import (
     _grammar,
     _params,
     _req,
+)
+from minisgl_edu.grading.logits_chain.mistakes import (
+    HINTS,
+    MISTAKES,
 )
 from minisgl_edu.grading.logits_chain.scenes import chain_case
 

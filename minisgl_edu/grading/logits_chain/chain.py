@@ -6,7 +6,9 @@ vocabulary of 12 tokens, requests with chosen prompt and output ids, and real XG
 compiled on that vocabulary. Every row is compared with a reference: the package's own
 `process_logits`, or for the stretch `reference_chain` (the package's chain, then `_min_p`). Where a
 row differs, `_chain` recomputes it with each known mistake in turn and the failure names the
-mistake whose row matches the student's.
+mistake whose row matches the student's (their texts and hints: mistakes.py). A frequency penalty
+taken off once per distinct token is then told apart by how it was written: an indexed `-=` with
+repeated indices, which does not accumulate, gets a hint of its own (repeated_index.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,14 @@ from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.engine.grammar import Grammar
 from minisgl_edu.engine.logits_chain import process_logits as package_chain
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.logits_chain.mistakes import (
+    GREEDY_BY_IS_GREEDY,
+    HINTS,
+    MIN_P_SHORTCUT,
+    MISTAKES,
+    OWN_VALUES,
+)
+from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
 
 NEG_INF = float("-inf")
 
@@ -62,119 +72,7 @@ def reference_chain(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
 
 # --- the chain as plain loops, with one mistake switched on at a time ------------------------------
 
-MISTAKES = {
-    "rep_output_only": "the repetition penalty left the prompt's tokens alone: it counts every token seen "
-    "so far, in the prompt and in the output",
-    "rep_prompt_only": "the repetition penalty left the output's tokens alone: it counts every token seen "
-    "so far, in the output as well as the prompt (the tokens the model keeps repeating are the ones it holds back)",
-    "rep_waits_for_output": "no repetition penalty was applied while the output is still empty: it counts "
-    "the prompt's tokens from the very first step, before any token was generated",
-    "rep_subtract": "the repetition penalty was subtracted: it is a factor, not an amount (divide a positive "
-    "logit by it, multiply a negative one)",
-    "rep_subtract_excess": "the repetition penalty was subtracted: it is a factor, not an amount (divide a "
-    "positive logit by it, multiply a negative one)",
-    "rep_neg_divided": "a negative logit was divided by the repetition penalty, which moves it toward 0 and "
-    "makes the token more likely: divide positive logits, multiply negative ones",
-    "rep_per_occurrence": "the repetition penalty was applied once per occurrence: it applies once to every "
-    "token that was seen, however often",
-    "freq_pres_prompt": "the frequency or presence penalty counted the prompt's tokens: those two count the "
-    "output only (the repetition penalty is the one that also counts the prompt)",
-    "freq_pres_pooled": "the frequency or presence penalty counted the output tokens of every row of the batch: "
-    "a row counts only its own request's req.output_ids, never the tokens other rows generated",
-    "freq_once": "the frequency penalty was subtracted once per token, as if it were the presence penalty: "
-    "subtract frequency_penalty times the token's count in the output",
-    "pres_per_occurrence": "the presence penalty was subtracted once per occurrence: subtract it once for "
-    "every token that occurs in the output at all",
-    "pres_needs_freq": "the presence penalty was left out of a row whose frequency_penalty is 0: presence is a "
-    "penalty of its own, subtracted once for every token that occurs in the output, whatever frequency_penalty is",
-    "freq_before_rep": "frequency and presence were applied before the repetition penalty: the chain scales "
-    "first (repetition), then subtracts (frequency, presence)",
-    "bias_replaces": "logit_bias replaced the logit: the bias is added to it",
-    "bias_first": "logit_bias was added before the penalties, so the repetition penalty scaled the bias too: "
-    "the bias comes after the penalties",
-    "mask_not_greedy": "the grammar's mask was not applied to this greedy row: the sampler takes the argmax of "
-    "what you return, so it would pick a token the grammar forbids. Mask every row that has a grammar, "
-    "greedy ones too",
-    "mask_skipped": "the grammar's mask was not applied: every token the grammar forbids must come out as -inf",
-    "mask_mirrored": "the grammar's bitmask was read mirrored: tokens it allows came out -inf and tokens it forbids "
-    "were kept. In the k-th 32-bit word of the bitmask, token 32 * k + j is bit j counted from the low end",
-    "mask_transposed": "the grammar's bitmask was unpacked across its words in the wrong order: token t was read "
-    "from bit t // words of word t % words, so on a vocabulary of more than 32 tokens (several 32-bit words) the "
-    "mask lands on other tokens. Bit j of word k stands for token 32 * k + j",
-    "min_p_absolute": "min_p dropped the tokens whose probability is below min_p itself: the threshold is "
-    "relative, min_p times the probability of the most likely token",
-    "min_p_no_temperature": "min_p used the probabilities at temperature 1: use softmax(logits / temperature), "
-    "the distribution the sampler draws from",
-    "min_p_first": "min_p was decided on the logits you were given, before the other links: it is the last "
-    "link, on the logits after the penalties, the bias and the mask",
-    "min_p_before_mask": "min_p was decided before the grammar mask: its threshold came from a token the "
-    "grammar forbids, so tokens it allows were dropped; min_p is the last link, after the mask",
-    "min_p_top_first": "min_p's threshold came from the top probability of the logits you were given: after "
-    "the penalties and the bias the most likely token can be another one; take max(p) of the row after the "
-    "other links, the distribution the sampler draws from",
-    "min_p_batch_top": "min_p's threshold came from the top probability of the whole batch: each row has its "
-    "own threshold, min_p times the probability of that row's most likely token, whatever the other rows hold",
-    "min_p_kept_scaled": "the tokens min_p kept came back divided by the temperature: min_p decides on the "
-    "probabilities at the row's temperature, but the kept tokens keep their logits (the sampler divides by the "
-    "temperature itself, so it would draw at temperature squared)",
-    "temperature_in_chain": "this row came back divided by its temperature: the sampler applies the temperature "
-    "(then top-k and top-p) after your function returns, so the row would be divided twice",
-    "min_p_boundary": "a token whose probability equals min_p times the top probability was dropped: only "
-    "the tokens strictly below that threshold go (keep p >= min_p * max(p))",
-    "min_p_by_temperature": "min_p was applied to a row that has a temperature but is greedy all the same "
-    "(top_k 1: sampling_params.is_greedy): the sampler takes its argmax, so min_p leaves it alone. Decide "
-    "greedy rows as the sampler does, with is_greedy, not with the temperature",
-}
-REPETITION = "once per token in req.input_ids + req.output_ids: logit / p when positive, logit * p otherwise"
-FREQUENCY = "count req.output_ids only: logit - count * frequency_penalty - (count > 0) * presence_penalty"
-MASK = "req.grammar.fill_mask(bitmask, row), then -inf for every forbidden token, whatever the temperature"
-OWN_VALUES = "row i uses reqs[i].sampling_params and nothing else"
-MIN_P_SHORTCUT = (
-    "the whole batch came back as the model gave it, yet min_p applies to a row that samples: min_p is a link "
-    "too, so the shortcut that returns the logits untouched when no penalty, bias or grammar applies must look "
-    "at min_p as well (a row that samples with min_p > 0 needs the chain)"
-)
-GREEDY_BY_IS_GREEDY = "min_p only on rows that sample (not sampling_params.is_greedy), whatever their temperature"
-HINTS = {  # the hint for each mistake of MISTAKES
-    "rep_output_only": REPETITION,
-    "rep_prompt_only": "the tokens generated so far count too: the repetition penalty scales every token of "
-    "req.output_ids as well as of req.input_ids (once per token, however often)",
-    "rep_waits_for_output": "the repetition penalty applies from the very first step: while req.output_ids is "
-    "still [], it already scales every token of req.input_ids",
-    "rep_subtract": REPETITION,
-    "rep_subtract_excess": REPETITION,
-    "rep_neg_divided": REPETITION,
-    "rep_per_occurrence": REPETITION,
-    "freq_pres_prompt": FREQUENCY,
-    "freq_once": FREQUENCY,
-    "freq_pres_pooled": "count each row's own req.output_ids, not the outputs of the other rows of the batch",
-    "pres_per_occurrence": FREQUENCY,
-    "pres_needs_freq": "test presence_penalty on its own: it applies when frequency_penalty is 0 too, so not "
-    "inside `if frequency_penalty != 0`",
-    "freq_before_rep": "the repetition penalty scales the model's logit; then subtract",
-    "bias_replaces": "logit += bias for every (token, bias) in sampling_params.logit_bias",
-    "bias_first": "the order is repetition, frequency and presence, logit_bias, grammar mask",
-    "mask_not_greedy": MASK,
-    "mask_skipped": MASK,
-    "mask_mirrored": "token 32 * k + j is allowed when (bitmask[k] >> j) & 1: bit 0 is the lowest bit, so shift "
-    "by j, not by 31 - j",
-    "mask_transposed": "unpack the bitmask as [words, 32], bits[k, j] = (bitmask[k] >> j) & 1, then flatten: "
-    "word k's bits stay together as tokens 32k..32k+31 (bitmask[:, None] >> arange(32), not "
-    "bitmask[None, :] >> arange(32)[:, None])",
-    "min_p_absolute": "keep a token when p >= min_p * max(p); -inf for the others",
-    "min_p_no_temperature": "p = softmax(logits / temperature), the distribution the sampler draws from",
-    "min_p_first": "min_p is the last link: decide on the logits after the bias and the mask",
-    "min_p_before_mask": "min_p comes after the grammar mask: p and max(p) over the tokens the grammar allows",
-    "min_p_top_first": "p and max(p) both from the row after the penalties, the bias and the mask",
-    "min_p_batch_top": "the threshold is min_p times this row's top probability, not the batch's (over a "
-    "[rows, vocab] tensor: probs.max(dim=-1, keepdim=True), not probs.max())",
-    "min_p_boundary": "keep p >= min_p * max(p): a token exactly at the threshold stays",
-    "min_p_kept_scaled": "divide a copy by the temperature to get p (scaled = row / temperature), never the row "
-    "itself (row /= temperature): the logits you return are the chain's, unscaled",
-    "min_p_by_temperature": GREEDY_BY_IS_GREEDY,
-    "temperature_in_chain": "temperature is the sampler's, not a link of the chain: return the logits after the "
-    "penalties, the bias and the mask, undivided",
-}
+# The mistakes (mistakes.py) each kind of case tries, in this order.
 PENALTY_MISTAKES = [
     "rep_output_only",
     "rep_prompt_only",
@@ -502,7 +400,10 @@ def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
             suspects = _suspects(fn, i, logits, reqs, want, mistakes)
-            raise Mistake(*_explain_row(i, got, want, logits, reqs, suspects, min_p))
+            message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
+            if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):
+                hint = INDEXED_WRITE  # the same row, written as row[ids] -= f: say why it did not add up
+            raise Mistake(message, hint)
 
 
 def _suspects(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Tensor, mistakes: list[str]) -> list[str]:

@@ -34,8 +34,6 @@ from minisgl_edu.grading.logits_chain.chain import (
     BIAS_OWN_ROW,
     MASK_MISTAKES,
     MIN_P_MISTAKES,
-    MIN_P_SHORTCUT,
-    MISTAKES,
     PENALTY_MISTAKES,
     WIDE,
     V,
@@ -47,6 +45,10 @@ from minisgl_edu.grading.logits_chain.chain import (
     _req,
     _token,
     allowed_tokens,
+)
+from minisgl_edu.grading.logits_chain.mistakes import (
+    MIN_P_SHORTCUT,
+    MISTAKES,
 )
 
 # Logits from a grid: ties and exact zeros happen, and the numbers stay readable in a failure.
