@@ -136,7 +136,8 @@ def check_gone(s: Scheduler, uid: int) -> None:
         raise Mistake(
             f"the request (uid {uid}) is still in the waiting queue (scheduler.waiting)",
             "remove the aborted request itself from scheduler.waiting: a waiting request, admitted or not, is "
-            "somewhere in that deque, not necessarily the head",
+            "somewhere in that deque, not necessarily the head; look for it there whatever its status (WAITING, "
+            "or PREFILLING once admitted) or its row",
         )
     assert all(r.uid != uid for r in s.running), (
         f"the request (uid {uid}) is still in the running set (scheduler.running). Hint: remove that request "
