@@ -309,7 +309,7 @@ def case_stop_emoji_margin(fn):
 IGNORED_EOS_MARGIN = (
     "an EOS that ignore_eos keeps stays in req.output_ids and decodes to no text (decode skips special "
     "tokens): it adds a token to the stop string's span but no byte, so size the window len(s.encode()) plus "
-    "a margin of a few tokens"
+    "a margin of a few tokens (up to three ignored EOS ids may sit inside a stop string)"
 )
 
 
@@ -343,6 +343,33 @@ def case_ignored_eos_in_stop(fn):
         "UTF-8): they stay in the output and decode to '' (decode skips special tokens), so the stop string "
         "spans the last 7 tokens, more than its bytes",
         hint=IGNORED_EOS_MARGIN + (": your window of exactly len(s.encode()) tokens leaves none" if bytes_only else ""),
+    )
+    _three_ignored_eos_in_stop(fn)
+
+
+def _three_ignored_eos_in_stop(fn):
+    """Three ignored EOS ids inside '1+2', whose every byte is its own token: the stop string spans
+    3 + 3 = 6 tokens, the most the contract allows for 3 bytes. A window of len(s.encode()) + 2 tokens
+    misses its first byte."""
+    ids = _ids("x 1+2")
+    out = ids[:3] + [2, 0] + ids[3:4] + [2] + ids[4:]  # '1', EOS, EOS, '+', EOS, '2'
+    assert _decode(out) == "x 1+2" and _completes(out, "1+2") == (8, 6), "setup: '1+2' must span 6 tokens"
+    req = _req(out, stop=["1+2"], ignore_eos=True)
+    widest = _widest_decode(fn, _req(out, stop=["1+2"], ignore_eos=True))
+    short = 3 <= widest < 6
+    _expect(
+        fn,
+        req,
+        "stop",
+        "ignore_eos is set, and three EOS ids (2, 0, 2) sit among the tokens of the stop string '1+2' (3 bytes, "
+        "one token each): they decode to '', so the stop string spans the last 6 tokens, its 3 bytes plus 3",
+        hint=IGNORED_EOS_MARGIN
+        + (
+            f": your window of len(s.encode()) + {widest - 3} tokens leaves a margin too small for three ignored "
+            "EOS ids (it needs + 3 at least)"
+            if short
+            else ""
+        ),
     )
 
 
