@@ -24,6 +24,7 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.core import expect as holds
 from minisgl_edu.grading.fixtures import FAKE_TOKEN, apply, decoding, token_ids, waiting
 from minisgl_edu.grading.schedule.checks import (
+    admits,
     admits_when_unclamped,
     decide,
     expect,
@@ -260,13 +261,31 @@ def case_max_running(fn):
     s = sched(max_running_requests=2)
     for uid in range(4):  # no limit admits all four, a limit one too high three
         waiting(s, uid, 5)
-    batch = decide(fn, s)
+    try:
+        batch = decide(fn, s)
+    except Mistake as m:
+        if len(s.cache.page_table.used_rows()) > s.max_running and _refuses_when_full(fn):
+            raise Mistake(
+                str(m),
+                "count the free places again after each admission: max_running minus the admitted requests, "
+                "counted once before the loop, does not see the requests this step has admitted since",
+            ) from None
+        raise
     expect(
         batch,
         ("prefill", [(0, 0, 5), (1, 0, 5)]),
         "scheduler.max_running is 2: only two requests may be admitted at once",
         "count the admitted requests (running, and waiting ones that hold a row) against scheduler.max_running",
     )
+
+
+def _refuses_when_full(fn) -> bool:
+    """Whether `fn` refuses a new request while max_running requests already run: then it knows the
+    limit, and admitting too many in one step means it does not count the requests it admits."""
+    s = sched(max_running_requests=2)
+    decoding(s, 0, 5)
+    decoding(s, 1, 5)
+    return not admits(fn, s, waiting(s, 2, 5))
 
 
 UNIT_CASES = [

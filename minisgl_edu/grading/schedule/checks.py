@@ -351,11 +351,15 @@ def decide_in_order(fn, s: Scheduler) -> Optional[Batch]:
     before = [r.uid for r in s.waiting]
     batch = decide(fn, s)
     after = [r.uid for r in s.waiting]
-    assert after == before, (
-        f"scheduler.waiting was {before} before your decision and {after} after: leave the queue in "
-        "arrival order and change only the order you consider the requests in (the next step breaks "
-        "ties, and falls back to first come, first served, by arrival order)"
-    )
+    if after != before and sorted(after) == sorted(before):  # the same requests, reordered
+        raise Mistake(
+            f"scheduler.waiting was {before} before your decision and {after} after: leave the queue in "
+            "arrival order and change only the order you consider the requests in (the next step breaks "
+            "ties, and falls back to first come, first served, by arrival order)",
+            "leave scheduler.waiting in arrival order (do not sort or rebuild the queue): sort a list of "
+            "your own, list(scheduler.waiting), and walk that",
+        )
+    assert after == before, f"scheduler.waiting was {before} before your decision and {after} after"
     return batch
 
 
