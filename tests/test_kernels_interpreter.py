@@ -4,7 +4,8 @@ The kernels (`minisgl_edu/kernels/`) only ever run on CUDA, and CI has no GPU. T
 a kernel on the CPU instead (`TRITON_INTERPRET=1`: every program executed with numpy, slowly),
 so the same tests that compare each kernel with a reference on the H200 also run here, in
 float16, each against its float32 reference: the skinny GEMM, the one-row GEMV with its folded
-prologues, q/k norm + RoPE + K/V store, and the split-KV decode attention. What the interpreter
+prologues, q/k norm + RoPE + K/V store, and the split-KV decode attention (all but the widest
+matmul shape, `MATMUL_SHAPES` in tests/test_gpu_kernels.py, which only the GPU runs). What the interpreter
 cannot check is speed, programmatic dependent launch (off under it) and races between programs.
 
 The variable must be set before Triton compiles anything, so the tests run in a child pytest.
