@@ -162,6 +162,22 @@ def case_ignored_eos_in_stop(fn):
         "end ids among its tokens: they stay in the output and decode to no text, so it spans 5 tokens",
         ["stop_window_bytes"] + [m for m in ALL_MISTAKES if m != "stop_window_bytes"],  # the likeliest first
     )
+    ids = tokenizer().encode("x 1+2")  # one token a byte: 'x', ' ', '1', '+', '2'
+    out, drafts = ids[:3], [2, 0, ids[3], 2, ids[4], one]  # three ignored end ids inside '1+2'
+    assert len(ids) == 5 and _decode(out + drafts[:5]) == "x 1+2" and "1+2" not in _decode(out + drafts[:4]), (
+        "setup: '1+2' should be one token a byte"
+    )
+    _check(
+        fn,
+        _req(out, len(drafts), ignore_eos=True, stop=("1+2",)),
+        drafts,
+        drafts + [two],
+        "ignore_eos is set, and the stop string '1+2' (3 bytes, one token each) begins in the output and ends in "
+        "draft 4 with three end ids among its tokens (the most exercise 1 allows): it spans 6 tokens, its 3 bytes "
+        "plus 3",
+        # an answer with no margin at all failed on the rocket above, and would look the same here
+        ["stop_window_margin"] + [m for m in ALL_MISTAKES if m not in ("stop_window_margin", "stop_window_bytes")],
+    )
 
 
 def case_stop_beats_length(fn):

@@ -45,6 +45,10 @@ MISTAKES = {
     "stop_window_bytes": "the tail you decoded was exactly len(s.encode()) tokens, with no margin: with ignore_eos "
     "an end id stays in the output and decodes to no text (req.decode skips special tokens), so a stop string with "
     "ignored end ids among its tokens spans more tokens than it has bytes. Add a margin of a few tokens (+4)",
+    "stop_window_margin": "the tail you decoded was len(s.encode()) tokens plus a margin too small for three "
+    "ignored end ids: with ignore_eos an end id stays in the output and decodes to no text, and up to three of "
+    "them may sit among a stop string's tokens (exercise 1's rules), so a stop string of b bytes can span b + 3 "
+    "tokens. Make the margin at least 3 tokens (the engine's check_finish uses +4)",
     "kv_no_drafts": "kv_len left out the accepted drafts: their K/V was computed in this pass at their own "
     "positions and is valid, so kv_len counts every token the request now has but its newest, the accepted "
     "drafts included",
@@ -97,6 +101,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "stop_new_only": "the decoded tail includes the output before this step",
     "stop_window_chars": "the decoded tail must be long enough for the longest stop string, whatever its characters",
     "stop_window_bytes": "an ignored end id adds a token but no text: decode len(s.encode()) tokens plus a margin",
+    "stop_window_margin": "your margin is too small for three ignored end ids: decode at least len(s.encode()) + 3 "
+    "tokens",
     "kv_no_drafts": _KV,
     "kv_counts_rejected": _KV,
     "kv_counts_newest": _KV,
@@ -132,6 +138,7 @@ FINISH_MISTAKES = [
     "stop_new_only",
     "stop_window_chars",
     "stop_window_bytes",
+    "stop_window_margin",
     "whole_run",
 ]
 KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut", "kv_no_drafts"]

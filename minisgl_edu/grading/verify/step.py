@@ -113,6 +113,8 @@ def _finish(
             text = req.decode(output[-(max(len(s) for s in req.stop) + 4) :])
         elif mistake == "stop_window_bytes":
             text = req.decode(output[-max(len(s.encode("utf-8")) for s in req.stop) :])
+        elif mistake == "stop_window_margin":  # room for two ignored end ids, not three
+            text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 2) :])
         else:  # the engine's window: a token stands for at least one byte of UTF-8
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
         stop = any(s in text for s in req.stop)
@@ -269,10 +271,12 @@ def diagnose(
     elif first == "accepted" and got.accepted == len(want.tokens) - 1 and fn is not None and caps_the_drafts(fn):
         text += f". {CAPPED[0].upper()}{CAPPED[1:]}"
         hint = CAPPED
-    elif first == "accepted" and got.accepted == len(want.tokens) - 1:
+    elif first == "accepted" and got.accepted < want.accepted and got.accepted - len(want.tokens) in (-1, 0):
+        # the drafts among the tokens kept (with or without the model's token): a count after the cut
         text += (
             ". accepted counts the drafts the model agreed with, before any cut by a finish (the acceptance "
-            "rate is about the drafts): len(tokens) - 1 only when nothing was cut"
+            "rate is about the drafts), not the drafts among the tokens kept: those are fewer when a finish "
+            "cut the run"
         )
         hint = "accepted counts the drafts the model agreed with, before any cut by a finish"
     return text, hint
