@@ -22,6 +22,7 @@ from minisgl_edu.grading.abort.checks import (
     LONG,
     OTHER,
     SHORT,
+    WITH_STOP,
     abort,
     abort_again,
     check_all_back,
@@ -61,7 +62,7 @@ def _abort_at(fn, stage: str) -> None:
     s = start(fn, max_prefill_tokens=16)
     free0, cached0 = snapshot(s)
     prompt = SHORT if stage == "decoding" else LONG
-    s.add_request(0, encode(s, prompt), GREEDY)
+    s.add_request(0, encode(s, prompt), WITH_STOP)
     req = s.reqs[0]
     if stage == "mid_chunk":
         s.step()
@@ -75,7 +76,7 @@ def _abort_at(fn, stage: str) -> None:
     check_gone(s, 0)
     if stage != "decoding":
         check_marked_where(req, "while waiting" if stage == "waiting" else "part-way through its chunked prefill")
-    check_message(s.io.drain(), 0)
+    check_message(s.io.drain(), 0, list(WITH_STOP.stop))
     check_memory(s, row, free0, cached0)
     assert engine_step("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"
 

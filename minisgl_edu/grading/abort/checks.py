@@ -12,7 +12,7 @@ with the hint for that assertion.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.core import Mistake, hinted
@@ -31,6 +31,8 @@ OTHER = [{"role": "user", "content": "Name three rivers and the seas they flow i
 
 
 GREEDY = SamplingParams(max_tokens=8, ignore_eos=True)
+# greedy, with stop strings no text of the default model holds: the abort message must repeat them
+WITH_STOP = SamplingParams(max_tokens=8, ignore_eos=True, stop=["<no such text>", "</never>"])
 
 
 RELEASE_HINT = (
@@ -100,7 +102,9 @@ def abort(s: Scheduler, uid: int) -> None:
 
 
 @hinted("tell the detokenizer once: DetokenizeMsg(uid, -1, True, 'abort', stop) through scheduler.io.send")
-def check_message(msgs, uid: int) -> None:
+def check_message(msgs, uid: int, stop: Optional[list[str]] = None) -> None:
+    """The one finished message of the aborted request `uid`; `stop`: the stop strings it must carry
+    (checked when the case's request has some)."""
     mine = [m for m in msgs if m.uid == uid]
     assert mine, (
         f"the detokenizer got no message for the aborted request (uid {uid}), so it and the API server keep its "
@@ -120,6 +124,13 @@ def check_message(msgs, uid: int) -> None:
             f"the abort message carries next_token={last.next_token}: use -1, a real id would "
             "be detokenized and shown to the client",
             NEXT_TOKEN_HINT,
+        )
+    if stop is not None and list(last.stop or []) != stop:
+        raise Mistake(
+            f"the abort message carries stop={list(last.stop or [])!r}, but the request's stop strings are "
+            f"{stop!r}: like every message of the request, it repeats them",
+            "send the request's own stop strings in the abort message: "
+            "DetokenizeMsg(uid, -1, True, 'abort', list(req.sampling_params.stop)), not an empty list",
         )
     assert len([m for m in mine if m.finished]) == 1, (
         "the detokenizer got more than one finished message for the request"

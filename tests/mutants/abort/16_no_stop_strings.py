@@ -6,9 +6,9 @@ request has none."""
 from minisgl_edu.core import ReqStatus
 from minisgl_edu.message import DetokenizeMsg
 
-MUST_FAIL = {"generated: 150 schedulers with aborts at any moment"}
+MUST_FAIL = {"abort while waiting", "generated: 150 schedulers with aborts at any moment"}
 MUST_SAY = "stop"
-CAUGHT_BY = {"generated"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "list(req.sampling_params.stop)"
 
 
