@@ -165,6 +165,15 @@ def case_free_never_allocated(cls):
     assert _num_free(a) == 3, f"refused frees must change nothing; num_free is {_num_free(a)}, expected 3"
     got = _allocate(a, 3)
     assert all(0 <= p < 4 for p in got), f"allocate(3) gave {got!r}: a refused id was put on the free list"
+    # every page is in use now, page 3 too: a table of the pages looked up with p = -1 reads page 3's entry
+    _must_refuse(a, [-1], "page -1, while page 3 (the last) is in use,", NEGATIVE_ID)
+    assert _num_free(a) == 0, f"a refused free([-1]) must change nothing; num_free is {_num_free(a)}, expected 0"
+
+
+NEGATIVE_ID = (
+    "-1 is no page id, whichever pages are in use: a list or array indexed with -1 reads the last page's entry, "
+    "so test 0 <= p < num_pages before looking p up"
+)
 
 
 MORE_THAN_THE_POOL = (

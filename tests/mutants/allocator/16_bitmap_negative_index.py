@@ -1,14 +1,18 @@
 """Keeps a list of flags, one per page, and checks `self.used[p]` before freeing (an id past the
 end raises IndexError, which it turns into ValueError). Python reads `self.used[-1]` as the last
 page's flag: while the last page is in use, `free([-1])` is accepted, -1 joins the free list and
-is handed out later as a page id."""
+is handed out later as a page id. The hand case frees -1 once while page 3 of 4 is free (refused)
+and once while it is in use (accepted here)."""
 
 from minisgl_edu.kvcache import OutOfPages
 
-MUST_FAIL = {"generated: 200 runs of allocate and free, the invariant checked after each step"}
-MUST_SAY = "-1"
-CAUGHT_BY = {"generated"}
-HINT_SAYS = "a list index of -1 is no page"
+MUST_FAIL = {
+    "free of a page never handed out",
+    "generated: 200 runs of allocate and free, the invariant checked after each step",
+}
+MUST_SAY = "page -1, while page 3 (the last) is in use"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "a list or array indexed with -1 reads the last page's entry"
 
 
 class PageAllocator:
