@@ -196,6 +196,31 @@ def case_held_back_at_finish(cls):
         f"the pieces {pieces!r} join to {joined!r}, expected {text!r}: the request ended while "
         f"'three' was held back as a possible start of {stop!r}, and finish() must return it"
     )
+    _check_unfinished_character(cls)
+
+
+UNFINISHED_AT_FINISH = (
+    "finish() returns what is still held back, whole or not: the tokens of a character left unfinished when "
+    "the request ends (max_tokens can cut it) decode to '\\ufffd', and that is part of the answer"
+)
+
+
+def _check_unfinished_character(cls) -> None:
+    """A stream cut by max_tokens inside a character: '🚀' is three byte tokens and only two came. The
+    pieces must join to the decode of every token, the last ones' '\\ufffd' included."""
+    ids = tokenizer().encode("one two 🚀")[:-1]  # 'one', ' two', then two of the rocket's three byte tokens
+    full = _full(ids)
+    assert full.endswith(REPLACEMENT), "setup: the stream must end inside a character"
+    pieces = _stream(cls, ids)
+    joined = "".join(pieces)
+    if repeated_at_finish(pieces, full):
+        check_joined_to(pieces, full)
+    expect(
+        joined == full,
+        f"the pieces {pieces!r} join to {joined!r}, expected {full!r}: the request ended (cut by max_tokens) "
+        "after two of the three byte tokens of '🚀', and finish() must return their text as decode gives it",
+        UNFINISHED_AT_FINISH,
+    )
 
 
 def case_earliest_stop(cls):

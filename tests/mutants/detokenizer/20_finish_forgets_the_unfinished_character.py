@@ -8,10 +8,10 @@ the reference's pieces join to "hi \ufffd", this answer's to "hi"."""
 
 from __future__ import annotations
 
-MUST_FAIL = {"generated: 100 streams, one or two at once"}
-MUST_SAY = "the text of each add(), then finish()"
-CAUGHT_BY = {"generated"}
-HINT_SAYS = "finish() returns what is still held back (whole or not"
+MUST_FAIL = {"held-back text at finish()", "generated: 100 streams, one or two at once"}
+MUST_SAY = "after two of the three byte tokens of '🚀'"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the tokens of a character left unfinished when the request ends"
 
 
 class IncrementalDetokenizer:
