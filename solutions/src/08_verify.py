@@ -50,7 +50,7 @@ with a run without drafts):
 2. **Cut.** The request finishes on the same token, for the same reason, as it would without
    drafts: each new token obeys the rules of exercise 1 as if it had come in a step of its own
    (`"stop"` on one of `eos_ids` unless `ignore_eos`, or when the generated text contains a stop
-   string, wherever that string begins and whatever characters it is made of, even with a few EOS
+   string, wherever that string begins and whatever characters it is made of, even with up to three EOS
    tokens that `ignore_eos` kept among its own (they decode to no text); `"length"` when the output
    reaches `max_new_tokens`; `"stop"` when both hold). `tokens` ends on the first token that
    finishes the request and `finish_reason` says why (`None` when none does). `accepted` still
