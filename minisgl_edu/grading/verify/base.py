@@ -122,6 +122,12 @@ def case_stop_from_output(fn):
     )
 
 
+def _likeliest_first(mistake: str, leave_out: tuple[str, ...] = ()) -> list[str]:
+    """The mistakes a case's diagnosis tries, in order: the one this case is built to show first,
+    then every other one but `leave_out` (mistakes an earlier scene of the case has already ruled out)."""
+    return [mistake] + [m for m in ALL_MISTAKES if m != mistake and m not in leave_out]
+
+
 def case_stop_multibyte(fn):
     ids = tokenizer().encode("go 🚀🚀🚀 now")  # 'go', 9 byte tokens for the three rockets, ' now'
     assert len(ids) == 11 and "🚀🚀🚀" in _decode(ids[1:10]) and "🚀🚀🚀" not in _decode(ids[2:10]), (
@@ -133,7 +139,7 @@ def case_stop_multibyte(fn):
         ids[4:],
         ids[4:] + [_id(" one")],
         "the stop string '🚀🚀🚀' (3 characters, 12 bytes) begins in the output and ends in draft 5: it spans 9 tokens",
-        ["stop_window_chars"] + [m for m in ALL_MISTAKES if m != "stop_window_chars"],  # the likeliest first
+        _likeliest_first("stop_window_chars"),
     )
 
 
@@ -146,7 +152,7 @@ def case_ignored_eos_in_stop(fn):
         [2, three, four, one],
         "ignore_eos is set, and the stop string 'two three' begins in the output and ends in draft 1, with the "
         "accepted end id 2 between its words (it decodes to no text)",
-        ["ignore_eos_stops_off"] + [m for m in ALL_MISTAKES if m != "ignore_eos_stops_off"],  # the likeliest first
+        _likeliest_first("ignore_eos_stops_off"),
     )
     ids = tokenizer().encode("go 🚀 now")  # 'go', three byte tokens for the rocket, ' now'
     out, drafts = ids[:2] + [2], [ids[2], 0, ids[3], ids[4]]  # an ignored end id on each side of a byte
@@ -160,7 +166,7 @@ def case_ignored_eos_in_stop(fn):
         drafts + [one],
         "ignore_eos is set, and the stop string '🚀' (4 bytes) begins in the output and ends in draft 2 with two "
         "end ids among its tokens: they stay in the output and decode to no text, so it spans 5 tokens",
-        ["stop_window_bytes"] + [m for m in ALL_MISTAKES if m != "stop_window_bytes"],  # the likeliest first
+        _likeliest_first("stop_window_bytes"),
     )
     ids = tokenizer().encode("x 1+2")  # one token a byte: 'x', ' ', '1', '+', '2'
     out, drafts = ids[:3], [2, 0, ids[3], 2, ids[4], one]  # three ignored end ids inside '1+2'
@@ -176,7 +182,7 @@ def case_ignored_eos_in_stop(fn):
         "draft 4 with three end ids among its tokens (the most exercise 1 allows): it spans 6 tokens, its 3 bytes "
         "plus 3",
         # an answer with no margin at all failed on the rocket above, and would look the same here
-        ["stop_window_margin"] + [m for m in ALL_MISTAKES if m not in ("stop_window_margin", "stop_window_bytes")],
+        _likeliest_first("stop_window_margin", leave_out=("stop_window_bytes",)),
     )
 
 
