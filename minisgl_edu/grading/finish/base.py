@@ -26,6 +26,7 @@ from minisgl_edu.grading.finish.scenes import (
     decoded_in_parts,
     finish_case,
     later_stop_undoes,
+    noting_decode,
     params_changed,
 )
 from minisgl_edu.grading.harness import reference_run, run_requests
@@ -34,13 +35,8 @@ from minisgl_edu.scheduler.finish import check_finish as reference
 
 def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:
     calls: list[list[int]] = []
-
-    def decode(ids):
-        calls.append(list(ids))
-        return _decode(ids)
-
     params = copy.deepcopy(req.sampling_params)
-    got = fn(req, set(eos_ids), decode)
+    got = fn(req, set(eos_ids), noting_decode(calls))
     changed = params_changed(params, req)
     if changed:
         raise Mistake(
@@ -315,12 +311,12 @@ IGNORED_EOS_MARGIN = (
 
 def _widest_decode(fn, req: Req) -> int:
     """The most ids the answer passed to one call of decode on `req` (0 when it raised)."""
-    sizes = [0]
+    calls: list[list[int]] = []
     try:
-        fn(req, set(EOS), lambda ids: sizes.append(len(ids)) or _decode(ids))
+        fn(req, set(EOS), noting_decode(calls))
     except Exception:
         pass
-    return max(sizes)
+    return max((len(ids) for ids in calls), default=0)
 
 
 def case_ignored_eos_in_stop(fn):
@@ -399,12 +395,13 @@ def _window_not_whole(fn) -> None:
     """A 120-token output and a one-character stop string: the contract's "must not decode the
     whole output each time" read plainly, the whole output in one call of `decode` fails."""
     output = _ids(" ok" * 120)
-    sizes: list[int] = []
-    fn(_req(output, max_new=500, stop=["!"]), set(EOS), lambda ids: sizes.append(len(ids)) or _decode(ids))
-    if sizes and max(sizes) >= len(output):
+    calls: list[list[int]] = []
+    fn(_req(output, max_new=500, stop=["!"]), set(EOS), noting_decode(calls))
+    widest = max((len(ids) for ids in calls), default=0)
+    if widest >= len(output):
         raise Mistake(
             f"after the {len(output)}th token, with stop=['!'] (one character), your check passed all "
-            f"{max(sizes)} output ids to decode: the whole output, at every token",
+            f"{widest} output ids to decode: the whole output, at every token",
             WHOLE_OUTPUT,
         )
 

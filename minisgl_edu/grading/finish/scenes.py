@@ -16,7 +16,7 @@ left the request's output, prompt and stop list as they were.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from hypothesis import strategies as st
 
@@ -35,6 +35,17 @@ def _decode(ids: list[int]) -> str:
 
 def _ids(text: str) -> list[int]:
     return tokenizer().encode(text)
+
+
+def noting_decode(calls: list[list[int]]) -> Callable[[list[int]], str]:
+    """The scheduler's decode, which also notes the ids of each call in `calls`: how much an answer
+    decodes, and in how many parts."""
+
+    def decode(ids: list[int]) -> str:
+        calls.append(list(ids))
+        return _decode(ids)
+
+    return decode
 
 
 PLAIN = 10907  # " ok" in SmolLM2's vocabulary: neither EOS nor part of any case's stop string
@@ -260,7 +271,7 @@ def _how_it_missed(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
     req.output_ids = list(scene.output[:n])
     calls: list[list[int]] = []
     try:
-        fn(req, set(scene.eos_ids), lambda ids: calls.append(list(ids)) or _decode(ids))
+        fn(req, set(scene.eos_ids), noting_decode(calls))
     except Exception:
         calls = []
     return SPLIT if decoded_in_parts(req, calls) else None
@@ -280,7 +291,7 @@ def carries_over(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
         for k in range(1, n + 1):  # the scheduler's calls again, recording what the n-th decodes
             grown.output_ids = list(scene.output[:k])
             last[:] = [[]]
-            if fn(grown, set(scene.eos_ids), lambda ids: last.append(list(ids)) or _decode(ids), *extra) is not None:
+            if fn(grown, set(scene.eos_ids), noting_decode(last), *extra) is not None:
                 break
     except Exception:
         return None
