@@ -43,6 +43,26 @@ def test_a_difference_is_shrunk_to_the_smallest_scene_with_its_fields_hint():
     assert e.value.hint == "sum the even numbers"
 
 
+def test_fixed_scenes_are_played_first_in_order_and_as_written():
+    played = []
+
+    def noting(fn, scene):
+        played.append(list(scene))
+        return play(fn, scene)
+
+    fixed = [[44, 3, 1], [50]]  # both differ; neither is the smallest scene that does
+    with pytest.raises(Mistake) as e:
+        search(SCENES, noting, show, off_at_big_numbers, reference, {"returned": "sum"}, 200, fixed=fixed)
+    assert played[:2] == [[44, 3, 1], [44, 3, 1]]  # the reference's play, then the answer's, on fixed[0]
+    assert "xs=[44, 3, 1]" in str(e.value) and "one of the few played first" in str(e.value), str(e.value)
+    # an answer the fixed scenes pass is searched on the same drawn scenes as without them
+    drawn = []
+    search(SCENES, lambda fn, sc: drawn.append(list(sc)) or play(fn, sc), show, reference, reference, {}, 50)
+    played.clear()
+    search(SCENES, noting, show, reference, reference, {}, 50, fixed=[[1, 2]])
+    assert played[:2] == [[1, 2], [1, 2]] and played[2:] == drawn
+
+
 def test_the_same_verdict_and_scene_on_every_run():
     messages = set()
     for _ in range(3):

@@ -18,7 +18,10 @@ A family writes three things:
   unchanged, then state it must change); the keys name the fields;
 * `show(scene) -> str`: the scene in a few lines, as the failure prints it.
 
-and calls `generated(name, scenes, play, show, reference, hints={field: hint}, examples=N)`.
+and calls `generated(name, scenes, play, show, reference, hints={field: hint}, examples=N)`, with
+`fixed=[scene, ...]` for scenes a strategy rarely lines up (a situation a wrong answer is known to
+hide in): they are played first, as they are, and the drawn scenes after them are the same as
+without them.
 
 Scores never change between runs: the scenes come from a fixed seed (`SCENE_SEED`, not the
 clock) and the strategy alone (not from constants in whatever else is imported), nothing is
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
@@ -137,9 +140,10 @@ def shown(value: Any, width: int = 300) -> str:
     return text if len(text) <= width else text[: width - 5] + " ..."
 
 
-def _scene_message(show: Callable[[Scene], str], scene: Scene, diff: Difference) -> str:
+def _scene_message(show: Callable[[Scene], str], scene: Scene, diff: Difference, fixed: bool) -> str:
+    which = "one of the few played first" if fixed else "the smallest found"
     return (
-        f"on this scene, the smallest found where your answer and the reference differ:\n{show(scene)}\n"
+        f"on this scene, {which} where your answer and the reference differ:\n{show(scene)}\n"
         f"first difference, {diff.field}: expected {shown(diff.expected)}, got {shown(diff.got)}"
     )
 
@@ -211,10 +215,12 @@ def search(
     hints: dict[str, Hint],
     examples: int,
     raised_hint: str = "",
+    fixed: Sequence[Scene] = (),
 ) -> None:
-    """Play `impl` and `reference` on up to `examples` scenes; raise a Mistake with the smallest
-    scene that differs. An exception from `impl` is a difference too (its line is named)."""
-    from hypothesis import given, seed
+    """Play `impl` and `reference` on each scene of `fixed`, then on up to `examples` drawn scenes;
+    raise a Mistake with the first fixed scene that differs, else the smallest drawn one. An
+    exception from `impl` is a difference too (its line is named)."""
+    from hypothesis import example, given, seed
     from hypothesis.errors import Flaky, FlakyFailure
 
     newest: Optional[Mistake] = None  # the newest difference: while shrinking, the smallest scene so far
@@ -235,6 +241,9 @@ def search(
             newest = e
             raise
 
+    for scene in reversed(fixed):  # Hypothesis plays the example applied last first: fixed[0] is played first
+        one_scene = example(scene)(one_scene)
+
     def _differs(scene: Scene) -> None:
         with untimed():  # the reference's run is not the student's time
             expected = play(reference, copy.deepcopy(scene))
@@ -253,7 +262,7 @@ def search(
             hint = hints.get(diff.field, "")
             if callable(hint):  # a hint that reads the difference: which way the values differ
                 hint = hint(scene, diff)
-            raise Mistake(_scene_message(show, scene, diff), hint)
+            raise Mistake(_scene_message(show, scene, diff, fixed=any(scene is f for f in fixed)), hint)
 
     try:
         with _strategy_alone():
@@ -282,14 +291,16 @@ def generated(
     examples: int,
     hint: str = "",
     raised_hint: str = "",
+    fixed: Sequence[Scene] = (),
 ) -> Case:
     """A case of the generated phase, named `name` ("generated: ..." or "stretch: generated: ..." by
     convention, so that a score line tells the phases apart): `examples` scenes of `scenes`, the answer against `reference`.
     `hints` maps each observable field of `play` to the hint shown when that field is the first to
-    differ (text, or a function of the scene and the Difference that names the mistake it shows); `hint` is the case's own (shown when the failure is not a difference, e.g. a timeout)."""
+    differ (text, or a function of the scene and the Difference that names the mistake it shows); `hint` is the case's own (shown when the failure is not a difference, e.g. a timeout).
+    `fixed` scenes are played before the drawn ones, each as written (a difference there is not shrunk)."""
 
     def run(impl: Any) -> None:
-        search(scenes, play, show, impl, reference, hints, examples, raised_hint)
+        search(scenes, play, show, impl, reference, hints, examples, raised_hint, fixed)
 
     # A right answer plays every scene: about a second of CPU, but a loaded 2-core machine can
     # stretch that twentyfold, so the limit is an engine case's, not a unit case's

@@ -18,6 +18,9 @@ of steps on sequences cut from a few stems, so that they share beginnings and pa
   time, so that the whole eviction order shows; its scenes also match a prefix several times in a
   row, and half of them line up a prefix with hits, an insert that cuts it and a leaf elsewhere).
 
+Before the drawn scenes, a few fixed ones (`FIXED`, `FIXED_LFU`) play what drawn steps rarely line
+up: a parent left childless that competes with its own last use, or its own hits, against a leaf.
+
 What is compared after each step: what the call returned (the pages of a match, the count of an
 insert, the pages evict freed, as a sorted list: their order is free), then the cached pages,
 `num_evictable` and `num_cached`. Many steps in one scene are what catch an answer whose state
@@ -145,6 +148,66 @@ def hot_cut_scenes(draw: Any) -> TreeScene:
         steps[-1] = (*steps[-1][:2], True)
         steps.append(("evict", draw(st.sampled_from([1, 2, 100]))))
     return TreeScene(ps, steps, True)
+
+
+# Situations the drawn scenes rarely line up, played first as they are: a parent left childless
+# competes with its own last use (or, in the stretch, its own hits) against the other leaves.
+FIXED = [
+    # a match that ends inside an edge uses its upper part only: once the lower part goes, the
+    # upper part is a leaf newer than [3, 3, 4, 4]
+    TreeScene(
+        2,
+        [("insert", [5, 5, 6, 6, 7, 7], 0), ("insert", [3, 3, 4, 4], 0), ("match", [5, 5, 8, 8], False), ("evict", 3)],
+    ),
+    # a match uses every node of its path: the shared parent, left childless while [7, 7] was locked,
+    # was used after [7, 7] was matched
+    TreeScene(
+        2,
+        [
+            ("insert", [1, 1, 2, 2], 0),
+            ("insert", [1, 1, 3, 3], 0),
+            ("insert", [7, 7], 0),
+            ("match", [7, 7], True),
+            ("match", [1, 1, 2, 2], False),
+            ("evict", 2),
+            ("unlock", 0),
+            ("evict", 1),
+        ],
+    ),
+    # a parent left childless goes in the same call, by its own last use, before a newer leaf
+    TreeScene(2, [("insert", [1, 1, 2, 2], 0), ("insert", [1, 1, 2, 2, 3, 3], 0), ("insert", [5, 5], 0), ("evict", 2)]),
+]
+FIXED_LFU = [
+    # a parent with 3 hits, left childless, competes with them against a leaf with 1
+    TreeScene(
+        2,
+        [("insert", [1, 1], 0)]
+        + [("match", [1, 1], False)] * 3
+        + [("insert", [1, 1, 2, 2], 0), ("insert", [7, 7], 0), ("match", [7, 7], False), ("evict", 2)],
+        drain=True,
+    ),
+    # a node evicted and made again in the same page starts at 0 hits
+    TreeScene(
+        2,
+        [("insert", [1, 1], 0)]
+        + [("match", [1, 1], False)] * 3
+        + [("evict", 100), ("insert", [2, 2], 0), ("insert", [3, 3], 0), ("match", [3, 3], False)],
+        drain=True,
+    ),
+    # a chain: the leaves below P go, then P (1 hit) competes with Q (3 hits) in the same call
+    TreeScene(
+        2,
+        [
+            ("insert", [1, 2, 3, 4, 5, 6, 7, 8], 0),
+            ("match", [1, 2, 3, 4, 5, 6, 7, 8], False),
+            ("insert", [1, 2, 3, 4, 9, 9], 0),
+            ("insert", [11, 11, 12, 12], 0),
+        ]
+        + [("match", [11, 11, 12, 12], False)] * 3
+        + [("evict", 5)],
+        drain=True,
+    ),
+]
 
 
 class _Caller:
@@ -504,4 +567,5 @@ def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
         hints,
         examples,
         hint="the whole contract, over many steps: what each call returns and what the tree holds after it",
+        fixed=FIXED_LFU if lfu else FIXED,
     )

@@ -9,7 +9,7 @@ from typing import Optional
 
 MUST_FAIL = {"a childless parent keeps its own last use"}
 MUST_SAY = "its own last use"
-CAUGHT_BY = {"hand"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "joins the candidates with its own last use, not its child's"
 
 

@@ -11,7 +11,7 @@ from typing import Optional
 
 MUST_FAIL = {"stretch: a childless parent competes with its own count"}
 MUST_SAY = "its own 3 hits against 1"
-CAUGHT_BY = {"hand"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "with its own hit count, not the count of the child just evicted"
 
 
