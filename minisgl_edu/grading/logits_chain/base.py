@@ -42,6 +42,7 @@ from minisgl_edu.grading.logits_chain.chain import (
 from minisgl_edu.grading.logits_chain.mistakes import (
     HINTS,
     MISTAKES,
+    REPETITION,
 )
 from minisgl_edu.grading.logits_chain.scenes import chain_case
 
@@ -483,7 +484,7 @@ CASES = [
     Case(
         "repetition penalty: prompt and output tokens",
         case_repetition,
-        "once per token in req.input_ids + req.output_ids: logit / p when positive, logit * p otherwise",
+        REPETITION,
     ),
     Case(
         "frequency and presence: output tokens only",

@@ -89,7 +89,7 @@ PENALTY_MISTAKES = [
     "freq_pres_pooled",
 ]
 BIAS_MISTAKES = ["bias_replaces", "bias_first"]
-MASK_MISTAKES = ["mask_not_greedy", "mask_skipped", "mask_mirrored", "mask_transposed"]
+MASK_MISTAKES = ["mask_not_greedy", "mask_skipped", "mask_mirrored", "mask_bytes_mirrored", "mask_transposed"]
 MIN_P_MISTAKES = [
     "min_p_absolute",
     "min_p_no_temperature",
@@ -102,20 +102,31 @@ MIN_P_MISTAKES = [
     "min_p_kept_scaled",
 ]
 
+# The mask mistakes that read the bitmask's bits in another order (allowed_tokens' keywords).
+LAYOUT_MISTAKES = ["mask_mirrored", "mask_bytes_mirrored", "mask_transposed"]
+
 # The mistakes that make a row depend on the other rows of its batch.
 BATCH_MISTAKES = ["min_p_batch_top", "freq_pres_pooled"]
 
 
-def allowed_tokens(grammar: Grammar, vocab: int, mirrored: bool = False, transposed: bool = False) -> torch.Tensor:
+def allowed_tokens(
+    grammar: Grammar, vocab: int, mirrored: bool = False, bytes_mirrored: bool = False, transposed: bool = False
+) -> torch.Tensor:
     """[vocab] bool: the tokens `grammar` allows next (its bitmask unpacked, one bit per token; with
-    `mirrored`, each word read from its high bit down, the mistake "mask_mirrored"; with `transposed`,
-    bit j of every word before bit j + 1 of any, the mistake "mask_transposed")."""
+    `mirrored`, each word read from its high bit down, the mistake "mask_mirrored"; with
+    `bytes_mirrored`, each byte of a word read from its high bit down, as numpy's unpackbits does by
+    default, the mistake "mask_bytes_mirrored"; with `transposed`, bit j of every word before bit
+    j + 1 of any, the mistake "mask_transposed")."""
     import xgrammar as xgr
 
     bitmask = xgr.allocate_token_bitmask(1, vocab)
     grammar.fill_mask(bitmask, 0)
     shifts = torch.arange(32, dtype=torch.int32)
-    bits = (bitmask[0, :, None] >> (31 - shifts if mirrored else shifts)) & 1
+    if mirrored:
+        shifts = 31 - shifts
+    elif bytes_mirrored:
+        shifts = shifts // 8 * 8 + 7 - shifts % 8
+    bits = (bitmask[0, :, None] >> shifts) & 1
     if transposed:
         bits = bits.T
     return bits.flatten()[:vocab].bool()
@@ -181,7 +192,7 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
         unmasked = row.clone()  # (min_p_before_mask)
         skip = mistake == "mask_skipped" or (mistake == "mask_not_greedy" and sp.is_greedy)
         if req.grammar is not None and not skip:
-            layout = dict(mirrored=mistake == "mask_mirrored", transposed=mistake == "mask_transposed")
+            layout = {m.removeprefix("mask_"): mistake == m for m in LAYOUT_MISTAKES}
             row.masked_fill_(~allowed_tokens(req.grammar, row.shape[-1], **layout), NEG_INF)
         samples = sp.temperature > 0 if mistake == "min_p_by_temperature" else not sp.is_greedy
         if min_p and _min_p_of(sp) > 0 and samples:

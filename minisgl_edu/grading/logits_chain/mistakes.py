@@ -41,6 +41,10 @@ MISTAKES = {
     "mask_skipped": "the grammar's mask was not applied: every token the grammar forbids must come out as -inf",
     "mask_mirrored": "the grammar's bitmask was read mirrored: tokens it allows came out -inf and tokens it forbids "
     "were kept. In the k-th 32-bit word of the bitmask, token 32 * k + j is bit j counted from the low end",
+    "mask_bytes_mirrored": "the grammar's bitmask was read with the bits of each byte mirrored: within every 8 "
+    "tokens the allowed ones came out in reverse order (token 8 * b + j read from bit 7 - j of byte b), as numpy's "
+    "unpackbits gives them by default, highest bit first. In the k-th 32-bit word of the bitmask, token 32 * k + j "
+    "is bit j counted from the low end",
     "mask_transposed": "the grammar's bitmask was unpacked across its words in the wrong order: token t was read "
     "from bit t // words of word t % words, so on a vocabulary of more than 32 tokens (several 32-bit words) the "
     "mask lands on other tokens. Bit j of word k stands for token 32 * k + j",
@@ -68,7 +72,9 @@ MISTAKES = {
     "(top_k 1: sampling_params.is_greedy): the sampler takes its argmax, so min_p leaves it alone. Decide "
     "greedy rows as the sampler does, with is_greedy, not with the temperature",
 }
-REPETITION = "once per token in req.input_ids + req.output_ids: logit / p when positive, logit * p otherwise"
+REPETITION = (
+    "once per distinct token id in req.input_ids + req.output_ids: logit / p when positive, logit * p otherwise"
+)
 FREQUENCY = "count req.output_ids only: logit - count * frequency_penalty - (count > 0) * presence_penalty"
 MASK = "req.grammar.fill_mask(bitmask, row), then -inf for every forbidden token, whatever the temperature"
 OWN_VALUES = "row i uses reqs[i].sampling_params and nothing else"
@@ -87,7 +93,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "rep_subtract": REPETITION,
     "rep_subtract_excess": REPETITION,
     "rep_neg_divided": REPETITION,
-    "rep_per_occurrence": REPETITION,
+    "rep_per_occurrence": "once per distinct token id, however often it occurs: scale each id of "
+    "set(req.input_ids + req.output_ids) once, not every entry of the list",
     "freq_pres_prompt": FREQUENCY,
     "freq_once": FREQUENCY,
     "freq_pres_pooled": "count each row's own req.output_ids, not the outputs of the other rows of the batch",
@@ -101,6 +108,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "mask_skipped": MASK,
     "mask_mirrored": "token 32 * k + j is allowed when (bitmask[k] >> j) & 1: bit 0 is the lowest bit, so shift "
     "by j, not by 31 - j",
+    "mask_bytes_mirrored": "bit j of 32-bit word k is token 32k + j, lowest bit first, in every byte too: "
+    "np.unpackbits(..., bitorder='little') on the bytes, or (bitmask[k] >> j) & 1",
     "mask_transposed": "unpack the bitmask as [words, 32], bits[k, j] = (bitmask[k] >> j) & 1, then flatten: "
     "word k's bits stay together as tokens 32k..32k+31 (bitmask[:, None] >> arange(32), not "
     "bitmask[None, :] >> arange(32)[:, None])",

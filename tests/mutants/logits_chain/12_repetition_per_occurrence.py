@@ -10,7 +10,7 @@ import xgrammar
 MUST_FAIL = {"repetition penalty: prompt and output tokens"}
 MUST_SAY = "it applies once to every token that was seen"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "the repetition penalty was applied once per occurrence"
+HINT_SAYS = "once per distinct token id, however often it occurs"
 
 
 def process_logits(logits, reqs):
