@@ -33,6 +33,7 @@ from minisgl_edu.grading.schedule.checks import (
     show,
 )
 from minisgl_edu.grading.schedule.edges import (
+    admits_beside_a_chunked_head,
     case_beside_a_chunked_head,
     case_both_orders,
     case_budget_margins,
@@ -265,6 +266,10 @@ def case_max_running(fn):
         batch = decide(fn, s)
     except Mistake as m:
         if len(s.cache.page_table.used_rows()) > s.max_running and _refuses_when_full(fn):
+            # It knows the limit. Counting scheduler.running only also lets a request in beside one
+            # that waits with a row from an earlier step; a count of all rows taken once does not.
+            if admits_beside_a_chunked_head(fn):
+                raise Mistake(f"{m} {RUNNING_ONLY}", RUNNING_ONLY_HINT) from None
             raise Mistake(
                 str(m),
                 "count the free places again after each admission: max_running minus the admitted requests, "
@@ -277,6 +282,17 @@ def case_max_running(fn):
         "scheduler.max_running is 2: only two requests may be admitted at once",
         "count the admitted requests (running, and waiting ones that hold a row) against scheduler.max_running",
     )
+
+
+RUNNING_ONLY = (
+    "(your function counts scheduler.running only: it refuses a request while 2 requests run, but with one "
+    "running and one waiting with a row, part-way through its prompt, it admits a third; the requests it admits "
+    "in this step are not running yet either)"
+)
+RUNNING_ONLY_HINT = (
+    "every admitted request counts against scheduler.max_running, running or waiting with a row (admitted at an "
+    "earlier step or in this one): count them all, not only len(scheduler.running)"
+)
 
 
 def _refuses_when_full(fn) -> bool:

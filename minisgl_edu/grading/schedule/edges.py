@@ -360,6 +360,15 @@ HEAD_PAGES = (
 )
 
 
+def admits_beside_a_chunked_head(fn) -> bool:
+    """Whether `fn` admits request 2 with max_running 2 while request 0 runs and request 1, admitted at
+    an earlier step, waits with a row part-way through its prompt: an answer that counts only
+    scheduler.running against the limit does; one that counts every row, even if only once before
+    its loop, does not."""
+    s, _, new = _beside_a_head(True, 2, 8, 5)
+    return admits(fn, s, new)
+
+
 def case_beside_a_chunked_head(fn):
     # Rows: request 0 runs and request 1 is part-way through its prompt: with max_running 2, request 2
     # must wait. Pages: request 1's whole run (600 tokens, 150 pages, 4 held) and request 2's (428
