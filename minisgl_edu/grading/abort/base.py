@@ -34,6 +34,8 @@ from minisgl_edu.grading.abort.checks import (
     check_message,
     check_other_intact,
     check_own_pages,
+    check_release_asked,
+    check_waiting_released,
     engine_step,
     run_scheduled,
     snapshot,
@@ -71,12 +73,14 @@ def _abort_at(fn, stage: str) -> None:
         step_until(s, lambda: req.output_ids, "the request's first token")
         s.step()
     s.io.drain()  # its tokens so far
-    row = req.table_idx
+    row, free_before = req.table_idx, s.cache.num_free
     abort(s, 0)
     check_gone(s, 0)
     if stage != "decoding":
         check_marked_where(req, "while waiting" if stage == "waiting" else "part-way through its chunked prefill")
     check_message(s.io.drain(), 0, list(WITH_STOP.stop))
+    if stage == "mid_chunk":
+        check_waiting_released(s, row, free_before)
     check_memory(s, row, free0, cached0)
     assert engine_step("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"
 
@@ -128,9 +132,11 @@ def case_in_flight(fn):
         s.overlap_step()
     row, pages = req.table_idx, list(s.cache.page_table.pages[req.table_idx])
     s.io.drain()
+    deferred = s.cache.num_deferred
     abort(s, 0)
     check_gone(s, 0)
     check_marked(req)
+    check_release_asked(s, row, deferred)
     early = [p for p in pages if s.cache.allocator.is_free(p)]
     assert not early, (
         f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: "
@@ -259,6 +265,8 @@ def case_both_orders(fn):
             abort(s, uid)
             check_gone(s, uid)
             check_message(s.io.drain(), uid)
+            if uid == 0:  # part-way through its chunked prefill
+                check_waiting_released(s, h.row_idx, h.free)
             if other is not None:
                 check_other_intact(s, other, "waiting", kept)
             check_freed(s, h)

@@ -260,17 +260,58 @@ def caches_the_prompt_only(fn) -> bool:
 PROMPT_ONLY = "the output tokens computed so far count too: count req.cached_len, not the prompt's length"
 
 
+def _row_zero(row: int) -> Mistake:
+    return Mistake(
+        f"the request's page-table row ({row}) was not given back: your abort gives back a request on row 1 "
+        "with its row and pages, but leaves one on row 0 holding them",
+        ROW_ZERO,
+    )
+
+
 @hinted("scheduler.cache.release(req, ...) gives back the request's page-table row with its pages")
 def check_row(s: Scheduler, row: int) -> None:
     """`row` is the request's page-table row before the abort (-1: it had none)."""
-    if row == 0 and row in s.cache.page_table.used_rows() and skips_row_zero(s.abort_fn):
+    if row < 0 or row not in s.cache.page_table.used_rows():
+        return
+    # the row-0 probe builds a scheduler on the shared engine, which resets this one's rows: run it
+    # only once the row is known to be still held
+    if row == 0 and skips_row_zero(s.abort_fn):
+        raise _row_zero(row)
+    raise AssertionError(f"the request's page-table row ({row}) was not given back. Hint: {RELEASE_HINT}")
+
+
+WAITING_HOLDS = (
+    "a request still in scheduler.waiting part-way through a chunked prefill holds a row and pages too: "
+    "release it as well, scheduler.cache.release(req, cache_it=False), whichever queue it was in"
+)
+
+
+def check_release_asked(s: Scheduler, row: int, deferred: int) -> None:
+    """Right after the abort of a request whose batch is in flight (it held `row`; `deferred`
+    releases were waiting before): a release was asked for, which waits for the batch to land."""
+    if s.cache.num_deferred == deferred and row in s.cache.page_table.used_rows():
         raise Mistake(
-            "the request's page-table row (0) was not given back: your abort gives back a request on row 1 "
-            "with its row and pages, but leaves one on row 0 holding them",
-            ROW_ZERO,
+            "your abort asked for no release of the request whose batch is in flight: nothing gives its row, its "
+            "pages and its lock back later (the overlap loop only finishes a release it was asked for)",
+            "call scheduler.cache.release(req, cache_it=False) while its batch is in flight too: release() itself "
+            "waits for the batch to land, then gives everything back",
         )
-    assert row < 0 or row not in s.cache.page_table.used_rows(), (
-        f"the request's page-table row ({row}) was not given back. Hint: {RELEASE_HINT}"
+
+
+def check_waiting_released(s: Scheduler, row: int, free_before: int) -> None:
+    """A request aborted part-way through its chunked prefill (still in scheduler.waiting, with a
+    row and the pages of its first chunks) had something given back: an abort that left its row in
+    use and freed no page at all took the waiting queue for one that holds nothing."""
+    if row < 0 or row not in s.cache.page_table.used_rows() or s.cache.num_free != free_before:
+        return
+    held = len(s.cache.page_table.pages[row])
+    if row == 0 and skips_row_zero(s.abort_fn):
+        raise _row_zero(row)
+    raise Mistake(
+        f"the request was aborted part-way through its chunked prefill, while still in scheduler.waiting: your "
+        f"abort gave back nothing of what it held (its page-table row {row} and its {held} page(s) are still "
+        "in use)",
+        WAITING_HOLDS,
     )
 
 

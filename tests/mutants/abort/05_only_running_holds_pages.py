@@ -5,10 +5,10 @@ but already has a page-table row and pages: they leak."""
 from minisgl_edu.core import ReqStatus
 from minisgl_edu.message import DetokenizeMsg
 
-MUST_FAIL = {"abort mid chunked prefill"}
-MUST_SAY = "not given back"
+MUST_FAIL = {"abort mid chunked prefill", "two aborts in both orders"}
+MUST_SAY = "gave back nothing of what it held"
 CAUGHT_BY = {"generated", "hand"}
-HINT_SAYS = "a request part-way through a chunked prefill holds pages too"
+HINT_SAYS = "a request still in scheduler.waiting part-way through a chunked prefill holds a row and pages too"
 
 
 def abort_request(scheduler, uid):

@@ -12,9 +12,9 @@ from minisgl_edu.core import ReqStatus
 from minisgl_edu.message import DetokenizeMsg
 
 MUST_FAIL = {"abort while its batch is in flight"}
-MUST_SAY = "were not given back to the free list"
+MUST_SAY = "asked for no release of the request whose batch is in flight"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "give back what it holds with scheduler.cache.release(req, cache_it=False)"
+HINT_SAYS = "call scheduler.cache.release(req, cache_it=False) while its batch is in flight too"
 
 
 def abort_request(scheduler, uid: int) -> bool:
