@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from minisgl_edu.grading import EXERCISES, exercise, grade
+from minisgl_edu.grading import EXERCISES, exercise, explore, grade
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +63,13 @@ def test_each_exercise_has_six_different_mistakes(d):
         assert (mod.__doc__ or "").strip(), f"{f.name}: say in its docstring what the mistake is and why it is wrong"
 
 
+def _grade(name: str, impl, only: list[str], time_limit, shrink: bool):
+    with pytest.MonkeyPatch.context() as mp:
+        if not shrink:
+            mp.setattr(explore, "SHRINK_PLAYS", 0)  # the first scene that differs, as found
+        return grade(name, impl, only=only, time_limit=time_limit)
+
+
 @pytest.mark.parametrize("name,path", list(_files()))
 def test_wrong_answer_is_caught(name, path):
     mod = _load(path)
@@ -72,20 +79,32 @@ def test_wrong_answer_is_caught(name, path):
     must_fail = set(mod.MUST_FAIL)
     assert must_fail and must_fail <= names, f"MUST_FAIL names unknown cases: {sorted(must_fail - names)}"
     run = [c.name for c in grader.CASES if not c.engine or c.name in must_fail]
-    res = grade(name, impl, only=run, time_limit=getattr(mod, "TIME_LIMIT", None))
+    limit = getattr(mod, "TIME_LIMIT", None)
+    # Whether a case fails does not depend on shrinking, only the scene its message shows (and the
+    # hint read from it). So the answer is graded first without shrinking (the first scene that
+    # differs is reported as found); the generated cases are graded again, shrunk as a student sees
+    # them, only when the words to find are not all in the hand cases' messages.
+    res = _grade(name, impl, run, limit, shrink=False)
     report = res.report()
     failed = {r.name: r for r in res.results if not r.passed}
     assert res.score < res.total, report
     assert must_fail <= set(failed), f"expected to fail: {sorted(must_fail - set(failed))}\n{report}"
-    said = mod.MUST_SAY.lower()
-    assert any(said in (r.message + " " + r.hint).lower() for r in failed.values()), (
-        f"no failed case says {mod.MUST_SAY!r}\n{report}"
-    )
     assert set(mod.CAUGHT_BY) == phases(grader, failed), (
         f"CAUGHT_BY {sorted(mod.CAUGHT_BY)}, caught by {sorted(phases(grader, failed))}"
     )
+    said = mod.MUST_SAY.lower()
     hint_says = getattr(mod, "HINT_SAYS", "")
     assert len(hint_says) >= 10, f"{path.name}: give HINT_SAYS, words of the hint that name this mistake\n{report}"
+    hand = [r for r in failed.values() if phases(grader, [r.name]) == {"hand"}]
+    in_hand = any(said in (r.message + " " + r.hint).lower() for r in hand) and any(hint_says in r.hint for r in hand)
+    caught_generated = [n for n in failed if phases(grader, [n]) == {"generated"}]
+    if caught_generated and not in_hand:
+        shrunk = _grade(name, impl, caught_generated, limit, shrink=True)
+        failed.update({r.name: r for r in shrunk.results})
+        report = f"{report}\nshrunk:\n{shrunk.report()}"
+    assert any(said in (r.message + " " + r.hint).lower() for r in failed.values()), (
+        f"no failed case says {mod.MUST_SAY!r}\n{report}"
+    )
     assert any(hint_says in r.hint for r in failed.values()), f"no failed case's hint says {hint_says!r}\n{report}"
     for r in failed.values():
         assert "Traceback" not in r.message and "minisgl_edu/" not in r.message, report
