@@ -13,7 +13,8 @@ would write the notebook cell (it defines the exercise's SYMBOL), with module co
 
 Each is graded in this one process (the model is loaded once; engine runs are shared). To keep
 that quick, an answer runs every case that needs no model, and only those engine cases that its
-MUST_FAIL names. Every exercise directory present is collected; add a file to add a mistake.
+MUST_FAIL names, without shrinking unless the words looked for are in no hand case's feedback
+(tests/grading_support.py says why that changes no verdict). Every exercise directory present is collected; add a file to add a mistake.
 `python tests/mutants/report.py` prints, per exercise, which phase catches each wrong answer.
 """
 
@@ -24,8 +25,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from grading_support import failed_cases
 
-from minisgl_edu.grading import EXERCISES, exercise, explore, grade
+from minisgl_edu.grading import EXERCISES, exercise, grade
 
 pytestmark = pytest.mark.slow
 
@@ -63,13 +65,6 @@ def test_each_exercise_has_six_different_mistakes(d):
         assert (mod.__doc__ or "").strip(), f"{f.name}: say in its docstring what the mistake is and why it is wrong"
 
 
-def _grade(name: str, impl, only: list[str], time_limit, shrink: bool):
-    with pytest.MonkeyPatch.context() as mp:
-        if not shrink:
-            mp.setattr(explore, "SHRINK_PLAYS", 0)  # the first scene that differs, as found
-        return grade(name, impl, only=only, time_limit=time_limit)
-
-
 @pytest.mark.parametrize("name,path", list(_files()))
 def test_wrong_answer_is_caught(name, path):
     mod = _load(path)
@@ -79,29 +74,21 @@ def test_wrong_answer_is_caught(name, path):
     must_fail = set(mod.MUST_FAIL)
     assert must_fail and must_fail <= names, f"MUST_FAIL names unknown cases: {sorted(must_fail - names)}"
     run = [c.name for c in grader.CASES if not c.engine or c.name in must_fail]
-    limit = getattr(mod, "TIME_LIMIT", None)
-    # Whether a case fails does not depend on shrinking, only the scene its message shows (and the
-    # hint read from it). So the answer is graded first without shrinking (the first scene that
-    # differs is reported as found); the generated cases are graded again, shrunk as a student sees
-    # them, only when the words to find are not all in the hand cases' messages.
-    res = _grade(name, impl, run, limit, shrink=False)
-    report = res.report()
-    failed = {r.name: r for r in res.results if not r.passed}
-    assert res.score < res.total, report
+    said = mod.MUST_SAY.lower()
+    hint_says = getattr(mod, "HINT_SAYS", "")
+    assert len(hint_says) >= 10, f"{path.name}: give HINT_SAYS, words of the hint that name this mistake"
+
+    def says(hand):  # the words this test looks for, all in the hand cases' feedback
+        return any(said in (r.message + " " + r.hint).lower() for r in hand) and any(hint_says in r.hint for r in hand)
+
+    # shrinking (the scene a generated case shows) only where the words are not in the hand cases
+    res, failed = failed_cases(name, impl, run, says, time_limit=getattr(mod, "TIME_LIMIT", None))
+    report = "\n".join(f"{r.name}: {r.message}\nhint: {r.hint}" for r in failed.values())
+    assert res.score < res.total, res.report()
     assert must_fail <= set(failed), f"expected to fail: {sorted(must_fail - set(failed))}\n{report}"
     assert set(mod.CAUGHT_BY) == phases(grader, failed), (
         f"CAUGHT_BY {sorted(mod.CAUGHT_BY)}, caught by {sorted(phases(grader, failed))}"
     )
-    said = mod.MUST_SAY.lower()
-    hint_says = getattr(mod, "HINT_SAYS", "")
-    assert len(hint_says) >= 10, f"{path.name}: give HINT_SAYS, words of the hint that name this mistake\n{report}"
-    hand = [r for r in failed.values() if phases(grader, [r.name]) == {"hand"}]
-    in_hand = any(said in (r.message + " " + r.hint).lower() for r in hand) and any(hint_says in r.hint for r in hand)
-    caught_generated = [n for n in failed if phases(grader, [n]) == {"generated"}]
-    if caught_generated and not in_hand:
-        shrunk = _grade(name, impl, caught_generated, limit, shrink=True)
-        failed.update({r.name: r for r in shrunk.results})
-        report = f"{report}\nshrunk:\n{shrunk.report()}"
     assert any(said in (r.message + " " + r.hint).lower() for r in failed.values()), (
         f"no failed case says {mod.MUST_SAY!r}\n{report}"
     )
