@@ -15,6 +15,7 @@ from typing import Optional
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.finish.scenes import (
+    DROPS_END_IDS,
     EOS,
     LATER_STOP_UNDOES,
     PLAIN,
@@ -24,6 +25,7 @@ from minisgl_edu.grading.finish.scenes import (
     _ids,
     _req,
     decoded_in_parts,
+    dropped_end_ids,
     finish_case,
     later_stop_undoes,
     noting_decode,
@@ -49,7 +51,13 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
         return
     shown = _decode(req.output_ids)
     joined = [t for ids in calls for t in ids]
-    if want == "stop" and got is None and decoded_in_parts(req, calls):
+    if "stop" in (want, got) and dropped_end_ids(req, eos_ids, calls):
+        why += (
+            f"; your check decoded {len(joined)} tokens with the ids of eos_ids taken out, so the text it searched "
+            "is not the output's"
+        )
+        hint = DROPS_END_IDS
+    elif want == "stop" and got is None and decoded_in_parts(req, calls):
         why = (
             f"the last {len(joined)} output tokens decoded together hold a stop string, but your check decoded them "
             f"in {len(calls)} parts ({' + '.join(str(len(ids)) for ids in calls)} tokens) and joined the texts: a "
@@ -200,6 +208,19 @@ def case_ignore_eos(fn):
         _req(ids, ignore_eos=True, stop=["two three"]),
         "stop",
         "ignore_eos turns off only the EOS test: stop strings still stop",
+    )
+    out = _ids("one two") + [PLAIN]
+    assert _decode(out) == "one two ok", "setup: 'one two' and ' ok' should decode to 'one two ok'"
+    _expect(
+        fn,
+        _req(out, ignore_eos=True, stop=["two ok"]),
+        "stop",
+        "eos_ids is {1, 10907} here (another model's end ids) and ignore_eos is set: token 10907 is ' ok', ordinary "
+        "text for this tokenizer, so it stays in the output with its text, and 'one two ok' holds the stop string "
+        "'two ok'",
+        eos_ids={1, PLAIN},
+        hint="under ignore_eos an end id stays in the output: the text is what decode gives for the output ids as "
+        "they are",
     )
 
 

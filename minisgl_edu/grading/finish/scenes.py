@@ -193,6 +193,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
     if scene.stretch_min is not None and n > scene.stretch_min and a == "stop" and b != "stop" and answer:
         if held_back_stop_spent(answer[0]):
             return STOP_NOT_SPENT
+    if "stop" in (a, b) and answer and _drops_end_ids(answer[0], scene, n):
+        return DROPS_END_IDS
     if a == "stop" and is_eos and not scene.ignore_eos:
         return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}: the set the scheduler passes, every id of it"
     missed = _how_it_missed(answer[0], scene, n) if a == "stop" and b != "stop" and answer else None
@@ -329,6 +331,43 @@ def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
         return False
     parts = "".join(_decode(ids) for ids in calls)
     return any(s in _decode(joined) for s in stop) and not any(s in parts for s in stop)
+
+
+DROPS_END_IDS = (
+    "an id of eos_ids is not always a special token: under ignore_eos it stays in the output, and when it is "
+    "ordinary text for this tokenizer (another model's end id) its text is part of the output and can be part of "
+    "a stop string: decode req.output_ids[-window:] as it is, without taking the end ids out"
+)
+
+
+def dropped_end_ids(req: Req, eos_ids: set[int], calls: list[list[int]]) -> bool:
+    """The answer decoded a tail of the output with the ids of eos_ids inside it taken out (`calls`:
+    the ids of each decode call; joined in order, they are that tail without its end ids)."""
+    joined = [t for ids in calls for t in ids]
+    out = req.output_ids
+    if not calls or not out:
+        return False
+    if not joined:  # a tail of end ids only, decoded as nothing
+        return out[-1] in eos_ids
+    for w in range(len(joined) + 1, len(out) + 1):
+        tail = out[len(out) - w :]
+        if tail[0] not in eos_ids and [t for t in tail if t not in eos_ids] == joined:
+            return True
+    return False
+
+
+def _drops_end_ids(fn: Any, scene: FinishScene, n: int) -> bool:
+    """Called once on a fresh request holding the first n tokens, the answer decodes the output's
+    tail without its end ids."""
+    req = _request(scene)
+    req.output_ids = list(scene.output[:n])
+    extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
+    calls: list[list[int]] = []
+    try:
+        fn(req, set(scene.eos_ids), noting_decode(calls), *extra)
+    except Exception:
+        return False
+    return dropped_end_ids(req, scene.eos_ids, calls)
 
 
 LATER_STOP_UNDOES = (
