@@ -11,6 +11,7 @@ Where two mistakes free the same pages, the case asks the class a second questio
 
 from __future__ import annotations
 
+from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, edge_left_whole
 from minisgl_edu.grading.prefix_cache.tree import (
     LRU_BY_USE,
     LRU_HINT,
@@ -23,6 +24,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
     _match,
     _new,
 )
+from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
 
 def case_lru(cls):
@@ -69,11 +71,39 @@ def case_lru(cls):
     assert 22 not in freed or len(freed) == 1, (
         f"evict(1) freed {sorted(freed)}: page 22 alone was enough. Hint: stop as soon as at least num_pages are freed"
     )
-    assert sorted(freed) == [22], (
+    story = (
         "[1, 1, 2, 2, 3, 3] (pages 20, 21, 22) was inserted, then [3, 3, 4, 4] (pages 30, 31), then "
         "insert([1, 1, 2, 2], [50, 51]) used pages 20, 21 but not page 22 (tokens 3, 3, which it does not "
-        f"reach); evict(1) freed {sorted(freed)}, expected [22], the page used longest ago. Hint: {LRU_HINT}"
+        f"reach); evict(1) freed {sorted(freed)}, expected [22], the page used longest ago"
     )
+    if sorted(freed) != [22] and _edge_left_whole(cls):
+        raise AssertionError(
+            f"{story}. On a fresh tree, after the first and the last of these inserts alone, evict(1) freed "
+            f"{_EDGE_FREED}, one node: your insert of [1, 1, 2, 2], cached in full, did not cut the edge of pages "
+            f"20, 21, 22 after page 21, and used all of it. Hint: {INSERT_CUTS}"
+        )
+    assert sorted(freed) == [22], f"{story}. Hint: {LRU_HINT}"
+
+
+_EDGE_FREED = [20, 21, 22]
+
+
+def _edge_left_whole(cls) -> bool:
+    """On a fresh tree, [1, 1, 2, 2, 3, 3] (pages 20, 21, 22), then insert([1, 1, 2, 2], [50, 51]),
+    cached in full: evict(1) frees what the reference whose insert leaves that edge whole frees (the
+    whole edge, _EDGE_FREED), where the reference frees page 22 only (the cut's lower part)."""
+
+    def freed(c) -> list[int]:
+        cache = _new(c)
+        cache.insert([1, 1, 2, 2, 3, 3], [20, 21, 22])
+        cache.insert([1, 1, 2, 2], [50, 51])
+        return sorted(cache.evict(1))
+
+    try:
+        got = freed(cls)
+    except Exception:
+        return False  # some other mistake: the hint of the failed check names it
+    return got == freed(edge_left_whole(reference)) == _EDGE_FREED != freed(reference)
 
 
 def case_parent_own_use(cls):

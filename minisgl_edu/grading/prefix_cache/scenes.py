@@ -29,7 +29,6 @@ outlives a node (a count kept by `id(node)`, which CPython hands to the next nod
 
 from __future__ import annotations
 
-import functools
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -40,6 +39,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.prefix_cache.lfu_reference import HitsByEdge, SplitCountsAHit, TiesByPageId
+from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, all_or_nothing, edge_left_whole
 from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, ROOT_LOCK, drops_the_last_token
 
 MAX_STEPS = 12
@@ -384,43 +384,6 @@ def _locked_pages(scene: TreeScene, field: str, reference: Any) -> set[int]:
     return {p for node in cache._nodes() if node.lock_ref > 0 for p in node.pages}
 
 
-@functools.cache
-def _all_or_nothing(reference: Any) -> Any:
-    """The reference with one mistake: evict(n) frees nothing when fewer than n pages are evictable."""
-
-    def evict(self, num_pages: int) -> list[int]:
-        return [] if num_pages > self.num_evictable else reference.evict(self, num_pages)
-
-    return type("AllOrNothing", (reference,), {"evict": evict})
-
-
-INSERT_CUTS = (
-    "insert cuts a cached edge where the sequence ends, also when the whole sequence is cached already: the "
-    "part of the edge past it is not used by that call and keeps its last use"
-)
-
-
-def _edge_left_whole(reference: Any) -> Any:
-    """`reference` whose insert of a sequence cached in full cuts no edge and uses every node it reaches."""
-
-    class EdgeLeftWhole(reference):
-        def insert(self, ids: list[int], pages: list[int]) -> int:
-            key, node, at, reached = tuple(ids[: len(pages) * self.page_size]), self.root, 0, []
-            while at < len(key) and (child := node.children.get(self._first(key, at))) is not None:
-                n = min(self._common_len(child.key, key[at:]), len(key) - at)
-                reached.append(child)
-                at, node = at + n, child
-                if n < len(child.key):
-                    break
-            if at < len(key):
-                return super().insert(ids, pages)
-            for n in reached:
-                n.touch()
-            return len(pages)
-
-    return EdgeLeftWhole
-
-
 def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference], str]:
     def hint(scene: TreeScene, diff: Difference) -> str:
         op = _step(scene, diff.field)
@@ -472,11 +435,11 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
                     "a locked node (lock_ref > 0: a running request reads it) is never evicted, even when it is "
                     "the least recently used: skip it and go on with the unlocked leaves"
                 )
-            if not lfu and set(want) < set(got) and made_by(play, _edge_left_whole(reference), reference, scene, diff):
+            if not lfu and set(want) < set(got) and made_by(play, edge_left_whole(reference), reference, scene, diff):
                 return INSERT_CUTS
             if set(want) < set(got):
                 return "evict stops as soon as it has freed at least n pages: one node more is a cached prefix lost"
-            if not got and want and made_by(play, _all_or_nothing(reference), reference, scene, diff):
+            if not got and want and made_by(play, all_or_nothing(reference), reference, scene, diff):
                 return EVICT_WHAT_IT_CAN
             if set(got) < set(want):
                 return (

@@ -14,9 +14,9 @@ import heapq
 from typing import Optional
 
 MUST_FAIL = {"least recently used first"}
-MUST_SAY = "which it does not reach"
+MUST_SAY = "did not cut the edge of pages 20, 21, 22"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "a split's upper part is on that path, the lower part keeps its last use"
+HINT_SAYS = "insert cuts a cached edge where the sequence ends, also when the whole sequence is cached already"
 
 
 class Node:
