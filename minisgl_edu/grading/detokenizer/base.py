@@ -106,7 +106,9 @@ def _check_text(cls, text: str) -> None:
     check_joined_to(pieces, _full(ids))
 
 
-def _check_never_partly_shown(pieces: list[str], expected: str, stop: str) -> None:
+def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=None) -> None:
+    """No add() shows a stop string or the start of one; with `cls`, an answer that shows the start
+    of one is asked which tails it holds back (`_check_every_tail_length`), to name that mistake."""
     shown = ""
     for n, piece in enumerate(pieces[:-1]):
         shown += piece
@@ -125,12 +127,42 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str) -> No
                 "that length included",
             )
         if len(shown) > len(expected):
+            if cls is not None:
+                _check_every_tail_length(cls)
             raise Mistake(
                 f"after token {n + 1} your add() had returned {shown!r}: the end of it could still be the start of "
                 f"the stop string {stop!r}, so hold it back until the next tokens show whether the stop string "
                 "follows",
                 HOLD_BACK,
             )
+
+
+EVERY_TAIL_LENGTH = (
+    "try every length of the tail, from 1 to len(s) - 1 characters (at most the text not yet returned), not only "
+    "the longest: a shorter end of the text may be the start of the stop string"
+)
+
+
+def _shown_after(cls, ids: list[int], stop: list[str]) -> str:
+    detok = cls(tokenizer(), stop)
+    return "".join(_piece(detok.add(t), f"add({t})") for t in ids)
+
+
+def _check_every_tail_length(cls) -> None:
+    """An answer that tests one tail only, the longest (all the text not yet returned, or its last
+    len(s) - 1 characters), holds back ' three' for the stop string ' three four' but shows ' three'
+    for 'three four', whose start 'three' is a shorter end of that text."""
+    ids = tokenizer().encode("one two three")
+    assert [_full([t]) for t in ids] == ["one", " two", " three"], "setup: 'one two three' must be three tokens"
+    shorter, whole = _shown_after(cls, ids, ["three four"]), _shown_after(cls, ids, [" three four"])
+    if shorter == "one two three" and whole == "one two":
+        raise Mistake(
+            "with stop=['three four'] your add() had returned 'one two three' after the token ' three', yet its end "
+            "'three' could begin the stop string; with stop=[' three four'] it held ' three' back. You test only the "
+            "longest tail (all the text not yet returned, or its last len(s) - 1 characters): when that is not the "
+            "start of a stop string, a shorter end of it may still be",
+            EVERY_TAIL_LENGTH,
+        )
 
 
 def case_ascii(cls):
@@ -160,7 +192,7 @@ def case_stop_across_tokens(cls):
     assert len(_tokens_of(text, stop)) >= 2, "setup: the stop string must span two tokens"
     pieces = _stream(cls, tokenizer().encode(text), [stop])
     expected = "one two "
-    _check_never_partly_shown(pieces, expected, stop)
+    _check_never_partly_shown(pieces, expected, stop, cls)
     _check_joined(pieces, [stop], expected)
 
 
@@ -182,7 +214,7 @@ def case_stop_inside_token(cls):
         "setup: the stop string must end inside a token"
     )
     pieces = _stream(cls, tokenizer().encode(text), [stop])
-    _check_never_partly_shown(pieces, "one t", stop)
+    _check_never_partly_shown(pieces, "one t", stop, cls)
     _check_joined(pieces, [stop], "one t")
 
 
@@ -261,7 +293,7 @@ def case_false_starts(cls):
     assert [_full([t]) for t in ids][2:4] == [" three", " trees"], "setup: ' three' and ' trees' must be tokens"
     _check_timely(cls, ids, stop)
     pieces = _stream(cls, ids, stop)
-    _check_never_partly_shown(pieces, "They threw three trees, then ", "three four")
+    _check_never_partly_shown(pieces, "They threw three trees, then ", "three four", cls)
     _check_joined(pieces, stop, "They threw three trees, then ")
 
 
@@ -290,7 +322,7 @@ def case_stop_cjk(cls):
     bad = [p for p in pieces if REPLACEMENT in p]
     if bad:
         raise Mistake(f"a piece contains a broken character: {bad[0]!r}", WHOLE_CHARACTERS)
-    _check_never_partly_shown(pieces, "北京", stop)
+    _check_never_partly_shown(pieces, "北京", stop, cls)
     _check_joined(pieces, [stop], "北京")
 
 
