@@ -27,7 +27,9 @@ from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
 from minisgl_edu.grading.prefix_cache.lfu_checks import (
+    NEVER,
     NEW_LEAF_AT_ZERO,
+    TOO_LATE,
     _counts,
     _expect_freed,
     _frees_lower_pages_first,
@@ -35,6 +37,7 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
     _hit,
     _leaf_takes_parent_hits,
     check_parent_own_count,
+    lower_part_counted,
 )
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
@@ -201,7 +204,8 @@ def case_split(cls):
     _hit(cache, A, 3)
     _hit(cache, V, 3)
     _hit(cache, A_HEAD)  # U: 4 hits, used just now; L: 3 hits, used before V
-    _expect_freed(cache, 2, SPLIT_NODES, [12, 13], "L and V have 3 hits each and L was used before V: L goes first")
+    why = "L and V have 3 hits each and L was used before V: L goes first"
+    _expect_freed(cache, 2, SPLIT_NODES, [12, 13], why, {tuple(V_PAGES): lower_part_counted(cls)})
     _expect_freed(
         cache,
         2,
@@ -365,15 +369,6 @@ def _chain(cls):
     _insert(cache, Q, Q_PAGES, 0, "Q shares nothing")
     _hit(cache, Q, 3)
     return cache
-
-
-NEVER = (
-    " (P never became a candidate: a parent left childless joins the leaves in the same call, ordered by its own hits)"
-)
-TOO_LATE = (
-    " (P became a candidate only after every leaf that was one at the start: a parent left childless competes "
-    "with its own hits, in order with the other leaves (pushed into the same heap), not queued after them)"
-)
 
 
 def case_chain(cls):

@@ -98,3 +98,39 @@ def check_parent_own_count(cls) -> None:
         "page 20 goes"
     )
     _expect_freed(cache, 2, nodes, [11, 20], why, {(10, 11): " (" + PARENT_OWN_HITS + ")"})
+
+
+NEVER = (
+    " (P never became a candidate: a parent left childless joins the leaves in the same call, ordered by its own hits)"
+)
+TOO_LATE = (
+    " (P became a candidate only after every leaf that was one at the start: a parent left childless competes "
+    "with its own hits, in order with the other leaves (pushed into the same heap), not queued after them)"
+)
+
+E, E_PAGES, E_HEAD = [1, 1, 2, 2, 3, 3, 4, 4], [10, 11, 12, 13], [1, 1, 2, 2, 9, 9]
+F, F_PAGES = [5, 5, 6, 6], [50, 51]
+
+
+def lower_part_counted(cls) -> str:
+    """' (...)' naming the mistake of a match that counts its hit on the whole edge before cutting
+    it (the lower part, whose pages it does not return, gains the hit), if the class makes it; else
+    ''. E (4 pages, 1 hit) and F (2 hits, used before E): evict(2) frees E. After E_HEAD's match cuts
+    E after two pages, its lower part L keeps 1 hit and goes; with the hit counted before the cut, L
+    has 2, as many as F, and F, used longer ago, goes instead."""
+    try:
+        caches = [_fresh(cls, (E, E_PAGES), (F, F_PAGES)) for _ in range(2)]
+        for cache in caches:
+            _hit(cache, F, 2)
+            _hit(cache, E)
+        _hit(caches[1], E_HEAD)
+        freed = [sorted(cache.evict(2)) for cache in caches]
+    except Exception:
+        return ""
+    if freed != [E_PAGES, F_PAGES]:
+        return ""
+    return (
+        " (in your tree L gained the hit of the match that cut A's edge: it was counted on the whole edge before "
+        "the cut, so the lower part kept it. The match that cuts an edge counts its hit on the upper part only: "
+        "count after the split, on the nodes whose pages it returns, not on the whole edge before the cut)"
+    )
