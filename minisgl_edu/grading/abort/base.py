@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.abort.checks import (
+    FILLERS,
     GREEDY,
     LONG,
     OTHER,
@@ -47,17 +48,6 @@ from minisgl_edu.grading.fixtures import held, step_until
 from minisgl_edu.grading.harness import encode, fail_fast_if_stub, new_scheduler, remember
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.abort import abort_request as reference
-
-FILLERS = [
-    "Name three rivers.",
-    "Why is the sky blue?",
-    "Count to five.",
-    "What is a cat?",
-    "Say goodbye.",
-    "Name a colour.",
-    "What is rain?",
-    "Spell the word tree.",
-]
 
 
 def _abort_at(fn, stage: str) -> None:
@@ -119,6 +109,20 @@ def case_between_schedule_and_run(fn):
     msgs = s.io.drain()
     check_message(msgs, 0)
     assert not [m for m in msgs if m.uid == 0 and m.next_token >= 0], "the aborted request still got a token"
+    engine_step("running the other request to the end", s.run_until_idle)
+    check_all_back(s)
+    # one prefill batch admits two requests: both hold rows and are still in scheduler.waiting
+    s = start(fn, cache="naive")
+    for uid in (0, 1):
+        s.add_request(uid, encode(s, SHORT), GREEDY)
+    batch, first, second = s.schedule(), s.reqs[0], s.reqs[1]
+    assert batch is not None and len(batch.reqs) == 2 and second.table_idx >= 0, "setup: both admitted"
+    assert list(s.waiting) == [first, second], "setup: both admitted requests still wait for run_batch()"
+    kept = list(s.cache.page_table.pages[first.table_idx])
+    abort(s, 1)
+    check_gone(s, 1)
+    check_other_intact(s, 0, "waiting", kept)
+    run_scheduled(s, batch, second)
     engine_step("running the other request to the end", s.run_until_idle)
     check_all_back(s)
 

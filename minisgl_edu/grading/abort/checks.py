@@ -30,6 +30,19 @@ SHORT = [{"role": "user", "content": "Say hello."}]
 OTHER = [{"role": "user", "content": "Name three rivers and the seas they flow into."}]
 
 
+# short prompts that fill the cache before an abort (each its own prefix)
+FILLERS = [
+    "Name three rivers.",
+    "Why is the sky blue?",
+    "Count to five.",
+    "What is a cat?",
+    "Say goodbye.",
+    "Name a colour.",
+    "What is rain?",
+    "Spell the word tree.",
+]
+
+
 GREEDY = SamplingParams(max_tokens=8, ignore_eos=True)
 # greedy, with stop strings no text of the default model holds: the abort message must repeat them
 WITH_STOP = SamplingParams(max_tokens=8, ignore_eos=True, stop=["<no such text>", "</never>"])
