@@ -51,7 +51,14 @@ def _save_random_model(hf_config, out) -> str:
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory, default_model_dir) -> str:
+def default_tokenizer_dir(request) -> str:
+    """The default model's tokenizer files: the converted model, or, on a GPU machine that lacks its
+    GGUF package, a folder holding only those files (MINISGL_EDU_TOKENIZER_DIR)."""
+    return os.environ.get("MINISGL_EDU_TOKENIZER_DIR") or request.getfixturevalue("default_model_dir")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory, default_tokenizer_dir) -> str:
     """A 2-layer Llama with random weights and the default model's tokenizer and chat template.
 
     It runs in milliseconds, so scheduler tests can drive many requests; its outputs are
@@ -64,7 +71,7 @@ def tiny_model_dir(tmp_path_factory, default_model_dir) -> str:
     out = tmp_path_factory.mktemp("tiny-llama")
     cfg = tiny_hf_config("llama", vocab_size=49152, max_position_embeddings=4096, tie_word_embeddings=True)
     _save_random_model(cfg, out)
-    AutoTokenizer.from_pretrained(default_model_dir).save_pretrained(out)
+    AutoTokenizer.from_pretrained(default_tokenizer_dir).save_pretrained(out)
     return str(out)
 
 

@@ -11,8 +11,6 @@ draw (inside the top-k, a token the grammar allows) and by repeating themselves 
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import torch
 from gpu_support import assert_all_pages_back, gpu, make_scheduler, needs_cuda, prompts
@@ -54,16 +52,9 @@ def test_flashinfer_sampling():
 CHAIN = dict(repetition_penalty=1.3, frequency_penalty=0.8, presence_penalty=0.4, logit_bias={7: 3.0, 11: -2.0})
 
 
-@pytest.fixture(scope="module")
-def tokenizer_dir(request) -> str:
-    """The default model's tokenizer files: the converted model, or on a GPU machine that lacks its
-    GGUF package, a folder holding only those files (MINISGL_EDU_TOKENIZER_DIR)."""
-    return os.environ.get("MINISGL_EDU_TOKENIZER_DIR") or request.getfixturevalue("default_model_dir")
-
-
 @gpu
 @needs_cuda
-def test_chain_and_flashinfer_sampling_give_the_torch_paths_greedy_tokens(tokenizer_dir):
+def test_chain_and_flashinfer_sampling_give_the_torch_paths_greedy_tokens(default_tokenizer_dir):
     """The same logits through the chain on CUDA (grammar mask by XGrammar's CUDA kernel,
     FlashInfer for the sampled rows) and on CPU: the same processed logits and greedy tokens, and
     a sampled row under a mask only ever draws an allowed token."""
@@ -73,7 +64,7 @@ def test_chain_and_flashinfer_sampling_give_the_torch_paths_greedy_tokens(tokeni
     from minisgl_edu.engine.grammar import GrammarCompiler
     from minisgl_edu.engine.sampler import Sampler, make_generator
 
-    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tok = AutoTokenizer.from_pretrained(default_tokenizer_dir)
     vocab = 49152
     compiler = GrammarCompiler(tok, vocab, [tok.eos_token_id])
     torch.manual_seed(0)
@@ -126,7 +117,7 @@ def test_graph_decode_with_the_chain_and_logprobs_matches_eager(tiny_qwen3_dir):
 
 
 @pytest.fixture(scope="module")
-def tiny_qwen3_tokenizer_dir(tmp_path_factory, tokenizer_dir) -> str:
+def tiny_qwen3_tokenizer_dir(tmp_path_factory, default_tokenizer_dir) -> str:
     """Qwen3-0.6B's attention shape (what FlashInfer and the graphs are tuned for) with the default
     model's vocabulary and tokenizer: what a grammar needs."""
     from conftest import _save_random_model
@@ -146,7 +137,7 @@ def tiny_qwen3_tokenizer_dir(tmp_path_factory, tokenizer_dir) -> str:
         tie_word_embeddings=True,
     )
     out = _save_random_model(cfg, tmp_path_factory.mktemp("tiny-qwen3-tok"))
-    AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(out)
+    AutoTokenizer.from_pretrained(default_tokenizer_dir).save_pretrained(out)
     return out
 
 
