@@ -7,7 +7,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"a refused free() loses no page"}
 MUST_SAY = "lost"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "none is lost"
+HINT_SAYS = "took pages out of use and raised before putting them on the free list"
 
 
 class PageAllocator:
