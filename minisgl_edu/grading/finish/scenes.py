@@ -269,14 +269,22 @@ def _how_it_missed(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
     carried = carries_over(fn, scene, n)
     if carried or scene.stretch_min is not None:
         return carried
+    req, calls = _one_fresh_call(fn, scene, n)
+    return SPLIT if decoded_in_parts(req, calls) else None
+
+
+def _one_fresh_call(fn: Any, scene: FinishScene, n: int) -> tuple[Req, list[list[int]]]:
+    """The answer called once on a fresh request holding the first n tokens: that request, and the ids
+    of each call it made to decode (none when it raised)."""
     req = _request(scene)
     req.output_ids = list(scene.output[:n])
+    extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
     calls: list[list[int]] = []
     try:
-        fn(req, set(scene.eos_ids), noting_decode(calls))
+        fn(req, set(scene.eos_ids), noting_decode(calls), *extra)
     except Exception:
         calls = []
-    return SPLIT if decoded_in_parts(req, calls) else None
+    return req, calls
 
 
 def carries_over(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
@@ -359,14 +367,7 @@ def dropped_end_ids(req: Req, eos_ids: set[int], calls: list[list[int]]) -> bool
 def _drops_end_ids(fn: Any, scene: FinishScene, n: int) -> bool:
     """Called once on a fresh request holding the first n tokens, the answer decodes the output's
     tail without its end ids."""
-    req = _request(scene)
-    req.output_ids = list(scene.output[:n])
-    extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
-    calls: list[list[int]] = []
-    try:
-        fn(req, set(scene.eos_ids), noting_decode(calls), *extra)
-    except Exception:
-        return False
+    req, calls = _one_fresh_call(fn, scene, n)
     return dropped_end_ids(req, scene.eos_ids, calls)
 
 
