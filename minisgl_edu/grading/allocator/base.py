@@ -319,7 +319,6 @@ def case_refused_midway(cls):
         _pages_free_twice(a, bad, x)
     if lost:
         _pages_back_but_not_counted(a, bad, x)
-    if lost:
         raise Mistake(
             f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {_num_free(a)} of 6: "
             f"{lost} page(s) are lost, neither in use nor free. A refused free may give back the pages before the "
