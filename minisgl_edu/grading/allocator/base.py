@@ -71,6 +71,41 @@ REPEATED = (
 )
 
 
+SHARED_STATE = "every allocator has its own pages in use: create their set in __init__ (self.in_use = set()), {where}"
+SHARED_DEFAULT = "not as a default argument: in_use=set() in the def line is built once and shared by every call"
+SHARED_ELSEWHERE = "not in the class body or at module level, where every allocator sees the same one"
+
+
+def _shared_where(cls) -> str:
+    """Which of SHARED_DEFAULT and SHARED_ELSEWHERE fits: a list, set or dict among __init__'s defaults."""
+    init = getattr(cls, "__init__", None)
+    defaults = list(getattr(init, "__defaults__", None) or ()) + list(
+        (getattr(init, "__kwdefaults__", None) or {}).values()
+    )
+    return SHARED_DEFAULT if any(isinstance(d, (list, set, dict)) for d in defaults) else SHARED_ELSEWHERE
+
+
+def _shared_between_allocators(cls) -> bool:
+    """Whether a fresh allocator refuses free([0]) while no other allocator holds page 0, yet accepts it
+    while another one does: then the pages in use live where every allocator sees them (a mutable
+    default argument of __init__, the class body, a module global)."""
+    try:
+        first = cls(4)
+        first.free(first.allocate(4))  # pages 0..3 out of use, in a shared set too
+        try:
+            cls(4).free([0])
+        except ValueError:
+            pass
+        else:
+            return False  # accepted with no other allocator around: not sharing, another mistake
+        holder = cls(4)
+        holder.allocate(4)
+        cls(4).free([0])
+    except Exception:
+        return False
+    return True
+
+
 def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
     try:
         a.free(pages)
@@ -80,6 +115,14 @@ def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
         raise Mistake(
             f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError", "raise ValueError"
         ) from e
+    if _shared_between_allocators(type(a)):
+        raise Mistake(
+            f"free({pages!r}) was accepted: {why} must raise ValueError. Your allocators share their pages in "
+            "use: a fresh allocator of 4 pages refuses free([0]) while no other allocator holds page 0, and "
+            "accepts it while another allocator holds it, so this one accepted pages that an earlier "
+            "allocator had handed out",
+            SHARED_STATE.format(where=_shared_where(type(a))),
+        )
     raise Mistake(f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)", hint)
 
 
@@ -383,7 +426,8 @@ def case_independent(cls):
     x = _allocate(a, 2)
     assert b.num_free == 4, (
         f"allocating from one allocator changed another's num_free to {b.num_free!r}: state "
-        "kept on the class (e.g. `in_use = set()` in the class body) is shared by every object"
+        "kept on the class (e.g. `in_use = set()` in the class body) or in a default argument "
+        "(`def __init__(self, num_pages, in_use=set())`) is shared by every object"
     )
     y = _allocate(b, 2)
     b.free(y)
