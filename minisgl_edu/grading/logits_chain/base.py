@@ -39,11 +39,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _params,
     _req,
 )
-from minisgl_edu.grading.logits_chain.mistakes import (
-    HINTS,
-    MISTAKES,
-    REPETITION,
-)
+from minisgl_edu.grading.logits_chain.mistakes import HINTS, MASK_IN_PLACE, MISTAKES, REPETITION
 from minisgl_edu.grading.logits_chain.scenes import chain_case
 
 
@@ -162,12 +158,14 @@ def case_rows(fn):
     _check(fn, logits, reqs, PENALTY_MISTAKES + BIAS_MISTAKES)
 
 
-def _given_unchanged(fn, logits: torch.Tensor, reqs: list[Req], why) -> None:
+def _given_unchanged(fn, logits: torch.Tensor, reqs: list[Req], why, mask_hint: str = "") -> None:
+    """The tensor `fn` was given is as it was; `mask_hint` is the hint when all it changed is -inf written in."""
     given = logits.clone()
     fn(given, reqs)
     for i in range(len(reqs)):
         if not torch.equal(given[i], logits[i]):
-            raise AssertionError(why(i))
+            changed = given[i] != logits[i]
+            raise Mistake(why(i), mask_hint if bool(torch.isneginf(given[i][changed]).all()) else "")
 
 
 def case_not_in_place(fn):
@@ -208,6 +206,7 @@ def case_not_in_place(fn):
             "logprob of -inf instead of the model's. Copy before any link applies, the mask included: only a "
             "batch that no link touches may come back as the very tensor it was given"
         ),
+        MASK_IN_PLACE,
     )
 
 

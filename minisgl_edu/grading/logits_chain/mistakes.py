@@ -78,6 +78,10 @@ REPETITION = (
 FREQUENCY = "count req.output_ids only: logit - count * frequency_penalty - (count > 0) * presence_penalty"
 MASK = "req.grammar.fill_mask(bitmask, row), then -inf for every forbidden token, whatever the temperature"
 OWN_VALUES = "row i uses reqs[i].sampling_params and nothing else"
+MASK_IN_PLACE = (
+    "only the grammar's mask changed the tensor you were given: the mask must go on a copy too. Copy "
+    "(logits.clone()) in every batch that any link touches, one where only grammars apply included"
+)
 MIN_P_SHORTCUT = (
     "the whole batch came back as the model gave it, yet min_p applies to a row that samples: min_p is a link "
     "too, so the shortcut that returns the logits untouched when no penalty, bias or grammar applies must look "
