@@ -125,6 +125,9 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
             "the smallest free run that holds n pages"
             + (", a run of exactly n first of all (length >= n, not > n)" if exact else ""),
         )
+    tie = None if fits else _largest_tie_to_the_highest(n, before, got)
+    if tie:
+        return f"{head}: {tie}", LARGEST_TIE
     rest = None if fits else _rest_not_best_fit(n, before, got)
     if rest:
         largest, theirs, best = rest
@@ -160,6 +163,46 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
             "no run holds n: the largest run whole, then the rest by the same rule",
         )
     return head, ""
+
+
+LARGEST_TIE = "no run holds n: the largest run whole, and of largest runs that tie, the one that starts lowest wins"
+
+
+def _fallback(n: int, runs: list[tuple[int, int]], ties_high: bool) -> list[int]:
+    """The contract's rule on free `runs`, except that when no run holds what is still needed, of the
+    largest runs the one with the highest start is taken (if `ties_high`; else the lowest, the contract)."""
+    runs, taken = list(runs), []
+    while len(taken) < n and runs:
+        need = n - len(taken)
+        fits = [r for r in runs if r[1] >= need]
+        if fits:
+            start, _ = min(fits, key=lambda r: (r[1], r[0]))
+            count = need
+        else:
+            start, count = max(runs, key=lambda r: (r[1], r[0] if ties_high else -r[0]))
+        i = next(i for i, r in enumerate(runs) if r[0] == start)
+        runs[i] = (start + count, runs[i][1] - count)
+        runs = [r for r in runs if r[1] > 0]
+        taken.extend(range(start, start + count))
+    return sorted(taken)
+
+
+def _largest_tie_to_the_highest(n: int, before: list[tuple[int, int]], got: list[int]) -> Optional[str]:
+    """No run holds n, and `got` is what the rule gives when of several largest runs the one that
+    starts highest is taken whole: the message that says so, else None."""
+    if sorted(got) != _fallback(n, before, ties_high=True) or sorted(got) == _fallback(n, before, ties_high=False):
+        return None
+    size = max(length for _, length in before)
+    tied = [r for r in before if r[1] == size]
+    if len(tied) < 2:  # the tie came up later, on a pass for the pages still needed
+        return (
+            f"no single run holds {_pages(n)}: on a later pass, when no run holds the pages still needed, you "
+            "took the largest run that starts highest; of largest runs that tie, the lowest start wins"
+        )
+    return (
+        f"no single run holds {_pages(n)}: runs {tied} tie as the largest, and you took {tied[-1]} whole first; "
+        f"of largest runs that tie, the lowest start wins, so {tied[0]} whole first, then the rest by the same rule"
+    )
 
 
 def _largest_runs_whole(n: int, before: list[tuple[int, int]], got: list[int]) -> int:

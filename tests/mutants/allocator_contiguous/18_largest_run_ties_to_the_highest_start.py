@@ -14,7 +14,7 @@ MUST_FAIL = {
 }
 MUST_SAY = "the three runs of 3 tie as the largest"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "take the largest run whole (ties: the lowest id)"
+HINT_SAYS = "of largest runs that tie, the one that starts lowest wins"
 
 
 class ContiguousPageAllocator:
