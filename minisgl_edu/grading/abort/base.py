@@ -33,6 +33,7 @@ from minisgl_edu.grading.abort.checks import (
     check_marked_where,
     check_memory,
     check_message,
+    check_nothing_back_early,
     check_other_intact,
     check_own_pages,
     check_release_asked,
@@ -141,11 +142,7 @@ def case_in_flight(fn):
     check_gone(s, 0)
     check_marked(req)
     check_release_asked(s, row, deferred)
-    early = [p for p in pages if s.cache.allocator.is_free(p)]
-    assert not early, (
-        f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: "
-        "the GPU may still write them. Hint: scheduler.cache.release() waits for the batch to land"
-    )
+    check_nothing_back_early(s, pages, deferred)
     if req.table_idx != row and s.cache.num_deferred:
         raise Mistake(
             f"right after abort(), with its batch in flight, req.table_idx is {req.table_idx}, not its row {row}: "

@@ -311,6 +311,33 @@ def check_release_asked(s: Scheduler, row: int, deferred: int) -> None:
         )
 
 
+FREED_AT_ONCE = (
+    "give the pages back only through scheduler.cache.release(req, cache_it=False), not allocator.free(): "
+    "release() waits for the batch in flight to land before any page goes back; a free by hand does not wait"
+)
+FREED_AS_WELL = "release() alone gives every page back, once the batch lands: free none of them yourself as well"
+
+
+def check_nothing_back_early(s: Scheduler, pages: list[int], deferred: int) -> None:
+    """Right after the abort of a request whose batch is in flight (`pages` its row's pages, `deferred`
+    releases waiting before): none of them is free yet. When some are, whether a release was left
+    waiting tells a free by hand instead of release() from one made besides it."""
+    early = [p for p in pages if s.cache.allocator.is_free(p)]
+    if not early:
+        return
+    asked = s.cache.num_deferred > deferred
+    raise Mistake(
+        f"{len(early)} page(s) went back to the free list while the request's batch is still in flight: the GPU "
+        "may still write them. "
+        + (
+            "Your abort asked release() to wait for the batch, and gave pages back itself as well"
+            if asked
+            else "No release was left waiting for the batch: your abort gave them back itself, at once"
+        ),
+        FREED_AS_WELL if asked else FREED_AT_ONCE,
+    )
+
+
 def check_waiting_released(s: Scheduler, row: int, free_before: int) -> None:
     """A request aborted part-way through its chunked prefill (still in scheduler.waiting, with a
     row and the pages of its first chunks) had something given back: an abort that left its row in
