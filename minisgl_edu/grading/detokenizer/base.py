@@ -12,6 +12,9 @@ a one-character-per-token toy tokenizer would hide.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.detokenizer.common import (
@@ -25,7 +28,7 @@ from minisgl_edu.grading.detokenizer.common import (
     check_joined_to,
     repeated_at_finish,
 )
-from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
+from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
@@ -187,6 +190,30 @@ def case_special_tokens(cls):
     check_joined_to(pieces, "Hello there")
 
 
+def case_stray_byte(cls):
+    """A byte token that is no character on its own (a model may sample one anywhere): the decode shows
+    it as '\\ufffd' in the middle of the text, for good, since no later token completes it. Only a
+    decode that *ends* in '\\ufffd' may be a character still being cut; the text after the byte is
+    whole characters and goes out at once."""
+    tok = tokenizer()
+    ids = tok.encode("one two") + [STRAY_BYTE] + tok.encode(" three four")
+    full = _full(ids)
+    at = full.find(REPLACEMENT)
+    assert 0 < at < len(full) - 1, "setup: the stray byte must decode to '\\ufffd' in the middle of the text"
+    detok = cls(tok, [])
+    shown = "".join(_piece(detok.add(t), f"add({t})") for t in ids)
+    if shown == full[:at]:
+        raise Mistake(
+            f"after all {len(ids)} tokens your add() had returned only {shown!r}: token {STRAY_BYTE} is a byte that "
+            f"is no character on its own, so the text decodes to {full!r}, with '\\ufffd' in the middle for good "
+            "(no later token completes it). Your add() kept waiting from there on, so the rest came out only at "
+            "finish()",
+            STRAY,
+        )
+    _check_timely(cls, ids)
+    check_joined_to(_stream(cls, ids), full)
+
+
 def case_stop_across_tokens(cls):
     text, stop = "one two three four five", "three four"
     assert len(_tokens_of(text, stop)) >= 2, "setup: the stop string must span two tokens"
@@ -345,6 +372,49 @@ def case_two_at_once(cls):
     )
 
 
+SHARED_STATE = (
+    "keep all state on self, set in __init__: state kept on the class (e.g. `ids = []` in the class body) is "
+    "shared by every object, and the grader, like the worker, builds a new one for every stream"
+)
+
+
+def _check_objects_apart(cls) -> None:
+    """Two objects built side by side, as the worker builds one per request: the first streams 'alpha
+    beta', then the second ' gamma'. When the second shows the first one's words, they share state."""
+    tok = tokenizer()
+    try:
+        first, second = cls(tok, []), cls(tok, [])
+        for t in tok.encode("alpha beta"):
+            first.add(t)
+        first.finish()
+        shown = "".join([second.add(t) for t in tok.encode(" gamma")] + [second.finish()])
+    except Exception:
+        return  # (the case's own failure says what is wrong)
+    if "alpha" in shown or "beta" in shown:
+        shown = shown if len(shown) <= 60 else "..." + shown[-60:]
+        raise Mistake(
+            f"a second object, built beside a first one that was given the tokens of 'alpha beta', showed {shown!r} "
+            "for the tokens of ' gamma': the objects share their state (state kept on the class, e.g. `ids = []` "
+            "in the class body, is shared by every object), so each stream shows the text of the ones before it",
+            SHARED_STATE,
+        )
+
+
+def _objects_apart(run):
+    """The case, and when it fails, `_check_objects_apart`: an answer whose objects share their state
+    fails every case, and the first failure names that, not what it broke in that case's text."""
+
+    @functools.wraps(run)
+    def checked(cls):
+        try:
+            run(cls)
+        except Exception:
+            _check_objects_apart(cls)
+            raise
+
+    return checked
+
+
 def case_real_engine(cls):
     _stream(cls, [])  # an unfinished class fails here, before the engine runs
     ref = reference_run("detokenizer", [SamplingParams(max_tokens=16)] * len(PROMPTS))
@@ -366,6 +436,7 @@ CASES = [
         "comes with a later add()",
     ),
     Case("special tokens skipped", case_special_tokens, "tokenizer.decode(ids, skip_special_tokens=True)"),
+    Case("a byte that is no character", case_stray_byte, STRAY),
     Case("stop string across tokens", case_stop_across_tokens, "hold back a tail that could begin a stop string"),
     Case("stop string inside a token", case_stop_inside_token, "cut at the stop string, even inside a token"),
     Case("held-back text at finish()", case_held_back_at_finish, "finish() releases what is held back"),
@@ -390,5 +461,7 @@ CASES = [
     ),
     detokenizer_case(reference),
 ]
+# every hand-written case names objects that share their state, whatever else it checks
+CASES = [c if c.generated else dataclasses.replace(c, run=_objects_apart(c.run)) for c in CASES]
 SYMBOL = "IncrementalDetokenizer"
 SOLUTION = reference

@@ -4,9 +4,9 @@ end. A byte token that is no character on its own (the model may sample one anyw
 shown until finish(): the stream stalls for the rest of the answer, although that text is whole
 characters that cannot start a stop string."""
 
-MUST_FAIL = {"generated: 100 streams, one or two at once"}
+MUST_FAIL = {"a byte that is no character", "generated: 100 streams, one or two at once"}
 MUST_SAY = "inside the text (a byte the model sampled"
-CAUGHT_BY = {"generated"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "test the end, not the whole window"
 
 

@@ -9,9 +9,9 @@ finish()."""
 
 from __future__ import annotations
 
-MUST_FAIL = {"generated: 100 streams, one or two at once"}
+MUST_FAIL = {"a byte that is no character", "generated: 100 streams, one or two at once"}
 MUST_SAY = "inside the text (a byte the model sampled"
-CAUGHT_BY = {"generated"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "test the end, not the whole window"
 
 
