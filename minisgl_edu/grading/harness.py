@@ -192,7 +192,11 @@ def require_passing(cases: list, impl) -> None:
             case.run(impl)
         except NotImplementedError:
             raise
-        except Exception:
+        except Exception as e:  # its own words: it may have passed above and failed only on this second run
+            said = str(e) or type(e).__name__
             raise AssertionError(
-                f"first make the case '{case.name}' pass: the real engine would only repeat that mistake, more slowly"
+                f"first make the case '{case.name}' pass: the real engine would only repeat that mistake, more "
+                f"slowly. Run again just before this one, it failed: {said} (if it passed above, your answer "
+                "gave different results on the same calls: it depends on something besides its inputs, such as "
+                "object ids or state kept between objects)"
             ) from None

@@ -6,6 +6,10 @@ its mistake.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.prefix_cache.tree import _evict, _insert, _match, _new
 
@@ -134,3 +138,86 @@ def lower_part_counted(cls) -> str:
         "the cut, so the lower part kept it. The match that cuts an edge counts its hit on the upper part only: "
         "count after the split, on the nodes whose pages it returns, not on the whole edge before the cut)"
     )
+
+
+# A count kept in a dict by id(node) and never dropped outlives its node: CPython gives a freed object's
+# memory, and so its id(), to a later object. Which later object is memory-layout luck, so the check
+# below steers it: it takes the freed nodes' memory blocks back with empty objects of the node's class,
+# holds every other block it took meanwhile, and hands those back just before the next insert, which
+# then makes its node in one of them. Whether it did is checked (id of the node match_prefix returns).
+STALE_BY_ID = (
+    "a count kept by id(node) outlives its node: Python hands a freed object's id() to a later object, so "
+    "a new node can inherit the hits of an evicted one. Keep the count on the node (node.hits), or drop its "
+    "entry when evict removes the node"
+)
+OLD = [[k, k, k + 100, k + 100] for k in range(10, 18)]  # 8 sequences of 2 pages, evicted with 3 hits each
+Z, Z_PAGES, Y, Y_PAGES = [7, 7, 8, 8], [40, 41], [3, 3, 4, 4], [30, 31]
+
+
+@contextmanager
+def _freed_memory_first(kind: type, ids: set[int], limit: int = 50_000) -> Iterator[None]:
+    """While the block runs, the memory blocks of the freed objects `ids` are the first that CPython
+    hands out for objects of `kind`'s size (best effort: nothing changes where that cannot be done)."""
+    held, found, was_on = [], [], gc.isenabled()
+    gc.collect()
+    gc.disable()  # no collection frees other blocks on top of them meanwhile
+    try:
+        for _ in range(limit):
+            obj = object.__new__(kind)
+            (found if id(obj) in ids else held).append(obj)
+            if len(found) == len(ids):
+                break
+    except Exception:
+        pass
+    obj = None
+    found.clear()  # on top of the free lists now, while `held` keeps the other blocks taken
+    try:
+        yield
+    finally:
+        held.clear()
+        if was_on:
+            gc.enable()
+
+
+def _recycled_run(cls, hits: int) -> tuple[list[int], bool]:
+    """OLD inserted, each matched `hits` times, all evicted; Z inserted (its node made in their freed
+    memory), Y inserted, Z matched once, Y twice; then evict(2). Returns what it freed and whether Z's
+    node has the id of an evicted node."""
+    cache = _fresh(cls, *[(seq, [2 * k, 2 * k + 1]) for k, seq in enumerate(OLD)])
+    ids, kind = set(), None
+    for seq in OLD:
+        for _ in range(hits):
+            node = _match(cache, seq)[0]
+            ids.add(id(node))
+            kind = type(node)
+    node = None
+    _evict(cache, 2 * len(OLD), {tuple(seq): [[2 * k, 2 * k + 1]] for k, seq in enumerate(OLD)})
+    if kind is not None:
+        with _freed_memory_first(kind, ids):
+            _insert(cache, Z, Z_PAGES, 0, "every earlier sequence was evicted")
+    else:
+        _insert(cache, Z, Z_PAGES, 0, "every earlier sequence was evicted")
+    _insert(cache, Y, Y_PAGES, 0, "Y shares nothing")
+    reused = id(_match(cache, Z)[0]) in ids
+    _hit(cache, Y, 2)
+    return sorted(cache.evict(2)), reused
+
+
+def check_recycled_ids(cls) -> None:
+    """Whether a new node inherits the hits of an evicted node whose id() it got. Raises only when
+    it did (the id is the same, the eviction wrong) and the same calls with no hits on the evicted
+    nodes evict right: a mistake that is not about stale counts is left to the checks that name it."""
+    for _ in range(3):  # until the new node got an evicted node's id
+        freed, reused = _recycled_run(cls, 3)
+        if not reused:
+            continue
+        if freed != Z_PAGES and _recycled_run(cls, 0)[0] == Z_PAGES:
+            raise Mistake(
+                f"evict(2) freed pages {freed}, expected {Z_PAGES}: 8 sequences were matched 3 times each and "
+                f"evicted; then Z (pages 40, 41) was inserted, a new node, and matched once, and Y (pages 30, 31) "
+                "matched twice, so Z (1 hit) goes before Y (2). Your node for Z was made in the memory of an "
+                "evicted node, so id() gave it that node's id, and it counted that node's hits too (with no "
+                "hits on the evicted nodes, the same calls evict Z)",
+                STALE_BY_ID,
+            )
+        return
