@@ -2,6 +2,7 @@
 
     python -m minisgl_edu.bench.offline_phases                      # the qwen3-0.6b preset's 256 requests
     python -m minisgl_edu.bench.offline_phases --max-prefill-tokens 16384 --json phases.json
+    python -m minisgl_edu.bench.offline_phases --kv-cache-dtype fp8_e4m3    # FP8 pages: half the K/V bytes
 
 Where this sits on the request path: around the engine, as `bench/offline.py` drives it (the
 same workload, the scheduler's overlap loop, the server's CUDA defaults). A CUDA event is recorded
@@ -29,6 +30,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import torch
+
+from minisgl_edu.kvcache.pool import KVPool
 
 H200_BYTES_PER_S = 4.26e12  # device-to-device copy, bytes read and written (KINDS.md)
 H200_FLOPS = 790e12  # 8192^3 bf16 matmul through PyTorch, random data
@@ -64,7 +67,7 @@ class ModelCost:
         if not getattr(mc, "tie_word_embeddings", False):
             matmul -= lm_head
         head_dim = mc.head_dim
-        kv = mc.num_layers * mc.num_kv_heads * head_dim * 2 * engine.pool.k.element_size()
+        kv = KVPool.bytes_per_token(mc.num_layers, engine.num_kv_heads, head_dim, engine.kv_dtype)  # scales too
         return cls(weight_bytes, matmul, lm_head, kv, 4 * mc.num_layers * mc.num_heads * head_dim)
 
     def floor_s(self, s: StepTiming, bandwidth: float, flops: float) -> float:
@@ -201,9 +204,10 @@ def main(argv: Optional[list[str]] = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--num-requests", type=int, default=256)
     ap.add_argument("--max-prefill-tokens", type=int, default=None)
+    ap.add_argument("--kv-cache-dtype", default="auto", choices=["auto", "fp8_e4m3"], help="what the KV pages store")
     ap.add_argument("--json", help="write the rows here too")
     args = ap.parse_args(argv)
-    res = run(args.num_requests, args.max_prefill_tokens)
+    res = run(args.num_requests, args.max_prefill_tokens, kv_cache_dtype=args.kv_cache_dtype)
     print(format_rows(res))
     if args.json:
         with open(args.json, "w") as f:
