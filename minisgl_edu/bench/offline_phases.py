@@ -142,7 +142,8 @@ def breakdown(steps: list[StepTiming], wall_s: float, t0: torch.cuda.Event, t1: 
     return [*out, total]
 
 
-def run(num_requests: int = 256, max_prefill_tokens: Optional[int] = None, **engine_kw) -> dict:
+def run(num_requests: int = 256, max_prefill_tokens: Optional[int] = None, bandwidth: float = H200_BYTES_PER_S,
+        flops: float = H200_FLOPS, **engine_kw) -> dict:  # fmt: skip
     from minisgl_edu import SamplingParams
     from minisgl_edu.bench.offline import PRESETS, _IdTokenizer, make_workload, random_qwen3_dir
     from minisgl_edu.models import resolve_model
@@ -176,7 +177,7 @@ def run(num_requests: int = 256, max_prefill_tokens: Optional[int] = None, **eng
         wall = go(wl.prompts, wl.output_lens)
         t1.record(sched.engine.stream)
         torch.cuda.synchronize()
-    rows = breakdown(steps, wall, t0, t1, cost)
+    rows = breakdown(steps, wall, t0, t1, cost, bandwidth, flops)
     return {
         "requests": num_requests,
         "output_tokens": wl.output_tokens,
@@ -205,9 +206,13 @@ def main(argv: Optional[list[str]] = None) -> dict:
     ap.add_argument("--num-requests", type=int, default=256)
     ap.add_argument("--max-prefill-tokens", type=int, default=None)
     ap.add_argument("--kv-cache-dtype", default="auto", choices=["auto", "fp8_e4m3"], help="what the KV pages store")
+    ap.add_argument("--bandwidth", type=float, default=H200_BYTES_PER_S, help="bytes/s of the floor (H200's)")
+    ap.add_argument("--flops", type=float, default=H200_FLOPS, help="bf16 FLOP/s of the floor (H200's)")
     ap.add_argument("--json", help="write the rows here too")
     args = ap.parse_args(argv)
-    res = run(args.num_requests, args.max_prefill_tokens, kv_cache_dtype=args.kv_cache_dtype)
+    res = run(
+        args.num_requests, args.max_prefill_tokens, args.bandwidth, args.flops, kv_cache_dtype=args.kv_cache_dtype
+    )
     print(format_rows(res))
     if args.json:
         with open(args.json, "w") as f:
