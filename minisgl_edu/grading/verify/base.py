@@ -310,7 +310,8 @@ CASES = [
     Case(
         "a stop string that begins before this step",
         case_stop_from_output,
-        "the decoded tail includes the output before this step",
+        "decode a tail of output_ids + the new tokens so far, not this step's tokens alone: a stop string can "
+        "begin in the output before this step",
     ),
     Case(
         "a stop string of multi-byte characters",

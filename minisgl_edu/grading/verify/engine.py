@@ -65,6 +65,7 @@ class EngineRun:
     problem: Optional[str] = None  # the first broken rule after a step, if any
     cached: set[tuple[int, ...]] = field(default_factory=set)  # the prefix cache's sequences at the end
     again: dict[int, list[int]] = field(default_factory=dict)  # the same prompts once more, on the cache
+    fn: Optional[Callable] = None  # the verify step it ran, tried on small steps to name a mistake
 
 
 class _StudentRaised(Exception):
@@ -93,7 +94,7 @@ def _drafter(s, answers: dict[int, list[int]], how: str, uid_of: Callable[[int],
 def _run(fn, scenario: Scenario, again: bool = False) -> EngineRun:
     """The scenario with speculation on and `fn` as the verify step (None: no speculation, the
     reference). With `again`, the same prompts once more afterwards, on the prefix cache."""
-    run = EngineRun()
+    run = EngineRun(fn=fn)
     s = new_scheduler(model=tiny_model(), **(SPEC if fn is not None else {}))
     if scenario.eos_ids is not None:  # in place: the scheduler's parts share this one set
         s.eos_ids.clear()
@@ -182,8 +183,9 @@ def _at_the_end(s) -> Optional[str]:
     return None
 
 
-def _first_wrong_call(calls: list[Call]) -> Optional[str]:
-    """The first verify step where the student's result is not the package's on the same input."""
+def _first_wrong_call(calls: list[Call], fn=None) -> Optional[str]:
+    """The first verify step where the student's result is not the package's on the same input
+    (`fn`: the answer, tried on small steps where one step cannot tell two mistakes apart)."""
     for i, call in enumerate(calls):
         want = package_step(_copy(call.req), list(call.drafts), list(call.targets))
         try:
@@ -191,13 +193,13 @@ def _first_wrong_call(calls: list[Call]) -> Optional[str]:
         except AssertionError as e:
             return f"verify {i + 1} of the run: {e}"
         if got != want:
-            why = explain(got, want, call.req, call.drafts, call.targets)
+            why = explain(got, want, call.req, call.drafts, call.targets, fn=fn)
             return f"verify {i + 1} of the run ({describe(call.req, call.drafts, call.targets, words=False)}): {why}"
     return None
 
 
 def _fail(what: str, run: EngineRun) -> None:
-    wrong = _first_wrong_call(run.calls)
+    wrong = _first_wrong_call(run.calls, run.fn)
     raise AssertionError(
         f"{what}. The first verify where your function differs from the package's: {wrong}" if wrong else what
     )
@@ -233,7 +235,7 @@ def _compare(got: EngineRun, ref: EngineRun, scenario: Scenario, again: bool) ->
                     "(K/V in the cache or in the pages the request kept was wrong)",
                     got,
                 )
-    wrong = _first_wrong_call(got.calls)
+    wrong = _first_wrong_call(got.calls, got.fn)
     if wrong:
         # Say only what the run did show: a wrong free_pages or kv_len in the step that finishes a
         # request leaves no trace (all its pages go back, or to the prefix cache, when it finishes).

@@ -98,7 +98,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "length_not_on_model_token": "the model's own token counts toward max_new_tokens, like the accepted drafts",
     "length_first": "EOS and stop strings first, then the length",
     "stop_per_token": "decode a tail of output_ids + the new tokens so far, not each token alone",
-    "stop_new_only": "the decoded tail includes the output before this step",
+    "stop_new_only": "decode a tail of output_ids + the new tokens so far, not this step's tokens alone: a stop "
+    "string can begin in the output before this step",
     "stop_window_chars": "the decoded tail must be long enough for the longest stop string, whatever its characters",
     "stop_window_bytes": "an ignored end id adds a token but no text: decode len(s.encode()) tokens plus a margin",
     "stop_window_margin": "your margin is too small for three ignored end ids: decode at least len(s.encode()) + 3 "

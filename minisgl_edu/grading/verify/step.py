@@ -232,9 +232,9 @@ def describe(req: VerifyRequest, drafts: list[int], targets: list[int], words: b
     return "; ".join(parts)
 
 
-def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES) -> str:
+def explain(got: VerifyResult, want: VerifyResult, req, drafts, targets, mistakes=ALL_MISTAKES, fn=None) -> str:
     """What differs, and the known mistake that gives the student's result, if one does."""
-    return diagnose(got, want, req, drafts, targets, mistakes)[0]
+    return diagnose(got, want, req, drafts, targets, mistakes, fn)[0]
 
 
 def diagnose(
@@ -263,6 +263,8 @@ def diagnose(
         m for m, r in variants.items() if first_field(r, want) == first and getattr(r, first) == getattr(got, first)
     ]
     named = whole or field_only
+    if fn is not None and STOP_DECODING & set(named):
+        named = _stop_decoding_told_apart(named, fn)
     if named:
         text += f". {MISTAKES[named[0]][0].upper()}{MISTAKES[named[0]][1:]}"
         hint = HINTS[named[0]]
@@ -280,6 +282,46 @@ def diagnose(
         )
         hint = "accepted counts the drafts the model agreed with, before any cut by a finish"
     return text, hint
+
+
+STOP_DECODING = {"stop_per_token", "stop_new_only"}
+
+
+def _finds_stop(fn, output: list[str], drafts: list[str], model_token: str) -> Optional[bool]:
+    """Whether the answer ends the run with 'stop' where the stop string 'two three' completes on
+    the run's last token (None when it raised)."""
+    req = _req(_w(*output), len(drafts), stop=("two three",))
+    run = _w(*drafts, model_token)
+    try:
+        got = _call(fn, req, run[:-1], run)
+    except Exception:
+        return None
+    return got.finish_reason == "stop" and got.tokens == run
+
+
+def stop_decoding_mistake(fn) -> Optional[str]:
+    """Which way of decoding too little text the answer has, told apart by two steps: 'two three'
+    across two of this step's new tokens (found when the new tokens are decoded together), and
+    'two three' begun in the output before this step (found only when that output is decoded with
+    them). "stop_per_token" when it misses both, "stop_new_only" when it misses only the second,
+    None when it finds both (or anything else)."""
+    together = _finds_stop(fn, [" one"], [" two"], " three")
+    with_output = _finds_stop(fn, [" one", " two"], [], " three")
+    if together is False and with_output is False:
+        return "stop_per_token"
+    if together and with_output is False:
+        return "stop_new_only"
+    return None
+
+
+def _stop_decoding_told_apart(named: list[str], fn) -> list[str]:
+    """`named` where a step could not tell the answer's stop-string mistake apart from the other
+    (a stop string begun before this step is missed both when each token is decoded alone and when
+    only this step's tokens are): the one the answer makes alone, or neither when it makes neither."""
+    made = stop_decoding_mistake(fn)
+    if made in named:
+        return [made]
+    return [m for m in named if m not in STOP_DECODING]
 
 
 CAPPED = (

@@ -9,7 +9,7 @@ MUST_FAIL = {
 }
 MUST_SAY = "begin in the output before this step"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "of them from before this step: decode a tail of the whole output"
+HINT_SAYS = "not this step's tokens alone"
 
 
 def verify_step(req, drafts, targets):
