@@ -28,6 +28,7 @@ from minisgl_edu.grading.detokenizer.common import (
     check_joined_to,
     repeated_at_finish,
 )
+from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
@@ -342,6 +343,15 @@ def case_prefix_of_another(cls):
         _check_joined(pieces, stop, "one two ")
 
 
+def case_growing_start(cls):
+    """The start of 'red blue red blue' grows over three tokens ('red', 'red blue', 'red blue red', the
+    last ending in a shorter start of it) before ' green' shows it is none (growing_stop.py)."""
+    ids = growing_stop_ids()
+    check_held_as_it_grows(cls, ids, [STOP])
+    _check_timely(cls, ids, [STOP])
+    _check_joined(_stream(cls, ids, [STOP]), [STOP], _full(ids))
+
+
 def case_stop_cjk(cls):
     text, stop = "北京欢迎你", "欢迎"
     assert len(_tokens_of(text, stop)) > len(stop), "setup: the stop string must take more tokens than characters"
@@ -450,6 +460,11 @@ CASES = [
         "a stop string that begins another",
         case_prefix_of_another,
         "a whole stop string ends the text even when a longer one could still follow",
+    ),
+    Case(
+        "a stop string's start over several tokens",
+        case_growing_start,
+        "hold back the longest tail that could begin a stop string, wherever in the unsent text it begins",
     ),
     Case("stop string of CJK characters", case_stop_cjk, "both traps at once"),
     Case("two requests at once", case_two_at_once, "keep all state on self, set in __init__"),
