@@ -265,18 +265,42 @@ def case_stop_inside_token(fn):
     )
 
 
+WINDOW_IN_CHARACTERS = (
+    "count the stop string's bytes, len(s.encode()), not its characters, len(s): your window holds a stop "
+    "string of one-byte characters (a token each), not '北京', 2 characters but 6 bytes in UTF-8, and the "
+    "byte-level tokenizer can spend a token on each byte; decode len(s.encode()) tokens plus a margin"
+)
+
+
+def _window_fits_characters(fn) -> bool:
+    """The answer finds '1+2+3+4+5+6+7' (13 characters, one token each) at the end of the output: a
+    window of at least len(s) tokens there. With '北京' (2 characters, 6 bytes) missed, its window
+    grows with the characters of the stop string, not its bytes."""
+    ids = _ids("x 1+2+3+4+5+6+7")
+    try:
+        return fn(_req(ids, stop=["1+2+3+4+5+6+7"]), set(EOS), _decode) == "stop"
+    except Exception:
+        return False
+
+
 def case_stop_multibyte(fn):
     text, stop = "我爱北京", "北京"
     ids = _ids(text)
     n = _spans(text, stop)
     assert n > len(stop), "setup: the stop string must take more tokens than it has characters"
-    _expect(
-        fn,
-        _req(ids, stop=[stop]),
-        "stop",
-        f"the stop string {stop!r} has {len(stop)} characters but takes {n} tokens (each CJK character is "
-        "two or three byte tokens): the decode window needs a margin beyond len(stop) tokens",
-    )
+    try:
+        _expect(
+            fn,
+            _req(ids, stop=[stop]),
+            "stop",
+            f"the stop string {stop!r} has {len(stop)} characters ({len(stop.encode())} bytes in UTF-8) but takes "
+            f"{n} tokens (each CJK character is two or three byte tokens): the decode window needs a margin beyond "
+            "len(stop) tokens",
+        )
+    except Mistake as e:
+        if not e.hint and _window_fits_characters(fn):  # else the case's hint: a window too short
+            e.hint = WINDOW_IN_CHARACTERS
+        raise
 
 
 def case_stop_emoji_margin(fn):

@@ -19,4 +19,4 @@ def check_finish(req, eos_ids, decode=None):
 
 
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "a window of len(stop) tokens is too short"
+HINT_SAYS = "count the stop string's bytes, len(s.encode()), not its characters"
