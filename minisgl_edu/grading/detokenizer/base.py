@@ -123,6 +123,8 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
                 SEARCH_ALL,
             )
         if piece and len(shown) - len(piece) == len(expected) and stop.startswith(piece):
+            if cls is not None:
+                _check_longest_start_tried(cls)
             raise Mistake(
                 f"after token {n + 1} your add() returned {piece!r}, all the text not yet returned, and all of it "
                 f"could begin the stop string {stop!r}: the tail you hold back may be the whole unsent text, "
@@ -132,6 +134,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
             )
         if len(shown) > len(expected):
             if cls is not None:
+                _check_longest_start_tried(cls)
                 _check_every_tail_length(cls)
             raise Mistake(
                 f"after token {n + 1} your add() had returned {shown!r}: the end of it could still be the start of "
@@ -166,6 +169,28 @@ def _check_every_tail_length(cls) -> None:
             "longest tail (all the text not yet returned, or its last len(s) - 1 characters): when that is not the "
             "start of a stop string, a shorter end of it may still be",
             EVERY_TAIL_LENGTH,
+        )
+
+
+LONGEST_START = (
+    "a tail of len(s) - 1 characters can begin the stop string s (for a 2-character stop string, its first "
+    "character): try every tail length from 1 to len(s) - 1, that length included, e.g. range(1, len(s))"
+)
+
+
+def _check_longest_start_tried(cls) -> None:
+    """An answer whose tail lengths stop one short of len(s) - 1 (`range(1, len(s) - 1)`) holds back
+    'two' of 'one two' for the stop string 'two!!' (3 of its 5 characters) but shows it for 'two!'
+    (3 of 4: the longest start a tail can be), and holds back nothing for a 2-character stop string."""
+    ids = tokenizer().encode("one two")
+    assert [_full([t]) for t in ids] == ["one", " two"], "setup: 'one two' must be two tokens"
+    if _shown_after(cls, ids, ["two!!"]) == "one " and _shown_after(cls, ids, ["two!"]) == "one two":
+        raise Mistake(
+            "with stop=['two!!'] your add() held 'two' back after the token ' two', but with stop=['two!'] it "
+            "returned 'one two', although 'two' is the first 3 of its 4 characters and '!' may follow. You never "
+            "try a tail of len(s) - 1 characters, the longest that can begin s (so for a stop string of 2 "
+            "characters you hold back nothing at all)",
+            LONGEST_START,
         )
 
 
