@@ -161,6 +161,56 @@ def case_free_and_reuse(cls):
     assert set(y) | {x[2]} == set(range(4)), f"allocate(3) gave {y!r}: ids must come from range(4)"
 
 
+POOL_SIZE_CHECK = (
+    "compare n with the pages free now (num_free), not with num_pages, the size of the whole pool: a request "
+    "that fits in the pool but not in the free pages must raise OutOfPages before taking any page"
+)
+
+
+def _checks_the_pool_size(cls) -> bool:
+    """Whether the answer refuses only requests larger than the whole pool: a fresh allocator of 3 pages
+    refuses allocate(4) with OutOfPages, yet with 2 of them taken (num_free reads 1) allocate(2) goes
+    ahead and fails with another exception."""
+    try:
+        cls(3).allocate(4)
+    except OutOfPages:
+        pass
+    except Exception:
+        return False
+    else:
+        return False
+    try:
+        a = cls(3)
+        a.allocate(2)
+        if a.num_free != 1:
+            return False
+    except Exception:
+        return False
+    try:
+        a.allocate(2)
+    except OutOfPages:
+        return False
+    except Exception:
+        return True
+    return False
+
+
+def _ran_dry(a, n: int, free: int, e: Exception) -> Mistake:
+    """The Mistake for allocate(n) that raised `e` (not OutOfPages) with `free` pages free."""
+    if not _checks_the_pool_size(type(a)):
+        return Mistake(
+            f"allocate({n}) with {free} free raised {type(e).__name__}: raise OutOfPages", RAISE_OUT_OF_PAGES
+        )
+    left = getattr(a, "num_free", None)
+    lost = f"; num_free went from {free} to {left}: the pages taken before the error are lost" if left != free else ""
+    return Mistake(
+        f"allocate({n}) with {free} free raised {type(e).__name__}, while a fresh allocator of 3 pages refuses "
+        "allocate(4) with OutOfPages: your check compares n with the pool size, so a request that fits in the "
+        f"pool but not in the free pages passes it and runs out part-way{lost}",
+        POOL_SIZE_CHECK,
+    )
+
+
 def case_out_of_pages(cls):
     a = cls(3)
     _allocate(a, 2)
@@ -169,6 +219,8 @@ def case_out_of_pages(cls):
     except OutOfPages:
         pass
     except Exception as e:
+        if _checks_the_pool_size(cls):
+            raise _ran_dry(a, 2, 1, e) from e
         raise Mistake(
             f"asking for 2 pages with 1 free raised {type(e).__name__}: raise OutOfPages "
             "(the scheduler catches that one)",
@@ -231,6 +283,8 @@ def _must_run_out(a, n: int, free: int, pool: str = "", hint: str = RAISE_OUT_OF
     except OutOfPages:
         pass
     except Exception as e:
+        if hint == RAISE_OUT_OF_PAGES and n <= getattr(a, "num_pages", n - 1):
+            raise _ran_dry(a, n, free, e) from e
         raise Mistake(f"allocate({n}) with {free} free{pool} raised {type(e).__name__}: raise OutOfPages", hint) from e
     else:
         raise AssertionError(f"allocate({n}) with {free} free pages{pool} must raise OutOfPages")
