@@ -245,9 +245,31 @@ def case_duplicate_in_one_call(cls):
     p = _allocate(a, 1)[0]
     _must_refuse(a, [p, p], f"the same page twice in one call, [{p}, {p}],", REPEATED)
     free = _num_free(a)
-    assert free <= 4, f"after free([{p}, {p}]) num_free is {free} of 4 pages: page {p} is on the free list twice"
+    if free > 4:
+        _more_free_than_pages(a, f"after the refused free([{p}, {p}])", free, 4)
     got = _allocate(a, free)
     assert len(set(got)) == len(got), f"allocate({free}) after free([{p}, {p}]) gave {got!r}: page {p} twice"
+
+
+COUNT_ONLY_WHAT_WENT_BACK = (
+    "count a page as free only once it is back on the free list: a refused free() counts none it did not give back"
+)
+
+
+def _more_free_than_pages(a, when: str, free: int, num_pages: int) -> None:
+    """num_free is above num_pages: allocate(num_free) tells a page on the free list twice (handed out
+    twice) from a count that is too high (the free list runs out first)."""
+    try:
+        got = a.allocate(free)
+    except Exception as e:
+        raise Mistake(
+            f"{when} num_free is {free} of {num_pages} pages, yet allocate({free}) then raised {type(e).__name__}: "
+            f"num_free counts {free - num_pages} page(s) that were never given back",
+            COUNT_ONLY_WHAT_WENT_BACK,
+        ) from None
+    twice = sorted({q for q in got if got.count(q) > 1}) if isinstance(got, list) else []
+    what = f"page {twice[0]} twice: it is on the free list twice" if twice else f"{got!r}"
+    raise AssertionError(f"{when} num_free is {free} of {num_pages} pages, and allocate({free}) gave {what}")
 
 
 def case_free_never_allocated(cls):
@@ -257,6 +279,8 @@ def case_free_never_allocated(cls):
     _must_refuse(a, [never], f"page {never}, which was never handed out,")
     _must_refuse(a, [4], "page 4 of an allocator of 4 pages (ids are 0..3)")
     _must_refuse(a, [-1], "page -1")
+    if _num_free(a) > 4:
+        _more_free_than_pages(a, "after the refused frees", _num_free(a), 4)
     assert _num_free(a) == 3, f"refused frees must change nothing; num_free is {_num_free(a)}, expected 3"
     got = _allocate(a, 3)
     assert all(0 <= p < 4 for p in got), f"allocate(3) gave {got!r}: a refused id was put on the free list"
@@ -388,10 +412,7 @@ def _pages_free_twice(a, bad: list[int], x: list[int]) -> None:
     twice = sorted({p for p in got if got.count(p) > 1}) if isinstance(got, list) else []
     where = f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {free} of 6"
     if not twice:
-        raise Mistake(
-            f"{where}: it counts {free - 6} page(s) more than the allocator has",
-            "count a page as free only once it is back on the free list: a refused free() counts none it did not give back",
-        )
+        raise Mistake(f"{where}: it counts {free - 6} page(s) more than the allocator has", COUNT_ONLY_WHAT_WENT_BACK)
     raise Mistake(
         f"{where}: allocate({free}) then handed out {got!r}, page {twice[0]} twice. The refused call left pages it "
         "had already given back on the free list while they were still in use (their owner's later free() was "
