@@ -22,7 +22,7 @@ source. A case's own hint, shown when a check has none, names the part of the co
 
 from __future__ import annotations
 
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import require_passing
 from minisgl_edu.grading.prefix_cache.eviction import case_locked_pressure, case_lru, case_parent_own_use
 from minisgl_edu.grading.prefix_cache.manager import case_manager, case_many_steps
@@ -207,6 +207,52 @@ def case_split(cls):
     _expect_pages(cache, c, [10, 11, 52, 53], f"{c} shares the first two pages of {A_TXT}")
 
 
+SPLIT_ONCE = (
+    "a match that diverges inside an edge cuts it in one place only, right after the last page that matches: "
+    "find how many pages of the edge match (page by page, up to the first page that differs), then split "
+    "once there, so the matched pages stay one node (here pages 10, 11, 12, with 13 below them)"
+)
+
+
+def _evict_one_by_one(cache) -> list[list[int]]:
+    """evict(1) until nothing more goes: what each call freed, in order."""
+    out: list[list[int]] = []
+    for _ in range(10):
+        freed = cache.evict(1)
+        if not freed:
+            break
+        out.append(sorted(freed))
+    return out
+
+
+def case_diverges_pages_in(cls):
+    """A match that agrees with a cached edge for three pages, then differs: the edge is cut once,
+    after those three pages, and each part is evicted whole. An answer that cuts the edge in more
+    places still returns the right pages, but its nodes are smaller, so evict frees pieces."""
+    cache = _new(cls)
+    _insert(cache, A, A_PAGES, 0, "the cache was empty")
+    d = [1, 2, 3, 4, 5, 6, 9, 9]
+    _expect_pages(cache, d, [10, 11, 12], f"{d} shares the first three pages of {A_TXT}, then differs")
+    freed = _evict_one_by_one(cache)
+    if freed == [[13], [10, 11, 12]]:
+        return
+    what = (
+        f"with {A_TXT} cached as one edge, match_prefix({d}) matched pages 10, 11, 12 and diverged inside the "
+        f"edge; then evict(1), called until the tree was empty, freed {', then '.join(map(str, freed))}, "
+        "expected [13], then [10, 11, 12]"
+    )
+    probe = _new(cls)
+    probe.insert(list(A), list(A_PAGES))
+    pieces = [p for p in freed if set(p) < {10, 11, 12}]
+    if sorted(probe.evict(1)) == A_PAGES and pieces and [13] in freed:
+        raise Mistake(
+            f"{what}: the three matched pages came back in {len(pieces)} nodes, so the match cut the edge in "
+            "more places than where it diverged",
+            SPLIT_ONCE,
+        )
+    raise AssertionError(what)
+
+
 def case_lock_ancestors(cls):
     cache = _new(cls)
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
@@ -389,6 +435,11 @@ CASES = [
     Case("match whole pages", case_whole_pages, "the contract: what match_prefix returns"),
     Case("insert over a cached prefix", case_insert_existing, "the contract: what insert keeps and returns"),
     Case("split on a partial match", case_split, "the contract: the node match_prefix returns, and lock_ref"),
+    Case(
+        "a match that diverges pages into an edge",
+        case_diverges_pages_in,
+        "the contract: where a match cuts an edge",
+    ),
     Case("locks reach the root", case_lock_ancestors, "the contract: what lock and unlock protect"),
     Case("locked nodes are not evicted", case_evict_locked, "the contract: what evict may free"),
     Case("leaves first", case_leaves_first, "the contract: what evict may free"),
