@@ -57,6 +57,17 @@ def _touching(runs: list[tuple[int, int]]) -> Optional[str]:
     return None
 
 
+REPEAT = (
+    "a page listed twice in the same call raises ValueError: each copy passes a check against the pages in use "
+    "made before any is freed, so also refuse a repeat within the list (len(set(pages)) != len(pages)) before "
+    "freeing any"
+)
+REPEAT_WHY = (
+    ". Every page of the call is in use, so a check against the pages in use lets both copies through, and "
+    "freeing the second copy failed"
+)
+
+
 @dataclass
 class _Pair:
     """The student's allocator and the reference, driven by the same calls."""
@@ -127,6 +138,9 @@ class _Pair:
 
     def refuse(self, pages: list[int], why: str) -> None:
         before_runs, before_free = self.ref.runs, self.ref.num_free
+        in_use = set(range(self.ref.num_pages)) - self.ref._free
+        # every page of the call is in use: the only fault is a page listed twice
+        only_repeat = len(set(pages)) < len(pages) and set(pages) <= in_use
         try:
             self.ref.free(pages)
         except ValueError:
@@ -138,11 +152,16 @@ class _Pair:
         except ValueError:
             pass
         except Exception as e:
-            raise AssertionError(f"free({pages}) raised {type(e).__name__}; {why} must raise ValueError") from e
+            msg = f"free({pages}) raised {type(e).__name__}; {why} must raise ValueError"
+            if only_repeat:
+                raise Mistake(msg + REPEAT_WHY, REPEAT) from e
+            raise AssertionError(msg) from e
         else:
             raise Mistake(
                 f"free({pages}) was accepted: {why} must raise ValueError (or that page is handed out twice)",
-                "refuse a page that is not in use: already free, out of range, or twice in one call",
+                REPEAT
+                if only_repeat
+                else "refuse a page that is not in use: already free, out of range, or twice in one call",
             )
         got_runs, got_free = _runs(self.mine), _num_free(self.mine)
         expect(

@@ -349,7 +349,8 @@ def outcome_hint(scene: AllocScene, diff: Difference) -> str:
         return "allocate(n) succeeds whenever n <= num_free (asking for exactly num_free gets every free page)"
     if want == "raises ValueError":
         if got.startswith("raised"):
-            return "a page that is not in use raises ValueError"
+            repeat = op[0] == "bad" and op[2] in ("the same page twice", "a page twice, apart")
+            return BAD_HINTS[op[2]] if repeat else "a page that is not in use raises ValueError"
         return BAD_HINTS.get(op[2], BAD_HINTS["a bad id among good ones"]) if op[0] == "bad" else ""
     if want == "accepted":
         return "a page in use may be freed in any order and any grouping; free([]) gives back nothing and is no error"
