@@ -37,24 +37,22 @@ from minisgl_edu.grading.detokenizer.common import (
     _full,
     _piece,
 )
-from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
-from minisgl_edu.grading.detokenizer.stop_keeping import (
-    _no_look_back,
-    _shortest_look_back,
-    _unclamped_start,
-    reference_stop_keeping,
+from minisgl_edu.grading.detokenizer.missed_stop import (
+    ENDS_INSIDE,
+    LATE_START,
+    NEGATIVE_START,
+    SHORTEST_LOOK_BACK,
+    _found_only_at_the_end,
+    _missed_by_a_late_start,
+    _missed_by_a_negative_start,
+    _missed_by_the_shortest_look_back,
+    _stream,
 )
+from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
+from minisgl_edu.grading.detokenizer.stop_keeping import reference_stop_keeping
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 from minisgl_edu.tokenizer.server import DetokenizeManager, _DetokState
-
-
-def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
-    detok = cls(tokenizer(), list(stop), include)
-    pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
-    pieces.append(_piece(detok.finish(), "finish()"))
-    return pieces
-
 
 FIRST = "the first occurrence of the stop string ends the answer: str.find, from where it could begin"
 LEAKED = "cut right after the end of the stop string, even in the middle of a token"
@@ -74,11 +72,6 @@ NEVER_STOPPED = (
     "once add() has cut at a stop string the answer is complete: remember that it stopped (self.stopped = "
     "True) and return '' from every later add() and from finish()"
 )
-SHORTEST_LOOK_BACK = "look back len(s) - 1 characters for each stop string s, not the shortest one's for all"
-NEGATIVE_START = (
-    "clamp the search window's start at 0, text.find(s, max(0, sent - len(s) + 1)): a negative start counts "
-    "from the end of the string"
-)
 
 
 def _went_on_after_the_cut(pieces: list[str], ids: list[int], expected: str) -> int:
@@ -93,40 +86,6 @@ def _went_on_after_the_cut(pieces: list[str], ids: list[int], expected: str) -> 
         ):
             return m
     return 0
-
-
-def _missed_by_a_negative_start(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
-    """The pieces join to what the reference gives with its search start left unclamped (_unclamped_start),
-    which here is not the answer."""
-    mine = "".join(_stream(_unclamped_start, ids, stop, True))
-    return mine != expected and "".join(pieces) == mine
-
-
-def _missed_by_the_shortest_look_back(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
-    """The pieces join to what _shortest_look_back gives, which is neither the answer nor _no_look_back's."""
-    if len({len(s) for s in stop if s}) < 2:
-        return False
-    mine = "".join(_stream(_shortest_look_back, ids, stop, True))
-    none = "".join(_stream(_no_look_back, ids, stop, True))
-    return mine not in (expected, none) and "".join(pieces) == mine
-
-
-ENDS_INSIDE = (
-    "a stop string may end in the middle of a token: search the text with str.find, not only "
-    "decoded.endswith(s), and cut right after its end"
-)
-
-
-def _found_only_at_the_end(cls) -> bool:
-    """On 'one two three' the answer cuts after 'three' (which ends a token) but not after 'thr'."""
-    if cls is None:
-        return False
-    ids = tokenizer().encode("one two three")
-    try:
-        kept = ["".join(_stream(cls, ids, [s], True)) for s in ("three", "thr")]
-    except Exception:
-        return False
-    return kept == ["one two three", "one two three"]
 
 
 def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str, cls=None) -> None:
@@ -220,6 +179,17 @@ def _not_how_it_begins(
             "len(s) - 1 characters before the text not yet returned gives a negative start, and str.find "
             "counts a negative start from the end of the text, so it looked only at the last few characters",
             NEGATIVE_START,
+        )
+    if shown.startswith(expected) and include and (_missed_by_a_late_start(pieces, ids, stop, cls)):
+        start = full.find(winner)
+        return Mistake(
+            f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+            f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your search missed "
+            f"{winner!r}, which begins at character {start}: it starts one character too late "
+            "(len(s) - 2 characters before the text not yet returned), so it never sees a stop string that "
+            "begins len(s) - 1 characters back, the first place one can begin (for a 1-character stop string, "
+            "the first character not yet returned)",
+            LATE_START,
         )
     if shown.startswith(expected) and include:
         return _leaked(n, shown, before, pieces, expected, full, winner=winner, where=where, cls=cls)

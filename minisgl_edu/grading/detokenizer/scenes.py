@@ -172,14 +172,15 @@ def play_base(cls: Any, scene: DetokScene) -> dict:
 
 
 def play_stretch(cls: Any, scene: DetokScene, reference: Any, judge: Callable[..., None]) -> dict:
-    """`judge(pieces, ids, stop, include, expected)` raises a Mistake for a stream out of bounds."""
+    """`judge(pieces, ids, stop, include, expected, cls)` raises a Mistake for a stream out of bounds
+    (`cls` for the diagnoses that probe the answer on a stream of their own)."""
     tok = tokenizer()
     pieces = _feed([cls(tok, list(s.stop), scene.include) for s in scene.streams], scene)
     out = {}
     for i, s in enumerate(scene.streams):
         ref = reference(tok, list(s.stop), scene.include)
         expected = "".join([ref.add(t) for t in s.ids] + [ref.finish()])
-        judge(pieces[i], s.ids, s.stop, scene.include, expected)  # the bounds, in the hand cases' words
+        judge(pieces[i], s.ids, s.stop, scene.include, expected, cls)  # the bounds, in the hand cases' words
         out[f"request {'AB'[i]}: the pieces joined"] = "".join(pieces[i])
     return out
 

@@ -56,6 +56,15 @@ class _shortest_look_back(reference_stop_keeping):
         return max(0, self._released - min(len(t) for t in self.stop if t) + 1)
 
 
+class _late_start(reference_stop_keeping):
+    """The reference with one mistake: the search starts one character too late (len(s) - 2
+    characters back), so it misses a stop string that begins len(s) - 1 characters before the text
+    not yet returned (a 1-character one at the first character not yet returned)."""
+
+    def _search_start(self, s: str) -> int:
+        return max(0, self._released - len(s) + 2)
+
+
 class _no_look_back(reference_stop_keeping):  # the reference searching only the text not yet returned
     def _search_start(self, s: str) -> int:
         return self._released

@@ -1,0 +1,93 @@
+"""Exercise 3's stretch: which known mistake made a search miss a stop string, found by playing the
+reference with that one mistake (stop_keeping.py) and comparing the pieces, or by a small probe of
+the answer on 'one two' or 'one two three'. `_not_how_it_begins` and `_leaked` in include_stop.py
+ask these when text after the stop string leaked, so the hint names the mistake the answer made.
+"""
+
+from __future__ import annotations
+
+from minisgl_edu.grading.detokenizer.common import _piece
+from minisgl_edu.grading.detokenizer.stop_keeping import (
+    _late_start,
+    _no_look_back,
+    _shortest_look_back,
+    _unclamped_start,
+)
+from minisgl_edu.grading.harness import tokenizer
+
+
+def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
+    detok = cls(tokenizer(), list(stop), include)
+    pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
+    pieces.append(_piece(detok.finish(), "finish()"))
+    return pieces
+
+
+SHORTEST_LOOK_BACK = "look back len(s) - 1 characters for each stop string s, not the shortest one's for all"
+NEGATIVE_START = (
+    "clamp the search window's start at 0, text.find(s, max(0, sent - len(s) + 1)): a negative start counts "
+    "from the end of the string"
+)
+
+
+def _missed_by_a_negative_start(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
+    """The pieces join to what the reference gives with its search start left unclamped (_unclamped_start),
+    which here is not the answer."""
+    mine = "".join(_stream(_unclamped_start, ids, stop, True))
+    return mine != expected and "".join(pieces) == mine
+
+
+def _missed_by_the_shortest_look_back(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
+    """The pieces join to what _shortest_look_back gives, which is neither the answer nor _no_look_back's."""
+    if len({len(s) for s in stop if s}) < 2:
+        return False
+    mine = "".join(_stream(_shortest_look_back, ids, stop, True))
+    none = "".join(_stream(_no_look_back, ids, stop, True))
+    return mine not in (expected, none) and "".join(pieces) == mine
+
+
+LATE_START = (
+    "start the search len(s) - 1 characters before the text not yet returned, max(0, sent - len(s) + 1), not one "
+    "character later: a stop string may begin right there (a 1-character one at the first character not yet "
+    "returned)"
+)
+
+
+def _missed_by_a_late_start(pieces: list[str], ids: list[int], stop: list[str], cls) -> bool:
+    """The answer starts its search one character late (`_searches_one_late`), and that explains
+    these pieces: they join to what _late_start gives on the same stream."""
+    mine = "".join(_stream(_late_start, ids, stop, True))
+    return "".join(pieces) == mine and _searches_one_late(cls)
+
+
+def _searches_one_late(cls) -> bool:
+    """On 'one, two' (tokens 'one', ',', ' two') the answer misses ',', which begins right at the text
+    not yet returned (len(s) - 1 = 0 characters back), yet finds 'e, t', which began in text already
+    returned: it does look back, but starts one character too late."""
+    if cls is None:
+        return False
+    ids = tokenizer().encode("one, two")
+    assert [tokenizer().decode([t]) for t in ids] == ["one", ",", " two"], "setup: 'one, two' must be three tokens"
+    try:
+        kept = ["".join(_stream(cls, ids, [s], True)) for s in (",", "e, t")]
+    except Exception:
+        return False
+    return kept == ["one, two", "one, t"]
+
+
+ENDS_INSIDE = (
+    "a stop string may end in the middle of a token: search the text with str.find, not only "
+    "decoded.endswith(s), and cut right after its end"
+)
+
+
+def _found_only_at_the_end(cls) -> bool:
+    """On 'one two three' the answer cuts after 'three' (which ends a token) but not after 'thr'."""
+    if cls is None:
+        return False
+    ids = tokenizer().encode("one two three")
+    try:
+        kept = ["".join(_stream(cls, ids, [s], True)) for s in ("three", "thr")]
+    except Exception:
+        return False
+    return kept == ["one two three", "one two three"]
