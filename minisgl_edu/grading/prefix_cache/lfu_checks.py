@@ -45,7 +45,32 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     if sorted(freed) == sorted(want):
         return
     said = (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
+    if not said and _hits_weighted_by_pages(type(cache)):
+        said = WEIGHTED_BY_PAGES
     raise Mistake(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}", said.strip(" ()"))
+
+
+WEIGHTED_BY_PAGES = (
+    " (your hits grow with the size of a node: of [3, 3] (page 30) matched twice and [4, 4, 5, 5, 6, 6] (pages "
+    "40, 41, 42) matched once, your evict(1) frees page 30. A match counts one hit on each node of its path, "
+    "+1 whatever the node holds, not its number of pages or tokens)"
+)
+
+
+def _hits_weighted_by_pages(cls) -> bool:
+    """Whether a match counts a node's pages, not one hit: a one-page node matched twice goes before a
+    three-page node matched once, while of two one-page nodes the one with fewer hits goes first (so
+    an answer that evicts the most hits first, or by last use only, is not taken for this one)."""
+    try:
+        plain = _fresh(cls, ([1, 1], [10]), ([2, 2], [20]))
+        _hit(plain, [1, 1], 2)
+        _hit(plain, [2, 2])
+        sizes = _fresh(cls, ([3, 3], [30]), ([4, 4, 5, 5, 6, 6], [40, 41, 42]))
+        _hit(sizes, [3, 3], 2)
+        _hit(sizes, [4, 4, 5, 5, 6, 6])
+        return sorted(plain.evict(1)) == [20] and sorted(sizes.evict(1)) == [30]
+    except Exception:
+        return False
 
 
 def _frees_lower_pages_first(cls, first: tuple, second: tuple) -> bool:
