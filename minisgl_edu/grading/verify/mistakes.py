@@ -22,6 +22,10 @@ MISTAKES = {
     "not k + 1; the token the model adds after them (targets[k]) goes into tokens, but it is not a draft",
     "finish_on_last_only": "a token inside the run finishes the request, but the run went on past it: check "
     "each new token as if it had come in a step of its own, and stop at the first that finishes",
+    "finishing_token_dropped": "the token that finishes the request was dropped: the loop checked the finish "
+    "before appending the token and left without it. The token that finishes (an EOS, the token that completes a "
+    "stop string, the one that reaches max_new_tokens) is part of the answer, as without drafts: append it, then "
+    "stop",
     "ignore_eos_ignored": "an EOS stopped a request that has ignore_eos set: with ignore_eos only stop "
     "strings and max_new_tokens end it",
     "ignore_eos_stops_off": "no stop string was looked for because ignore_eos is set: ignore_eos turns off the "
@@ -91,6 +95,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "past_mismatch": _FIRST_MISMATCH,
     "bonus_accepted": "accepted counts drafts only, at most len(drafts): the model's own token is never one",
     "finish_on_last_only": "check each new token as if it came alone",
+    "finishing_token_dropped": "keep the token that finishes the request: append it to tokens, then stop the loop",
     "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
     "ignore_eos_stops_off": "ignore_eos turns off the EOS test only: stop strings still end the request",
     "length_overshoot": _LENGTH,
@@ -130,6 +135,7 @@ ACCEPT_MISTAKES = [
 ]
 FINISH_MISTAKES = [
     "finish_on_last_only",
+    "finishing_token_dropped",
     "ignore_eos_ignored",
     "ignore_eos_stops_off",
     "length_overshoot",

@@ -143,6 +143,8 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         else:
             reason = _finish(req, req.output_ids + tokens, len(req.output_ids), i == n, mistake)
         if reason is not None:
+            if mistake == "finishing_token_dropped":  # checked before the append, and left without it
+                tokens.pop()
             break
     before = req.prompt_len + len(req.output_ids)
     total = before + len(tokens)
