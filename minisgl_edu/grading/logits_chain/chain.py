@@ -405,11 +405,42 @@ def _reference(logits: torch.Tensor, reqs: list[Req], min_p: bool) -> torch.Tens
     return chain(logits.clone(), reqs).float()
 
 
+BIAS_SHORTCUT = (
+    "the whole batch came back as the model gave it, yet this row's request asks for a logit_bias; with one more "
+    "row that has a repetition penalty, your answer adds the bias right. So the shortcut that returns the logits "
+    "untouched when no penalty or grammar applies does not look at logit_bias: a bias is a link too"
+)
+BIAS_SHORTCUT_HINT = (
+    "a batch where logit_bias is the only link still needs the chain: count a non-empty logit_bias in the shortcut"
+)
+
+
+def _forgot_bias_in_the_shortcut(fn, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
+    """Whether the answer gets every row of the batch right once a row with a repetition penalty joins it:
+    then only its shortcut (nothing to do, return the logits as they are) skipped the bias."""
+    if not any(r.sampling_params.logit_bias for r in reqs):
+        return False
+    more, extra = torch.cat([logits, logits[:1]]), _req((1,), (), repetition_penalty=2.0)
+    try:
+        got = _call(fn, more, reqs + [extra])
+    except Exception:
+        return False
+    return _close_all(got[: len(reqs)], _reference(more, reqs + [extra], min_p)[: len(reqs)])
+
+
 def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
     got = _call(fn, logits, reqs)
     want = _reference(logits, reqs, min_p)
+    unchanged = _close_all(got, logits.float())
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
+            if (
+                unchanged
+                and reqs[i].sampling_params.logit_bias
+                and _forgot_bias_in_the_shortcut(fn, logits, reqs, min_p)
+            ):
+                detail = _first_difference(got[i], want[i], logits[i])
+                raise Mistake(f"row {i} ({_describe(reqs[i])}): {BIAS_SHORTCUT} ({detail})", BIAS_SHORTCUT_HINT)
             suspects = _suspects(fn, i, logits, reqs, want, mistakes)
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):
