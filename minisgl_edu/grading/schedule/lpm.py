@@ -41,6 +41,7 @@ from minisgl_edu.grading.schedule.checks import (
     show_expected,
 )
 from minisgl_edu.grading.schedule.engine import run_steps
+from minisgl_edu.grading.schedule.lpm_chunked import sorted_behind_a_chunk
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -267,6 +268,7 @@ def case_only_new_requests(fn):
             f"reordered. Expected {show_expected(expected)}, got {show(batch)}"
         )
         apply(s, batch)
+    sorted_behind_a_chunk(fn)
     s = lpm_sched()
     shared = cached(s, token_ids(24, 120))
     prefilled(s, add_waiting(s, 0, token_ids(10, 16), pages=0))
