@@ -89,7 +89,14 @@ PENALTY_MISTAKES = [
     "freq_pres_pooled",
 ]
 BIAS_MISTAKES = ["bias_replaces", "bias_first"]
-MASK_MISTAKES = ["mask_not_greedy", "mask_skipped", "mask_mirrored", "mask_bytes_mirrored", "mask_transposed"]
+MASK_MISTAKES = [
+    "mask_not_greedy",
+    "mask_skipped",
+    "mask_mirrored",
+    "mask_bytes_mirrored",
+    "mask_transposed",
+    "mask_row_zero",
+]
 MIN_P_MISTAKES = [
     "min_p_absolute",
     "min_p_no_temperature",
@@ -191,9 +198,11 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             link()
         unmasked = row.clone()  # (min_p_before_mask)
         skip = mistake == "mask_skipped" or (mistake == "mask_not_greedy" and sp.is_greedy)
-        if req.grammar is not None and not skip:
+        # (mask_row_zero: every row reads the bitmask's row 0, which only request 0's grammar fills)
+        grammar = (reqs[0].grammar if i > 0 else req.grammar) if mistake == "mask_row_zero" else req.grammar
+        if req.grammar is not None and grammar is not None and not skip:
             layout = {m.removeprefix("mask_"): mistake == m for m in LAYOUT_MISTAKES}
-            row.masked_fill_(~allowed_tokens(req.grammar, row.shape[-1], **layout), NEG_INF)
+            row.masked_fill_(~allowed_tokens(grammar, row.shape[-1], **layout), NEG_INF)
         samples = sp.temperature > 0 if mistake == "min_p_by_temperature" else not sp.is_greedy
         if min_p and _min_p_of(sp) > 0 and samples:
             source = {"min_p_first": logits[i].float(), "min_p_before_mask": unmasked}.get(mistake, row)

@@ -48,6 +48,9 @@ MISTAKES = {
     "mask_transposed": "the grammar's bitmask was unpacked across its words in the wrong order: token t was read "
     "from bit t // words of word t % words, so on a vocabulary of more than 32 tokens (several 32-bit words) the "
     "mask lands on other tokens. Bit j of word k stands for token 32 * k + j",
+    "mask_row_zero": "this row was masked with row 0 of the batch's bitmask, not its own row: it got request 0's "
+    "mask (every token allowed where request 0 has no grammar). fill_mask(bitmask, i) writes the mask of "
+    "request i into row i of the bitmask, so that is the row to unpack for it",
     "min_p_absolute": "min_p dropped the tokens whose probability is below min_p itself: the threshold is "
     "relative, min_p times the probability of the most likely token",
     "min_p_no_temperature": "min_p used the probabilities at temperature 1: use softmax(logits / temperature), "
@@ -117,6 +120,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "mask_transposed": "unpack the bitmask as [words, 32], bits[k, j] = (bitmask[k] >> j) & 1, then flatten: "
     "word k's bits stay together as tokens 32k..32k+31 (bitmask[:, None] >> arange(32), not "
     "bitmask[None, :] >> arange(32)[:, None])",
+    "mask_row_zero": "unpack row i of the bitmask for request i, the row its fill_mask(bitmask, i) wrote "
+    "(bitmask[i], not bitmask[0])",
     "min_p_absolute": "keep a token when p >= min_p * max(p); -inf for the others",
     "min_p_no_temperature": "p = softmax(logits / temperature), the distribution the sampler draws from",
     "min_p_first": "min_p is the last link: decide on the logits after the bias and the mask",
