@@ -40,6 +40,7 @@ The online softmax and the merge of splits are `decode_attention.py`'s. What dif
    `while` (`PIPELINE` off).
 5. Splits: about `TARGET_PROGRAMS` programs per launch (`num_splits`), so that a large batch's
    long and short contexts even out across the GPU; the last split of a request to finish merges.
+   A split's share of the context is a whole number of blocks, so no block straddles two pages.
 """
 
 from __future__ import annotations
@@ -150,7 +151,9 @@ def _decode_fp8_kernel(
         tl.extra.cuda.gdc_launch_dependents()
     kv_len = tl.load(lens_ptr + b)
     first_page = tl.load(indptr_ptr + b)
-    chunk = tl.cdiv(kv_len, S)
+    # Each split's share, rounded up to whole blocks: every block then starts on a page boundary
+    # (blocks are a page long at the default sizes), and a request's last splits may get no keys.
+    chunk = tl.cdiv(tl.cdiv(kv_len, S), BLOCK) * BLOCK
     start = s * chunk
     end = tl.minimum(start + chunk, kv_len)
     keep = offs_h < HQ
