@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from minisgl_edu.grading import EXERCISES, exercise, grade
+from minisgl_edu.scheduler import QueueIO
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -255,14 +256,56 @@ def test_a_failed_check_reports_its_own_hint_not_the_cases():
     def student_asserts():
         assert False, "mine"
 
-    # anything else (the student's exception, a check without its own hint): the case's hint
-    assert run_case(Case("c", crashes, hint="the case's hint"), lambda: 1 / 0).hint == "the case's hint"
+    # a crash in the student's code: its cause first, then the case's hint (a check without a hint of
+    # its own: the case's hint alone)
+    crash = run_case(Case("c", crashes, hint="the case's hint"), lambda: 1 / 0)
+    assert crash.hint == "a division by zero: in this case the divisor is 0. The case: the case's hint"
     bare = run_case(Case("c", lambda impl: expect(impl(), "no"), hint="the case's hint"), lambda: 0)
     assert (bare.message, bare.hint) == ("no", "the case's hint")
     with pytest.raises(AssertionError) as raised:  # the student's own assert keeps its type and line
         with hinted("not for this"):
             student_asserts()
     assert type(raised.value) is AssertionError
+
+
+def _stop_window(stop: list[str]) -> int:
+    return max(len(s) for s in stop)
+
+
+def _send_one(send, msg) -> None:
+    send(msg)
+
+
+def _free(by_start: dict, start: int) -> int:
+    return by_start.pop(start)
+
+
+def _refuse(in_use: set, page: int) -> None:
+    if page not in in_use:
+        raise ValueError(f"page {page} freed twice")
+
+
+@pytest.mark.parametrize(
+    "crash, cause",
+    [
+        (lambda: _stop_window([]), "max() or min() of nothing"),
+        (lambda: _send_one(QueueIO().send, 3), "send() goes through what it is given item by item"),
+        (lambda: [x for x in 3], "a loop: pass it a list"),
+        (lambda: _free({}, 8), "the key 8 is not there when this line runs"),
+        (lambda: _refuse(set(), 0), "your own check refused this step (ValueError: page 0 freed twice)"),
+        (lambda: [][0], "an index past the end"),
+        (lambda: None.pages, "a value is None here"),
+        (lambda: int("x"), "your code raised ValueError on this case's inputs"),
+    ],
+)
+def test_a_crash_in_the_students_code_leads_the_hint_with_its_cause(crash, cause):
+    """A case stopped by the student's own exception: the hint starts with what that exception says
+    about their code, not with the case's hint, which was written for a mistake its checks look for."""
+    from minisgl_edu.grading.core import Case, expect, run_case
+
+    res = run_case(Case("c", lambda impl: impl(), hint="the scene"), crash)
+    assert res.hint.startswith(cause) and res.hint.endswith(". The case: the scene"), res.hint
+    assert run_case(Case("c", lambda impl: expect(False, "no", hint="its own")), crash).hint == "its own"
 
 
 def test_a_crash_inside_the_engine_is_not_blamed_on_a_student_line():

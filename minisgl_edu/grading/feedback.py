@@ -98,3 +98,51 @@ def explain(exc: BaseException) -> Feedback:
         return Feedback(f"the grader could not use what your code returned or built: {_exc_text(exc)}")
     engine_fn = last.name if last is not None else "?"
     return Feedback(f"after your code ran, the engine failed in {engine_fn}(): {_exc_text(exc)}")
+
+
+def _own_check(frame: traceback.FrameSummary) -> bool:
+    line = (frame.line or "").strip()
+    return line.startswith(("raise ", "assert "))
+
+
+def crash_cause(exc: BaseException) -> Optional[str]:
+    """What a crash in the student's own code says about their mistake, for the hint, or None when
+    the exception is not a crash of their code (a failed check, the engine's failure, a time-out, a
+    stub not written yet). The hint a case carries was written for the mistakes its checks look
+    for; a crash stops the case before any check runs, so that hint alone would send the student
+    after a mistake they may not have made. The cause comes first, the case's hint after it."""
+    if isinstance(exc, (CaseTimeout, NotImplementedError)) or (
+        isinstance(exc, AssertionError) and raised_by_grader(exc)
+    ):
+        return None
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if is_student_file(f.filename)]
+    if not mine:
+        return None
+    last, text = frames[-1], str(exc)
+    if last is mine[-1] and _own_check(last):
+        return (
+            f"your own check refused this step ({_exc_text(exc)}); the grader only makes calls the "
+            "contract allows, so an earlier step of your code left the state this check reads wrong"
+        )
+    if isinstance(exc, ValueError) and ("empty sequence" in text or "argument is empty" in text):
+        return (
+            "max() or min() of nothing: in this case the sequence is empty (no stop strings, no pages, "
+            "no requests, ...); give it a default= or handle the empty case before it"
+        )
+    if isinstance(exc, TypeError) and "object is not iterable" in text:
+        inner = f"{last.name}() goes through what it is given item by item" if last is not mine[-1] else "a loop"
+        return f"{inner}: pass it a list (or other sequence) of them, [x], not a single {text.split()[0]}"
+    if isinstance(exc, KeyError):
+        return (
+            f"the key {text} is not there when this line runs: it was never added, was removed already, "
+            "or one of your structures still records it after another dropped it; keep every structure "
+            "that records an entry in step"
+        )
+    if isinstance(exc, IndexError):
+        return "an index past the end, or a pop from an empty list: this case reaches a size your code does not expect"
+    if isinstance(exc, AttributeError) and "'NoneType'" in text:
+        return "a value is None here where your code expects an object (a call that returned nothing?)"
+    if isinstance(exc, ZeroDivisionError):
+        return "a division by zero: in this case the divisor is 0"
+    return f"your code raised {type(exc).__name__} on this case's inputs: that line does not hold for them"
