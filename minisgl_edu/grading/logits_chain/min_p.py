@@ -5,25 +5,81 @@ mask: in a row that samples and has `min_p > 0`, a token whose probability (at t
 temperature, after the other links) is below min_p times the most likely token's becomes -inf.
 The grader's reference is `reference_chain` (chain.py): the package's chain, then `_min_p`. The
 cases build batches by hand as the base part's do, and name the known mistake a wrong row shows.
+Before that, `_check_min_p` looks for an answer whose min_p never reaches what it returns (it
+copies the batch, so min_p counts as a link, yet every row comes back without min_p's cut): that
+is a mistake of how the cut is written, not of the shortcut, and is said as such.
 
 Graded on its own score line, so the base exercise's score is unchanged.
 """
 
 from __future__ import annotations
 
+import torch
+
+from minisgl_edu.core import Req
 from minisgl_edu.engine.logits_chain import process_logits as package_chain
-from minisgl_edu.grading.core import Case
+from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.logits_chain.base import _rows, package_helpers
 from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
     MASK_MISTAKES,
     MIN_P_MISTAKES,
+    _call,
     _check,
+    _close,
+    _close_all,
+    _describe,
+    _first_difference,
     _grammar,
     _req,
     reference_chain,
 )
 from minisgl_edu.grading.logits_chain.scenes import chain_case
+
+MIN_P_NOT_WRITTEN = (
+    "your function copies the logits and runs its chain for this batch (min_p counts as a link), yet no row "
+    "came back with min_p's cut: every row is the chain without min_p, here and with a row that has a "
+    "repetition penalty added to the batch. Wherever min_p's cut is computed, its -inf never reaches the "
+    "tensor you return"
+)
+MIN_P_NOT_WRITTEN_HINT = (
+    "write min_p's cut into the tensor you return: row.masked_fill_(mask, -inf) or row[mask] = -inf on a row "
+    "of that tensor (masked_fill without the underscore returns a new tensor and leaves the row as it was, and "
+    "so does a cut made on a copy of the row)"
+)
+
+
+def _cut_never_lands(fn, logits: torch.Tensor, reqs: list[Req]) -> bool:
+    """min_p counts as a link, yet its cut never reaches the tensor returned: on this batch the answer
+    hands back a copy (not the very tensor it was given, as a shortcut that skips min_p does), and both
+    here and with a row that has a repetition penalty added, every row is the chain without min_p,
+    where min_p drops a token in some row."""
+    without = package_chain(logits.clone(), reqs).float()
+    if _close_all(reference_chain(logits.clone(), reqs).float(), without):
+        return False  # min_p drops nothing here: nothing to tell
+    given = logits.clone()
+    more, extra = torch.cat([logits, logits[:1]]), _req((1,), (), repetition_penalty=2.0)
+    try:
+        out = fn(given, reqs)
+        if not isinstance(out, torch.Tensor) or out.shape != given.shape or out.data_ptr() == given.data_ptr():
+            return False
+        again = _call(fn, more, reqs + [extra])[: len(reqs)]
+    except Exception:
+        return False  # (_check says what is wrong)
+    return _close_all(out.detach().float(), without) and _close_all(
+        again, package_chain(more.clone(), reqs + [extra]).float()[: len(reqs)]
+    )
+
+
+def _check_min_p(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str]) -> None:
+    """`_check` with min_p, after telling apart a min_p whose cut never lands on the tensor returned."""
+    if _cut_never_lands(fn, logits, reqs):
+        got, want = _call(fn, logits, reqs), reference_chain(logits.clone(), reqs).float()
+        i = next(i for i in range(len(reqs)) if not _close(got[i], want[i]))
+        detail = _first_difference(got[i], want[i], logits[i])
+        raise Mistake(f"row {i} ({_describe(reqs[i])}): {MIN_P_NOT_WRITTEN} ({detail})", MIN_P_NOT_WRITTEN_HINT)
+    _check(fn, logits, reqs, mistakes, min_p=True)
+
 
 # Kept: p >= min_p * p_max, i.e. logit >= top logit + temperature * ln(min_p).
 
@@ -35,7 +91,7 @@ def case_min_p_relative(fn):
     # probability is about 0.09, below 0.1: an absolute threshold drops it.
     logits = _rows(MIN_P_ROW, MIN_P_ROW)
     reqs = [_req(temperature=1.0, min_p=0.1), _req(temperature=1.0, min_p=0.3)]
-    _check(fn, logits, reqs, MIN_P_MISTAKES, min_p=True)
+    _check_min_p(fn, logits, reqs, MIN_P_MISTAKES)
 
 
 def case_min_p_temperature(fn):
@@ -44,7 +100,7 @@ def case_min_p_temperature(fn):
     # 1, 2, 3 and 9 stay (at temperature 1, only token 0).
     logits = _rows(MIN_P_ROW, MIN_P_ROW)
     reqs = [_req(temperature=0.5, min_p=0.1), _req(temperature=2.0, min_p=0.2)]
-    _check(fn, logits, reqs, MIN_P_MISTAKES, min_p=True)
+    _check_min_p(fn, logits, reqs, MIN_P_MISTAKES)
 
 
 def case_min_p_after_the_links(fn):
@@ -56,7 +112,7 @@ def case_min_p_after_the_links(fn):
         _req(temperature=1.0, min_p=0.25, logit_bias={0: -100.0}),
         _req(temperature=1.0, min_p=0.5, grammar=_grammar()),
     ]
-    _check(fn, logits, reqs, MIN_P_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES, min_p=True)
+    _check_min_p(fn, logits, reqs, MIN_P_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES)
 
 
 def case_min_p_greedy(fn):
@@ -66,7 +122,7 @@ def case_min_p_greedy(fn):
     row = [4.0, 2.2, 1.95, 1.0, 0.3, -1.0, -3.0, -0.5, 0.5, 1.5, -2.0, 0.2]
     logits = _rows(row, row, row)
     reqs = [_req(min_p=0.2), _req(min_p=0.0, temperature=1.0), _req(min_p=0.2, temperature=0.8, top_k=1)]
-    _check(fn, logits, reqs, MIN_P_MISTAKES, min_p=True)
+    _check_min_p(fn, logits, reqs, MIN_P_MISTAKES)
 
 
 def case_min_p_boundary(fn):
@@ -80,7 +136,7 @@ def case_min_p_boundary(fn):
         _req(temperature=0.7, min_p=1.0, logit_bias={2: 2.0, 3: 0.5}),
         _req(temperature=1.0, min_p=0.5),
     ]
-    _check(fn, logits, reqs, MIN_P_MISTAKES, min_p=True)
+    _check_min_p(fn, logits, reqs, MIN_P_MISTAKES)
 
 
 CASES = [

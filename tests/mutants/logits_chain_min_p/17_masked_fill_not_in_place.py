@@ -1,0 +1,59 @@
+"""Counts min_p in the shortcut and copies the batch, but writes min_p's cut with
+row.masked_fill(mask, -inf): masked_fill (no underscore) returns a new tensor and leaves the row
+as it was, and the result is thrown away. Every token below the threshold keeps its logit, so the
+sampler may still draw it. For a one-row batch with min_p=0.5, temperature 1 and logits [2, 0, -1],
+the answer is [2, -inf, -inf]; this one returns [2, 0, -1], though as a copy, not the given tensor
+(that is not the shortcut mistake: the chain ran, its last link just never landed)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import xgrammar
+
+MUST_FAIL = {
+    "stretch: min_p is relative to the most likely token",
+    "stretch: min_p at the row's temperature",
+    "stretch: min_p after the other links",
+    "stretch: a token exactly at the threshold stays",
+    "stretch: generated: 200 batches against the package's chain",
+}
+MUST_SAY = "never reaches the tensor you return"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "masked_fill without the underscore returns a new tensor"
+
+
+def process_logits(logits, reqs):
+    def uses_chain(req):
+        sp = req.sampling_params
+        penalties = sp.repetition_penalty != 1.0 or sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0
+        min_p = getattr(sp, "min_p", 0.0) > 0 and not sp.is_greedy
+        return penalties or bool(sp.logit_bias) or req.grammar is not None or min_p
+
+    if not any(uses_chain(r) for r in reqs):
+        return logits
+    out = logits.float().clone()
+    vocab = out.shape[-1]
+    for i, req in enumerate(reqs):
+        sp, row = req.sampling_params, out[i]
+        if sp.repetition_penalty != 1.0:
+            seen = torch.tensor(sorted(set(req.input_ids) | set(req.output_ids)), dtype=torch.long)
+            values = row[seen]
+            row[seen] = torch.where(values > 0, values / sp.repetition_penalty, values * sp.repetition_penalty)
+        if req.output_ids and (sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0):
+            counts = torch.bincount(torch.tensor(req.output_ids), minlength=vocab).to(row.dtype)
+            row -= sp.frequency_penalty * counts + sp.presence_penalty * (counts > 0).to(row.dtype)
+        for token, bias in sp.logit_bias.items():
+            row[token] += bias
+        if req.grammar is not None:
+            bitmask = xgrammar.allocate_token_bitmask(1, vocab)
+            req.grammar.fill_mask(bitmask, 0)
+            bits = (bitmask[0, :, None] >> torch.arange(32, dtype=torch.int32)) & 1
+            row[~bits.flatten()[:vocab].bool()] = float("-inf")
+        # min_p: p >= min_p * max(p) <=> logit / T >= max / T + ln(min_p)
+        min_p = getattr(sp, "min_p", 0.0)
+        if min_p > 0 and not sp.is_greedy:
+            scaled = row / sp.temperature
+            row.masked_fill(scaled < scaled.max() + math.log(min_p), float("-inf"))
+    return out
