@@ -19,12 +19,14 @@ from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.detokenizer.common import (
     EARLIEST_START,
+    FIRST_OCCURRENCE,
     HOLD_BACK,
     REPLACEMENT,
     SEARCH_ALL,
     WHOLE_CHARACTERS,
     _full,
     _piece,
+    before_a_later_occurrence,
     check_joined_to,
     repeated_at_finish,
 )
@@ -269,6 +271,26 @@ def case_stop_inside_token(cls):
     pieces = _stream(cls, tokenizer().encode(text), [stop])
     _check_never_partly_shown(pieces, "one t", stop, cls)
     _check_joined(pieces, [stop], "one t")
+    # One token brings the stop string three times: the text is cut before the first of them.
+    text, stop = "Wait... what?", "."
+    assert _tokens_of(text, "...") == ["..."], "setup: '...' must be one token"
+    pieces = _stream(cls, tokenizer().encode(text), [stop])
+    _check_first_occurrence(pieces, text, [stop])
+    _check_joined(pieces, [stop], "Wait")
+
+
+def _check_first_occurrence(pieces: list[str], full: str, stop: list[str]) -> None:
+    """The pieces are cut right before a later occurrence of a stop string they show: the search
+    found its last occurrence in the text not yet returned (str.rfind), not its first."""
+    joined = "".join(pieces)
+    s = before_a_later_occurrence(joined, full, stop)
+    if s:
+        raise Mistake(
+            f"stop={stop!r}: the pieces {pieces!r} join to {joined!r}, cut before the stop string {s!r} at character "
+            f"{len(joined)}, but it occurs first at character {full.find(s)}, and that occurrence reached the "
+            "client. One token can bring a stop string more than once: the text ends before its first occurrence",
+            FIRST_OCCURRENCE,
+        )
 
 
 def case_held_back_at_finish(cls):

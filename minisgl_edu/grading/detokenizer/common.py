@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake, expect
 from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 
 REPLACEMENT = "\ufffd"
 WHOLE_CHARACTERS = "hold text back while the decoded window ends in '\\ufffd'"
@@ -97,3 +98,39 @@ def _at_a_later_occurrence(shown: str, full: str, stop: str) -> bool:
             return True
         at = full.find(stop, at + 1)
     return False
+
+
+FIRST_OCCURRENCE = (
+    "cut before the first occurrence of the stop string, not a later one: one token can bring it twice, so "
+    "search the text not yet returned from its first character with str.find (str.rfind gives the last)"
+)
+
+
+def before_a_later_occurrence(joined: str, full: str, stop: list[str]) -> str:
+    """The stop string that `joined` (a start of `full`) is cut right before although it holds an
+    earlier occurrence of it: the text was cut at the stop string's last occurrence, not its first;
+    '' if none."""
+    if not full.startswith(joined):
+        return ""
+    return next((s for s in stop if s and s in joined and full.startswith(s, len(joined))), "")
+
+
+class last_occurrence(package_detokenizer):
+    """The package's detokenizer with one mistake: each stop string is found with str.rfind, its
+    last occurrence in the text not yet returned, so where that text holds it twice (one token
+    bringing '...' for the stop string '.') the cut comes after its first occurrence."""
+
+    def _release(self, final: bool) -> str:
+        if self.stopped:
+            return ""
+        hits = [i for i in (self._decoded.rfind(s, self._released) for s in self.stop) if i >= 0]
+        if hits:
+            end, self.stopped = min(hits), True
+        elif final:
+            end = len(self._decoded)
+        else:
+            end = len(self._decoded) - self._could_start_stop()
+        out = self._decoded[self._released : end]
+        self._released = end
+        self.text += out
+        return out

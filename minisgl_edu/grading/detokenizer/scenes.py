@@ -29,12 +29,15 @@ from hypothesis import strategies as st
 from minisgl_edu.grading.detokenizer.common import (
     EARLIEST_START,
     FINISH_REPEATS,
+    FIRST_OCCURRENCE,
     HOLD_BACK,
     REPLACEMENT,
     SEARCH_ALL,
     WHOLE_CHARACTERS,
     _full,
     _piece,
+    before_a_later_occurrence,
+    last_occurrence,
     repeated_at_finish,
 )
 from minisgl_edu.grading.explore import Difference, generated
@@ -132,6 +135,9 @@ def detok_scenes(draw: Any, stretch: bool = False) -> DetokScene:
     if not stretch and draw(st.booleans()):  # (drawn last: the scenes before it stay as they were)
         s = streams[draw(st.integers(0, len(streams) - 1))]
         s.stop += draw(_one_inside_another(s.ids))
+    if not stretch and draw(st.booleans()):  # a stop string one token brings twice: cut before the first
+        s = streams[draw(st.integers(0, len(streams) - 1))]
+        s.stop += draw(_twice_in_one_token(s.ids))
     return DetokScene(streams, list(turns), draw(st.booleans()) if stretch else False)
 
 
@@ -219,6 +225,15 @@ def _cut_at_the_first_to_end(stream: Stream) -> Optional[tuple[int, str]]:
     return None
 
 
+def _cut_at_a_later_occurrence(stream: Stream, got: list[str]) -> bool:
+    """The pieces are cut right before a later occurrence of a stop string they show, or are the
+    pieces of the package's detokenizer with str.rfind for str.find (`last_occurrence`)."""
+    if before_a_later_occurrence("".join(got), _full(stream.ids), stream.stop):
+        return True
+    detok = last_occurrence(tokenizer(), list(stream.stop))
+    return got == [detok.add(t) for t in stream.ids] + [detok.finish()]
+
+
 def pieces_hint(scene: DetokScene, diff: Difference) -> str:
     """The mistake a stream's pieces show, read at the first piece where they part."""
     want, got = list(diff.expected), list(diff.got)
@@ -231,6 +246,8 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
             return WHOLE_CHARACTERS
     if "".join(got) != "".join(want) and (k, "".join(got)) == _cut_at_the_first_to_end(stream):
         return EARLIEST_START
+    if "".join(got) != "".join(want) and _cut_at_a_later_occurrence(stream, got):
+        return FIRST_OCCURRENCE
     if len(shown_got) > len(shown_want) and shown_got.startswith(shown_want):
         extra = shown_got[len(shown_want) :]
         if any(s in shown_got for s in stream.stop):
