@@ -18,6 +18,7 @@ from typing import Optional
 from minisgl_edu.core import Batch, Req, SamplingParams, ScheduledReq
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.feedback import is_student_file
+from minisgl_edu.grading.fixtures import waiting
 from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -105,7 +106,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
             "your code ran out of page-table rows: at most scheduler.max_running requests (running, "
             "plus waiting ones that hold a row) may be admitted at once"
         ) from None
-    check_batch(s, batch)
+    check_batch(s, batch, fn)
     check_rows(s, batch)
     try:
         s.cache.check()
@@ -114,13 +115,21 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
     return batch
 
 
-def check_batch(s: Scheduler, batch) -> None:
+ONE_PHASE = (
+    "a batch is either prefill or decode: a prefill batch holds waiting requests only, and the running "
+    "requests wait for the next decode batch, built only when no prompt token can run (no mixed batches)"
+)
+
+
+def check_batch(s: Scheduler, batch, fn=None) -> None:
     """The batch is one the engine can run: a Batch of a known phase with items, each request in it
-    once, every item right for its request, the budget kept, no running request left out."""
+    once, every item right for its request, the budget kept, no running request left out. `fn`, the
+    answer, is asked a control question when the budget is broken (see `_head_not_budgeted`)."""
     if batch is None:
         return
     assert isinstance(batch, Batch), f"return a Batch or None, not {type(batch).__name__}"
-    assert batch.phase in ("prefill", "decode"), f"a batch's phase is 'prefill' or 'decode', not {batch.phase!r}"
+    if batch.phase not in ("prefill", "decode"):
+        raise Mistake(f"a batch's phase is 'prefill' or 'decode', not {batch.phase!r}", ONE_PHASE)
     if not batch.items:
         raise Mistake(
             f"you returned a {batch.phase} Batch with no items: an empty batch means a step that computes "
@@ -146,13 +155,21 @@ def check_batch(s: Scheduler, batch) -> None:
         else:
             _check_decode_item(s, it)
         _check_item_pages(s, batch, it)
-    _check_batch_whole(s, batch, seen)
+    _check_batch_whole(s, batch, seen, fn)
 
 
 def _check_prefill_item(s: Scheduler, it: ScheduledReq) -> None:
     """A prefill item's request is waiting, and its chunk starts where the request's cache ends and
     stops at the end of its prompt."""
     req = it.req
+    if req in s.running:
+        what = "a decode item" if (it.start, it.num_tokens) == (req.total_len - 1, 1) else "an item"
+        raise Mistake(
+            f"request {req.uid} is running (in scheduler.running, its prompt done), but your prefill batch "
+            f"also carries {what} for it ({it.num_tokens} tok from {it.start}): this exercise never mixes "
+            "prompt chunks and decode tokens in one batch",
+            ONE_PHASE,
+        )
     assert req in s.waiting, f"request {req.uid} is in a prefill batch but not in scheduler.waiting"
     if it.start != req.cached_len:
         raise Mistake(
@@ -227,11 +244,12 @@ def _check_item_pages(s: Scheduler, batch: Batch, it: ScheduledReq) -> None:
         )
 
 
-def _check_batch_whole(s: Scheduler, batch: Batch, seen: set[int]) -> None:
+def _check_batch_whole(s: Scheduler, batch: Batch, seen: set[int], fn=None) -> None:
     """The batch as a whole: a prefill batch keeps the token budget, a decode batch has every
     running request (`seen`: the uids in the batch)."""
     if batch.is_prefill:
         if batch.num_tokens > s.max_prefill_tokens:
+            _head_not_budgeted(s, batch, fn)
             raise Mistake(
                 f"your prefill batch computes {batch.num_tokens} prompt tokens, but the token budget "
                 f"(scheduler.max_prefill_tokens) is {s.max_prefill_tokens}",
@@ -245,6 +263,38 @@ def _check_batch_whole(s: Scheduler, batch: Batch, seen: set[int]) -> None:
                 f"the decode batch leaves out running request(s) {missing}",
                 "a decode batch has one item for every request in scheduler.running, in that order",
             )
+
+
+def _head_not_budgeted(s: Scheduler, batch: Batch, fn) -> None:
+    """A prefill batch over the budget: raise the mistake of leaving the chunk of a request part-way
+    through its prompt off the budget, when that is what happened. The other items' chunks then fit
+    in the budget on their own, and the answer keeps the budget when no request is part-way through
+    its prompt (the control: prompts of 10 and 9 tokens, budget 16)."""
+    head = [it for it in batch.items if it.req.cached_len > it.req.prefix_len]  # admitted at an earlier step
+    head_tokens = sum(it.num_tokens for it in head)
+    if fn is None or not head or batch.num_tokens - head_tokens > s.max_prefill_tokens:
+        return
+    control = sched(budget=16)
+    for uid, n in enumerate([10, 9]):
+        waiting(control, uid, n)
+    hide_engine_answer(control)
+    try:
+        kept = fn(control)
+    except Exception:
+        return
+    if not isinstance(kept, Batch) or sum(it.num_tokens for it in kept.items) > 16:
+        return
+    first = head[0]
+    raise Mistake(
+        f"your prefill batch computes {batch.num_tokens} prompt tokens, but the token budget "
+        f"(scheduler.max_prefill_tokens) is {s.max_prefill_tokens}: request {first.req.uid}, part-way through "
+        f"its prompt, has a chunk of {first.num_tokens} tokens, and the other requests' chunks take "
+        f"{batch.num_tokens - head_tokens} more, as if its chunk did not count (prompts of 10 and 9 tokens with "
+        "a budget of 16, nobody part-way through, keep the budget)",
+        "the chunk of a request part-way through its prompt (req.table_idx >= 0, admitted at an earlier step) "
+        "counts against scheduler.max_prefill_tokens too: take it off the budget like any new request's chunk, "
+        "before the requests behind it get what is left",
+    )
 
 
 def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
