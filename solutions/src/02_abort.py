@@ -152,9 +152,10 @@ flight must not be harmed. What changes is where its pages go:
   filed under their tokens, so that a new request starting with the same tokens gets them as its
   prefix hit (`cached_tokens`). A last page that is only partly computed goes to the free list.
 * **Nothing twice**: pages that the cache already holds for the same tokens (the request's own
-  prefix hit, or another request's copy of the same text) stay the cache's; the request's copies
-  go to the free list. The request's lock on its cached prefix is released exactly once: another
-  request may still be reading the same prefix.
+  prefix hit, the prompt pages that the first of `n` answers to one prompt handed to the cache after
+  its prefill, `req.shared_len` tokens, or another request's copy of the same text) stay the cache's;
+  the request's copies go to the free list. The request's lock on its cached prefix is released
+  exactly once: another request may still be reading the same prefix.
 * **Nothing to cache**: a request still waiting without a row has computed nothing; with the naive
   cache (`cache="naive"`, which keeps nothing) every page of the request goes to the free list.
 * On the overlap loop no page goes back to the free list while the request's batch is in flight.
@@ -170,7 +171,8 @@ and one slot short of the end (the newest token would fill it); a request part-w
 chunked prefill; a waiting request and unknown or finished uids; requests between `schedule()` and
 `run_batch()` (a decode step, and a first prompt chunk after a prefix hit); a request whose batch
 is in flight on the overlap loop; a request that shares its cached prefix with a request still
-running; and requests under the naive cache. After each abort it checks which tokens the prefix
+running; the first of two answers to one prompt, aborted while the second still decodes; and
+requests under the naive cache. After each abort it checks which tokens the prefix
 cache holds along the request's ids, which pages it took, the free count and the locks, then sends
 a new request that should reuse exactly the pages cached.
 """),

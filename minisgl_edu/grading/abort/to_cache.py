@@ -29,21 +29,17 @@ from __future__ import annotations
 
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.abort.base import case_unknown_uid
+from minisgl_edu.grading.abort.cache_checks import check_cached
 from minisgl_edu.grading.abort.checks import (
-    DROPS_A_COMPUTED_TOKEN,
     GREEDY,
     LONG,
-    PROMPT_ONLY,
+    OTHER,
     SHORT,
     abort,
-    caches_the_prompt_only,
     check_all_back,
-    check_consistent,
     check_gone,
     check_marked,
     check_message,
-    check_row,
-    drops_a_computed_token,
     engine_step,
     start,
 )
@@ -52,7 +48,6 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.fixtures import Held, held, step_until
 from minisgl_edu.grading.harness import encode, remember
 from minisgl_edu.kvcache import pages_for
-from minisgl_edu.kvcache.naive_cache import NaiveCache
 from minisgl_edu.message import DetokenizeMsg
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.abort import abort_request as package_abort_request
@@ -85,188 +80,10 @@ def _start(fn, **overrides) -> Scheduler:
     return s
 
 
-def _match(s: Scheduler, ids: list[int]) -> int:
-    return len(s.cache.prefix_cache.match_prefix(ids)[1])
-
-
-def _too_many(b: Held, got: int, expect: int, ps: int) -> Mistake:
-    """Name the mistake behind `got` cached pages along the request's ids, `expect` right."""
-    c = b.cached_len
-    head = (
-        f"{got - expect} page(s) too many went into the prefix cache: the request had computed K/V for "
-        f"{c} token(s) (req.cached_len), that is {c // ps} full page(s) of {ps}"
-    )
-    if c < b.prompt_len:
-        return Mistake(
-            f"{head}: pages for prompt tokens that were never computed. Only the first {c} of the prompt's "
-            f"{b.prompt_len} tokens have K/V (the rest of a chunked prefill has not run)",
-            "part-way through a chunked prefill only the chunks that ran are computed: count req.cached_len, not "
-            "the prompt's length or the pages the row holds",
-        )
-    if got == len(b.row) and c % ps == 0:
-        return Mistake(
-            f"{head}, but every page of its row went in: a page is reserved for the next forward pass before "
-            "that pass runs, so the last page of the row holds no computed K/V yet",
-            "a page reserved for a step that has not run holds no K/V: count req.cached_len tokens, not the "
-            "pages of the row",
-        )
-    if c % ps == ps - 1 and got == c // ps + 1:
-        return Mistake(
-            f"{head}. The extra page's last slot belongs to the newest sampled token, which is not run through "
-            "the model until the next step",
-            "the newest sampled token has no K/V until the next step runs it: count req.cached_len, not "
-            "len(req.all_ids) (and a partial last page is never cached)",
-        )
-    if c % ps and got == c // ps + 1:
-        return Mistake(
-            f"{head}. The extra page is the partial last page: only {c % ps} of its {ps} slots hold computed K/V",
-            "a partial last page is never cached: only whole pages of req.all_ids[:req.cached_len] go into the "
-            "prefix cache (round down), the partial one goes back to the free list",
-        )
-    return Mistake(f"{head}: pages with tokens whose K/V was never computed are in the cache")
-
-
-def _check_cached(s: Scheduler, b: Held, *, others_lock: int = 0) -> None:
-    """After the abort (and after its batch landed): the computed full pages are cached, everything
-    else of the request's own is free, nothing twice, no lock left behind. `others_lock`: pages
-    that requests still running keep locked."""
-    check_row(s, b.row_idx)
-    cached = set(s.cache.prefix_cache.cached_pages())
-    _check_nothing_freed_from_the_cache(s, b, cached)
-    keeps = not isinstance(s.cache.prefix_cache, NaiveCache)
-    want_adopted = _check_adopted(s, b, cached, keeps)
-    _check_freed_and_unlocked(s, b, cached, keeps, want_adopted, others_lock)
-    check_consistent(s)
-
-
-def _check_nothing_freed_from_the_cache(s: Scheduler, b: Held, cached: set[int]) -> None:
-    """No page is both cached and free (a request given it would overwrite K/V), none left the cache."""
-    both = [p for p in cached if s.cache.allocator.is_free(p)]
-    prefix = [p for p in both if p in b.shared]
-    if prefix:
-        raise Mistake(
-            f"{len(prefix)} page(s) of the request's prefix hit (the first {b.own_from} page(s) of its row, the "
-            "prefix cache's own pages it was admitted with) went onto the free list while the cache still holds "
-            "them: they are not copies. The next request given one would overwrite K/V the cache hands out",
-            "the pages of the prefix the request was admitted with (req.prefix_len tokens) are the cache's: "
-            "never free them; only the request's own copies of pages the tree already had (insert()'s count, "
-            "past the prefix) go to the free list",
-        )
-    if both:
-        raise Mistake(
-            f"{len(both)} page(s) are in the prefix cache and on the free list at once: a page the cache "
-            "adopted was freed as well (inserted twice, or freed after insert() took it). The next request "
-            "given that page would overwrite K/V the cache still hands out",
-            "a page insert() adopted is the cache's: insert once, and never free it after",
-        )
-    lost = b.cached - cached
-    assert not lost, f"{len(lost)} page(s) of the prefix cache were taken out of it: the cache's pages are not yours"
-
-
-def _check_adopted(s: Scheduler, b: Held, cached: set[int], keeps: bool) -> set[int]:
-    """The cache adopted exactly the request's computed full pages it did not hold yet, and now holds every
-    computed full page along its ids (the naive cache keeps none). Returns the pages it should adopt."""
-    ps = s.cache.page_size
-    full = b.full(ps)
-    expect = max(full, b.known) if keeps else 0
-    adopted = cached - b.cached
-    want_adopted = set(b.row[b.known : full]) if keeps else set()
-    extra = adopted - want_adopted
-    if extra:
-        mine = [b.row.index(p) for p in extra if p in b.row]
-        assert len(mine) == len(extra), "the prefix cache took pages that were not the aborted request's"
-        if min(mine) < b.known:
-            raise AssertionError(
-                "the prefix cache took the request's copy of pages it already held: pages for the same tokens "
-                "must not be inserted twice (insert() keeps its own copy and returns how many it had)"
-            )
-        raise _too_many(b, max(mine) + 1, expect, ps)
-    got = _match(s, b.all_ids) if keeps else 0
-    if got > expect:
-        raise _too_many(b, got, expect, ps)
-    if got < expect or adopted != want_adopted:
-        raise _too_few(b, got, expect, ps, adopted, s.abort_fn)
-    return want_adopted
-
-
-def _too_few(b: Held, got: int, expect: int, ps: int, adopted: set[int], fn) -> Exception:
-    """Name the mistake behind too few pages cached along the request's ids (`got`, `expect` right)."""
-    full = b.full(ps)
-    if got <= max(b.known, b.prompt_len // ps) < full and caches_the_prompt_only(fn):
-        return Mistake(
-            f"only the prompt's full pages went into the prefix cache: {b.cached_len} tokens were computed "
-            f"({full} full pages), {b.prompt_len} of them the prompt's, and the cache holds {got} page(s) "
-            "along its tokens",
-            PROMPT_ONLY,
-        )
-    if got <= b.known and not adopted:
-        return Mistake(
-            f"none of the request's computed pages went into the prefix cache: it had {b.cached_len} "
-            f"computed token(s), {full} full page(s) of {ps}, and a new request with the same "
-            "start would have reused them (the base part's answer gives them all to the free list)",
-            "a request part-way through a chunked prefill is still in scheduler.waiting, but the chunks that ran "
-            "are computed: cache them too, release(req, cache_it=True)"
-            if b.cached_len < b.prompt_len
-            else "cache what the request computed: release(req, cache_it=True) files its computed full pages "
-            "in the prefix cache",
-        )
-    if b.cached_len % ps == 0 and got == full - 1 and drops_a_computed_token(fn):
-        return Mistake(
-            f"one page too few went into the prefix cache: {b.cached_len} tokens were computed (req.cached_len), "
-            f"{full} full pages of {ps}, and only {got} were cached; the last one, full of computed K/V, went to "
-            "the free list",
-            DROPS_A_COMPUTED_TOKEN,
-        )
-    if got == b.prompt_len // ps:
-        return Mistake(
-            f"only the prompt's {got} full page(s) went into the prefix cache, but {b.cached_len} tokens were "
-            f"computed ({full} full pages)",
-            PROMPT_ONLY,
-        )
-    return AssertionError(
-        f"the prefix cache holds {got} page(s) along the request's tokens, expected {expect} "
-        f"(req.cached_len={b.cached_len}, page size {ps}): its computed full pages, filed under their tokens"
-    )
-
-
-def _check_freed_and_unlocked(
-    s: Scheduler, b: Held, cached: set[int], keeps: bool, want_adopted: set[int], others_lock: int
-) -> None:
-    """Every page of the request's own but those the cache should adopt is back on the free list (no
-    leak, nothing freed that was not the request's), and its lock on its cached prefix is released
-    exactly once: every cached page is evictable but those the running requests keep locked."""
-    cache = s.cache
-    own = len(b.row) - b.own_from
-    want_free = b.free + own - len(want_adopted)
-    if cache.num_free < want_free:
-        raise Mistake(
-            f"{want_free - cache.num_free} of the request's page(s) are neither free nor in the prefix cache (a leak): "
-            "insert() returns how many leading pages the cache already held, and the request's own copies of "
-            "those, like its pages after the last full computed one, go back to the free list"
-            + (" (the naive cache keeps nothing: insert() says it already has every page)" if not keeps else ""),
-            "free the request's copies of the first n pages, n being what insert() returned, and its pages "
-            "after the last full computed one",
-        )
-    assert cache.num_free == want_free, (
-        f"{cache.num_free - want_free} page(s) too many are free: a page was freed that was not the request's own"
-    )
-    evictable = cache.prefix_cache.num_evictable
-    want_evictable = len(cached) - others_lock
-    if evictable > want_evictable:
-        raise Mistake(
-            f"{evictable - want_evictable} cached page(s) that another running request still reads became "
-            "evictable: the prefix lock was released twice (release() already unlocks req.cache_handle)",
-            "unlock the request's cached prefix once: release() already does",
-        )
-    assert evictable == want_evictable, (
-        "the cached prefix the request was using is still locked, so it can never be evicted: unlock it once"
-    )
-
-
 def _after(s: Scheduler, uid: int, b: Held, **kw) -> None:
     check_gone(s, uid)
     check_message(s.io.drain(), uid)
-    _check_cached(s, b, **kw)
+    check_cached(s, b, **kw)
 
 
 def _follow_up(s: Scheduler, ids: list[int], expect_hit: int, what: str) -> list[int]:
@@ -432,7 +249,7 @@ def _in_flight_at(fn, offset: int) -> None:
         "the aborted request still got a token from the batch that was in flight"
     )
     check_message(msgs, 0)
-    _check_cached(s, b)
+    check_cached(s, b)
     _follow_up(s, ids, _hit(b, ps, len(ids)), "the same prompt")
 
 
@@ -477,6 +294,47 @@ def case_shared_prefix(fn):
     got = _shared_prefix(fn)
     ref = remember("abort_to_cache: shared prefix", lambda: _shared_prefix(SOLUTION))
     assert got == ref, "request 2, which shares the aborted request's prefix, answered differently after the abort"
+
+
+def _first_of_n(fn) -> list[int]:
+    """n=2: request 3 is the first of two answers to one prompt, request 4 the second. Admitted with
+    a prefix hit (the chat template's start, cached by request 0), request 3 hands its prompt's
+    full pages to the prefix cache after its prefill (req.shared_len > req.prefix_len); it is
+    aborted while both decode, two pages past its prompt. Returns request 4's tokens."""
+    s = _start(fn)
+    ps = s.cache.page_size
+    s.add_request(0, encode(s, SHORT), FOLLOW)
+    engine_step("the first request", s.run_until_idle)
+    ids = encode(s, OTHER)
+    s.add_request(3, ids, LONGER)
+    s.add_request(4, ids, LONGER, prompt_leader=3)
+    req = s.reqs[3]
+    step_until(
+        s,
+        lambda: s.reqs[4].output_ids and req.cached_len >= len(ids) + 2 * ps and req.cached_len % ps == 2,
+        "both answers decoding, the first two pages past its prompt",
+    )
+    s.io.drain()
+    b = held(s, 3, match=True)
+    hit = req.prefix_len // ps
+    assert 0 < hit < b.own_from == b.known < b.full(ps), (
+        "setup: the first answer should have handed its prompt's pages to the cache, beyond its prefix hit"
+    )
+    abort(s, 3)
+    _after(s, 3, b, others_lock=_locked_by(s.reqs[4]), hit=hit)
+    engine_step("request 4, the second answer", s.run_until_idle)
+    tokens = [m.next_token for m in s.io.drain() if m.uid == 4 and m.next_token >= 0]
+    check_all_back(s)
+    return tokens
+
+
+def case_first_of_n(fn):
+    got = _first_of_n(fn)
+    ref = remember("abort_to_cache: first of n", lambda: _first_of_n(SOLUTION))
+    assert got == ref, (
+        "request 4, the second answer to the aborted request's prompt, answered differently after the abort: the "
+        "prompt pages it reads were freed or overwritten"
+    )
 
 
 def case_naive(fn):
@@ -535,6 +393,13 @@ CASES = [
         "stretch: after a cached prefix",
         case_shared_prefix,
         "the prefix pages are the cache's already: no second insert, unlock once",
+        engine=True,
+    ),
+    Case(
+        "stretch: the first of n answers to one prompt",
+        case_first_of_n,
+        "the first of n answers handed its prompt's pages to the cache after its prefill (req.shared_len): they "
+        "are the cache's, not copies",
         engine=True,
     ),
     Case(
