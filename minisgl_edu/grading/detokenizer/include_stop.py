@@ -42,9 +42,12 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
     LATE_START,
     NEGATIVE_START,
     SHORTEST_LOOK_BACK,
+    SLICE_OFFSET,
+    SLICE_PROBE,
     _found_only_at_the_end,
     _missed_by_a_late_start,
     _missed_by_a_negative_start,
+    _missed_by_a_slice_offset,
     _missed_by_the_shortest_look_back,
     _stream,
 )
@@ -121,7 +124,7 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                 "a stop string, not only at finish()",
                 "release held-back text as soon as the next tokens show it cannot begin a stop string",
             )
-    _judge_joined(pieces, ids, winner, include, expected, where)
+    _judge_joined(pieces, ids, stop, include, expected, where, cls)
 
 
 def _not_how_it_begins(
@@ -234,13 +237,26 @@ def _leaked(
     )
 
 
-def _judge_joined(pieces: list[str], ids: list[int], winner: str, include: bool, expected: str, where: str) -> None:
+def _judge_joined(
+    pieces: list[str], ids: list[int], stop: list[str], include: bool, expected: str, where: str, cls
+) -> None:
     """The pieces, finish()'s too, against the answer they must join to (the bounds of each add()
-    were checked by _judge)."""
+    were checked by _judge; `cls` for the probe that names a cut at an index taken in a slice)."""
     full, joined = _full(ids), "".join(pieces)
     if joined == expected:
         return
+    winner, _ = _first_to_complete(full, stop)
     said = f"your pieces {pieces!r} join to {joined!r}, expected {expected!r} {where}"
+    if include and expected.startswith(joined) and _missed_by_a_slice_offset(pieces, ids, stop, expected, cls):
+        text, probe, cut = SLICE_PROBE
+        raise Mistake(
+            f"{said}: you cut {len(expected) - len(joined)} character(s) short of the end of {winner!r}. On "
+            f"{text!r} with stop={probe} your pieces join to {cut!r}, expected 'I like banan': after ' banana' the "
+            "search begins at sent - len(s) + 1 = 4, 'nan' is at 9 in the text but at 5 in decoded[4:], and your cut "
+            "at 5 + 3 = 8 is 4 characters early, the slice's start. The index a search of a slice gives counts from "
+            "the slice's start, not from the start of the text",
+            SLICE_OFFSET,
+        )
     if include and winner and joined == expected[: -len(winner)]:
         raise Mistake(
             f"{said}: the stop string {winner!r} is missing. With include_stop_str_in_output=True the answer "
@@ -366,7 +382,7 @@ def case_first_to_complete(cls):
                 "the text wins, whatever its place in the list",
                 _which_choice(text, [(o[0], "".join(p)) for o, p in zip(orders, streams)]),
             )
-        _judge(pieces, ids, stops, True, expected)
+        _judge(pieces, ids, stops, True, expected, cls)
 
 
 def case_no_stop_and_finish(cls):

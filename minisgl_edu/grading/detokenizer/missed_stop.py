@@ -11,6 +11,7 @@ from minisgl_edu.grading.detokenizer.stop_keeping import (
     _late_start,
     _no_look_back,
     _shortest_look_back,
+    _slice_relative,
     _unclamped_start,
 )
 from minisgl_edu.grading.harness import tokenizer
@@ -91,3 +92,33 @@ def _found_only_at_the_end(cls) -> bool:
     except Exception:
         return False
     return kept == ["one two three", "one two three"]
+
+
+SLICE_OFFSET = (
+    "an index found in a slice counts from the slice's start: decoded[start:].find(s) is `start` less than the "
+    "stop string's place in decoded, so add start back before you cut (or search decoded.find(s, start), whose "
+    "index counts from the start of decoded)"
+)
+SLICE_PROBE = ("I like banana split", ["nan"], "I like b")
+
+
+def _missed_by_a_slice_offset(pieces: list[str], ids: list[int], stop: list[str], expected: str, cls) -> bool:
+    """The pieces join to what `_slice_relative` gives on the same stream (a cut `start` characters
+    early), which here is not the answer, and the probe `_cuts_at_a_slice_offset` shows the same."""
+    mine = "".join(_stream(_slice_relative, ids, stop, True))
+    return mine != expected and "".join(pieces) == mine and _cuts_at_a_slice_offset(cls)
+
+
+def _cuts_at_a_slice_offset(cls) -> bool:
+    """On 'I like banana split' (tokens 'I', ' like', ' banana', ' split') with stop 'nan', the search
+    after ' banana' begins at 6 - 3 + 1 = 4; 'nan' is at 9 in the text, at 5 in decoded[4:]. The
+    answer cuts at 5 + 3 = 8 ('I like b'), 4 characters early, not at 12 ('I like banan')."""
+    if cls is None:
+        return False
+    text, stop, cut = SLICE_PROBE
+    ids = tokenizer().encode(text)
+    assert [tokenizer().decode([t]) for t in ids] == ["I", " like", " banana", " split"], "setup: 4 tokens"
+    try:
+        return "".join(_stream(cls, ids, stop, True)) == cut
+    except Exception:
+        return False

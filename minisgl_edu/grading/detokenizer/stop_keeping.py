@@ -26,7 +26,7 @@ class reference_stop_keeping(package_detokenizer):
         # ends after it is new, and it may begin up to len(s) - 1 characters before it.
         ends = []
         for s in self.stop:
-            at = self._decoded.find(s, self._search_start(s))
+            at = self._find(s)
             if at >= 0:
                 ends.append(at + len(s))
         end = min(ends) if ends else len(self._decoded)
@@ -35,6 +35,10 @@ class reference_stop_keeping(package_detokenizer):
         self._released = end
         self.text += out
         return out
+
+    def _find(self, s: str) -> int:
+        """Where `s` first begins in the decoded text, from where it could begin; -1 if nowhere."""
+        return self._decoded.find(s, self._search_start(s))
 
     def _search_start(self, s: str) -> int:
         # Never below 0: str.find counts a negative start from the end of the text.
@@ -68,3 +72,12 @@ class _late_start(reference_stop_keeping):
 class _no_look_back(reference_stop_keeping):  # the reference searching only the text not yet returned
     def _search_start(self, s: str) -> int:
         return self._released
+
+
+class _slice_relative(reference_stop_keeping):
+    """The reference with one mistake: it searches a slice, decoded[start:].find(s), and takes the
+    index, which counts from the slice's start, for one in the whole text, so every cut after a
+    look-back that starts past 0 lands `start` characters early."""
+
+    def _find(self, s: str) -> int:
+        return self._decoded[self._search_start(s) :].find(s)
