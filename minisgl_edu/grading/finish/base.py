@@ -14,6 +14,7 @@ from typing import Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.finish.diagnoses import CASE_SENSITIVE, COUNT_GATE, count_gate, folds_case
 from minisgl_edu.grading.finish.scenes import (
     DROPS_END_IDS,
     EOS,
@@ -65,6 +66,14 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
             "never shows"
         )
         hint = SPLIT
+    elif want == "stop" and got in (None, "length") and count_gate(fn, req, eos_ids):
+        held = next(s for s in req.sampling_params.stop if s in shown)
+        why = (
+            f"the output holds the stop string {held!r} ({len(held)} characters) after {len(req.output_ids)} tokens; "
+            f"put {count_gate(fn, req, eos_ids)} tokens that decode to nothing (special tokens) in front of the same "
+            "output and your check finds it: it skips the stop strings while the output has few tokens"
+        )
+        hint = COUNT_GATE
     elif want == "stop" and got in (None, "length") and len(req.sampling_params.stop) > 1:
         matched = later_stop_undoes(fn, req, eos_ids)
         if matched:
@@ -250,6 +259,18 @@ def case_stop_across_tokens(fn):
         f"the output is {stop!r}, the stop string itself from its first character",
         hint="a stop string at the very start of the decoded text counts too: find() gives 0 there (test `s in tail`)",
     )
+    try:
+        _expect(
+            fn,
+            _req(_ids("Four score and"), stop=["four"]),
+            None,
+            "the output 'Four score and' begins with 'Four', capital F, and the stop string is 'four': a stop "
+            "string matches only as it is written, so this output does not hold it",
+        )
+    except Mistake as e:
+        if folds_case(fn):
+            e.hint = CASE_SENSITIVE
+        raise
 
 
 def case_stop_inside_token(fn):

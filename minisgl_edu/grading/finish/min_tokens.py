@@ -19,6 +19,7 @@ from typing import Callable, Optional
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.finish.base import EOS, PLAIN, RETURNS_A_REASON, _decode, _ids, _req
+from minisgl_edu.grading.finish.diagnoses import LENGTH_ONE_LATE, length_one_late
 from minisgl_edu.grading.finish.scenes import (
     EOS_COUNTS,
     STOP_NOT_SPENT,
@@ -167,14 +168,20 @@ def case_stop_waits(fn):
 
 
 def case_length_still_ends(fn):
-    _expect(
-        fn,
-        _req([PLAIN] * 3, max_new=3),
-        10,
-        "length",
-        "min_tokens=10 but req.max_new_tokens=3: the length limit still ends the request "
-        "(min_tokens holds back EOS and stop strings only, never max_tokens)",
-    )
+    try:
+        _expect(
+            fn,
+            _req([PLAIN] * 3, max_new=3),
+            10,
+            "length",
+            "min_tokens=10 but req.max_new_tokens=3: the length limit still ends the request "
+            "(min_tokens holds back EOS and stop strings only, never max_tokens)",
+        )
+    except Mistake as e:
+        if length_one_late(fn, _req([PLAIN] * 3, max_new=3), EOS, 10):
+            late = "; with max 2 it returns 'length' for these 3 tokens: it ends the request one token late"
+            raise Mistake(f"{e}{late}", LENGTH_ONE_LATE) from None
+        raise
     _expect(
         fn,
         _req([PLAIN, 2], max_new=3),

@@ -16,46 +16,23 @@ left the request's output, prompt and stop list as they were.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.explore import Difference, generated, unchanged
-from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.finish.diagnoses import (
+    CASE_SENSITIVE,
+    COUNT_GATE,
+    LENGTH_ONE_LATE,
+    count_gate,
+    differs_in_case_only,
+    folds_case,
+    length_one_late,
+)
+from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req, noting_decode
 from minisgl_edu.grading.pieces import PIECES, stretch_of
-
-EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
-
-
-def _decode(ids: list[int]) -> str:
-    """What the scheduler passes as `decode` (Scheduler._decode_tail)."""
-    return tokenizer().decode(ids, skip_special_tokens=True)
-
-
-def _ids(text: str) -> list[int]:
-    return tokenizer().encode(text)
-
-
-def noting_decode(calls: list[list[int]]) -> Callable[[list[int]], str]:
-    """The scheduler's decode, which also notes the ids of each call in `calls`: how much an answer
-    decodes, and in how many parts."""
-
-    def decode(ids: list[int]) -> str:
-        calls.append(list(ids))
-        return _decode(ids)
-
-    return decode
-
-
-PLAIN = 10907  # " ok" in SmolLM2's vocabulary: neither EOS nor part of any case's stop string
-
-
-def _req(output: list[int], max_new: int = 50, prompt: str = "Count for me.", **kw) -> Req:
-    req = Req(0, _ids(prompt), SamplingParams(max_tokens=kw.pop("max_tokens", max_new), **kw), output_ids=list(output))
-    req.max_new_tokens = max_new
-    return req
-
 
 PROMPTS = ["Count for me.", "Say END when done.", "我爱北京", "Write 2 + 2 = 4 and stop."]
 
@@ -86,8 +63,10 @@ def finish_scenes(draw: Any, stretch: bool = False) -> FinishScene:
     # each other), a whole piece of it (emoji and CJK: many byte tokens for few characters), or text
     # it may not hold at all
     piece_of_text = st.sampled_from([p.strip() for p in PIECES if p.strip() and p.strip() in shown] or ["END"])
+    # (a stretch in another case, 'One' or 'END' -> 'end', is not there: stop strings match as written)
+    other_case = stretch_of(shown).map(str.swapcase)
     stop = [
-        draw(st.one_of(stretch_of(shown), piece_of_text, st.sampled_from(PIECES)))
+        draw(st.one_of(stretch_of(shown), piece_of_text, st.sampled_from(PIECES), other_case))
         for _ in range(draw(st.integers(0, 3)))
     ]
     stop = [s for s in stop if s]
@@ -204,6 +183,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         req = _request(scene)
         req.output_ids = list(scene.output[:n])
         extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
+        if count_gate(answer[0], req, scene.eos_ids, *extra):
+            return COUNT_GATE
         if later_stop_undoes(answer[0], req, scene.eos_ids, *extra):
             return LATER_STOP_UNDOES
     if a == "stop":
@@ -219,9 +200,27 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             "window sized in bytes by the longest stop string, len(s.encode()), plus a margin"
         )
     if b == "stop" and a != "stop":
+        if (
+            differs_in_case_only(scene.stop, _decode(scene.output[:n]))
+            and answer
+            and folds_case(answer[0], *([0] if scene.stretch_min is not None else []))
+        ):
+            return CASE_SENSITIVE
         return _wrong_stop(scene, n, is_eos)
+    return _length_hint(scene, n, a, b, is_eos, answer)
+
+
+def _length_hint(scene: FinishScene, n: int, a: Any, b: Any, is_eos: bool, answer: Optional[list]) -> str:
+    """The hint where the two lists part on 'length' (or on nothing reason_hint named before): a length
+    test one token late or early, the prompt counted, or (stretch) the length not tested below min_tokens."""
     held = (is_eos and not scene.ignore_eos) or any(s and s in _decode(scene.output[:n]) for s in scene.stop)
-    if a == "length" and b is None and n == scene.max_new_tokens and held and n < (scene.stretch_min or 0):
+    below_min = n < (scene.stretch_min or 0)
+    if a == "length" and b is None and n == scene.max_new_tokens and below_min and answer:
+        req = _request(scene)
+        req.output_ids = list(scene.output[:n])
+        if length_one_late(answer[0], req, scene.eos_ids, scene.stretch_min):
+            return LENGTH_ONE_LATE
+    if a == "length" and b is None and n == scene.max_new_tokens and held and below_min:
         return (
             f"output token {n} is the last allowed, req.max_new_tokens={scene.max_new_tokens}, and below "
             f"min_tokens={scene.stretch_min} its EOS or stop string is held back: the length still ends the request, "

@@ -1,0 +1,90 @@
+"""Diagnoses for exercise 1 and its stretch: the answer re-run on a variant of a request where it
+went wrong, to tell which mistake it made, so that the hint names that mistake and no other.
+
+Each function takes the answer (`fn`, called as the scheduler calls it; `*extra` is min_tokens for
+the stretch) and says whether it makes one mistake. The hand cases (base.py, min_tokens.py) and the
+generated phase (scenes.py: reason_hint) both use them. A probe that raises counts as "not this
+mistake": the hint then stays the general one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from minisgl_edu.core import Req
+from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, _req
+
+CASE_SENSITIVE = (
+    "match the stop strings exactly, case-sensitively, as `s in tail`: 'Four' in the text is not the stop "
+    "string 'four' (never lower() or casefold() the text or the stop strings)"
+)
+
+
+def folds_case(fn: Any, *extra: Any) -> bool:
+    """The answer stops on the output 'Four score and' for stop ['four'], yet not for stop ['five'],
+    which the text does not hold in any case: it matches stop strings ignoring case."""
+    ids = _ids("Four score and")
+    try:
+        found = fn(_req(ids, stop=["four"]), set(EOS), _decode, *extra) == "stop"
+        return found and fn(_req(ids, stop=["five"]), set(EOS), _decode, *extra) is None
+    except Exception:
+        return False
+
+
+def differs_in_case_only(stop: list[str], text: str) -> bool:
+    """A stop string of the list is in `text` ignoring case, and none is there as it is."""
+    return not any(s in text for s in stop) and any(s.casefold() in text.casefold() for s in stop)
+
+
+COUNT_GATE = (
+    "test the stop strings after every token, from the first one: a single token can carry a whole stop "
+    "string (' three' is one token for 5 characters), so never wait until the output has as many tokens as a "
+    "stop string has characters or bytes"
+)
+SILENT = (1, 3, 4, 5)  # special tokens that decode to '' (skip_special_tokens), not EOS of SmolLM2
+
+
+def count_gate(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> int:
+    """How many tokens that decode to nothing, put in front of req's output, make the answer find the
+    stop string it missed (the limits, and min_tokens, raised by as many, so nothing else changes):
+    the answer skips the stop-string test while the output has few tokens. 0 when it does not."""
+    stop = req.sampling_params.stop
+    silent = next((t for t in SILENT if t not in eos_ids), None)
+    if not stop or silent is None:
+        return 0
+    pad = 2 * max(len(s.encode()) for s in stop) + 8
+    sp = replace(req.sampling_params, max_tokens=req.sampling_params.max_tokens + pad)
+    padded = replace(
+        req,
+        sampling_params=sp,
+        output_ids=[silent] * pad + list(req.output_ids),
+        max_new_tokens=req.max_new_tokens + pad,
+    )
+    same = replace(req, sampling_params=replace(req.sampling_params), output_ids=list(req.output_ids))
+    more = tuple(m + pad for m in extra)
+    try:
+        missed = fn(same, set(eos_ids), _decode, *extra) in (None, "length")
+        return pad if missed and fn(padded, set(eos_ids), _decode, *more) == "stop" else 0
+    except Exception:
+        return 0
+
+
+LENGTH_ONE_LATE = (
+    "below min_tokens the length test is check_finish's: 'length' once len(req.output_ids) >= "
+    "req.max_new_tokens (not >); with > the request gets one token more than max_tokens allows"
+)
+
+
+def length_one_late(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool:
+    """The answer goes on at req's last allowed token, yet answers 'length' for the same output under a
+    limit one token lower: it tests the length with > where >= is due (one token late)."""
+    if req.max_new_tokens < 2:
+        return False
+    lower = replace(req, sampling_params=replace(req.sampling_params), max_new_tokens=req.max_new_tokens - 1)
+    same = replace(req, sampling_params=replace(req.sampling_params), output_ids=list(req.output_ids))
+    lower.output_ids = list(req.output_ids)
+    try:
+        return fn(same, set(eos_ids), _decode, *extra) is None and fn(lower, set(eos_ids), _decode, *extra) == "length"
+    except Exception:
+        return False
