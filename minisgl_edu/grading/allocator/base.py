@@ -12,6 +12,17 @@ from __future__ import annotations
 import random
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.allocator.frees import (
+    LOST_ON_REFUSAL,
+    NEGATIVE_ID,
+    REPEATED,
+    _free,
+    _more_free_than_pages,
+    _must_refuse,
+    _pages_back_but_not_counted,
+    _pages_free_twice,
+    forgetting,
+)
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import reference_run, run_requests
@@ -62,68 +73,6 @@ def _allocate(a, n: int) -> list[int]:
         "allocate(n) returns exactly n pages; mind slices like free[-n:] when n is 0",
     )
     return pages
-
-
-NOT_IN_USE = "only a page in use may be freed: remember the pages in use and refuse every other id"
-REPEATED = (
-    "a page listed twice in the same call raises ValueError: it is in use only once, yet each copy passes a "
-    "check against the pages in use made before any is freed; refuse a repeat within the list"
-)
-
-
-SHARED_STATE = "every allocator has its own pages in use: create their set in __init__ (self.in_use = set()), {where}"
-SHARED_DEFAULT = "not as a default argument: in_use=set() in the def line is built once and shared by every call"
-SHARED_ELSEWHERE = "not in the class body or at module level, where every allocator sees the same one"
-
-
-def _shared_where(cls) -> str:
-    """Which of SHARED_DEFAULT and SHARED_ELSEWHERE fits: a list, set or dict among __init__'s defaults."""
-    init = getattr(cls, "__init__", None)
-    defaults = list(getattr(init, "__defaults__", None) or ()) + list(
-        (getattr(init, "__kwdefaults__", None) or {}).values()
-    )
-    return SHARED_DEFAULT if any(isinstance(d, (list, set, dict)) for d in defaults) else SHARED_ELSEWHERE
-
-
-def _shared_between_allocators(cls) -> bool:
-    """Whether a fresh allocator refuses free([0]) while no other allocator holds page 0, yet accepts it
-    while another one does: then the pages in use live where every allocator sees them (a mutable
-    default argument of __init__, the class body, a module global)."""
-    try:
-        first = cls(4)
-        first.free(first.allocate(4))  # pages 0..3 out of use, in a shared set too
-        try:
-            cls(4).free([0])
-        except ValueError:
-            pass
-        else:
-            return False  # accepted with no other allocator around: not sharing, another mistake
-        holder = cls(4)
-        holder.allocate(4)
-        cls(4).free([0])
-    except Exception:
-        return False
-    return True
-
-
-def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
-    try:
-        a.free(pages)
-    except ValueError:
-        return
-    except Exception as e:
-        raise Mistake(
-            f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError", "raise ValueError"
-        ) from e
-    if _shared_between_allocators(type(a)):
-        raise Mistake(
-            f"free({pages!r}) was accepted: {why} must raise ValueError. Your allocators share their pages in "
-            "use: a fresh allocator of 4 pages refuses free([0]) while no other allocator holds page 0, and "
-            "accepts it while another allocator holds it, so this one accepted pages that an earlier "
-            "allocator had handed out",
-            SHARED_STATE.format(where=_shared_where(type(a))),
-        )
-    raise Mistake(f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)", hint)
 
 
 def case_allocate_distinct(cls):
@@ -251,27 +200,6 @@ def case_duplicate_in_one_call(cls):
     assert len(set(got)) == len(got), f"allocate({free}) after free([{p}, {p}]) gave {got!r}: page {p} twice"
 
 
-COUNT_ONLY_WHAT_WENT_BACK = (
-    "count a page as free only once it is back on the free list: a refused free() counts none it did not give back"
-)
-
-
-def _more_free_than_pages(a, when: str, free: int, num_pages: int) -> None:
-    """num_free is above num_pages: allocate(num_free) tells a page on the free list twice (handed out
-    twice) from a count that is too high (the free list runs out first)."""
-    try:
-        got = a.allocate(free)
-    except Exception as e:
-        raise Mistake(
-            f"{when} num_free is {free} of {num_pages} pages, yet allocate({free}) then raised {type(e).__name__}: "
-            f"num_free counts {free - num_pages} page(s) that were never given back",
-            COUNT_ONLY_WHAT_WENT_BACK,
-        ) from None
-    twice = sorted({q for q in got if got.count(q) > 1}) if isinstance(got, list) else []
-    what = f"page {twice[0]} twice: it is on the free list twice" if twice else f"{got!r}"
-    raise AssertionError(f"{when} num_free is {free} of {num_pages} pages, and allocate({free}) gave {what}")
-
-
 def case_free_never_allocated(cls):
     a = cls(4)
     used = _allocate(a, 1)
@@ -287,12 +215,6 @@ def case_free_never_allocated(cls):
     # every page is in use now, page 3 too: a table of the pages looked up with p = -1 reads page 3's entry
     _must_refuse(a, [-1], "page -1, while page 3 (the last) is in use,", NEGATIVE_ID)
     assert _num_free(a) == 0, f"a refused free([-1]) must change nothing; num_free is {_num_free(a)}, expected 0"
-
-
-NEGATIVE_ID = (
-    "-1 is no page id, whichever pages are in use: a list or array indexed with -1 reads the last page's entry, "
-    "so test 0 <= p < num_pages before looking p up"
-)
 
 
 MORE_THAN_THE_POOL = (
@@ -338,7 +260,7 @@ def case_exact_fit(cls):
         ) from e
     assert z == [], f"allocate(0) with no page free returned {z!r}: it asks for nothing, so it gets []"
     _must_run_out(a, 1, 0)
-    a.free(x)
+    _free(a, x, "the pages of the first allocate(3) while the second allocate(4) holds the rest")
     _must_run_out(a, 4, 3)
     again = _allocate(a, 3)
     assert sorted(again) == sorted(x), f"after free({x!r}) allocate(3) gave {again!r}: those 3 pages are the free ones"
@@ -361,64 +283,6 @@ def case_free_empty(cls):
     _free_nothing(a, "with 2 of 3 pages in use", 1)
     a.free(x)
     _free_nothing(a, "after every page came back", 3)
-
-
-COUNT_EACH_PAGE = (
-    "num_free counts every page on the free list: add one as each page goes back (or use the free list's "
-    "length), not len(pages) once after the loop, which a refused free() never reaches"
-)
-
-
-def _pages_back_but_not_counted(a, bad: list[int], x: list[int]) -> None:
-    """num_free is short after a refused free: if the pages it reports free include one that the refused
-    call put back, that page is free, not lost, and the count is what is wrong."""
-    free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
-    try:
-        got = a.allocate(free)
-    except Exception:
-        return  # the case's own message says it
-    back = sorted(set(got) & set(x[:2])) if isinstance(got, list) else []
-    if back:
-        raise Mistake(
-            f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {free} of 6, and "
-            f"allocate({free}) then handed out {got!r}, page {back[0]} among them: the refused call had put "
-            f"page {back[0]} back on the free list, as it may, but num_free never counted it, so it reports "
-            f"{6 - free} page(s) fewer than are free",
-            COUNT_EACH_PAGE,
-        )
-
-
-# Pages neither in use nor free after a refused call: it took them out of use and raised before
-# putting them on the free list (a loop that unmarks, then one append after it).
-LOST_ON_REFUSAL = (
-    "your refused free() took pages out of use and raised before putting them on the free list: check every "
-    "page of the call before changing anything, or give back each page in the same step that unmarks it"
-)
-FREE_TWICE = (
-    "a refused free() leaves every page either in use or on the free list, never both: if you undo the pages it "
-    "already gave back, take them off the free list too (or check every page before freeing any)"
-)
-
-
-def _pages_free_twice(a, bad: list[int], x: list[int]) -> None:
-    """num_free is above num_pages after a refused free. When allocate(num_free) then hands a page out twice,
-    pages the refused call gave back stayed on the free list although it marked them in use again, and their
-    owner's free() listed them a second time; otherwise num_free counts pages that are not there."""
-    free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
-    try:
-        got = a.allocate(free)
-    except Exception:
-        got = None
-    twice = sorted({p for p in got if got.count(p) > 1}) if isinstance(got, list) else []
-    where = f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {free} of 6"
-    if not twice:
-        raise Mistake(f"{where}: it counts {free - 6} page(s) more than the allocator has", COUNT_ONLY_WHAT_WENT_BACK)
-    raise Mistake(
-        f"{where}: allocate({free}) then handed out {got!r}, page {twice[0]} twice. The refused call left pages it "
-        "had already given back on the free list while they were still in use (their owner's later free() was "
-        "accepted and listed them a second time): a page is either in use or free",
-        FREE_TWICE,
-    )
 
 
 def case_refused_midway(cls):
@@ -452,7 +316,7 @@ def case_any_order(cls):
         a = cls(4)
         first, second = _allocate(a, 2), _allocate(a, 2)
         gone, kept = (second, first) if order == "newest first" else (first, second)
-        a.free(gone)
+        _free(a, gone, f"the pages of the {'second' if order == 'newest first' else 'first'} of two allocate(2)")
         again = _allocate(a, 2)
         assert not set(again) & set(kept), (
             f"pages given back {order}: allocate(2) gave {again!r} while the other request still holds {kept!r}: "
@@ -475,7 +339,7 @@ def case_many_steps(cls):
                 rng.shuffle(pages)
                 held.append(pages[k:])
                 pages = pages[:k]
-            a.free(pages)
+            _free(a, pages, f"pages an earlier allocate handed out (step {step})")
         elif rng.random() < 0.1:
             _must_run_out(a, free + 1 + rng.randrange(3), free)
         else:
@@ -492,7 +356,7 @@ def case_many_steps(cls):
         want = n - sum(map(len, held))
         assert _num_free(a) == want, f"step {step}: num_free is {_num_free(a)}, expected {want}"
     for pages in held:
-        a.free(pages)
+        _free(a, pages, "pages still held after 400 steps")
     assert sorted(_allocate(a, n)) == list(range(n)), "after everything came back, allocate(13) must give 0..12"
 
 
@@ -506,7 +370,7 @@ def case_independent(cls):
     )
     y = _allocate(b, 2)
     b.free(y)
-    a.free(x)  # must still be accepted: these pages are a's
+    _free(a, x, "the first allocator's pages")  # these pages are a's
     assert _num_free(a) == 4 and _num_free(b) == 4, "two allocators must not share their pages"
 
 
@@ -515,9 +379,15 @@ ENGINE_PARAMS = [SamplingParams(max_tokens=8, ignore_eos=True)] * 3
 
 def case_real_engine(cls):
     cls(4)  # an unfinished class fails here, before the engine runs
-    got = run_requests(
-        ENGINE_PARAMS, cache="naive", setup=lambda s: setattr(s.cache, "allocator", cls(s.cache.num_pages))
-    )
+    try:
+        got = run_requests(
+            ENGINE_PARAMS, cache="naive", setup=lambda s: setattr(s.cache, "allocator", cls(s.cache.num_pages))
+        )
+    except ValueError as e:  # the answer's own free() refused the pages of a request that ended
+        mistake = forgetting(cls, "the pages of a request that ended in the engine", e)
+        if mistake is None:
+            raise
+        raise mistake from e
     ref = reference_run("allocator", ENGINE_PARAMS, cache="naive")
     for uid in ref.tokens:
         assert got.tokens.get(uid) == ref.tokens[uid], (

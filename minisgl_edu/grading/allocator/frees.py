@@ -1,0 +1,219 @@
+"""Exercise 4 — what `free(pages)` must accept and refuse, and what a refused call may leave.
+
+The base part's cases (base.py) hand `free` pages in use, which it must take back, and ids the
+contract refuses (a page already free, the same page twice in one call, -1, `num_pages`), which
+must raise ValueError and change nothing. When a check fails, the helpers here run the answer
+once more on fresh allocators to name the mistake its result shows: pages in use kept where every
+allocator sees them, each allocate() forgetting the pages of the ones before it, a refused call
+that lost pages or counted them wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from minisgl_edu.grading.core import Mistake
+
+FORGETS_EARLIER = (
+    "the pages in use are every page handed out and not yet freed: add each allocate()'s pages to them "
+    "(self.in_use.update(pages)), never replace them with the latest call's (self.in_use = set(pages) forgets "
+    "the pages of every earlier allocate())"
+)
+
+
+def _forgets_earlier_allocations(cls) -> bool:
+    """On fresh allocators of 4 pages: after allocate(1) twice, free() of the first allocation is refused
+    with ValueError, yet free() of the second (the latest) is accepted, as is free() of a lone allocation."""
+    try:
+        a = cls(4)
+        first = a.allocate(1)
+        a.allocate(1)
+        try:
+            a.free(first)
+        except ValueError:
+            pass
+        else:
+            return False
+        b = cls(4)
+        b.allocate(1)
+        b.free(b.allocate(1))
+        c = cls(4)
+        c.free(c.allocate(1))
+    except Exception:
+        return False
+    return True
+
+
+def forgetting(cls, what: str, e: ValueError) -> Optional[Mistake]:
+    """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh
+    allocators show that each allocate() forgets the pages of the ones before it; None otherwise."""
+    if not _forgets_earlier_allocations(cls):
+        return None
+    return Mistake(
+        f"freeing {what} raised ValueError ({e}), yet those pages are in use: an allocate() "
+        "handed them out and no free() gave them back. On a fresh allocator of 4 pages, after allocate(1) "
+        "twice, free() of the second allocation is accepted but free() of the first is refused: each "
+        "allocate() forgets the pages handed out by the ones before it, so only the latest allocation "
+        "counts as in use",
+        FORGETS_EARLIER,
+    )
+
+
+def _free(a, pages: list[int], what: str) -> None:
+    """a.free(pages), pages in use that the contract says it must take back (`what` says which). A
+    ValueError it raises is its own check refusing them; `forgetting` says when that is because each
+    allocate() forgets the pages of the ones before it."""
+    try:
+        a.free(pages)
+    except ValueError as e:
+        mistake = forgetting(type(a), f"{what}, free({pages!r}),", e)
+        if mistake is None:
+            raise
+        raise mistake from e
+
+
+NOT_IN_USE = "only a page in use may be freed: remember the pages in use and refuse every other id"
+REPEATED = (
+    "a page listed twice in the same call raises ValueError: it is in use only once, yet each copy passes a "
+    "check against the pages in use made before any is freed; refuse a repeat within the list"
+)
+
+
+SHARED_STATE = "every allocator has its own pages in use: create their set in __init__ (self.in_use = set()), {where}"
+SHARED_DEFAULT = "not as a default argument: in_use=set() in the def line is built once and shared by every call"
+SHARED_ELSEWHERE = "not in the class body or at module level, where every allocator sees the same one"
+
+
+def _shared_where(cls) -> str:
+    """Which of SHARED_DEFAULT and SHARED_ELSEWHERE fits: a list, set or dict among __init__'s defaults."""
+    init = getattr(cls, "__init__", None)
+    defaults = list(getattr(init, "__defaults__", None) or ()) + list(
+        (getattr(init, "__kwdefaults__", None) or {}).values()
+    )
+    return SHARED_DEFAULT if any(isinstance(d, (list, set, dict)) for d in defaults) else SHARED_ELSEWHERE
+
+
+def _shared_between_allocators(cls) -> bool:
+    """Whether a fresh allocator refuses free([0]) while no other allocator holds page 0, yet accepts it
+    while another one does: then the pages in use live where every allocator sees them (a mutable
+    default argument of __init__, the class body, a module global)."""
+    try:
+        first = cls(4)
+        first.free(first.allocate(4))  # pages 0..3 out of use, in a shared set too
+        try:
+            cls(4).free([0])
+        except ValueError:
+            pass
+        else:
+            return False  # accepted with no other allocator around: not sharing, another mistake
+        holder = cls(4)
+        holder.allocate(4)
+        cls(4).free([0])
+    except Exception:
+        return False
+    return True
+
+
+def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
+    try:
+        a.free(pages)
+    except ValueError:
+        return
+    except Exception as e:
+        raise Mistake(
+            f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError", "raise ValueError"
+        ) from e
+    if _shared_between_allocators(type(a)):
+        raise Mistake(
+            f"free({pages!r}) was accepted: {why} must raise ValueError. Your allocators share their pages in "
+            "use: a fresh allocator of 4 pages refuses free([0]) while no other allocator holds page 0, and "
+            "accepts it while another allocator holds it, so this one accepted pages that an earlier "
+            "allocator had handed out",
+            SHARED_STATE.format(where=_shared_where(type(a))),
+        )
+    raise Mistake(f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)", hint)
+
+
+COUNT_ONLY_WHAT_WENT_BACK = (
+    "count a page as free only once it is back on the free list: a refused free() counts none it did not give back"
+)
+
+
+def _more_free_than_pages(a, when: str, free: int, num_pages: int) -> None:
+    """num_free is above num_pages: allocate(num_free) tells a page on the free list twice (handed out
+    twice) from a count that is too high (the free list runs out first)."""
+    try:
+        got = a.allocate(free)
+    except Exception as e:
+        raise Mistake(
+            f"{when} num_free is {free} of {num_pages} pages, yet allocate({free}) then raised {type(e).__name__}: "
+            f"num_free counts {free - num_pages} page(s) that were never given back",
+            COUNT_ONLY_WHAT_WENT_BACK,
+        ) from None
+    twice = sorted({q for q in got if got.count(q) > 1}) if isinstance(got, list) else []
+    what = f"page {twice[0]} twice: it is on the free list twice" if twice else f"{got!r}"
+    raise AssertionError(f"{when} num_free is {free} of {num_pages} pages, and allocate({free}) gave {what}")
+
+
+NEGATIVE_ID = (
+    "-1 is no page id, whichever pages are in use: a list or array indexed with -1 reads the last page's entry, "
+    "so test 0 <= p < num_pages before looking p up"
+)
+
+
+COUNT_EACH_PAGE = (
+    "num_free counts every page on the free list: add one as each page goes back (or use the free list's "
+    "length), not len(pages) once after the loop, which a refused free() never reaches"
+)
+
+
+def _pages_back_but_not_counted(a, bad: list[int], x: list[int]) -> None:
+    """num_free is short after a refused free: if the pages it reports free include one that the refused
+    call put back, that page is free, not lost, and the count is what is wrong."""
+    free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
+    try:
+        got = a.allocate(free)
+    except Exception:
+        return  # the case's own message says it
+    back = sorted(set(got) & set(x[:2])) if isinstance(got, list) else []
+    if back:
+        raise Mistake(
+            f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {free} of 6, and "
+            f"allocate({free}) then handed out {got!r}, page {back[0]} among them: the refused call had put "
+            f"page {back[0]} back on the free list, as it may, but num_free never counted it, so it reports "
+            f"{6 - free} page(s) fewer than are free",
+            COUNT_EACH_PAGE,
+        )
+
+
+# Pages neither in use nor free after a refused call: it took them out of use and raised before
+# putting them on the free list (a loop that unmarks, then one append after it).
+LOST_ON_REFUSAL = (
+    "your refused free() took pages out of use and raised before putting them on the free list: check every "
+    "page of the call before changing anything, or give back each page in the same step that unmarks it"
+)
+FREE_TWICE = (
+    "a refused free() leaves every page either in use or on the free list, never both: if you undo the pages it "
+    "already gave back, take them off the free list too (or check every page before freeing any)"
+)
+
+
+def _pages_free_twice(a, bad: list[int], x: list[int]) -> None:
+    """num_free is above num_pages after a refused free. When allocate(num_free) then hands a page out twice,
+    pages the refused call gave back stayed on the free list although it marked them in use again, and their
+    owner's free() listed them a second time; otherwise num_free counts pages that are not there."""
+    free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
+    try:
+        got = a.allocate(free)
+    except Exception:
+        got = None
+    twice = sorted({p for p in got if got.count(p) > 1}) if isinstance(got, list) else []
+    where = f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {free} of 6"
+    if not twice:
+        raise Mistake(f"{where}: it counts {free - 6} page(s) more than the allocator has", COUNT_ONLY_WHAT_WENT_BACK)
+    raise Mistake(
+        f"{where}: allocate({free}) then handed out {got!r}, page {twice[0]} twice. The refused call left pages it "
+        "had already given back on the free list while they were still in use (their owner's later free() was "
+        "accepted and listed them a second time): a page is either in use or free",
+        FREE_TWICE,
+    )
