@@ -292,7 +292,10 @@ def _refuse(in_use: set, page: int) -> None:
         (lambda: _send_one(QueueIO().send, 3), "send() goes through what it is given item by item"),
         (lambda: [x for x in 3], "a loop: pass it a list"),
         (lambda: _free({}, 8), "the key 8 is not there when this line runs"),
-        (lambda: _refuse(set(), 0), "your own check refused this step (ValueError: page 0 freed twice)"),
+        (
+            lambda: _refuse(set(), 0),
+            "your own check refused a call the contract allows (ValueError: page 0 freed twice)",
+        ),
         (lambda: [][0], "an index past the end"),
         (lambda: None.pages, "a value is None here"),
         (lambda: int("x"), "your code raised ValueError on this case's inputs"),

@@ -122,8 +122,8 @@ def crash_cause(exc: BaseException) -> Optional[str]:
     last, text = frames[-1], str(exc)
     if last is mine[-1] and _own_check(last):
         return (
-            f"your own check refused this step ({_exc_text(exc)}); the grader only makes calls the "
-            "contract allows, so an earlier step of your code left the state this check reads wrong"
+            f"your own check refused a call the contract allows ({_exc_text(exc)}): either that check "
+            "asks for more than the contract does, or an earlier step of your code left the state it reads wrong"
         )
     if isinstance(exc, ValueError) and ("empty sequence" in text or "argument is empty" in text):
         return (
