@@ -21,6 +21,7 @@ from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, hinted
 from minisgl_edu.grading.feedback import raised_by_grader
 from minisgl_edu.grading.harness import collect, new_scheduler, remember
+from minisgl_edu.grading.prefix_cache.links import check_parent_links
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -64,6 +65,7 @@ def _match(cache, ids: list[int]) -> tuple[object, list[int]]:
     assert isinstance(got, tuple) and len(got) == 2, (
         f"match_prefix must return a pair (node, pages), not {type(got).__name__}"
     )
+    check_parent_links(cache, f"match_prefix({ids})")
     node, pages = got
     assert isinstance(pages, list) and all(isinstance(p, int) for p in pages), (
         f"match_prefix's pages must be a list of page ids (ints), not {pages!r}"
@@ -150,6 +152,7 @@ EVICT_MAY_FREE = "the contract: what evict may free, and that it returns every p
 
 def _insert(cache, ids: list[int], pages: list[int], expect: int, why: str) -> None:
     got = cache.insert(list(ids), list(pages))
+    check_parent_links(cache, f"insert({ids}, {pages})")
     ps = getattr(cache, "page_size", PS)
     if expect > 0 and got == expect * ps != expect:
         raise Mistake(
