@@ -17,11 +17,12 @@ from minisgl_edu.grading.allocator.frees import (
     NEGATIVE_ID,
     REPEATED,
     _free,
+    _frees_only_whole,
     _more_free_than_pages,
     _must_refuse,
     _pages_back_but_not_counted,
     _pages_free_twice,
-    forgetting,
+    refused_in_use,
 )
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
 from minisgl_edu.grading.core import Case, Mistake, expect
@@ -98,7 +99,7 @@ def case_free_and_reuse(cls):
     a = cls(4)
     x = _allocate(a, 3)
     try:
-        a.free(x[:2])
+        _free(a, x[:2], "two of the three pages of an allocate(3)")
     except CaseTimeout as e:  # the time limit stopped free() here: it never returned
         e.hint = "free() must return: go through the pages it is given once (for p in pages)"
         raise
@@ -301,6 +302,7 @@ def case_refused_midway(cls):
         _pages_free_twice(a, bad, x)
     if lost:
         _pages_back_but_not_counted(a, bad, x)
+        _frees_only_whole(cls, bad, x)
         raise Mistake(
             f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {_num_free(a)} of 6: "
             f"{lost} page(s) are lost, neither in use nor free. A refused free may give back the pages before the "
@@ -384,7 +386,7 @@ def case_real_engine(cls):
             ENGINE_PARAMS, cache="naive", setup=lambda s: setattr(s.cache, "allocator", cls(s.cache.num_pages))
         )
     except ValueError as e:  # the answer's own free() refused the pages of a request that ended
-        mistake = forgetting(cls, "the pages of a request that ended in the engine", e)
+        mistake = refused_in_use(cls, "the pages of a request that ended in the engine", e)
         if mistake is None:
             raise
         raise mistake from e

@@ -4,8 +4,8 @@ The base part's cases (base.py) hand `free` pages in use, which it must take bac
 contract refuses (a page already free, the same page twice in one call, -1, `num_pages`), which
 must raise ValueError and change nothing. When a check fails, the helpers here run the answer
 once more on fresh allocators to name the mistake its result shows: pages in use kept where every
-allocator sees them, each allocate() forgetting the pages of the ones before it, a refused call
-that lost pages or counted them wrong.
+allocator sees them, each allocate() forgetting the pages of the ones before it, free() taking back
+only whole allocations, a refused call that lost pages or counted them wrong.
 """
 
 from __future__ import annotations
@@ -59,14 +59,83 @@ def forgetting(cls, what: str, e: ValueError) -> Optional[Mistake]:
     )
 
 
+ANY_GROUPING = (
+    "free() takes back any pages in use, in any grouping: part of one allocation (a request whose row got "
+    "shorter), or pages of several allocations in one call; check each page against the pages in use, not "
+    "against the groups allocate() handed out"
+)
+
+
+def _accepts(cls, sizes: list[int], give_back) -> Optional[bool]:
+    """On a fresh allocator of 4 pages, allocate(k) for each k of `sizes`, then free(give_back(groups)):
+    True if accepted, False if refused with ValueError, None if anything else went wrong."""
+    try:
+        a = cls(4)
+        groups = [a.allocate(k) for k in sizes]
+        a.free(give_back(groups))
+    except ValueError:
+        return False
+    except Exception:
+        return None
+    return True
+
+
+def _whole_allocations_only(cls) -> Optional[str]:
+    """What fresh allocators of 4 pages refuse although free() of a whole allocation is accepted: part of
+    an allocate(2), or the pages of two allocate(1) in one call; None when they refuse neither."""
+    if not _accepts(cls, [2], lambda g: g[0]):
+        return None
+    refused = []
+    if _accepts(cls, [2], lambda g: g[0][:1]) is False:
+        refused.append("free() of one of the two pages of an allocate(2)")
+    if _accepts(cls, [1, 1], lambda g: g[0] + g[1]) is False and _accepts(cls, [1, 1], lambda g: g[1]):
+        refused.append("free() of the pages of two allocate(1) in one call")
+    if not refused:
+        return None
+    return " and ".join(refused) + (" are" if len(refused) > 1 else " is")
+
+
+def refused_in_use(cls, what: str, e: ValueError) -> Optional[Mistake]:
+    """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh allocators
+    show why: each allocate() forgets the pages of the ones before it, or free() takes back only whole
+    allocations as allocate() handed them out; None otherwise."""
+    mistake = forgetting(cls, what, e)
+    if mistake is not None:
+        return mistake
+    refused = _whole_allocations_only(cls)
+    if refused is None:
+        return None
+    return Mistake(
+        f"freeing {what} raised ValueError ({e}), yet those pages are in use: an allocate() handed them out "
+        f"and no free() gave them back. On a fresh allocator of 4 pages, free() of a whole allocate(2) is "
+        f"accepted, but {refused} refused: your free() takes back only whole allocations, as allocate() "
+        "handed them out, while any pages in use may come back, in any grouping",
+        ANY_GROUPING,
+    )
+
+
+def _frees_only_whole(cls, bad: list[int], x: list[int]) -> None:
+    """Pages seem lost after a refused free and each page of `x` freed alone: when fresh allocators show that
+    free() takes back only whole allocations, the frees of single pages were refused, not the pages lost."""
+    refused = _whole_allocations_only(cls)
+    if refused is not None:
+        raise Mistake(
+            f"after the refused free({bad!r}), freeing each page of {x!r} (one allocate({len(x)})) on its own was "
+            f"refused. On a fresh allocator of 4 pages, free() of a whole allocate(2) is accepted, but {refused} "
+            "refused: your free() takes back only whole allocations, as allocate() handed them out, while any "
+            "pages in use may come back, in any grouping",
+            ANY_GROUPING,
+        )
+
+
 def _free(a, pages: list[int], what: str) -> None:
     """a.free(pages), pages in use that the contract says it must take back (`what` says which). A
-    ValueError it raises is its own check refusing them; `forgetting` says when that is because each
-    allocate() forgets the pages of the ones before it."""
+    ValueError it raises is its own check refusing them; `refused_in_use` says when fresh allocators
+    show why."""
     try:
         a.free(pages)
     except ValueError as e:
-        mistake = forgetting(type(a), f"{what}, free({pages!r}),", e)
+        mistake = refused_in_use(type(a), f"{what}, free({pages!r}),", e)
         if mistake is None:
             raise
         raise mistake from e
