@@ -32,6 +32,7 @@ from minisgl_edu.grading.detokenizer.common import (
 )
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
+from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
@@ -247,6 +248,7 @@ def case_stop_across_tokens(cls):
     assert len(_tokens_of(text, stop)) >= 2, "setup: the stop string must span two tokens"
     pieces = _stream(cls, tokenizer().encode(text), [stop])
     expected = "one two "
+    check_stopped(pieces, tokenizer().encode(text), [stop], expected)
     _check_never_partly_shown(pieces, expected, stop, cls)
     _check_joined(pieces, [stop], expected)
 
@@ -269,12 +271,14 @@ def case_stop_inside_token(cls):
         "setup: the stop string must end inside a token"
     )
     pieces = _stream(cls, tokenizer().encode(text), [stop])
+    check_stopped(pieces, tokenizer().encode(text), [stop], "one t")
     _check_never_partly_shown(pieces, "one t", stop, cls)
     _check_joined(pieces, [stop], "one t")
     # One token brings the stop string three times: the text is cut before the first of them.
     text, stop = "Wait... what?", "."
     assert _tokens_of(text, "...") == ["..."], "setup: '...' must be one token"
     pieces = _stream(cls, tokenizer().encode(text), [stop])
+    check_stopped(pieces, tokenizer().encode(text), [stop], "Wait")
     _check_first_occurrence(pieces, text, [stop])
     _check_joined(pieces, [stop], "Wait")
 
@@ -334,6 +338,7 @@ def case_earliest_stop(cls):
     text, stops = "one two three", ["wo", " t"]
     assert len(_tokens_of(text, "two")) == 1, "setup: ' two' must be one token holding both stop strings"
     pieces = _stream(cls, tokenizer().encode(text), stops)
+    check_stopped(pieces, tokenizer().encode(text), stops, "one")
     joined = "".join(pieces)
     assert joined == "one", (
         f"the pieces join to {joined!r}, expected 'one': the token ' two' completes both stop "
@@ -342,6 +347,7 @@ def case_earliest_stop(cls):
     # 'e two' begins first but ends after 'tw': the cut is before the one that begins first
     for stops in (["e two", "tw"], ["tw", "e two"]):
         pieces = _stream(cls, tokenizer().encode(text), stops)
+        check_stopped(pieces, tokenizer().encode(text), stops, "on")
         joined = "".join(pieces)
         if joined == "one " and pieces[0] == "on":
             raise Mistake(
@@ -368,6 +374,7 @@ def case_false_starts(cls):
     assert [_full([t]) for t in ids][2:4] == [" three", " trees"], "setup: ' three' and ' trees' must be tokens"
     _check_timely(cls, ids, stop)
     pieces = _stream(cls, ids, stop)
+    check_stopped(pieces, ids, stop, "They threw three trees, then ")
     _check_never_partly_shown(pieces, "They threw three trees, then ", "three four", cls)
     _check_joined(pieces, stop, "They threw three trees, then ")
 
@@ -387,6 +394,7 @@ def case_prefix_of_another(cls):
             )
         _check_joined(pieces, stop, "one two ")
         pieces = _stream(cls, tokenizer().encode("one two three four five"), stop)
+        check_stopped(pieces, tokenizer().encode("one two three four five"), stop, "one two ")
         _check_joined(pieces, stop, "one two ")
 
 
@@ -406,6 +414,7 @@ def case_stop_cjk(cls):
     bad = [p for p in pieces if REPLACEMENT in p]
     if bad:
         raise Mistake(f"a piece contains a broken character: {bad[0]!r}", WHOLE_CHARACTERS)
+    check_stopped(pieces, tokenizer().encode(text), [stop], "北京")
     _check_never_partly_shown(pieces, "北京", stop, cls)
     _check_joined(pieces, [stop], "北京")
 
