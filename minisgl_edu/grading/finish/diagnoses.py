@@ -88,3 +88,37 @@ def length_one_late(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool:
         return fn(same, set(eos_ids), _decode, *extra) is None and fn(lower, set(eos_ids), _decode, *extra) == "length"
     except Exception:
         return False
+
+
+MOST_CHARACTERS = (
+    "pick the longest stop string by bytes, not by characters: max(stop, key=len) picks the one with the most "
+    "characters, and a CJK or emoji string beside it with fewer characters can have more bytes ('🚀🚀🚀': 3 "
+    "characters, 12 bytes) and span more tokens than that window holds; size the window by "
+    "max(len(s.encode()) for s in stop), plus a margin"
+)
+
+
+def window_of_most_characters(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool:
+    """The answer finds the stop string s of req's list that the output holds when it is alone in the list,
+    misses it beside a string of '~' as long in characters as the list's longest (more characters than s,
+    fewer bytes), in either order, yet finds it beside a one-character string and beside one of more
+    characters and more bytes: its window follows the stop string with the most characters."""
+    text = _decode(req.output_ids)
+    found = [s for s in req.sampling_params.stop if s in text and len(s) >= 2]
+    if not found or "~" in text:
+        return False
+    s = max(found, key=lambda f: len(f.encode()))
+    chars = max(len(t) for t in req.sampling_params.stop)
+    if not len(s) < chars < len(s.encode()):
+        return False
+
+    def probe(stop: list[str]) -> Any:
+        sp = replace(req.sampling_params, stop=list(stop))
+        return fn(replace(req, sampling_params=sp, output_ids=list(req.output_ids)), set(eos_ids), _decode, *extra)
+
+    wide, wider = "~" * chars, "~" * (len(s.encode()) + 1)
+    try:
+        found_alone = all(probe(stop) == "stop" for stop in ([s], ["~", s], [s, "~"], [wider, s], [s, wider]))
+        return found_alone and all(probe(stop) in (None, "length") for stop in ([wide, s], [s, wide]))
+    except Exception:
+        return False

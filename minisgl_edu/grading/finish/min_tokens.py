@@ -18,15 +18,16 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.finish.base import EOS, PLAIN, RETURNS_A_REASON, _decode, _ids, _req
 from minisgl_edu.grading.finish.diagnoses import LENGTH_ONE_LATE, length_one_late
 from minisgl_edu.grading.finish.scenes import (
     EOS_COUNTS,
+    RETURNS_A_REASON,
     STOP_NOT_SPENT,
     UNREACHABLE_MIN,
     finish_case,
     params_changed,
 )
+from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
 from minisgl_edu.scheduler.finish import check_finish as package_check_finish
 

@@ -26,10 +26,12 @@ from minisgl_edu.grading.finish.diagnoses import (
     CASE_SENSITIVE,
     COUNT_GATE,
     LENGTH_ONE_LATE,
+    MOST_CHARACTERS,
     count_gate,
     differs_in_case_only,
     folds_case,
     length_one_late,
+    window_of_most_characters,
 )
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req, noting_decode
 from minisgl_edu.grading.pieces import PIECES, stretch_of
@@ -70,6 +72,16 @@ def finish_scenes(draw: Any, stretch: bool = False) -> FinishScene:
         for _ in range(draw(st.integers(0, 3)))
     ]
     stop = [s for s in stop if s]
+    multibyte = [p.strip() for p in PIECES if p.strip() in shown and len(p.strip().encode()) > 2 * len(p.strip())]
+    if multibyte and draw(st.booleans()):
+        # a CJK or emoji piece of the text beside an ASCII string with one character more and fewer bytes:
+        # the longest of the list by characters is not the longest by bytes
+        piece = draw(st.sampled_from(multibyte))
+        pair = [piece, ("stop" * 4)[: len(piece) + 1]]
+        if draw(st.booleans()):
+            pair.reverse()
+        at = draw(st.integers(0, len(stop)))
+        stop[at:at] = pair
     limit = draw(st.integers(1, len(output) + 2))
     return FinishScene(
         prompt=draw(st.sampled_from(PROMPTS)),
@@ -187,6 +199,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             return COUNT_GATE
         if later_stop_undoes(answer[0], req, scene.eos_ids, *extra):
             return LATER_STOP_UNDOES
+        if window_of_most_characters(answer[0], req, scene.eos_ids, *extra):
+            return MOST_CHARACTERS
     if a == "stop":
         spaced = [s for s in scene.stop if s in _decode(scene.output[:n]) and s != s.strip()]
         if spaced:

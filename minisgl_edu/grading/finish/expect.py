@@ -1,0 +1,111 @@
+"""How exercise 1's hand cases judge one call: `_expect` calls the answer on a request built by hand,
+compares what it returned with the reason the case wants, and where they differ, re-runs the answer
+on variants of the request (finish/diagnoses.py, finish/scenes.py) so that the failure names the
+mistake it shows. `_completes` and `_spans` measure a stop string's tokens for the cases' setup checks.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Optional
+
+from minisgl_edu.core import Req
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.finish.diagnoses import (
+    COUNT_GATE,
+    MOST_CHARACTERS,
+    count_gate,
+    window_of_most_characters,
+)
+from minisgl_edu.grading.finish.scenes import (
+    DROPS_END_IDS,
+    LATER_STOP_UNDOES,
+    RETURNS_A_REASON,
+    SPLIT,
+    decoded_in_parts,
+    dropped_end_ids,
+    later_stop_undoes,
+    noting_decode,
+    params_changed,
+)
+from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids
+
+
+def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:
+    calls: list[list[int]] = []
+    params = copy.deepcopy(req.sampling_params)
+    got = fn(req, set(eos_ids), noting_decode(calls))
+    changed = params_changed(params, req)
+    if changed:
+        raise Mistake(
+            f"your check_finish changed req.sampling_params ({changed}): it only decides whether the request "
+            "is finished. The parameters are the client's, and the scheduler sends list(sampling_params.stop) "
+            "to the detokenizer with every token, which cuts the text at those strings",
+            "only read req: leave req.sampling_params as it is (the detokenizer reads the stop list after you)",
+        )
+    if got == want and type(got) is type(want):
+        return
+    shown = _decode(req.output_ids)
+    joined = [t for ids in calls for t in ids]
+    if "stop" in (want, got) and dropped_end_ids(req, eos_ids, calls):
+        why += (
+            f"; your check decoded {len(joined)} tokens with the ids of eos_ids taken out, so the text it searched "
+            "is not the output's"
+        )
+        hint = DROPS_END_IDS
+    elif want == "stop" and got is None and decoded_in_parts(req, calls):
+        why = (
+            f"the last {len(joined)} output tokens decoded together hold a stop string, but your check decoded them "
+            f"in {len(calls)} parts ({' + '.join(str(len(ids)) for ids in calls)} tokens) and joined the texts: a "
+            "character whose bytes are split between two parts decodes to '\ufffd' in each, so the stop string "
+            "never shows"
+        )
+        hint = SPLIT
+    elif want == "stop" and got in (None, "length") and count_gate(fn, req, eos_ids):
+        held = next(s for s in req.sampling_params.stop if s in shown)
+        why = (
+            f"the output holds the stop string {held!r} ({len(held)} characters) after {len(req.output_ids)} tokens; "
+            f"put {count_gate(fn, req, eos_ids)} tokens that decode to nothing (special tokens) in front of the same "
+            "output and your check finds it: it skips the stop strings while the output has few tokens"
+        )
+        hint = COUNT_GATE
+    elif want == "stop" and got in (None, "length") and len(req.sampling_params.stop) > 1:
+        matched = later_stop_undoes(fn, req, eos_ids)
+        if matched:
+            why = (
+                f"stop={req.sampling_params.stop!r}: the output holds {matched!r}; your check finds it when it is "
+                "the only stop string, but not when another that the output does not hold comes after it in the "
+                "list: a stop string that matches finishes the request whatever the strings after it say"
+            )
+            hint = LATER_STOP_UNDOES
+        elif window_of_most_characters(fn, req, eos_ids):
+            why += (
+                "; your check finds it when it is the only stop string, but not beside a string with more characters "
+                "and fewer bytes: its window follows the stop string with the most characters"
+            )
+            hint = MOST_CHARACTERS
+    raise Mistake(
+        f"{why}: your check_finish returned {got!r}, expected {want!r} "
+        f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",
+        RETURNS_A_REASON if isinstance(got, bool) else hint,
+    )
+
+
+def _completes(ids: list[int], stop: str) -> tuple[int, int]:
+    """(done, need): the stop string first shows in the decode of ids[:done], and the last `need` of
+    those tokens are the fewest whose decode still holds it (the window a check must decode)."""
+    done = next(i for i in range(1, len(ids) + 1) if stop in _decode(ids[:i]))
+    need = next(w for w in range(1, done + 1) if stop in _decode(ids[done - w : done]))
+    return done, need
+
+
+def _spans(text: str, stop: str) -> int:
+    """How many tokens of `text` the first occurrence of `stop` overlaps (setup checks)."""
+    ids, start = _ids(text), text.index(stop)
+    n, pos = 0, 0
+    for i in range(len(ids)):
+        end = len(_decode(ids[: i + 1]))
+        if end > start and pos < start + len(stop):
+            n += 1
+        pos = end
+    return n

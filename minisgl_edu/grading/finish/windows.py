@@ -1,0 +1,216 @@
+"""Exercise 1's hand cases on the size of the decode window: the stop string must fit in the tokens
+the check decodes, and a stop string takes more tokens than it has characters (a CJK character is
+three bytes, an emoji four, and the byte-level tokenizer can spend a token on each), more still with
+ignored EOS ids inside it, and every stop string of the list must fit, so the window is sized by the
+one with the most bytes. The last check keeps the window a window: never the whole output.
+"""
+
+from __future__ import annotations
+
+from minisgl_edu.core import Req
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.finish.expect import _completes, _expect, _spans
+from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, _req, noting_decode
+
+WINDOW_IN_CHARACTERS = (
+    "count the stop string's bytes, len(s.encode()), not its characters, len(s): your window holds a stop "
+    "string of one-byte characters (a token each), not '北京', 2 characters but 6 bytes in UTF-8, and the "
+    "byte-level tokenizer can spend a token on each byte; decode len(s.encode()) tokens plus a margin"
+)
+
+
+def _window_fits_characters(fn) -> bool:
+    """The answer finds '1+2+3+4+5+6+7' (13 characters, one token each) at the end of the output: a
+    window of at least len(s) tokens there. With '北京' (2 characters, 6 bytes) missed, its window
+    grows with the characters of the stop string, not its bytes."""
+    ids = _ids("x 1+2+3+4+5+6+7")
+    try:
+        return fn(_req(ids, stop=["1+2+3+4+5+6+7"]), set(EOS), _decode) == "stop"
+    except Exception:
+        return False
+
+
+def case_stop_multibyte(fn):
+    text, stop = "我爱北京", "北京"
+    ids = _ids(text)
+    n = _spans(text, stop)
+    assert n > len(stop), "setup: the stop string must take more tokens than it has characters"
+    try:
+        _expect(
+            fn,
+            _req(ids, stop=[stop]),
+            "stop",
+            f"the stop string {stop!r} has {len(stop)} characters ({len(stop.encode())} bytes in UTF-8) but takes "
+            f"{n} tokens (each CJK character is two or three byte tokens): the decode window needs a margin beyond "
+            "len(stop) tokens",
+        )
+    except Mistake as e:
+        if not e.hint and _window_fits_characters(fn):  # else the case's hint: a window too short
+            e.hint = WINDOW_IN_CHARACTERS
+        raise
+
+
+def case_stop_emoji_margin(fn):
+    text, stop = "x 🦀🦀!!", "🦀🦀!"
+    ids = _ids(text)
+    done, need = _completes(ids, stop)
+    assert need == len(stop) + 4 and not _decode(ids[:done]).endswith(stop), (
+        "setup: the stop string must need a window of exactly len(stop) + 4 tokens and end inside the newest token"
+    )
+    _expect(
+        fn,
+        _req(ids[: done - 1], stop=[stop]),
+        None,
+        f"{_decode(ids[: done - 1])!r} does not contain {stop!r} yet (its '!' comes with the next token)",
+    )
+    _expect(
+        fn,
+        _req(ids[:done], stop=[stop]),
+        "stop",
+        f"the newest token '!!' completes {stop!r} ({len(stop)} characters) and carries one more '!'; the stop "
+        f"string spans the last {need} tokens: an emoji is four bytes in UTF-8 and the byte-level tokenizer can "
+        "spend a token on each, so count the window in bytes (len(s.encode())), not in characters",
+    )
+    flag = _ids("Paris 🇫🇷, France")
+    _expect(
+        fn,
+        _req(flag[:7], stop=["🇫🇷"]),
+        "stop",
+        "the flag '🇫🇷' is 2 characters (two regional indicators, four bytes each) and takes the last 6 tokens: "
+        "count the window in bytes, not in characters",
+    )
+    for text, stop in (("go 🚀🚀🚀 now", "🚀🚀🚀"), ("Paris 🇫🇷🇩🇪 Berlin", "🇫🇷🇩🇪")):
+        ids = _ids(text)
+        done, need = _completes(ids, stop)
+        assert need > len(stop) + 4, f"setup: {stop!r} must need more than len(stop) + 4 tokens"
+        _expect(
+            fn,
+            _req(ids[:done], stop=[stop]),
+            "stop",
+            f"{stop!r} is {len(stop)} characters, {len(stop.encode())} bytes in UTF-8, and spans the last {need} "
+            "tokens: a window of len(stop) plus a few tokens misses it, and the request never stops. A token "
+            "stands for at least one byte, so a window of len(s.encode()) tokens (plus a margin) always holds it",
+            hint="count the window in bytes, len(s.encode()), not in characters: a few tokens more than len(s) is too few",
+        )
+
+
+IGNORED_EOS_MARGIN = (
+    "an EOS that ignore_eos keeps stays in req.output_ids and decodes to no text (decode skips special "
+    "tokens): it adds a token to the stop string's span but no byte, so size the window len(s.encode()) plus "
+    "a margin of a few tokens (up to three ignored EOS ids may sit inside a stop string)"
+)
+
+
+def _widest_decode(fn, req: Req) -> int:
+    """The most ids the answer passed to one call of decode on `req` (0 when it raised)."""
+    calls: list[list[int]] = []
+    try:
+        fn(req, set(EOS), noting_decode(calls))
+    except Exception:
+        pass
+    return max((len(ids) for ids in calls), default=0)
+
+
+def case_ignored_eos_in_stop(fn):
+    ids = _ids("x 北京")
+    out = ids[:4] + [2] + ids[4:5] + [0] + ids[5:]  # an ignored EOS between the characters, one inside 京
+    assert _decode(out) == "x 北京" and _completes(out, "北京") == (8, 7), "setup: '北京' must span 7 tokens"
+    _expect(
+        fn,
+        _req(out[:-1], stop=["北京"], ignore_eos=True),
+        None,
+        f"{_decode(out[:-1])!r} does not hold '北京' yet (the last byte of 京 comes with the next token)",
+    )
+    req = _req(out, stop=["北京"], ignore_eos=True)
+    bytes_only = _widest_decode(fn, _req(out, stop=["北京"], ignore_eos=True)) == len("北京".encode())
+    _expect(
+        fn,
+        req,
+        "stop",
+        "ignore_eos is set, and two EOS ids (2 and 0) sit among the tokens of the stop string '北京' (6 bytes in "
+        "UTF-8): they stay in the output and decode to '' (decode skips special tokens), so the stop string "
+        "spans the last 7 tokens, more than its bytes",
+        hint=IGNORED_EOS_MARGIN + (": your window of exactly len(s.encode()) tokens leaves none" if bytes_only else ""),
+    )
+    _three_ignored_eos_in_stop(fn)
+
+
+def _three_ignored_eos_in_stop(fn):
+    """Three ignored EOS ids inside '1+2', whose every byte is its own token: the stop string spans
+    3 + 3 = 6 tokens, the most the contract allows for 3 bytes. A window of len(s.encode()) + 2 tokens
+    misses its first byte."""
+    ids = _ids("x 1+2")
+    out = ids[:3] + [2, 0] + ids[3:4] + [2] + ids[4:]  # '1', EOS, EOS, '+', EOS, '2'
+    assert _decode(out) == "x 1+2" and _completes(out, "1+2") == (8, 6), "setup: '1+2' must span 6 tokens"
+    req = _req(out, stop=["1+2"], ignore_eos=True)
+    widest = _widest_decode(fn, _req(out, stop=["1+2"], ignore_eos=True))
+    short = 3 <= widest < 6
+    _expect(
+        fn,
+        req,
+        "stop",
+        "ignore_eos is set, and three EOS ids (2, 0, 2) sit among the tokens of the stop string '1+2' (3 bytes, "
+        "one token each): they decode to '', so the stop string spans the last 6 tokens, its 3 bytes plus 3",
+        hint=IGNORED_EOS_MARGIN
+        + (
+            f": your window of len(s.encode()) + {widest - 3} tokens leaves a margin too small for three ignored "
+            "EOS ids (it needs + 3 at least)"
+            if short
+            else ""
+        ),
+    )
+
+
+def case_longest_stop_sets_window(fn):
+    text, long = "one two three four five six seven", "two three four five six seven"
+    ids = _ids(text)
+    assert len(ids) == 7 and _spans(text, long) == 6, "setup: the long stop string must span 6 tokens"
+    for stops in (["!", long], [long, "!"]):
+        _expect(
+            fn,
+            _req(ids, stop=stops),
+            "stop",
+            f"stop={stops!r}: the output now ends with the second stop string, which spans {_spans(text, long)} "
+            "tokens: every stop string must fit in what you decode, so size the window by the longest one",
+        )
+    _expect(fn, _req(ids[:-1], stop=["!", long]), None, "'seven' has not come yet")
+    _longest_in_bytes(fn)
+    _window_not_whole(fn)
+
+
+def _longest_in_bytes(fn) -> None:
+    """' END' has more characters than '🚀🚀🚀' (4 to 3) but fewer bytes (4 to 12): a window sized by the
+    stop string with the most characters, 4 bytes plus a margin, misses the rockets' 9 tokens."""
+    ids = _ids("go 🚀🚀🚀 now")
+    done, need = _completes(ids, "🚀🚀🚀")
+    assert need > len(" END".encode()) + 4, "setup: '🚀🚀🚀' must span more tokens than ' END' has bytes, plus 4"
+    for stops in ([" END", "🚀🚀🚀"], ["🚀🚀🚀", " END"]):
+        _expect(
+            fn,
+            _req(ids[:done], stop=stops),
+            "stop",
+            f"stop={stops!r}: the output now holds '🚀🚀🚀', 3 characters but 12 bytes, spanning the last {need} "
+            "tokens; ' END' has more characters (4) but fewer bytes (4): the window must hold the stop string with "
+            "the most bytes",
+        )
+
+
+WHOLE_OUTPUT = (
+    "decode a window of the newest tokens, sized by the longest stop string, never the whole output: the "
+    "check runs after every token, and decoding all of it each time costs time that grows with the answer"
+)
+
+
+def _window_not_whole(fn) -> None:
+    """A 120-token output and a one-character stop string: the contract's "must not decode the
+    whole output each time" read plainly, the whole output in one call of `decode` fails."""
+    output = _ids(" ok" * 120)
+    calls: list[list[int]] = []
+    fn(_req(output, max_new=500, stop=["!"]), set(EOS), noting_decode(calls))
+    widest = max((len(ids) for ids in calls), default=0)
+    if widest >= len(output):
+        raise Mistake(
+            f"after the {len(output)}th token, with stop=['!'] (one character), your check passed all "
+            f"{widest} output ids to decode: the whole output, at every token",
+            WHOLE_OUTPUT,
+        )
