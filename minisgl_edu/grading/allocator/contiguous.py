@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.allocator.contiguous_probes import fallback_not_counted, left_merge
 from minisgl_edu.grading.allocator.runs import ReferenceContiguousAllocator, _wrong_pages
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.core import Case, Mistake, expect
@@ -87,6 +88,15 @@ class _Pair:
                 why = "runs must be sorted by their start"
             else:
                 why = _touching(got_runs) or ""
+                mistake = (
+                    left_merge(
+                        type(self.mine), f"after {after}, your runs are {got_runs}, expected {want_runs}", bool(why)
+                    )
+                    if freed
+                    else None
+                )
+                if mistake is not None:
+                    raise mistake
                 if why:
                     why += ": free must merge a freed page with the free run just before it and the one just after it"
             raise Mistake(
@@ -128,6 +138,10 @@ class _Pair:
             "a page both handed out and free is handed out twice (is the rest of the run off by one?)",
             "what is left of a run of (start, length) after taking n pages is (start + n, length - n)",
         )
+        if _runs(self.mine) == self.ref.runs:
+            mistake = fallback_not_counted(n, before, got, _num_free(self.mine) - self.ref.num_free)
+            if mistake is not None:
+                raise mistake
         self.same_state(f"allocate({n}) gave {got}")
         return got
 

@@ -1,0 +1,104 @@
+"""Exercise 4, stretch — probes that name a mistake of the contiguous allocator from what its books
+show, used by the cases of contiguous.py when the runs or num_free differ from the reference's.
+
+* `fallback_not_counted`: after an allocate(n) that no single run could hold, num_free is too high by
+  exactly the pages of the runs taken whole: those pages were handed out but never counted in use.
+* `left_merge`: on fresh allocators of 4 pages, each page handed out by allocate(1), a freed page
+  does not join the free run that ends just before it, though it joins the one that starts just
+  after it; when it instead joins a run that ends one page earlier (across a page in use), the
+  left neighbour is looked up one page off.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from minisgl_edu.grading.core import Mistake
+
+
+def whole_run_pages(n: int, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The runs the contract takes whole for allocate(n) on free `runs` because no run holds the pages
+    still needed (the largest, ties: the lowest start, again and again); [] when a run holds n."""
+    runs, taken, whole = list(runs), 0, []
+    while taken < n and runs:
+        need = n - taken
+        fits = [r for r in runs if r[1] >= need]
+        if fits:
+            start, _ = min(fits, key=lambda r: (r[1], r[0]))
+            count = need
+        else:
+            start, count = min(runs, key=lambda r: (-r[1], r[0]))
+            whole.append((start, count))
+        i = next(i for i, r in enumerate(runs) if r[0] == start)
+        runs[i] = (start + count, runs[i][1] - count)
+        runs = [r for r in runs if r[1] > 0]
+        taken += count
+    return whole
+
+
+FALLBACK_COUNTED = (
+    "the pages of a run taken whole, when no run holds n, are handed out too: mark them in use (count them "
+    "out of num_free) as on the best-fit path"
+)
+
+
+def fallback_not_counted(n: int, before: list[tuple[int, int]], got: list[int], extra: int) -> Optional[Mistake]:
+    """allocate(n) gave the right pages and runs, but num_free is `extra` too high: when that is the number
+    of pages taken in runs taken whole, the Mistake that says they were never counted in use."""
+    whole = whole_run_pages(n, before)
+    if extra <= 0 or extra != sum(length for _, length in whole):
+        return None
+    names = ", ".join(str(r) for r in whole)
+    return Mistake(
+        f"allocate({n}) with free runs {before} gave {got}, the right pages, but num_free is {extra} too high: "
+        f"exactly the {extra} page(s) of {'run' if len(whole) == 1 else 'runs'} {names}, taken whole because no "
+        f"run held {n}. Those pages are handed out, yet your allocator does not count them in use, so it would "
+        "refuse their free() and promise pages it does not have",
+        FALLBACK_COUNTED,
+    )
+
+
+def _runs_after(cls, frees: list[list[int]]) -> Optional[list[tuple[int, int]]]:
+    """On a fresh allocator of 4 pages, allocate(1) four times (pages 0, 1, 2, 3), then each free of
+    `frees`: the runs it reports, or None if it handed out other pages or anything raised."""
+    try:
+        a = cls(4)
+        if [a.allocate(1) for _ in range(4)] != [[0], [1], [2], [3]]:
+            return None
+        for pages in frees:
+            a.free(pages)
+        return [tuple(r) for r in a.runs]
+    except Exception:
+        return None
+
+
+LEFT_ONE_OFF = (
+    "a freed page p joins the free run that ends just before it, the run whose last page is p - 1 (start + "
+    "length == p): look it up under the key you stored runs by, not one page off"
+)
+LEFT_MISSED = "a freed page joins the free run that ends just before it"
+
+
+def left_merge(cls, seen: str, touching: bool) -> Optional[Mistake]:
+    """When fresh allocators show that a freed page joins the run after it but not the run that ends just
+    before it, the Mistake that says so (`seen`: what the case saw); a run that ends one page earlier
+    joined across a page in use names the lookup one page off. With `touching` (the case's own message
+    already says runs were not merged), only the one-page-off lookup is named."""
+    if _runs_after(cls, [[2], [1]]) != [(1, 2)]:
+        return None  # the run after is not joined either: another mistake
+    left = _runs_after(cls, [[1], [2]])
+    if left is None or left == [(1, 2)]:
+        return None
+    across = _runs_after(cls, [[0], [2]])
+    probe = (
+        f"{seen}. On a fresh allocator of 4 pages, each page handed out by allocate(1): free([2]) then free([1]) "
+        f"gives runs [(1, 2)], but free([1]) then free([2]) gives {left}: page 2 does not join the run (1, 1) "
+        "that ends just before it"
+    )
+    if across is not None and any(start <= 1 < start + length for start, length in across):
+        return Mistake(
+            f"{probe}; and free([0]) then free([2]), page 1 still in use, gives {across}: page 2 joined the run "
+            "(0, 1), which ends one page earlier, across page 1. The left neighbour is looked up one page off",
+            LEFT_ONE_OFF,
+        )
+    return None if touching else Mistake(probe, LEFT_MISSED)
