@@ -27,6 +27,7 @@ from __future__ import annotations
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.detokenizer.base import _tokens_of
+from minisgl_edu.grading.detokenizer.byte_end import cut_in_bytes
 from minisgl_edu.grading.detokenizer.common import (
     LATER,
     REPLACEMENT,
@@ -154,6 +155,11 @@ def _not_how_it_begins(
             "returning text",
             NEVER_STOPPED,
         )
+    leaked = f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+    leaked += f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}"
+    in_bytes = include and shown.startswith(expected) and cut_in_bytes(pieces, ids, stop, expected, winner, leaked, cls)
+    if in_bytes:
+        return in_bytes
     if include and _at_a_later_occurrence(shown, full, winner):
         return Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
     if include and _missed_by_the_shortest_look_back(pieces, ids, stop, expected):
@@ -291,7 +297,9 @@ def _judge_joined(
             NEVER_STOPPED,
         )
     if joined.startswith(expected) and include:
-        raise Mistake(
+        raise cut_in_bytes(
+            pieces, ids, stop, expected, winner, f"{said}: text after the stop string leaked", cls
+        ) or Mistake(
             f"{said}: text after the stop string leaked; cut right after the end of {winner!r}, even in the "
             "middle of a token",
             LEAKED,
@@ -339,6 +347,9 @@ def case_multibyte(cls):
     assert REPLACEMENT in _full(tokenizer().encode(text)[:3]), "setup: the rocket must span tokens"
     _play(cls, text, ["🚀"], True, "ok 🙂🚀")
     _play(cls, text, ["🚀 d"], True, "ok 🙂🚀 d")
+    # A stop string of 2-byte characters that a token completes and carries text past: cut by characters.
+    assert _tokens_of("naïve façade done", "ç") == [" façade"], "setup: ' façade' must complete 'ç'"
+    _play(cls, "naïve façade done", ["ç"], True, "naïve faç")
     text, stop = "北京欢迎你", "京欢"
     assert len(_tokens_of(text, stop)) > len(stop), "setup: the stop string must take more tokens than characters"
     _play(cls, text, [stop], True, "北京欢")

@@ -81,3 +81,20 @@ class _slice_relative(reference_stop_keeping):
 
     def _find(self, s: str) -> int:
         return self._decoded[self._search_start(s) :].find(s)
+
+
+class _end_in_bytes(reference_stop_keeping):
+    """The reference with one mistake: the cut's end is the stop string's start plus its length in
+    UTF-8 bytes, len(s.encode()), not in characters, so a stop string with a character of two or
+    more bytes (é, 京, 🚀) is cut that many characters too late (at most at the end of the text)."""
+
+    def _release(self, final: bool) -> str:
+        if not self.include_stop_str_in_output or self.stopped:
+            return super()._release(final)
+        ends = [at + len(s.encode()) for s in self.stop if (at := self._find(s)) >= 0]
+        end = min(ends) if ends else len(self._decoded)
+        self.stopped = bool(ends)
+        out = self._decoded[self._released : end]
+        self._released = min(end, len(self._decoded))
+        self.text += out
+        return out
