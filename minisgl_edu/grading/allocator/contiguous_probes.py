@@ -3,6 +3,8 @@ show, used by the cases of contiguous.py when the runs or num_free differ from t
 
 * `fallback_not_counted`: after an allocate(n) that no single run could hold, num_free is too high by
   exactly the pages of the runs taken whole: those pages were handed out but never counted in use.
+  `fallback_probe` shows the same on a fresh allocator of 5 pages, for the engine case, where the
+  mistake surfaces as the answer's own free() refusing those pages.
 * `left_merge`: on fresh allocators of 4 pages, each page handed out by allocate(1), a freed page
   does not join the free run that ends just before it, though it joins the one that starts just
   after it; when it instead joins a run that ends one page earlier (across a page in use), the
@@ -102,3 +104,26 @@ def left_merge(cls, seen: str, touching: bool) -> Optional[Mistake]:
             LEFT_ONE_OFF,
         )
     return None if touching else Mistake(probe, LEFT_MISSED)
+
+
+def fallback_probe(cls, seen: str) -> Optional[Mistake]:
+    """On a fresh allocator of 5 pages with free runs (0, 2) and (3, 2), allocate(3) takes the run (0, 2)
+    whole and one page of (3, 2): when it gives [0, 1, 3] but num_free then reads 3, not 1, the Mistake
+    that says the pages of the run taken whole were never counted in use (`seen`: what the case saw)."""
+    try:
+        a = cls(5)
+        blocks = [a.allocate(2), a.allocate(1), a.allocate(2)]
+        a.free(blocks[0])
+        a.free(blocks[2])
+        got = a.allocate(3)
+        left = a.num_free
+    except Exception:
+        return None
+    if got != [0, 1, 3] or left != 3:
+        return None
+    return Mistake(
+        f"{seen}. On a fresh allocator of 5 pages with free runs (0, 2) and (3, 2), allocate(3) gave [0, 1, 3], "
+        "the right pages, but num_free then reads 3, not 1: the 2 pages of run (0, 2), taken whole because no "
+        "run held 3, are handed out, yet your allocator does not count them in use, so their free() is refused",
+        FALLBACK_COUNTED,
+    )

@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from hypothesis import strategies as st
 
+from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
 from minisgl_edu.grading.allocator.runs import ReferenceContiguousAllocator, _wrong_pages
 from minisgl_edu.grading.core import Mistake, expect
 from minisgl_edu.grading.explore import Difference, generated
@@ -378,9 +379,25 @@ def num_free_hint(scene: AllocScene, diff: Difference) -> str:
             "a refused free may give back the pages before the bad one or none of them, but every page "
             "stays either in use or free: none is lost, none is free twice"
         )
+    if op[0] in ("allocate", "fill") and scene.stretch:
+        fallback = _fallback_hint(scene, diff, op)
+        if fallback:
+            return fallback
     if op[0] in ("allocate", "fill"):
         return "a refused allocate takes nothing: check n against the free count before taking any page"
     return "num_free counts the free pages: freed pages come back, allocated ones leave"
+
+
+def _fallback_hint(scene: AllocScene, diff: Difference, op: tuple) -> Optional[str]:
+    """num_free is too high after an allocate that succeeded, by exactly the pages of the runs it took
+    whole because no run held n: the hint that they were never counted in use; None otherwise."""
+    i = int(diff.field.split(":")[0].split()[1])
+    before = play(ReferenceContiguousAllocator, scene, stretch=True, upto=i)
+    n = op[2] if op[0] == "allocate" else max(0, before["num_free"] + op[2])
+    if n > before["num_free"] or not isinstance(diff.got, int) or not isinstance(diff.expected, int):
+        return None
+    whole = sum(length for _, length in whole_run_pages(n, before["runs"]))
+    return FALLBACK_COUNTED if whole and diff.got - diff.expected == whole else None
 
 
 MERGE = "a freed page joins the free run just before it and the one just after it"
