@@ -31,6 +31,9 @@ MISTAKES = {
     "ignore_eos_stops_off": "no stop string was looked for because ignore_eos is set: ignore_eos turns off the "
     "EOS test only, and stop strings and max_new_tokens still end the request",
     "length_overshoot": "the run went past max_new_tokens: count every new token, and stop at the last one allowed",
+    "length_one_past": "the length test let the output go one token past max_new_tokens (len(output) > "
+    "max_new_tokens): the max_new_tokens-th new token is the last allowed, so 'length' comes once the output "
+    "reaches it (>=, not >)",
     "whole_run": "the finish checks saw tokens that come after the one being checked: the output was built from "
     "the whole run (output_ids + every accepted token) before the loop, so the length test counted, and the stop "
     "strings were looked for in, tokens that come later. Build it inside the loop from the tokens so far",
@@ -77,6 +80,9 @@ MISTAKES = {
     "pages_uncut": "pages were kept for tokens after the finish: only the tokens the request keeps need pages",
     "pages_per_rejected_draft": "pages were counted from the number of rejected drafts: a page can hold "
     "valid positions and rejected ones at once; give back only the pages past the new length",
+    "pages_minus_zero": "nothing was to be given back here, yet every page of the row was: req.pages[-drop:] "
+    "with drop == 0 is req.pages[-0:], that is req.pages[0:], the whole row (-0 is 0). Slice from the number of "
+    "pages kept, req.pages[keep:], which is empty when every page stays",
     "pages_of_four": "pages were counted as 4 positions each: use req.page_size, the engine's page size (another "
     "engine has pages of 1, 8 or 16 positions)",
 }
@@ -99,6 +105,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
     "ignore_eos_stops_off": "ignore_eos turns off the EOS test only: stop strings still end the request",
     "length_overshoot": _LENGTH,
+    "length_one_past": "'length' once len(output_ids) + the new tokens so far >= max_new_tokens (not >): the "
+    "max_new_tokens-th token is the last",
     "whole_run": "check each new token on output_ids + the new tokens up to it, not on the whole run",
     "length_not_on_model_token": "the model's own token counts toward max_new_tokens, like the accepted drafts",
     "length_first": "EOS and stop strings first, then the length",
@@ -122,6 +130,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "are the cache's",
     "pages_uncut": _KEPT,
     "pages_per_rejected_draft": _PAGES,
+    "pages_minus_zero": "req.pages[-0:] is the whole row, not an empty list: take req.pages[keep:]",
     "pages_of_four": _PAGES,
 }
 ACCEPT_MISTAKES = [
@@ -139,6 +148,7 @@ FINISH_MISTAKES = [
     "ignore_eos_ignored",
     "ignore_eos_stops_off",
     "length_overshoot",
+    "length_one_past",
     "length_not_on_model_token",
     "length_first",
     "stop_per_token",
@@ -158,5 +168,6 @@ PAGE_MISTAKES = [
     "pages_uncut",
     "pages_per_rejected_draft",
     "pages_of_four",
+    "pages_minus_zero",
 ]
 ALL_MISTAKES = ACCEPT_MISTAKES + FINISH_MISTAKES + KV_MISTAKES + PAGE_MISTAKES

@@ -40,8 +40,10 @@ from minisgl_edu.grading.verify.step import (
     _pages_on_a_longer_row,
     _step,
     caps_the_drafts,
+    confirmed,
     first_field,
     kv_story,
+    length_one_past,
     page_mistake,
     pages_story,
 )
@@ -282,6 +284,9 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     check's facts."""
     want = _step(_request(scene), scene.drafts, scene.targets)
     got = diff.got if isinstance(diff.got, list) else []
+    late = want.finish_reason == "length" and (len(got) == len(want.tokens) + 1 or diff.got is None)
+    if late and answer and length_one_past(answer[0]):
+        return f"{MISTAKES['length_one_past']} ({HINTS['length_one_past']})"
     if want.finish_reason and len(got) > len(want.tokens) and got[: len(want.tokens)] == want.tokens:
         return finish_story(scene, want) + ", but the run went on past it: check each new token as if it came alone"
     if answer and _sees_the_whole_run(answer[0], scene):
@@ -326,6 +331,8 @@ def pages_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = No
     want = _step(req, scene.drafts, scene.targets)
     story, hint = pages_story(req, want, diff.got)
     m = page_mistake(req, scene.drafts, scene.targets, diff.got) if isinstance(diff.got, list) else None
+    if isinstance(diff.got, list):
+        m = confirmed(m, answer[0] if answer else None, req, scene.drafts, scene.targets, diff.got)
     if m is None and answer and isinstance(diff.got, list):
         m = _pages_on_a_longer_row(answer[0], req, scene.drafts, scene.targets, ALL_MISTAKES)
     # the story says "no page was given back" itself

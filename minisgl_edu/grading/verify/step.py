@@ -118,7 +118,7 @@ def _finish(
         else:  # the engine's window: a token stands for at least one byte of UTF-8
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
         stop = any(s in text for s in req.stop)
-    length = len(output) >= req.max_new_tokens
+    length = len(output) > req.max_new_tokens if mistake == "length_one_past" else len(output) >= req.max_new_tokens
     if mistake == "length_overshoot" or (mistake == "length_not_on_model_token" and model_token):
         length = False
     if mistake == "length_first" and length:
@@ -167,7 +167,10 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         "pages_of_four": pages_for(total, 4),
     }.get(mistake, pages_for(total, req.page_size))
     accepted = n + 1 if mistake == "bonus_accepted" and n == len(drafts) else n
-    return VerifyResult(accepted, tokens, reason, kv_len, req.pages[keep:])
+    free = req.pages[keep:]
+    if mistake == "pages_minus_zero" and not free:  # req.pages[-drop:] with drop == 0
+        free = list(req.pages)
+    return VerifyResult(accepted, tokens, reason, kv_len, free)
 
 
 # --- calling the student's function and explaining a difference ------------------------------------
@@ -253,6 +256,7 @@ def diagnose(
     if first == "free_pages":
         story, hint = pages_story(req, want, got.free_pages)
         m = page_mistake(req, drafts, targets, got.free_pages, mistakes)
+        m = confirmed(m, fn, req, drafts, targets, got.free_pages)
         if m is None and fn is not None:
             m = _pages_on_a_longer_row(fn, req, drafts, targets, mistakes)
         if m:
@@ -267,6 +271,8 @@ def diagnose(
     named = whole or field_only
     if fn is not None and STOP_DECODING & set(named):
         named = _stop_decoding_told_apart(named, fn)
+    if "length_one_past" in named:
+        named = _length_told_apart(named, fn)
     if named:
         text += f". {MISTAKES[named[0]][0].upper()}{MISTAKES[named[0]][1:]}"
         hint = HINTS[named[0]]
@@ -326,6 +332,50 @@ def _stop_decoding_told_apart(named: list[str], fn) -> list[str]:
     return [m for m in named if m not in STOP_DECODING]
 
 
+def length_one_past(fn) -> bool:
+    """The answer goes on at the max_new_tokens-th token (the model's token of a step without drafts,
+    4 of max 4), and answers 'length' one token later (a run of 2 tokens, 5 of max 4): its length test
+    is > where >= is due."""
+    one, two, three = _w(" one", " two", " three")
+    try:
+        at = _call(fn, _req([one] * 3, 0, max_new=4), [], [two])
+        past = _call(fn, _req([one] * 3, 1, max_new=4), [two], [two, three])
+    except Exception:
+        return False
+    return (at.tokens, at.finish_reason, past.tokens, past.finish_reason) == ([two], None, [two, three], "length")
+
+
+def _length_told_apart(named: list[str], fn) -> list[str]:
+    """`named` where a step could not tell a length test one token late from a run that went on past
+    its finish (a run cut one token past max_new_tokens looks like both): the first when the answer
+    makes it (then not the second, which the same run shows), else neither of them by that name."""
+    if fn is not None and length_one_past(fn):
+        return ["length_one_past"] + [m for m in named if m not in ("length_one_past", "finish_on_last_only")]
+    return [m for m in named if m != "length_one_past"]
+
+
+def _frees_the_end_of_a_longer_row(fn, req, drafts, targets) -> bool:
+    """The answer gives back the right pages of the same step with two more pages in its row."""
+    longer = _copy(req)
+    longer.pages = list(req.pages) + [max(req.pages, default=0) + 1, max(req.pages, default=0) + 2]
+    try:
+        got = _call(fn, longer, drafts, targets)
+    except Exception:
+        return False
+    return got.free_pages == package_step(_copy(longer), list(drafts), list(targets)).free_pages
+
+
+def confirmed(m: Optional[str], fn, req, drafts, targets, got: list[int]) -> Optional[str]:
+    """The page mistake to name for these free_pages: the slice req.pages[-0:] where the answer gave back
+    the whole row on a step that gives back nothing, yet the right pages where some do go (the same
+    step with two more pages in its row); else `m`, the page mistake page_mistake found."""
+    none_go = not package_step(_copy(req), list(drafts), list(targets)).free_pages
+    if none_go and got and got == list(req.pages) and fn is not None:
+        if _frees_the_end_of_a_longer_row(fn, req, drafts, targets):
+            return "pages_minus_zero"
+    return m
+
+
 CAPPED = (
     "accepted counts every draft the model agreed with, also past max_new_tokens: do not cut the drafts to the "
     "tokens left yourself; count first, then the length limit cuts the tokens"
@@ -346,8 +396,13 @@ def caps_the_drafts(fn) -> bool:
 
 def page_mistake(req, drafts, targets, free_pages, mistakes=ALL_MISTAKES) -> Optional[str]:
     """The known mistake of PAGE_MISTAKES that gives these free_pages, when only one does (a step
-    where two give the same pages does not tell them apart)."""
-    alike = [m for m in PAGE_MISTAKES if m in mistakes and _step(req, drafts, targets, m).free_pages == free_pages]
+    where two give the same pages does not tell them apart). The slice req.pages[-0:] is left to
+    `confirmed`: it gives the right pages wherever some go, so only a probe of the answer names it."""
+    alike = [
+        m
+        for m in PAGE_MISTAKES
+        if m in mistakes and m != "pages_minus_zero" and _step(req, drafts, targets, m).free_pages == free_pages
+    ]
     return alike[0] if len(alike) == 1 else None
 
 
