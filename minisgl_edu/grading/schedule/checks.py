@@ -20,6 +20,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.fixtures import waiting
 from minisgl_edu.grading.harness import new_scheduler
+from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -87,13 +88,34 @@ def admits_when_unclamped(fn) -> bool:
 
 
 def decide(fn, s: Scheduler) -> Optional[Batch]:
-    """Call the student's function once and check that its batch is one the engine can run."""
+    """Call the student's function once and check that its batch is one the engine can run. A
+    request's fields changed before `cache.release()` read them are named first (release_watch.py):
+    the leak or crash that follows says nothing of the order of the steps."""
     if fn is not reference:
         hide_engine_answer(s)
+    watch = ReleaseWatch(s)
     try:
-        batch = fn(s)
-    except NotImplementedError:
-        raise
+        with watch:
+            batch = _call(fn, s)
+    except Exception:
+        if watch.mistake() is None:
+            raise
+        batch = None
+    if watch.mistake() is not None:
+        raise watch.mistake()
+    check_batch(s, batch, fn)
+    check_rows(s, batch)
+    try:
+        s.cache.check()
+    except AssertionError as e:
+        raise AssertionError(f"after your decision the KV pages do not add up: {e}") from None
+    return batch
+
+
+def _call(fn, s: Scheduler) -> Optional[Batch]:
+    """The student's function, with the engine's errors it can cause told in its terms."""
+    try:
+        return fn(s)
     except OutOfPages as e:
         raise AssertionError(
             f"your code asked for KV pages that were not there ({e}): a request was admitted whose "
@@ -106,13 +128,6 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
             "your code ran out of page-table rows: at most scheduler.max_running requests (running, "
             "plus waiting ones that hold a row) may be admitted at once"
         ) from None
-    check_batch(s, batch, fn)
-    check_rows(s, batch)
-    try:
-        s.cache.check()
-    except AssertionError as e:
-        raise AssertionError(f"after your decision the KV pages do not add up: {e}") from None
-    return batch
 
 
 ONE_PHASE = (

@@ -42,6 +42,7 @@ from minisgl_edu.grading.schedule.checks import (
 )
 from minisgl_edu.grading.schedule.engine import run_steps
 from minisgl_edu.grading.schedule.lpm_chunked import sorted_behind_a_chunk
+from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE, counts_the_deepest_edge
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -164,15 +165,29 @@ def case_whole_pages(fn):
     add_waiting(s, 1, shared + token_ids(3, 81), pages=4)
     order = [r.uid for r in s.waiting]
     batch = decide_in_order(fn, s)
+    what = (
+        "request 0's whole 16-token prompt is cached, but cache.admit leaves its last token to compute (its "
+        "logits give the first output token), so it gets 3 pages; request 1 gets all 4"
+    )
+    if _order(batch) != [1, 0] and counts_the_deepest_edge(fn):
+        raise Mistake(
+            f"{what}: the prefill batch should hold requests [1, 0] in that order, yours is {show(batch)}. Its "
+            "match split the cached prompt's edge in two (12 and 4 tokens). On a scene with a 4-page prefix "
+            "cached over two nodes of 2 pages and a 3-page one on one node, yours also puts the 3-page request "
+            f"first: {DEEPEST_EDGE[0]}",
+            DEEPEST_EDGE[1],
+        )
     expect_order(
         batch,
         [1, 0],
         s,
-        "request 0's whole 16-token prompt is cached, but cache.admit leaves its last token to compute (its "
-        "logits give the first output token), so it gets 3 pages; request 1 gets all 4. Count what "
-        "scheduler.cache.match(req) returns, not match_prefix(req.input_ids)",
+        f"{what}. Count what scheduler.cache.match(req) returns, not match_prefix(req.input_ids)",
         order,
     )
+
+
+def _order(batch) -> list[int]:
+    return [it.req.uid for it in batch.items] if batch is not None and batch.is_prefill else []
 
 
 def case_no_prefix_fcfs(fn):

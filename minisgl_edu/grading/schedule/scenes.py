@@ -28,6 +28,8 @@ from minisgl_edu.core import Batch
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import fail_fast_if_stub
 from minisgl_edu.grading.schedule.checks import hide_engine_answer
+from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE
+from minisgl_edu.grading.schedule.release_watch import RELEASE_HINT, RELEASE_READ, ReleaseWatch
 from minisgl_edu.grading.scheduler_scenes import (
     PAGE_SIZE,
     POOL,
@@ -135,6 +137,9 @@ def context(s: Scheduler) -> dict:
                 "clamped": r.sampling_params.max_tokens > r.max_new_tokens,
             }
         )
+    for r, w in zip(s.waiting, waiting):  # after every match above: the tree is split as the answer sees it
+        handle = cache.match(r)[0] if r.table_idx < 0 else None
+        w["edge_pages"] = len(getattr(handle, "key", ())) // cache.page_size
     admitted = s.running + [r for r in s.waiting if r.table_idx >= 0]
     return {
         "budget": s.max_prefill_tokens,
@@ -171,11 +176,13 @@ def play(fn: Any, scene: ScheduleScene) -> dict:
     for k in range(1, scene.decisions + 1):
         label = f"step {scene.warmup + k}"
         ctx = context(s)
-        batch = s._schedule_next_batch()  # the answer's code
+        with ReleaseWatch(s) as watch:
+            batch = s._schedule_next_batch()  # the answer's code
         if batch is not None and not isinstance(batch, Batch):
             out[f"{label}: the batch"] = f"a {type(batch).__name__}, not a Batch"
             return out
         out[f"{label}: the batch"] = Decision(items_of(batch), ctx)
+        out[f"{label}: {RELEASE_READ}"] = watch.seen()
         out[f"{label}: scheduler.waiting"] = [r.uid for r in s.waiting]
         out[f"{label}: waiting requests that hold a row"] = [r.uid for r in s.waiting if r.table_idx >= 0]
         out[f"{label}: pages each request holds"] = {u: s.cache.held_pages(r) for u, r in sorted(s.reqs.items())}
@@ -243,6 +250,9 @@ def _order_hint(ctx: dict, got: list[int], want: list[int], lpm: bool) -> str:
                 f"at most LPM_MAX_WAITING = {LPM_MAX_WAITING} requests wait (scheduler.waiting, not the running "
                 "ones), so sort by cached pages: " + LPM
             )
+        by_edge = sorted((u for u in arrival if not info[u]["admitted"]), key=lambda u: -info[u]["edge_pages"])
+        if mine < theirs and new == by_edge[: len(new)]:
+            return DEEPEST_EDGE[1] + ": " + LPM
         if mine < theirs:
             return "most cached pages first (the pages scheduler.cache.match(req) returns), not fewest: " + LPM
         if mine == theirs:
@@ -416,6 +426,7 @@ def hints(lpm: bool) -> SceneHints:
     return SceneHints(
         {
             "the batch": _batch_hint(lpm),
+            RELEASE_READ: RELEASE_HINT,
             "scheduler.waiting": _waiting_hint,
             "waiting requests that hold a row": _rows,
             "pages each request holds": _pages,

@@ -1,0 +1,128 @@
+"""Exercise 5: what `cache.release()` read of a request, against the request as `cache.admit` left it.
+
+`cache.release(req, cache_it=False)` works out what to give back from the request's own fields:
+`req.prefix_len` (and `req.shared_len`) say how many of its leading pages are the prefix cache's,
+shared and only locked, `req.table_idx` which row to free, `req.cache_handle` which node to unlock
+(and, with `cache_it=True`, `req.cached_len` what to donate). Undoing a refused admission therefore
+has an order: release first, while those fields are still what `cache.admit` set, and only then the
+contract's reset (`req.cached_len = req.prefix_len = 0`). Reset first, and release takes the cached
+prefix pages for the request's own and frees them, though the prefix cache still holds them.
+
+The effect alone (a page "leak", or pages counted twice) does not say which step was out of order,
+so `watched(s)` records, during one decision, every request's fields right after `cache.admit` (or
+at the decision's start, for requests admitted earlier) and what each `cache.release()` call found;
+`ReleaseWatch.mistake()` names the fields that changed in between, whichever they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from minisgl_edu.grading.core import Mistake
+
+# The fields release() reads, and what it reads each one for.
+READS = {
+    "table_idx": "the page-table row to free (at -1 it gives back nothing)",
+    "prefix_len": "how many leading pages are the prefix cache's, locked and shared, not the request's own",
+    "shared_len": "how many leading pages were handed over to the prefix cache",
+    "cache_handle": "the prefix cache node to unlock",
+    "cached_len": "the computed tokens it donates to the prefix cache (cache_it=True)",
+}
+
+
+# The generated phase's field (scenes.py) and its hint.
+RELEASE_READ = "request fields changed between cache.admit and cache.release"
+RELEASE_HINT = (
+    "the request's fields were changed before cache.release() read them: call cache.release(req, "
+    "cache_it=False) first, while the request is as cache.admit left it, and only then reset "
+    "req.cached_len = req.prefix_len = 0 (release reads req.prefix_len to tell the prefix cache's pages "
+    "from the request's own)"
+)
+
+
+def _fields(req: Any) -> dict:
+    return {name: getattr(req, name, None) for name in READS}
+
+
+def _differs(before: Any, after: Any) -> bool:
+    if isinstance(before, int) and isinstance(after, int):
+        return before != after
+    return before is not after  # a node of the prefix cache: the same one, not an equal one
+
+
+class ReleaseWatch:
+    """Installed on `s.cache` for one decision (a context manager): wraps `admit` and `release` on
+    the instance, records, and takes the wrappers off again on exit."""
+
+    def __init__(self, s: Any):
+        self.cache = s.cache
+        self.page_size = s.cache.page_size
+        live = list(s.waiting) + list(s.running)
+        self.as_left = {id(r): _fields(r) for r in live if r.table_idx >= 0}
+        self.changed: list[tuple[Any, dict, dict]] = []  # (request, as admit left it, as release read it)
+
+    def __enter__(self) -> "ReleaseWatch":
+        cache = self.cache
+        admit, release = cache.admit, cache.release
+
+        def watched_admit(req, *args, **kwargs):
+            out = admit(req, *args, **kwargs)
+            self.as_left[id(req)] = _fields(req)
+            return out
+
+        def watched_release(req, cache_it: bool = True):
+            left = self.as_left.pop(id(req), None)
+            if left is not None:
+                read = _fields(req)
+                names = [n for n in READS if (cache_it or n != "cached_len") and _differs(left[n], read[n])]
+                if names:
+                    self.changed.append((req, {n: left[n] for n in names}, {n: read[n] for n in names}))
+            return release(req, cache_it=cache_it)
+
+        self._saved = {name: cache.__dict__.get(name) for name in ("admit", "release")}
+        cache.admit, cache.release = watched_admit, watched_release
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for name, saved in self._saved.items():
+            if saved is None:
+                delattr(self.cache, name)
+            else:
+                setattr(self.cache, name, saved)
+
+    def seen(self) -> list[str]:
+        """Each release() call that found fields changed, as `request 1: req.prefix_len 0 (admit: 16)`."""
+        return [
+            f"request {req.uid}: " + ", ".join(f"req.{n} {_show(read[n])} (admit: {_show(left[n])})" for n in left)
+            for req, left, read in self.changed
+        ]
+
+    def mistake(self) -> Optional[Mistake]:
+        """The Mistake naming the fields changed before release() read them, or None."""
+        if not self.changed:
+            return None
+        req, left, read = self.changed[0]
+        names = list(left)
+        was = ", ".join(f"req.{n} = {_show(read[n])}" for n in names)
+        admit_set = ", ".join(f"req.{n} = {_show(left[n])}" for n in names)
+        why = "; ".join(f"req.{n}: {READS[n]}" for n in names)
+        lost = ""
+        if "prefix_len" in left and left["prefix_len"] > read["prefix_len"]:
+            pages = (left["prefix_len"] - read["prefix_len"]) // self.page_size
+            lost = (
+                f" So release took {pages} cached prefix page(s) for the request's own and put them on the free "
+                "list, though the prefix cache still holds them."
+            )
+        fields = " and ".join(f"req.{n}" for n in names)
+        return Mistake(
+            f"your code called cache.release() for request {req.uid} with {was}, where cache.admit had "
+            f"set {admit_set}: the request's fields were changed before release() read them. release() reads "
+            f"them to know what to give back ({why}).{lost}",
+            f"call cache.release(req, cache_it=False) first, while the request is as cache.admit left it, and "
+            f"change {fields} only after it (the contract's reset, req.cached_len = req.prefix_len = 0, comes "
+            "last): release() reads the request's fields to know which pages are its own",
+        )
+
+
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, int) or value is None else "another node"
