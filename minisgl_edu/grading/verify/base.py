@@ -141,6 +141,33 @@ def case_stop_multibyte(fn):
         "the stop string '🚀🚀🚀' (3 characters, 12 bytes) begins in the output and ends in draft 5: it spans 9 tokens",
         _likeliest_first("stop_window_chars"),
     )
+    _longest_in_bytes(fn, ids)
+
+
+def _longest_in_bytes(fn, ids: list[int]) -> None:
+    """The same step beside a stop string of fewer bytes: '!' (1 byte), then ' END', more characters
+    than '🚀🚀🚀' (4 to 3) but fewer bytes (4 to 12). The tail of the stop string with the most bytes
+    holds the rockets' 9 tokens; one of '!' or ' END', plus 4, does not."""
+    for stop in (("!", "🚀🚀🚀"), ("🚀🚀🚀", "!")):
+        _check(
+            fn,
+            _req(ids[:4], 7, stop=stop),
+            ids[4:],
+            ids[4:] + [_id(" one")],
+            f"stop {list(stop)}: '🚀🚀🚀' (12 bytes) ends in draft 5 and spans 9 tokens: the tail must hold the "
+            "stop string with the most bytes, whichever comes first in the list",
+            _likeliest_first("stop_window_shorter", leave_out=("stop_window_chars",)),
+        )
+    for stop in ((" END", "🚀🚀🚀"), ("🚀🚀🚀", " END")):
+        _check(
+            fn,
+            _req(ids[:4], 7, stop=stop),
+            ids[4:],
+            ids[4:] + [_id(" one")],
+            f"stop {list(stop)}: '🚀🚀🚀' ends in draft 5 and spans 9 tokens; ' END' has more characters (4 to 3) "
+            "but fewer bytes (4 to 12): the tail must hold the stop string with the most bytes",
+            _likeliest_first("stop_window_most_chars", leave_out=("stop_window_chars", "stop_window_shorter")),
+        )
 
 
 def case_ignored_eos_in_stop(fn):

@@ -56,6 +56,11 @@ MISTAKES = {
     "ignored end ids: with ignore_eos an end id stays in the output and decodes to no text, and up to three of "
     "them may sit among a stop string's tokens (exercise 1's rules), so a stop string of b bytes can span b + 3 "
     "tokens. Make the margin at least 3 tokens (the engine's check_finish uses +4)",
+    "stop_window_most_chars": "the tail you decoded was sized by the stop string with the most characters "
+    "(max(stop, key=len)), not the one with the most bytes: a CJK or emoji stop string with fewer characters can "
+    "have more bytes ('🚀🚀🚀': 3 characters, 12 bytes) and span more tokens than that tail holds",
+    "stop_window_shorter": "the tail you decoded was sized by a stop string shorter in bytes than the longest of "
+    "the list (the first, the last or the shortest): every stop string of the list must fit in it",
     "kv_no_drafts": "kv_len left out the accepted drafts: their K/V was computed in this pass at their own "
     "positions and is valid, so kv_len counts every token the request now has but its newest, the accepted "
     "drafts included",
@@ -117,6 +122,10 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "stop_window_bytes": "an ignored end id adds a token but no text: decode len(s.encode()) tokens plus a margin",
     "stop_window_margin": "your margin is too small for three ignored end ids: decode at least len(s.encode()) + 3 "
     "tokens",
+    "stop_window_most_chars": "pick the longest stop string by bytes, not by characters: size the tail by "
+    "max(len(s.encode()) for s in stop) + 4, not by the bytes of max(stop, key=len)",
+    "stop_window_shorter": "the longest stop string of the list sizes the tail: decode max(len(s.encode()) for s in "
+    "stop) + 4 tokens, whatever string the list holds first or last",
     "kv_no_drafts": _KV,
     "kv_counts_rejected": _KV,
     "kv_counts_newest": _KV,
@@ -156,6 +165,8 @@ FINISH_MISTAKES = [
     "stop_window_chars",
     "stop_window_bytes",
     "stop_window_margin",
+    "stop_window_most_chars",
+    "stop_window_shorter",
     "whole_run",
 ]
 KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut", "kv_no_drafts"]

@@ -37,7 +37,9 @@ from minisgl_edu.grading.verify.step import (
     _as_result,
     _call,
     _decode,
+    _id,
     _pages_on_a_longer_row,
+    _req,
     _step,
     caps_the_drafts,
     confirmed,
@@ -287,12 +289,33 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     late = want.finish_reason == "length" and (len(got) == len(want.tokens) + 1 or diff.got is None)
     if late and answer and length_one_past(answer[0]):
         return f"{MISTAKES['length_one_past']} ({HINTS['length_one_past']})"
+    chars_first = bool(scene.stop) and len(max(scene.stop, key=len).encode()) < max(len(x.encode()) for x in scene.stop)
+    if want.finish_reason == "stop" and chars_first and answer and window_of_most_characters(answer[0]):
+        return f"{MISTAKES['stop_window_most_chars']} ({HINTS['stop_window_most_chars']})"
     if want.finish_reason and len(got) > len(want.tokens) and got[: len(want.tokens)] == want.tokens:
         return finish_story(scene, want) + ", but the run went on past it: check each new token as if it came alone"
     if answer and _sees_the_whole_run(answer[0], scene):
         return f"{MISTAKES['whole_run']} ({HINTS['whole_run']})"
     m = named_mistake(scene, diff, ACCEPT_MISTAKES)
     return f"{MISTAKES[m]} ({HINTS[m]})" if m else finish_story(scene, want)
+
+
+def window_of_most_characters(fn) -> bool:
+    """The answer finds '🚀🚀🚀' (9 tokens, 12 bytes) beside '!' in either order, and misses it beside
+    ' END' (more characters, fewer bytes) in either order: its tail follows the stop string with the
+    most characters."""
+    ids = tokenizer().encode("go 🚀🚀🚀 now")
+    req = functools.partial(_req, ids[:4], 7)
+
+    def finds(stop: tuple[str, ...]) -> bool:
+        got = _call(fn, req(stop=stop), ids[4:], ids[4:] + [_id(" one")])
+        return got.finish_reason == "stop" and len(got.tokens) == 6
+
+    try:
+        found = finds(("!", "🚀🚀🚀")) and finds(("🚀🚀🚀", "!"))
+        return found and not finds((" END", "🚀🚀🚀")) and not finds(("🚀🚀🚀", " END"))
+    except Exception:
+        return False
 
 
 def _sees_the_whole_run(fn, scene: VerifyScene) -> bool:

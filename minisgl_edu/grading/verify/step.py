@@ -113,6 +113,10 @@ def _finish(
             text = req.decode(output[-(max(len(s) for s in req.stop) + 4) :])
         elif mistake == "stop_window_bytes":
             text = req.decode(output[-max(len(s.encode("utf-8")) for s in req.stop) :])
+        elif mistake == "stop_window_most_chars":
+            text = req.decode(output[-(len(max(req.stop, key=len).encode("utf-8")) + 4) :])
+        elif mistake == "stop_window_shorter":
+            text = req.decode(output[-(min(len(s.encode("utf-8")) for s in req.stop) + 4) :])
         elif mistake == "stop_window_margin":  # room for two ignored end ids, not three
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 2) :])
         else:  # the engine's window: a token stands for at least one byte of UTF-8
