@@ -20,10 +20,10 @@ from minisgl_edu.grading.schedule.checks import add_waiting, decide, lpm_sched
 
 DEEPEST_EDGE = (
     "you count the pages of the matched node's own edge, the handle cache.match(req) returns "
-    "(len(handle.key)), not the pages of the whole matched path: the handle is only the deepest node, "
+    "(len(handle.key), handle.pages), not the pages of the whole matched path: the handle is only the deepest node, "
     "and a prefix cached over several nodes keeps its earlier pages on the nodes above it",
     "sort by len(pages), where handle, pages = scheduler.cache.match(req): the pages of the whole path "
-    "from the root, not len(handle.key), the deepest node's own edge",
+    "from the root, not the deepest node's own edge (len(handle.key), handle.pages)",
 )
 
 

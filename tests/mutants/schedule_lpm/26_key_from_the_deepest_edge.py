@@ -19,7 +19,7 @@ MUST_FAIL = {
 }
 MUST_SAY = "not the pages of the whole matched path"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "the pages of the whole path from the root, not len(handle.key)"
+HINT_SAYS = "the pages of the whole path from the root, not the deepest node's own edge"
 
 LPM_MAX_WAITING = 8
 
