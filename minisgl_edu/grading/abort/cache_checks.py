@@ -4,6 +4,8 @@ An aborted request's computed full pages go into the prefix cache, as a finished
 `check_cached(s, b)` compares the cache with a `fixtures.Held` snapshot `b` taken just before the
 abort, page by page:
 
+* every page the cache adopted is filed under the tokens it holds K/V for (`_check_filed`): the
+  row's page i under `all_ids[:(i + 1) * page_size]`, the whole sequence from the first token;
 * no page is both cached and free, and none left the cache (`_check_nothing_freed_from_the_cache`):
   the pages the request was admitted with (its prefix hit) and, for the first of n answers to one
   prompt, the prompt pages it handed to the cache after its prefill, are the cache's, not copies;
@@ -18,14 +20,14 @@ Each failed check raises a `Mistake` whose hint names the mistake found.
 
 from __future__ import annotations
 
-from minisgl_edu.grading.abort.checks import (
+from minisgl_edu.grading.abort.checks import check_consistent, check_row
+from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
     PROMPT_ONLY,
     caches_the_prompt_only,
-    check_consistent,
-    check_row,
     drops_a_computed_token,
 )
+from minisgl_edu.grading.abort.release_seen import reads_first
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import Held
 from minisgl_edu.kvcache.naive_cache import NaiveCache
@@ -73,6 +75,7 @@ def _too_many(b: Held, got: int, expect: int, ps: int) -> Mistake:
     return Mistake(f"{head}: pages with tokens whose K/V was never computed are in the cache")
 
 
+@reads_first
 def check_cached(s: Scheduler, b: Held, *, others_lock: int = 0, hit: int | None = None) -> None:
     """After the abort (and after its batch landed): the computed full pages are cached, everything
     else of the request's own is free, nothing twice, no lock left behind. `others_lock`: pages
@@ -81,11 +84,70 @@ def check_cached(s: Scheduler, b: Held, *, others_lock: int = 0, hit: int | None
     it handed to the prefix cache after its prefill (req.shared_len)."""
     check_row(s, b.row_idx)
     cached = set(s.cache.prefix_cache.cached_pages())
+    _check_filed(s, b, cached)
     _check_nothing_freed_from_the_cache(s, b, cached, b.own_from if hit is None else hit)
     keeps = not isinstance(s.cache.prefix_cache, NaiveCache)
     want_adopted = _check_adopted(s, b, cached, keeps)
     _check_freed_and_unlocked(s, b, cached, keeps, want_adopted, others_lock)
     check_consistent(s)
+
+
+def filed_under(tree, page: int) -> tuple[int, ...] | None:
+    """The tokens a radix tree files `page` under: its path from the root to the end of that page
+    (None for a cache without a tree, or a page it does not hold)."""
+    root, ps = getattr(tree, "root", None), getattr(tree, "page_size", 1)
+    stack = list(root.children.values()) if root is not None else []
+    while stack:
+        node = stack.pop()
+        if page in node.pages:
+            keys, up = [node.key[: (node.pages.index(page) + 1) * ps]], node.parent
+            while up is not None and up is not root:
+                keys.append(up.key)
+                up = up.parent
+            return tuple(t for key in reversed(keys) for t in key)
+        stack.extend(node.children.values())
+    return None
+
+
+FILED_FROM_THE_ROOT = (
+    "insert the whole computed sequence from its first token, req.all_ids[:full * page_size], with the row's "
+    "pages from the first, pages[:full]; not only the part after the cached prefix. insert() files a sequence "
+    "from the root, as a prompt's start: it walks the part the cache already holds and returns how many pages "
+    "it had (free the request's own copies among those)"
+)
+
+
+def _check_filed(s: Scheduler, b: Held, cached: set[int]) -> None:
+    """Each page of the request's row that the cache adopted is filed under the tokens whose K/V it
+    holds: full computed page i of the row under all_ids[:(i + 1) * page_size]. A page filed under
+    a later part of the sequence alone (a sequence inserted from the middle) serves prompts that
+    start there."""
+    ps, tree = s.cache.page_size, s.cache.prefix_cache
+    for i, p in enumerate(b.row[: b.full(ps)]):  # a page past them is one too many: `_too_many` names it
+        if p not in cached or p in b.cached:
+            continue
+        want, got = tuple(b.all_ids[: (i + 1) * ps]), filed_under(tree, p)
+        if got is None or want[: len(got)] == got:
+            continue  # where it belongs (a partly filled page: `_too_many`)
+        head = (
+            f"page {p}, page {i} of the request's row (the K/V of tokens {i * ps} to {(i + 1) * ps - 1} of "
+            f"req.all_ids, computed after the {i * ps} tokens before them), went into the prefix cache filed "
+            f"under the wrong tokens"
+        )
+        if 0 < len(got) < len(want) and want[len(want) - len(got) :] == got:
+            k = i + 1 - len(got) // ps
+            raise Mistake(
+                f"{head}: under a sequence of its own that starts with token {k * ps} of req.all_ids (the first "
+                f"token after its first {k} page(s), its cached prefix), filed from the root as if it were a "
+                "prompt's start. No request that starts like the aborted one finds it, and one whose prompt starts "
+                "with those tokens would read K/V computed at other positions, after other tokens",
+                FILED_FROM_THE_ROOT,
+            )
+        raise Mistake(
+            f"{head}: not under req.all_ids[:{(i + 1) * ps}], the tokens from the first to the end of that page",
+            "insert() files page i of the list it is given under ids[:(i + 1) * page_size]: give it the ids and "
+            "the row's pages from the same start, the request's first token with the row's first page",
+        )
 
 
 SHARED_LEN = (

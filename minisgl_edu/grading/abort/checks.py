@@ -15,9 +15,10 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
+from minisgl_edu.grading.abort.probes import ROW_ZERO, row_zero, skips_row_zero
+from minisgl_edu.grading.abort.release_seen import aborting, changed, reads_first, watch
 from minisgl_edu.grading.core import Mistake, hinted
-from minisgl_edu.grading.fixtures import Held, decoding, modelless, plugged, step_until, waiting
-from minisgl_edu.grading.harness import new_scheduler
+from minisgl_edu.grading.fixtures import Held, plugged
 from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.scheduler import Scheduler
 
@@ -53,12 +54,6 @@ RELEASE_HINT = (
     "its row, and its hold on a cached prefix (once), and it waits for a batch in flight"
 )
 
-ROW_ZERO = (
-    "row 0 is a real page-table row (the first admitted request often gets it); table_idx is -1 when the "
-    "request has none. Test req.table_idx < 0 (or >= 0), not its truth value or > 0, which take row 0 for "
-    "no row; release(req, ...) itself does nothing for a request without a row"
-)
-
 MARK = "mark it finished: req.status = ReqStatus.FINISHED and req.finish_reason = 'abort'"
 RELEASE = "give back what it holds with scheduler.cache.release(req, cache_it=False)"
 
@@ -74,8 +69,11 @@ NEXT_TOKEN_HINT = (
 
 
 def start(fn, **overrides) -> Scheduler:
-    """A fresh scheduler with `fn` as its abort_fn (an untouched stub fails before the model loads)."""
-    return plugged(fn, "abort_fn", 0, **overrides)
+    """A fresh scheduler with `fn` as its abort_fn (an untouched stub fails before the model loads),
+    its cache's release() watched (`release_seen`)."""
+    s = plugged(fn, "abort_fn", 0, **overrides)
+    watch(s)
+    return s
 
 
 def engine_step(what: str, run: Callable[[], object]):
@@ -106,8 +104,14 @@ def returns() -> Iterator[None]:
 
 @hinted("return True for a live uid (a key of scheduler.reqs), False for any other")
 def abort(s: Scheduler, uid: int) -> None:
-    with returns():
-        got = s.abort(uid)
+    with returns(), aborting(s, s.reqs.get(uid)):
+        try:
+            got = s.abort(uid)
+        except Exception as e:
+            mistake = changed(s)  # release() crashed on a field the abort had changed
+            if mistake is None:
+                raise
+            raise mistake from e
     assert got is True, (
         f"aborting a live request (uid {uid}) must return True; your function returned {got!r}. Hint: a uid is "
         "live while it is a key of scheduler.reqs"
@@ -192,6 +196,7 @@ def check_marked_where(req, where: str) -> None:
     check_marked(req)
 
 
+@reads_first
 @hinted(RELEASE)
 def check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None:
     """Alone in the scheduler: pages and rows back where they were before the request came."""
@@ -222,65 +227,7 @@ def check_memory(s: Scheduler, row: int, free0: int, cached0: set[int]) -> None:
     check_consistent(s)
 
 
-def skips_row_zero(fn) -> bool:
-    """Of two decoding requests, `fn` gives back the one on row 1 and leaves the one on row 0 holding
-    its row: it takes table_idx 0 for "no row"."""
-    s = new_scheduler()
-    s.abort_fn = fn
-    on_row = {decoding(s, uid, 6).table_idx: uid for uid in (0, 1)}
-    if sorted(on_row) != [0, 1]:
-        return False
-    try:
-        s.abort(on_row[1])
-        s.abort(on_row[0])
-    except Exception:
-        return False  # some other mistake: the hint of the failed check names it
-    used = s.cache.page_table.used_rows()
-    return 0 in used and 1 not in used
-
-
-DROPS_A_COMPUTED_TOKEN = (
-    "req.cached_len already leaves the newest sampled token out (it counts only tokens whose K/V is written): "
-    "use it as it is, never minus one"
-)
-
-
-def _cached_at_12(fn) -> int:
-    """How many pages `fn` caches of a request with a 5-token prompt aborted at cached_len 12 (3 full
-    computed pages, 1 of them the prompt's); -1 when the probe does not get that far."""
-    s = modelless(cache="radix")
-    s.abort_fn = fn
-    req = waiting(s, 0, 5, max_tokens=20)
-    try:
-        step_until(s, lambda: req.output_ids and req.cached_len == 12, "cached_len 12", max_steps=40)
-        ids = list(req.all_ids)
-        s.abort(0)
-    except Exception:
-        return -1  # some other mistake: the hint of the failed check names it
-    return len(s.cache.prefix_cache.match_prefix(ids)[1])
-
-
-def drops_a_computed_token(fn) -> bool:
-    """`fn` caches 2 of 3 computed pages: it takes the newest token off req.cached_len once more."""
-    return _cached_at_12(fn) == 2
-
-
-def caches_the_prompt_only(fn) -> bool:
-    """`fn` caches only the prompt's 1 full page of 3 computed: the output tokens left out."""
-    return _cached_at_12(fn) == 1
-
-
-PROMPT_ONLY = "the output tokens computed so far count too: count req.cached_len, not the prompt's length"
-
-
-def _row_zero(row: int) -> Mistake:
-    return Mistake(
-        f"the request's page-table row ({row}) was not given back: your abort gives back a request on row 1 "
-        "with its row and pages, but leaves one on row 0 holding them",
-        ROW_ZERO,
-    )
-
-
+@reads_first
 @hinted("scheduler.cache.release(req, ...) gives back the request's page-table row with its pages")
 def check_row(s: Scheduler, row: int) -> None:
     """`row` is the request's page-table row before the abort (-1: it had none)."""
@@ -289,7 +236,7 @@ def check_row(s: Scheduler, row: int) -> None:
     # the row-0 probe builds a scheduler on the shared engine, which resets this one's rows: run it
     # only once the row is known to be still held
     if row == 0 and skips_row_zero(s.abort_fn):
-        raise _row_zero(row)
+        raise row_zero(row)
     raise AssertionError(f"the request's page-table row ({row}) was not given back. Hint: {RELEASE_HINT}")
 
 
@@ -299,6 +246,7 @@ WAITING_HOLDS = (
 )
 
 
+@reads_first
 def check_release_asked(s: Scheduler, row: int, deferred: int) -> None:
     """Right after the abort of a request whose batch is in flight (it held `row`; `deferred`
     releases were waiting before): a release was asked for, which waits for the batch to land."""
@@ -318,6 +266,7 @@ FREED_AT_ONCE = (
 FREED_AS_WELL = "release() alone gives every page back, once the batch lands: free none of them yourself as well"
 
 
+@reads_first
 def check_nothing_back_early(s: Scheduler, pages: list[int], deferred: int) -> None:
     """Right after the abort of a request whose batch is in flight (`pages` its row's pages, `deferred`
     releases waiting before): none of them is free yet. When some are, whether a release was left
@@ -338,6 +287,7 @@ def check_nothing_back_early(s: Scheduler, pages: list[int], deferred: int) -> N
     )
 
 
+@reads_first
 def check_waiting_released(s: Scheduler, row: int, free_before: int) -> None:
     """A request aborted part-way through its chunked prefill (still in scheduler.waiting, with a
     row and the pages of its first chunks) had something given back: an abort that left its row in
@@ -346,7 +296,7 @@ def check_waiting_released(s: Scheduler, row: int, free_before: int) -> None:
         return
     held = len(s.cache.page_table.pages[row])
     if row == 0 and skips_row_zero(s.abort_fn):
-        raise _row_zero(row)
+        raise row_zero(row)
     raise Mistake(
         f"the request was aborted part-way through its chunked prefill, while still in scheduler.waiting: your "
         f"abort gave back nothing of what it held (its page-table row {row} and its {held} page(s) are still "
@@ -355,6 +305,7 @@ def check_waiting_released(s: Scheduler, row: int, free_before: int) -> None:
     )
 
 
+@reads_first
 @hinted(
     "the first pages of its row (its cached prefix) belong to the prefix cache: free only the request's own "
     "pages, as release(req, cache_it=False) does"
@@ -369,6 +320,7 @@ def check_shared_not_freed(s: Scheduler) -> None:
     )
 
 
+@reads_first
 @hinted(RELEASE)
 def check_own_pages(s: Scheduler, row: int, pages: list[int]) -> None:
     """Others still run: the aborted request's own pages are free now, and none went to the cache."""
@@ -386,6 +338,7 @@ def check_own_pages(s: Scheduler, row: int, pages: list[int]) -> None:
     check_shared_not_freed(s)
 
 
+@reads_first
 def check_all_back(s: Scheduler) -> None:
     """Every request is over: every page is free or cached (and unlocked), every row is free."""
     cache = s.cache
@@ -399,6 +352,7 @@ def check_all_back(s: Scheduler) -> None:
     check_consistent(s)
 
 
+@reads_first
 def check_consistent(s: Scheduler) -> None:
     try:
         s.cache.check()
@@ -410,6 +364,7 @@ def snapshot(s: Scheduler):
     return s.cache.num_free, set(s.cache.prefix_cache.cached_pages())
 
 
+@reads_first
 @hinted(RELEASE)
 def check_freed(s: Scheduler, h: Held, others: str = "", evictable: int | None = None, leader: bool = False) -> None:
     """After the abort of `h.uid` (its batch landed, if any): exactly its own pages are free again,

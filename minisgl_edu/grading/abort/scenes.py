@@ -28,17 +28,16 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Req
-from minisgl_edu.grading.abort.checks import (
+from minisgl_edu.grading.abort.checks import NEXT_TOKEN_HINT, REASON_HINT, returns
+from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
-    NEXT_TOKEN_HINT,
     PROMPT_ONLY,
-    REASON_HINT,
     ROW_ZERO,
     caches_the_prompt_only,
     drops_a_computed_token,
-    returns,
     skips_row_zero,
 )
+from minisgl_edu.grading.abort.release_seen import aborting, or_fields_changed, watch
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.fixtures import BALLAST_TOKEN, token_ids
 from minisgl_edu.grading.harness import fail_fast_if_stub
@@ -153,7 +152,7 @@ def _observe_abort(s: Scheduler, out: dict, label: str, uid: int, ballast: set[i
     row = list(s.cache.page_table.pages[row_idx]) if row_idx >= 0 else []
     ids = list(req.all_ids) if req is not None else []
     s.io.drain()
-    with returns():
+    with returns(), aborting(s, req):
         out[f"{label}: returned"] = s.abort(uid)
     out[f"{label}: messages to the detokenizer"] = messages(s)
     out[f"{label}: scheduler.reqs"] = sorted(s.reqs)
@@ -183,6 +182,7 @@ def _engine(run: Callable[[], Any]) -> str:
 def play(fn: Any, scene: AbortScene) -> dict:
     s = build(scene.setup)
     s.abort_fn = fn
+    watch(s)
     ballast = ballast_pages(s)
     out: dict = {}
     steps, aborts, observing, ids = 0, 0, False, []
@@ -451,12 +451,22 @@ def _or_row_zero(hint: Any, answer: list) -> Callable[[Any, Difference], str]:
     return named
 
 
+# Fields a release() that read changed request fields makes differ.
+MEMORY = {"where the pages of its row are", "its page-table row", "free pages", "pages in the prefix cache"}
+MEMORY |= {"evictable pages", "cache.check()", "the engine", "rows in use", "cached tokens it reuses"}
+
+
 def hints(stretch: bool, answer: list) -> SceneHints:
     """The hints by field; `answer` holds the answer being graded once its search starts."""
     by_kind = _hints(stretch, answer)
-    if stretch:
-        return by_kind
-    return SceneHints({kind: _or_row_zero(hint, answer) for kind, hint in by_kind.items()})
+    if not stretch:
+        by_kind = SceneHints({kind: _or_row_zero(hint, answer) for kind, hint in by_kind.items()})
+    return SceneHints(
+        {
+            kind: or_fields_changed(hint, lambda scene: answer and play(answer[0], scene)) if kind in MEMORY else hint
+            for kind, hint in by_kind.items()
+        }
+    )
 
 
 def _hints(stretch: bool, answer: list) -> SceneHints:

@@ -1,0 +1,80 @@
+"""Probes of exercise 2's graders: the answer re-run on a small scene of its own, to name a mistake.
+
+A failed check sees a symptom (a row still in use, too few pages cached); these probes tell which
+mistake makes it. `skips_row_zero` aborts two decoding requests on rows 0 and 1 (an answer that
+takes table_idx 0 for "no row" gives back only the second); `drops_a_computed_token` and
+`caches_the_prompt_only` (the stretch) abort a request with 3 full computed pages, 1 of them the
+prompt's, and count what went into the prefix cache. Each probe builds its own scheduler and
+returns False (or -1) when the answer does not get that far: the failed check's own hint stands.
+"""
+
+from __future__ import annotations
+
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.fixtures import decoding, modelless, step_until, waiting
+from minisgl_edu.grading.harness import new_scheduler
+
+ROW_ZERO = (
+    "row 0 is a real page-table row (the first admitted request often gets it); table_idx is -1 when the "
+    "request has none. Test req.table_idx < 0 (or >= 0), not its truth value or > 0, which take row 0 for "
+    "no row; release(req, ...) itself does nothing for a request without a row"
+)
+
+
+def skips_row_zero(fn) -> bool:
+    """Of two decoding requests, `fn` gives back the one on row 1 and leaves the one on row 0 holding
+    its row: it takes table_idx 0 for "no row"."""
+    s = new_scheduler()
+    s.abort_fn = fn
+    on_row = {decoding(s, uid, 6).table_idx: uid for uid in (0, 1)}
+    if sorted(on_row) != [0, 1]:
+        return False
+    try:
+        s.abort(on_row[1])
+        s.abort(on_row[0])
+    except Exception:
+        return False  # some other mistake: the hint of the failed check names it
+    used = s.cache.page_table.used_rows()
+    return 0 in used and 1 not in used
+
+
+DROPS_A_COMPUTED_TOKEN = (
+    "req.cached_len already leaves the newest sampled token out (it counts only tokens whose K/V is written): "
+    "use it as it is, never minus one"
+)
+
+
+def _cached_at_12(fn) -> int:
+    """How many pages `fn` caches of a request with a 5-token prompt aborted at cached_len 12 (3 full
+    computed pages, 1 of them the prompt's); -1 when the probe does not get that far."""
+    s = modelless(cache="radix")
+    s.abort_fn = fn
+    req = waiting(s, 0, 5, max_tokens=20)
+    try:
+        step_until(s, lambda: req.output_ids and req.cached_len == 12, "cached_len 12", max_steps=40)
+        ids = list(req.all_ids)
+        s.abort(0)
+    except Exception:
+        return -1  # some other mistake: the hint of the failed check names it
+    return len(s.cache.prefix_cache.match_prefix(ids)[1])
+
+
+def drops_a_computed_token(fn) -> bool:
+    """`fn` caches 2 of 3 computed pages: it takes the newest token off req.cached_len once more."""
+    return _cached_at_12(fn) == 2
+
+
+def caches_the_prompt_only(fn) -> bool:
+    """`fn` caches only the prompt's 1 full page of 3 computed: the output tokens left out."""
+    return _cached_at_12(fn) == 1
+
+
+PROMPT_ONLY = "the output tokens computed so far count too: count req.cached_len, not the prompt's length"
+
+
+def row_zero(row: int) -> Mistake:
+    return Mistake(
+        f"the request's page-table row ({row}) was not given back: your abort gives back a request on row 1 "
+        "with its row and pages, but leaves one on row 0 holding them",
+        ROW_ZERO,
+    )

@@ -1,0 +1,179 @@
+"""What `cache.release()` read of an aborted request, against the request as it was before the abort.
+
+`release(req, cache_it)` learns what the request holds from the request's own fields:
+`req.table_idx` (its page-table row), `req.prefix_len` and `req.shared_len` (its own pages
+start after them: the row's pages before are the prefix cache's) and `req.cache_handle` (the
+lock on the cached prefix it gives up). An abort that changes one of them before `release()`
+reads it (say it zeroes `req.prefix_len` to leave no trace, or sets `req.table_idx = -1`) makes
+`release()` give back the wrong pages, or none. The checks then see only the effect: prefix
+pages freed, a row or a lock left behind.
+
+`watch(s)` wraps the scheduler's `cache.release` so that the release the answer asks for records
+the fields it reads at the moment it reads them (a request whose batch is in flight is read when
+the batch lands); `aborting(s, req)`, around the answer's abort, notes the fields as they were
+when it began, and which release is the answer's (the engine may call release() again later).
+When a check of the pages, rows or locks fails, `reads_first` (a decorator of those checks)
+raises the mistake that explains it: the fields `release()` saw, the ones the request had, and
+the hint to call `release()` on the request as it is. Only a failed check is re-named, so a
+change that does not matter (fields cleared after release() has run) is never reported. The
+generated phase watches its schedulers too: `or_fields_changed` wraps a field's hint, and on a
+difference replays the answer on the scene inside `recording()` to find such a release.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+from minisgl_edu.grading.core import Mistake
+
+# The fields release() reads to know what the request holds. (With cache_it=True it reads
+# req.cached_len too: an answer that changes that one counts the computed tokens wrong, which the
+# stretch's own checks name, so it is left to them.)
+READS = ("table_idx", "prefix_len", "shared_len", "cache_handle")
+
+
+def fields(req: Any, names: tuple[str, ...] = READS) -> dict[str, Any]:
+    return {name: getattr(req, name, None) for name in names}
+
+
+@dataclass
+class Watch:
+    before: dict[int, tuple[Any, dict[str, Any]]] = field(default_factory=dict)  # id(req) -> (req, fields)
+    seen: list[tuple[Any, dict[str, Any], bool]] = field(default_factory=list)  # req, what it read, waited
+    now: int = 0  # id() of the request whose abort is running, 0 between aborts
+    waited: set[int] = field(default_factory=set)  # its release waits for a batch in flight
+
+
+_WATCHES: "weakref.WeakKeyDictionary[Any, Watch]" = weakref.WeakKeyDictionary()
+_RECORDINGS: list[list[Watch]] = []
+
+
+@contextmanager
+def recording() -> Iterator[list[Watch]]:
+    """Every scheduler watched inside the block adds its `Watch` to the list."""
+    got: list[Watch] = []
+    _RECORDINGS.append(got)
+    try:
+        yield got
+    finally:
+        _RECORDINGS.remove(got)
+
+
+def watch(s: Any) -> None:
+    """Record, on `s`, the request fields the release() an abort asks for reads."""
+    cache = s.cache
+    inner = cache.release
+    w = _WATCHES.setdefault(s, Watch())
+    for got in _RECORDINGS:
+        got.append(w)
+    pinned = getattr(cache, "_pins", {})
+
+    def release(req: Any, cache_it: bool = True) -> None:
+        key = id(req)
+        if pinned.get(key):
+            if w.now == key:
+                w.waited.add(key)  # read later, when the batch lands (unpin calls release again)
+        elif w.now == key or key in w.waited:
+            w.seen.append((req, fields(req), key in w.waited))
+            w.waited.discard(key)
+        return inner(req, cache_it)
+
+    cache.release = release
+
+
+@contextmanager
+def aborting(s: Any, req: Any) -> Iterator[None]:
+    """The answer's abort of `req` runs inside: its fields now are what release() should read."""
+    w = _WATCHES.get(s)
+    if w is None or req is None:
+        yield
+        return
+    w.before[id(req)], w.now = (req, fields(req)), id(req)
+    try:
+        yield
+    finally:
+        w.now = 0
+
+
+def _show(values: dict[str, Any]) -> str:
+    def one(name: str, v: Any) -> str:
+        if name == "cache_handle":
+            return "req.cache_handle = None" if v is None else "req.cache_handle = a node of the prefix cache"
+        return f"req.{name} = {v}"
+
+    return ", ".join(one(k, v) for k, v in values.items())
+
+
+def changed(s: Any) -> Optional[Mistake]:
+    """The mistake when a release() of an aborted request on `s` read fields the abort had changed."""
+    w = _WATCHES.get(s)
+    return None if w is None else _changed(w)
+
+
+def _changed(w: Watch) -> Optional[Mistake]:
+    for req, read, waited in w.seen:
+        if id(req) not in w.before or w.before[id(req)][0] is not req:
+            continue
+        was = w.before[id(req)][1]
+        diff = [n for n in READS if read[n] is not was[n] and read[n] != was[n]]
+        if not diff:
+            continue
+        when = (
+            " (its batch was in flight: release() waited for the batch to land and read the request then, "
+            "after your abort had changed it)"
+            if waited
+            else ""
+        )
+        return Mistake(
+            f"cache.release() read the aborted request with {_show({n: read[n] for n in diff})}, but when your "
+            f"abort began the request had {_show({n: was[n] for n in diff})}{when}. release() learns from these "
+            "fields what the request holds (req.table_idx: its row; req.prefix_len and req.shared_len: where its "
+            "own pages start, the pages before being the prefix cache's; req.cache_handle: the lock it gives up), "
+            "so it gave back the wrong pages, or none",
+            "the request's fields were changed before cache.release() read them: call release(req, ...) on the "
+            "request as it is, and do not clear req.table_idx, req.prefix_len, req.shared_len or req.cache_handle "
+            "yourself (before it, or while its release waits for a batch in flight): release() resets what it "
+            "must once it has run",
+        )
+    return None
+
+
+def reads_first(check: Callable[..., Any]) -> Callable[..., Any]:
+    """A check whose first argument is the scheduler: when it fails and a release() of an aborted
+    request read fields the abort had changed, that mistake is raised instead of the check's."""
+
+    @functools.wraps(check)
+    def checked(s: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return check(s, *args, **kwargs)
+        except AssertionError as e:
+            mistake = changed(s)
+            if mistake is None:
+                raise
+            raise mistake from e
+
+    return checked
+
+
+def or_fields_changed(hint: Any, replay: Callable[[Any], Any]) -> Callable[[Any, Any], str]:
+    """A generated field's `hint` (a string or a function of the scene and the difference), unless
+    `replay(scene)`, the answer played again on the scene, shows a release() that read fields the
+    abort had changed: then that mistake's hint."""
+
+    def named(scene: Any, diff: Any) -> str:
+        with recording() as watches:
+            try:
+                replay(scene)
+            except Exception:
+                pass  # the difference's own hint stands
+        for w in watches:
+            mistake = _changed(w)
+            if mistake is not None:
+                return mistake.hint
+        return hint(scene, diff) if callable(hint) else hint
+
+    return named
