@@ -27,7 +27,7 @@ from minisgl_edu.grading.abort.probes import (
     caches_the_prompt_only,
     drops_a_computed_token,
 )
-from minisgl_edu.grading.abort.release_seen import reads_first
+from minisgl_edu.grading.abort.release_seen import changed, reads_first
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import Held
 from minisgl_edu.kvcache.naive_cache import NaiveCache
@@ -217,12 +217,15 @@ def _check_adopted(s: Scheduler, b: Held, cached: set[int], keeps: bool) -> set[
     if got > expect:
         raise _too_many(b, got, expect, ps)
     if got < expect or adopted != want_adopted:
-        raise _too_few(b, got, expect, ps, adopted, s.abort_fn)
+        raise _too_few(s, b, got, expect, adopted)
     return want_adopted
 
 
-def _too_few(b: Held, got: int, expect: int, ps: int, adopted: set[int], fn) -> Exception:
-    """Name the mistake behind too few pages cached along the request's ids (`got`, `expect` right)."""
+def _too_few(s: Scheduler, b: Held, got: int, expect: int, adopted: set[int]) -> Exception:
+    """Name the mistake behind too few pages cached along the request's ids (`got`, `expect` right).
+    A release() that read a req.cached_len the abort had changed is named after the probes that name
+    a wrong count (the prompt only, the newest token dropped again) and before the symptoms."""
+    ps, fn = s.cache.page_size, s.abort_fn
     full = b.full(ps)
     if got <= max(b.known, b.prompt_len // ps) < full and caches_the_prompt_only(fn):
         return Mistake(
@@ -231,6 +234,16 @@ def _too_few(b: Held, got: int, expect: int, ps: int, adopted: set[int], fn) -> 
             "along its tokens",
             PROMPT_ONLY,
         )
+    if b.cached_len % ps == 0 and got == full - 1 and drops_a_computed_token(fn):
+        return Mistake(
+            f"one page too few went into the prefix cache: {b.cached_len} tokens were computed (req.cached_len), "
+            f"{full} full pages of {ps}, and only {got} were cached; the last one, full of computed K/V, went to "
+            "the free list",
+            DROPS_A_COMPUTED_TOKEN,
+        )
+    mistake = changed(s, counted=True)
+    if mistake is not None:
+        return mistake
     if got <= b.known and not adopted:
         return Mistake(
             f"none of the request's computed pages went into the prefix cache: it had {b.cached_len} "
@@ -241,13 +254,6 @@ def _too_few(b: Held, got: int, expect: int, ps: int, adopted: set[int], fn) -> 
             if b.cached_len < b.prompt_len
             else "cache what the request computed: release(req, cache_it=True) files its computed full pages "
             "in the prefix cache",
-        )
-    if b.cached_len % ps == 0 and got == full - 1 and drops_a_computed_token(fn):
-        return Mistake(
-            f"one page too few went into the prefix cache: {b.cached_len} tokens were computed (req.cached_len), "
-            f"{full} full pages of {ps}, and only {got} were cached; the last one, full of computed K/V, went to "
-            "the free list",
-            DROPS_A_COMPUTED_TOKEN,
         )
     if got == b.prompt_len // ps:
         return Mistake(

@@ -30,13 +30,23 @@ from typing import Any, Callable, Iterator, Optional
 
 from minisgl_edu.grading.core import Mistake
 
-# The fields release() reads to know what the request holds. (With cache_it=True it reads
-# req.cached_len too: an answer that changes that one counts the computed tokens wrong, which the
-# stretch's own checks name, so it is left to them.)
+# The fields release() reads to know what the request holds.
 READS = ("table_idx", "prefix_len", "shared_len", "cache_handle")
+# With cache_it=True it reads req.cached_len too (the tokens it caches). An answer that sets that
+# one to a wrong count is named by the stretch's own checks first (the newest token dropped, the
+# prompt only, ...): `changed(s, counted=True)` is asked only where they name nothing.
+COUNTED = ("cached_len",)
+OWN_FROM = "req.prefix_len and req.shared_len: where its own pages start, the pages before being the prefix cache's"
+MEANS = {
+    "table_idx": "req.table_idx: its row",
+    "prefix_len": OWN_FROM,
+    "shared_len": OWN_FROM,
+    "cache_handle": "req.cache_handle: the lock it gives up",
+    "cached_len": "req.cached_len: the computed tokens it caches",
+}
 
 
-def fields(req: Any, names: tuple[str, ...] = READS) -> dict[str, Any]:
+def fields(req: Any, names: tuple[str, ...] = READS + COUNTED) -> dict[str, Any]:
     return {name: getattr(req, name, None) for name in names}
 
 
@@ -108,20 +118,24 @@ def _show(values: dict[str, Any]) -> str:
     return ", ".join(one(k, v) for k, v in values.items())
 
 
-def changed(s: Any) -> Optional[Mistake]:
-    """The mistake when a release() of an aborted request on `s` read fields the abort had changed."""
+def changed(s: Any, counted: bool = False) -> Optional[Mistake]:
+    """The mistake when a release() of an aborted request on `s` read fields the abort had changed
+    (`counted`: req.cached_len too)."""
     w = _WATCHES.get(s)
-    return None if w is None else _changed(w)
+    return None if w is None else _changed(w, counted)
 
 
-def _changed(w: Watch) -> Optional[Mistake]:
+def _changed(w: Watch, counted: bool = False) -> Optional[Mistake]:
     for req, read, waited in w.seen:
         if id(req) not in w.before or w.before[id(req)][0] is not req:
             continue
         was = w.before[id(req)][1]
-        diff = [n for n in READS if read[n] is not was[n] and read[n] != was[n]]
+        names = READS + (COUNTED if counted and not waited else ())  # cached_len may move as a batch lands
+        diff = [n for n in names if read[n] is not was[n] and read[n] != was[n]]
         if not diff:
             continue
+        means = "; ".join(dict.fromkeys(MEANS[n] for n in diff))
+        cleared = ", ".join(f"req.{n}" for n in names[:-1]) + f" or req.{names[-1]}"
         when = (
             " (its batch was in flight: release() waited for the batch to land and read the request then, "
             "after your abort had changed it)"
@@ -130,14 +144,12 @@ def _changed(w: Watch) -> Optional[Mistake]:
         )
         return Mistake(
             f"cache.release() read the aborted request with {_show({n: read[n] for n in diff})}, but when your "
-            f"abort began the request had {_show({n: was[n] for n in diff})}{when}. release() learns from these "
-            "fields what the request holds (req.table_idx: its row; req.prefix_len and req.shared_len: where its "
-            "own pages start, the pages before being the prefix cache's; req.cache_handle: the lock it gives up), "
-            "so it gave back the wrong pages, or none",
+            f"abort began the request had {_show({n: was[n] for n in diff})}{when}. release() learns from the "
+            f"request's fields what it holds ({means}), so it gave "
+            "back the wrong pages, or none",
             "the request's fields were changed before cache.release() read them: call release(req, ...) on the "
-            "request as it is, and do not clear req.table_idx, req.prefix_len, req.shared_len or req.cache_handle "
-            "yourself (before it, or while its release waits for a batch in flight): release() resets what it "
-            "must once it has run",
+            f"request as it is, and do not change {cleared} yourself (before it, or while its release waits for a "
+            "batch in flight): release() resets what it must once it has run",
         )
     return None
 
