@@ -109,11 +109,30 @@ def filed_under(tree, page: int) -> tuple[int, ...] | None:
     return None
 
 
+def misfiled(s: Scheduler, row: list[int], ids: list[int]) -> list[int]:
+    """The pages of `row` (a request's row, `ids` its tokens) that the prefix cache files under other
+    tokens than the ones before and in them, ids[:(i + 1) * page_size] for page i (a page filed where
+    it belongs but only partly filled is left to the other checks)."""
+    ps, tree, out = s.cache.page_size, s.cache.prefix_cache, []
+    for i, p in enumerate(row):
+        got = filed_under(tree, p)
+        if got is not None and tuple(ids[: (i + 1) * ps])[: len(got)] != got:
+            out.append(p)
+    return out
+
+
 FILED_FROM_THE_ROOT = (
     "insert the whole computed sequence from its first token, req.all_ids[:full * page_size], with the row's "
     "pages from the first, pages[:full]; not only the part after the cached prefix. insert() files a sequence "
     "from the root, as a prompt's start: it walks the part the cache already holds and returns how many pages "
     "it had (free the request's own copies among those)"
+)
+
+
+FILED_ANYWHERE = (
+    "insert() files page i of the list it is given under ids[:(i + 1) * page_size], from the root: give it the "
+    "whole computed sequence from the request's first token, req.all_ids[:full * page_size], with the row's "
+    "pages from the first, pages[:full] (not only the part after the cached prefix)"
 )
 
 
@@ -145,8 +164,7 @@ def _check_filed(s: Scheduler, b: Held, cached: set[int]) -> None:
             )
         raise Mistake(
             f"{head}: not under req.all_ids[:{(i + 1) * ps}], the tokens from the first to the end of that page",
-            "insert() files page i of the list it is given under ids[:(i + 1) * page_size]: give it the ids and "
-            "the row's pages from the same start, the request's first token with the row's first page",
+            FILED_ANYWHERE,
         )
 
 

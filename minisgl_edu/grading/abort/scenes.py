@@ -13,7 +13,8 @@ without the model (fixtures.modelless), so a scene takes about a millisecond.
 
 What is compared, after each abort: what it returned, the messages sent to the detokenizer, the
 live, waiting and running uids, the request's status, where each page of its row went (free, the
-prefix cache, still its row while a batch is in flight), its row, the free, cached and evictable
+prefix cache, still its row while a batch is in flight), any of them the cache files under other
+tokens than the request's own from its first, its row, the free, cached and evictable
 pages, the releases waiting for a batch and `cache.check()`; after each later step: that the
 engine ran, the batch and the messages; at the end: the pages, the rows and what a new request
 that starts with the aborted request's tokens finds in the prefix cache.
@@ -28,6 +29,7 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 from minisgl_edu.core import Req
+from minisgl_edu.grading.abort.cache_checks import FILED_ANYWHERE, misfiled
 from minisgl_edu.grading.abort.checks import NEXT_TOKEN_HINT, REASON_HINT, returns
 from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
@@ -160,6 +162,7 @@ def _observe_abort(s: Scheduler, out: dict, label: str, uid: int, ballast: set[i
     out[f"{label}: scheduler.running"] = [r.uid for r in s.running]
     out[f"{label}: its status"] = (req.status.name, req.finish_reason) if req is not None else "no such request"
     out[f"{label}: where the pages of its row are"] = where(s, row, uid)
+    out[f"{label}: pages of its row the prefix cache files under other tokens"] = misfiled(s, row, ids)
     used = s.cache.page_table.used_rows()
     out[f"{label}: its page-table row"] = ("in use" if row_idx in used else "free") if row_idx >= 0 else "none"
     out[f"{label}: free pages"] = s.cache.num_free
@@ -480,6 +483,7 @@ def _hints(stretch: bool, answer: list) -> SceneHints:
             "its status": MARK,
             "where the pages of its row are": _pages(stretch, answer),
             "its page-table row": "release() gives back the request's page-table row with its pages",
+            "pages of its row the prefix cache files under other tokens": FILED_ANYWHERE,
             "free pages": _free(stretch),
             "pages in the prefix cache": (
                 "whole pages of req.all_ids[:req.cached_len] go into the prefix cache, each once; the cache keeps "
