@@ -28,7 +28,7 @@ from typing import Optional
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.allocator.contiguous_probes import fallback_not_counted, fallback_probe, left_merge
-from minisgl_edu.grading.allocator.runs import ReferenceContiguousAllocator, _wrong_pages
+from minisgl_edu.grading.allocator.runs import RUNS_AS_ENDS, ReferenceContiguousAllocator, _wrong_pages, runs_as_ends
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
@@ -84,6 +84,9 @@ class _Pair:
         want_runs, got_runs = self.ref.runs, _runs(self.mine)
         want_free, got_free = self.ref.num_free, _num_free(self.mine)
         if got_runs != want_runs:
+            ends = runs_as_ends(got_runs, want_runs)
+            if ends:
+                raise Mistake(f"after {after}, {ends}", RUNS_AS_ENDS)
             if got_runs != sorted(got_runs):
                 why = "runs must be sorted by their start"
             else:
@@ -417,6 +420,9 @@ def case_real_engine(impl):
             f"got {mine[0]}({mine[1][0] if mine[0] == 'allocate' else mine[1]})"
         )
         if mine[2] != before:
+            ends = runs_as_ends(mine[2], before)
+            if ends:
+                raise Mistake(f"in the real engine, before call {i} ({op}), {ends}", RUNS_AS_ENDS)
             why = _touching(mine[2])
             raise AssertionError(
                 f"in the real engine, before call {i} ({op}) your runs were {mine[2]}, expected {before}"

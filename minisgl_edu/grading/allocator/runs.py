@@ -23,6 +23,24 @@ def free_runs(free: set[int]) -> list[tuple[int, int]]:
     return out
 
 
+RUNS_AS_ENDS = (
+    "runs lists (start, length) pairs: the second number of each run is its length, not its end (start + length)"
+)
+
+
+def runs_as_ends(got: object, want: list[tuple[int, int]]) -> Optional[str]:
+    """When the student's runs `got` are the reference's runs `want` with every second number its
+    start plus its length (one past the run's last page), the message that says so, else None."""
+    if not isinstance(got, list) or not got or got == want or len(got) != len(want):
+        return None
+    if all(tuple(g) == (start, start + length) for g, (start, length) in zip(got, want)):
+        return (
+            f"your runs are {got}, expected {want}: each of your runs is (start, end), its second number one past "
+            "its last page; runs are (start, length) pairs, e.g. pages 3..19 free make the run (3, 17), not (3, 20)"
+        )
+    return None
+
+
 class ReferenceContiguousAllocator:
     """The stretch's reference: best fit over the free runs, the largest run first when none fits."""
 

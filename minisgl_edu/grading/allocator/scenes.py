@@ -27,7 +27,7 @@ from typing import Any, Optional
 from hypothesis import strategies as st
 
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
-from minisgl_edu.grading.allocator.runs import ReferenceContiguousAllocator, _wrong_pages
+from minisgl_edu.grading.allocator.runs import RUNS_AS_ENDS, ReferenceContiguousAllocator, _wrong_pages, runs_as_ends
 from minisgl_edu.grading.core import Mistake, expect
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.feedback import is_student_file
@@ -430,6 +430,8 @@ def merge_hint(runs: list[tuple[int, int]], freed: list[int]) -> str:
 def runs_hint(scene: AllocScene, diff: Difference) -> str:
     got = diff.got
     op = _op(scene, diff.field)
+    if runs_as_ends(got, diff.expected):
+        return RUNS_AS_ENDS
     if isinstance(got, list) and got != sorted(got):
         return "keep the runs sorted by their start"
     if isinstance(got, list) and any(s1 + n1 == s2 for (s1, n1), (s2, _) in zip(got, got[1:])):
