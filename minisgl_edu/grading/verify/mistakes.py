@@ -34,6 +34,8 @@ MISTAKES = {
     "length_one_past": "the length test let the output go one token past max_new_tokens (len(output) > "
     "max_new_tokens): the max_new_tokens-th new token is the last allowed, so 'length' comes once the output "
     "reaches it (>=, not >)",
+    "length_one_early": "the length test fired one token early (len(output) >= max_new_tokens - 1): the output "
+    "may reach max_new_tokens, so the max_new_tokens-th new token still comes, and 'length' comes with it",
     "whole_run": "the finish checks saw tokens that come after the one being checked: the output was built from "
     "the whole run (output_ids + every accepted token) before the loop, so the length test counted, and the stop "
     "strings were looked for in, tokens that come later. Build it inside the loop from the tokens so far",
@@ -112,6 +114,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "length_overshoot": _LENGTH,
     "length_one_past": "'length' once len(output_ids) + the new tokens so far >= max_new_tokens (not >): the "
     "max_new_tokens-th token is the last",
+    "length_one_early": "'length' once len(output_ids) + the new tokens so far >= max_new_tokens, not max_new_tokens "
+    "- 1: the max_new_tokens-th token still comes",
     "whole_run": "check each new token on output_ids + the new tokens up to it, not on the whole run",
     "length_not_on_model_token": "the model's own token counts toward max_new_tokens, like the accepted drafts",
     "length_first": "EOS and stop strings first, then the length",
@@ -158,6 +162,7 @@ FINISH_MISTAKES = [
     "ignore_eos_stops_off",
     "length_overshoot",
     "length_one_past",
+    "length_one_early",
     "length_not_on_model_token",
     "length_first",
     "stop_per_token",

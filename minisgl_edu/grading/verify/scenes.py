@@ -45,6 +45,7 @@ from minisgl_edu.grading.verify.step import (
     confirmed,
     first_field,
     kv_story,
+    length_one_early,
     length_one_past,
     page_mistake,
     pages_story,
@@ -289,6 +290,9 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     late = want.finish_reason == "length" and (len(got) == len(want.tokens) + 1 or diff.got is None)
     if late and answer and length_one_past(answer[0]):
         return f"{MISTAKES['length_one_past']} ({HINTS['length_one_past']})"
+    early = _step(_request(scene), scene.drafts, scene.targets, "length_one_early") != want
+    if early and answer and length_one_early(answer[0]):
+        return f"{MISTAKES['length_one_early']} ({HINTS['length_one_early']})"
     chars_first = bool(scene.stop) and len(max(scene.stop, key=len).encode()) < max(len(x.encode()) for x in scene.stop)
     if want.finish_reason == "stop" and chars_first and answer and window_of_most_characters(answer[0]):
         return f"{MISTAKES['stop_window_most_chars']} ({HINTS['stop_window_most_chars']})"

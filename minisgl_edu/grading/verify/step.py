@@ -122,7 +122,8 @@ def _finish(
         else:  # the engine's window: a token stands for at least one byte of UTF-8
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
         stop = any(s in text for s in req.stop)
-    length = len(output) > req.max_new_tokens if mistake == "length_one_past" else len(output) >= req.max_new_tokens
+    limit = req.max_new_tokens + (mistake == "length_one_past") - (mistake == "length_one_early")
+    length = len(output) >= limit
     if mistake == "length_overshoot" or (mistake == "length_not_on_model_token" and model_token):
         length = False
     if mistake == "length_first" and length:
@@ -275,8 +276,7 @@ def diagnose(
     named = whole or field_only
     if fn is not None and STOP_DECODING & set(named):
         named = _stop_decoding_told_apart(named, fn)
-    if "length_one_past" in named:
-        named = _length_told_apart(named, fn)
+    named = _length_told_apart(named, fn)
     if named:
         text += f". {MISTAKES[named[0]][0].upper()}{MISTAKES[named[0]][1:]}"
         hint = HINTS[named[0]]
@@ -349,13 +349,39 @@ def length_one_past(fn) -> bool:
     return (at.tokens, at.finish_reason, past.tokens, past.finish_reason) == ([two], None, [two, three], "length")
 
 
+def length_one_early(fn) -> bool:
+    """The answer answers 'length' at the (max_new_tokens - 1)-th token (the model's token of a step
+    without drafts, 3 of max 4), and cuts a run of 2 tokens after its first (also 3 of max 4): its
+    length test fires one token before the last allowed."""
+    one, two, three = _w(" one", " two", " three")
+    try:
+        at = _call(fn, _req([one] * 2, 0, max_new=4), [], [two])
+        run = _call(fn, _req([one] * 2, 1, max_new=4), [two], [two, three])
+    except Exception:
+        return False
+    return (at.tokens, at.finish_reason, run.tokens, run.finish_reason) == ([two], "length", [two], "length")
+
+
+# the mistakes each length test off by one looks like on the step that shows it
+_LOOKS_LIKE = {
+    "length_one_past": ("finish_on_last_only",),
+    "length_one_early": ("finishing_token_dropped", "whole_run"),
+}
+
+
 def _length_told_apart(named: list[str], fn) -> list[str]:
-    """`named` where a step could not tell a length test one token late from a run that went on past
-    its finish (a run cut one token past max_new_tokens looks like both): the first when the answer
-    makes it (then not the second, which the same run shows), else neither of them by that name."""
-    if fn is not None and length_one_past(fn):
-        return ["length_one_past"] + [m for m in named if m not in ("length_one_past", "finish_on_last_only")]
-    return [m for m in named if m != "length_one_past"]
+    """`named` where a step could not tell a length test one token off from another mistake (a run
+    cut one token past max_new_tokens looks like a run that went on past its finish; one cut a token
+    short looks like a dropped finishing token or checks that saw the whole run): the length test
+    first when the answer makes it (then not the other, which the same run shows), else not by that
+    name."""
+    for m, alike in _LOOKS_LIKE.items():
+        if m not in named:
+            continue
+        if fn is not None and (length_one_past if m == "length_one_past" else length_one_early)(fn):
+            return [m] + [x for x in named if x != m and x not in alike]
+        named = [x for x in named if x != m]
+    return named
 
 
 def _frees_the_end_of_a_longer_row(fn, req, drafts, targets) -> bool:
