@@ -45,6 +45,7 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     if sorted(freed) == sorted(want):
         return
     said = HITS_IN_LOCK if _hits_only_when_locked(type(cache)) else ""
+    said = said or (AGED_BY_EVICT if _evict_ages_counts(type(cache)) else "")
     said = said or (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
     if not said and _hits_weighted_by_pages(type(cache)):
         said = WEIGHTED_BY_PAGES
@@ -75,6 +76,36 @@ def _hits_only_when_locked(cls) -> bool:
 
     try:
         return evicted(False) == [10] and evicted(True) == [20]
+    except Exception:
+        return False
+
+
+AGED_BY_EVICT = (
+    " (your evict() changes the hit counts of the nodes it keeps: [1, 1] (page 10) matched 4 times, then [2, 2] "
+    "(page 20) 3 times, and your evict(1) frees page 20, as it should; but when an evict(1) that frees another "
+    "leaf ([7, 7], no hits) comes between those hits, your next evict(1) frees page 10. A hit counts in full for "
+    "as long as its node is cached: evict() does not halve, decay or reset the counts (no ageing); it only drops "
+    "the count of a node it frees)"
+)
+
+
+def _evict_ages_counts(cls) -> bool:
+    """Whether evict() ages the counts of the nodes it keeps (halves them, takes one off, resets
+    them...): X = [1, 1] (page 10) matched 4 times, then Y = [2, 2] (page 20) 3 times, and evict(1)
+    frees Y (the control: fewer hits); the same with an evict(1) between X's hits and Y's that frees
+    W = [7, 7] (page 70, no hits, made first) must free Y again, and an answer whose evict aged X's
+    4 hits frees X."""
+
+    def evicted(between: bool) -> list[int]:
+        cache = _fresh(cls, *([([7, 7], [70])] if between else []), ([1, 1], [10]), ([2, 2], [20]))
+        _hit(cache, [1, 1], 4)
+        if between and sorted(cache.evict(1)) != [70]:
+            return []
+        _hit(cache, [2, 2], 3)
+        return sorted(cache.evict(1))
+
+    try:
+        return evicted(False) == [20] and evicted(True) == [10]
     except Exception:
         return False
 

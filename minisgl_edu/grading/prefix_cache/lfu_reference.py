@@ -100,3 +100,19 @@ class HitsByEdge(ReferenceLFURadixCache):
         upper = PackageRadixCache._split(self, node, n)
         self.hits[upper] = self.hits[node] = count
         return upper
+
+
+AGED_BY_EVICT = (
+    "a hit counts in full for as long as its node is cached: evict() must not halve, decay or reset the "
+    "counts of the nodes it keeps (no ageing); it only drops the count of a node it frees"
+)
+
+
+class HalvesOnEvict(ReferenceLFURadixCache):
+    """The reference with one mistake, a textbook LFU ageing the contract does not ask for: every
+    evict() call first halves every node's hit count."""
+
+    def evict(self, num_pages: int) -> list[int]:
+        for node in self.hits:
+            self.hits[node] //= 2
+        return super().evict(num_pages)

@@ -38,7 +38,13 @@ from hypothesis import strategies as st
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
-from minisgl_edu.grading.prefix_cache.lfu_reference import HitsByEdge, SplitCountsAHit, TiesByPageId
+from minisgl_edu.grading.prefix_cache.lfu_reference import (
+    AGED_BY_EVICT,
+    HalvesOnEvict,
+    HitsByEdge,
+    SplitCountsAHit,
+    TiesByPageId,
+)
 from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, all_or_nothing, edge_left_whole
 from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, ROOT_LOCK, drops_the_last_token
 
@@ -454,6 +460,8 @@ def returned_hint(lfu: bool, reference: Any) -> Callable[[TreeScene, Difference]
                 return HITS_PER_NODE
             if lfu and made_by(play, TiesByPageId, reference, scene, diff):
                 return LFU_BY_PAGE_ID
+            if lfu and made_by(play, HalvesOnEvict, reference, scene, diff):
+                return AGED_BY_EVICT
             if lfu:
                 return LFU_ORDER
             return (
@@ -475,6 +483,8 @@ def drained_hint(reference: Any) -> Callable[[TreeScene, Difference], str]:
             return HITS_PER_NODE
         if made_by(play, TiesByPageId, reference, scene, diff):
             return LFU_BY_PAGE_ID
+        if made_by(play, HalvesOnEvict, reference, scene, diff):
+            return AGED_BY_EVICT
         return LFU_ORDER
 
     return hint
