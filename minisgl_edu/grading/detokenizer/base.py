@@ -33,6 +33,7 @@ from minisgl_edu.grading.detokenizer.common import (
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
+from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE_PLAYS, check_whitespace_kept
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
@@ -251,6 +252,11 @@ def case_stop_across_tokens(cls):
     check_stopped(pieces, tokenizer().encode(text), [stop], expected)
     _check_never_partly_shown(pieces, expected, stop, cls)
     _check_joined(pieces, [stop], expected)
+    # Whitespace only ('\n\n' over two tokens, ' ' inside ' two'): stop strings like any other.
+    for text, stops, expected in WHITESPACE_PLAYS:
+        pieces = _stream(cls, tokenizer().encode(text), stops)
+        check_whitespace_kept(cls, pieces, text, stops)
+        _check_joined(pieces, stops, expected)
 
 
 def _check_joined(pieces: list[str], stop: list[str], expected: str) -> None:

@@ -41,6 +41,7 @@ from minisgl_edu.grading.detokenizer.common import (
     repeated_at_finish,
 )
 from minisgl_edu.grading.detokenizer.stopped import STOPPED, went_on_after_the_stop
+from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE, dropped_whitespace
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.pieces import PIECES, stop_strings
@@ -245,6 +246,8 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         # half a character shown (not a stray byte of the text, which the whole decode shows too)
         if not _full(stream.ids).startswith(shown_got) or _full(stream.ids[: k + 1]).endswith(REPLACEMENT):
             return WHOLE_CHARACTERS
+    if dropped_whitespace(stream.ids, stream.stop, got):
+        return WHITESPACE
     if went_on_after_the_stop(got, stream.ids, stream.stop, "".join(want)):
         return STOPPED
     if "".join(got) != "".join(want) and (k, "".join(got)) == _cut_at_the_first_to_end(stream):
