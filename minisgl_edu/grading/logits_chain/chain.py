@@ -14,6 +14,7 @@ repeated indices, which does not accumulate, gets a hint of its own (repeated_in
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 from typing import Optional
 
@@ -31,6 +32,7 @@ from minisgl_edu.grading.logits_chain.mistakes import (
     OWN_VALUES,
 )
 from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
+from minisgl_edu.grading.logits_chain.threshold import wrong_size
 
 NEG_INF = float("-inf")
 
@@ -107,6 +109,7 @@ MIN_P_MISTAKES = [
     "min_p_top_first",
     "min_p_batch_top",
     "min_p_kept_scaled",
+    "min_p_log10",
 ]
 
 # The mask mistakes that read the bitmask's bits in another order (allowed_tokens' keywords).
@@ -211,6 +214,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             top = torch.softmax(logits[i].float() / temperature, dim=-1) if mistake == "min_p_top_first" else probs
             top_p = batch_top if mistake == "min_p_batch_top" else top.max()
             limit = _min_p_of(sp) if mistake == "min_p_absolute" else _min_p_of(sp) * top_p
+            if mistake == "min_p_log10":  # exp(log10(m)) = m ** (1 / ln 10)
+                limit = _min_p_of(sp) ** (1 / math.log(10)) * top_p
             row.masked_fill_(probs <= limit if mistake == "min_p_boundary" else probs < limit, NEG_INF)
             if mistake == "min_p_kept_scaled":
                 row.div_(temperature)
@@ -367,6 +372,10 @@ def _explain_row(i: int, got, want, logits, reqs, mistakes, min_p) -> tuple[str,
                     f"({detail}). Each row uses its own request's sampling_params",
                     OWN_VALUES,
                 )
+    if min_p and _min_p_of(sp) > 0 and not sp.is_greedy:
+        cut = wrong_size(got[i], _chain(logits, reqs)[i], _min_p_of(sp), sp.temperature)
+        if cut is not None:
+            return f"{where}: {cut[0]} ({detail})", cut[1]
     return f"{where}: {detail}", ""
 
 

@@ -67,6 +67,9 @@ MISTAKES = {
     "min_p_kept_scaled": "the tokens min_p kept came back divided by the temperature: min_p decides on the "
     "probabilities at the row's temperature, but the kept tokens keep their logits (the sampler divides by the "
     "temperature itself, so it would draw at temperature squared)",
+    "min_p_log10": "min_p's threshold on the logits used log10(min_p), not ln(min_p): p >= min_p * max(p) becomes "
+    "logit / temperature >= max + ln(min_p) with the natural log, the inverse of the softmax's exp; log10(min_p) is "
+    "2.3 times closer to 0, so the cut sits too near the top and tokens above min_p * max(p) were dropped",
     "temperature_in_chain": "this row came back divided by its temperature: the sampler applies the temperature "
     "(then top-k and top-p) after your function returns, so the row would be divided twice",
     "min_p_boundary": "a token whose probability equals min_p times the top probability was dropped: only "
@@ -133,6 +136,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "min_p_kept_scaled": "divide a copy by the temperature to get p (scaled = row / temperature), never the row "
     "itself (row /= temperature): the logits you return are the chain's, unscaled",
     "min_p_by_temperature": GREEDY_BY_IS_GREEDY,
+    "min_p_log10": "on the logits the cut is max(logit / temperature) + math.log(min_p), the natural log, not math.log10",
     "temperature_in_chain": "temperature is the sampler's, not a link of the chain: return the logits after the "
     "penalties, the bias and the mask, undivided",
 }
