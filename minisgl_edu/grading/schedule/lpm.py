@@ -43,6 +43,7 @@ from minisgl_edu.grading.schedule.checks import (
 from minisgl_edu.grading.schedule.engine import run_steps
 from minisgl_edu.grading.schedule.lpm_chunked import sorted_behind_a_chunk
 from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE, counts_the_deepest_edge
+from minisgl_edu.grading.schedule.lpm_fraction import fraction_play
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -116,6 +117,7 @@ def case_longest_first(fn):
             "to compute: a short prompt with nothing cached does not go before a long one with a long cached prefix",
         )
     expect_order(batch, [0, 1], s, "request 0 has 8 cached prefix pages, request 1 none", [0, 1])
+    fraction_play(fn)  # a long prompt with more cached pages before a short one mostly cached
 
 
 def _two_ties(arrivals: list[int]):

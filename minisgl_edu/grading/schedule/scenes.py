@@ -29,6 +29,7 @@ from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import fail_fast_if_stub
 from minisgl_edu.grading.schedule.checks import hide_engine_answer
 from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE
+from minisgl_edu.grading.schedule.lpm_fraction import fraction_hint
 from minisgl_edu.grading.schedule.release_watch import RELEASE_HINT, RELEASE_READ, ReleaseWatch
 from minisgl_edu.grading.scheduler_scenes import (
     PAGE_SIZE,
@@ -133,6 +134,7 @@ def context(s: Scheduler) -> dict:
                 "admitted": r.table_idx >= 0,
                 "cached_pages": pages,
                 "remaining": r.remaining_prompt,
+                "prompt": len(r.input_ids),
                 "need": need,
                 "clamped": r.sampling_params.max_tokens > r.max_new_tokens,
             }
@@ -253,6 +255,9 @@ def _order_hint(ctx: dict, got: list[int], want: list[int], lpm: bool) -> str:
         by_edge = sorted((u for u in arrival if not info[u]["admitted"]), key=lambda u: -info[u]["edge_pages"])
         if mine < theirs and new == by_edge[: len(new)]:
             return DEEPEST_EDGE[1] + ": " + LPM
+        fraction = fraction_hint(new, first, [u for u in arrival if not info[u]["admitted"]], info)
+        if fraction:
+            return fraction
         if mine < theirs:
             return "most cached pages first (the pages scheduler.cache.match(req) returns), not fewest: " + LPM
         if mine == theirs:
