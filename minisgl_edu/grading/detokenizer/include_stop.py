@@ -38,6 +38,7 @@ from minisgl_edu.grading.detokenizer.common import (
     _full,
     _piece,
 )
+from minisgl_edu.grading.detokenizer.first_to_end import ORDERS, TEXT, choice_rule, probe_choice
 from minisgl_edu.grading.detokenizer.missed_stop import (
     ENDS_INSIDE,
     LATE_START,
@@ -162,6 +163,12 @@ def _not_how_it_begins(
         return in_bytes
     if include and _at_a_later_occurrence(shown, full, winner):
         return Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
+    cut_after = f"after token {n} your add() had returned {shown!r}"
+    other = [t for t in stop if t and t != winner and t in full and shown == full[: full.find(t) + len(t)]]
+    # cut after another stop string, which of them a probe of the answer names (its choice rule)
+    rule = probe_choice(cls, _stream, tokenizer().encode(TEXT)) if include and other and cls is not None else ""
+    if rule:
+        return Mistake(f"{cut_after} {where}: you cut after {other[0]!r}, but {winner!r} ends first in the text", rule)
     if include and _missed_by_the_shortest_look_back(pieces, ids, stop, expected):
         shortest = min((s for s in stop if s), key=len)
         return Mistake(
@@ -173,12 +180,9 @@ def _not_how_it_begins(
             "for each one, not one distance (the shortest one's) for all",
             SHORTEST_LOOK_BACK,
         )
-    other = [t for t in stop if t and t != winner and t in full and shown == full[: full.find(t) + len(t)]]
     if include and other and len(shown) < len(_full(ids[:n])):  # cut inside a token, after another one
         return Mistake(
-            f"after token {n} your add() had returned {shown!r} {where}: you cut after {other[0]!r}, but "
-            f"{winner!r} ends first in the text",
-            ENDS_FIRST,
+            f"{cut_after} {where}: you cut after {other[0]!r}, but {winner!r} ends first in the text", ENDS_FIRST
         )
     if shown.startswith(expected) and include and _missed_by_a_negative_start(pieces, ids, stop, expected):
         return Mistake(
@@ -355,43 +359,20 @@ def case_multibyte(cls):
     _play(cls, text, [stop], True, "北京欢")
 
 
-def _which_choice(text: str, runs: list[tuple[list[str], str]]) -> str:
-    """The hint for a wrong choice among stop strings one token completes, where every run of the
-    case made that same choice (the one listed first, that begins first, or that ends last); else ''."""
-
-    def cut(s: str) -> str:
-        return text[: text.find(s) + len(s)]
-
-    for rule, pick in (
-        ("listed first", lambda stops: stops[0]),
-        ("that begins first", lambda st: min(st, key=text.find)),
-        ("that ends last", lambda st: max(st, key=lambda s: text.find(s) + len(s))),
-    ):
-        if all(joined == cut(pick(stops)) for stops, joined in runs):
-            return f"the stop string that ends first in the text wins, not the one {rule}"
-    return ""
-
-
 def case_first_to_complete(cls):
-    text = "one two three"
-    assert len(_tokens_of(text, "two")) == 1, "setup: ' two' must be one token completing both stop strings"
-    ids = tokenizer().encode(text)
-    orders = (
-        (["wo", " t"], "one t", "' t' ends before 'wo' does"),
-        ([" t", "wo"], "one t", "' t' ends before 'wo' does"),
-        (["tw", "e two"], "one tw", "'tw' ends before 'e two' does, although 'e two' begins first"),
-        (["e two", "tw"], "one tw", "'tw' ends before 'e two' does, although 'e two' begins first"),
-    )
-    streams = [_stream(cls, ids, stops, True) for stops, _, _ in orders]
-    for (stops, expected, why), pieces in zip(orders, streams):
+    assert len(_tokens_of(TEXT, "two")) == 1, "setup: ' two' must be one token completing both stop strings"
+    assert len(_tokens_of(TEXT, "three")) == 1, "setup: ' three' must be one token completing three stop strings"
+    ids = tokenizer().encode(TEXT)
+    streams = [_stream(cls, ids, stops, True) for stops, _, _ in ORDERS]
+    for (stops, expected, why), pieces in zip(ORDERS, streams):
         joined = "".join(pieces)
-        chose = joined != expected and joined in {text[: text.find(s) + len(s)] for s in stops}
+        chose = joined != expected and joined in {TEXT[: TEXT.find(s) + len(s)] for s in stops}
         if chose and not _went_on_after_the_cut(pieces, ids, expected):  # (else _judge says it)
             raise Mistake(
-                f"stop={stops}, include_stop_str_in_output=True: the token ' two' completes both stop strings, and "
-                f"your pieces join to {joined!r}, expected {expected!r}: {why}. The stop string that ends first in "
-                "the text wins, whatever its place in the list",
-                _which_choice(text, [(o[0], "".join(p)) for o, p in zip(orders, streams)]),
+                f"stop={stops}, include_stop_str_in_output=True: one token completes all of them, and your pieces "
+                f"join to {joined!r}, expected {expected!r}: {why}. The stop string that ends first in the text "
+                "wins, whatever its place in the list",
+                choice_rule([(o[0], "".join(p)) for o, p in zip(ORDERS, streams)]),
             )
         _judge(pieces, ids, stops, True, expected, cls)
 

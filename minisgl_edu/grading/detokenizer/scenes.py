@@ -84,9 +84,14 @@ def _stream(draw: Any, whole_characters: bool = False) -> Stream:
     assume(shown == tokenizer().decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False))
     stops = draw(stop_strings(shown))
     if whole_characters:
-        kind = draw(st.sampled_from(["none", "two end in one token", "two end in one token", "twice in one token"]))
+        kinds = ["none", "two end in one token", "two end in one token", "twice in one token", "longer ends first"]
+        kind = draw(st.sampled_from(kinds))
         if kind != "none":
-            stops += draw(_twice_in_one_token(ids) if kind == "twice in one token" else _ending_in_one_token(ids))
+            stops += draw(
+                {"twice in one token": _twice_in_one_token, "longer ends first": _longer_ends_first}.get(
+                    kind, _ending_in_one_token
+                )(ids)
+            )
     return Stream(ids, stops)
 
 
@@ -113,6 +118,21 @@ def _ending_in_one_token(draw: Any, ids: list[int]) -> list[str]:
     ends = sorted(draw(st.lists(st.integers(before + 1, len(upto)), min_size=2, max_size=2)))
     pair = [upto[draw(st.integers(0, e - 1)) : e] for e in ends]
     return draw(st.permutations(pair))
+
+
+@st.composite
+def _longer_ends_first(draw: Any, ids: list[int]) -> list[str]:
+    """Two stop strings that one token completes at once, the longer one ending first ('ne t' and
+    'two' of ' two'): the stretch cuts after the one that ends first, not after the shortest."""
+    k = draw(st.integers(1, len(ids)))
+    before, upto = len(_full(ids[: k - 1])), _full(ids[:k])
+    if len(upto) - before < 2 or len(upto) < 3:
+        return []
+    first_end = draw(st.integers(max(before + 1, 2), len(upto) - 1))
+    last_end = draw(st.integers(first_end + 1, len(upto)))
+    longer = upto[draw(st.integers(0, first_end - 2)) : first_end]
+    shorter = upto[draw(st.integers(last_end - len(longer) + 1, last_end - 1)) : last_end]
+    return draw(st.permutations([longer, shorter]))
 
 
 @st.composite

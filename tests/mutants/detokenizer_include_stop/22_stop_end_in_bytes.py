@@ -9,7 +9,7 @@ from __future__ import annotations
 
 MUST_FAIL = {"stretch: characters spanning tokens"}
 MUST_SAY = "your cut counts the stop string in utf-8 bytes"
-CAUGHT_BY = {"hand"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "len(s.encode()) counts UTF-8 bytes"
 
 
