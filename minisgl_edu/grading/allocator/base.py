@@ -76,8 +76,41 @@ def _allocate(a, n: int) -> list[int]:
     return pages
 
 
+ALL_FREE_AT_START = "every page id 0 .. num_pages - 1 is free at the start, page 0 included"
+
+
+def _pages_never_free(cls, num_pages: int) -> Mistake | None:
+    """Names the page ids a fresh allocator never hands out: on a new `cls(num_pages)`, allocate(num_free)
+    takes every page it counts as free; the ids of range(num_pages) not among them were never on its free
+    list (a page 0 kept back as a reserved null page, a range that stops one short). None when that
+    allocate does not hand out distinct ids from range(num_pages), which other checks name."""
+    b = cls(num_pages)
+    free = b.num_free
+    try:
+        pages = b.allocate(free)
+    except Exception:
+        return None
+    if not isinstance(pages, list) or len(pages) != free or len(set(pages)) != free:
+        return None
+    if not all(isinstance(p, int) and 0 <= p < num_pages for p in pages):
+        return None
+    missing = sorted(set(range(num_pages)) - set(pages))
+    if not missing:
+        return None
+    which = f"page {missing[0]}" if len(missing) == 1 else f"pages {missing}"
+    message = (
+        f"a new allocator of {num_pages} pages has num_free == {free}, expected {num_pages}: "
+        f"allocate({free}) on a new one hands out {sorted(pages)}, never {which}"
+    )
+    if missing == [0]:
+        return Mistake(message, f"{ALL_FREE_AT_START}: no page is kept back as a reserved null page")
+    return Mistake(message, f"{ALL_FREE_AT_START}: put all of range(num_pages) on the free list ({which} never are)")
+
+
 def case_allocate_distinct(cls):
     a = cls(10)
+    if _num_free(a) < 10 and (mistake := _pages_never_free(cls, 10)) is not None:
+        raise mistake
     assert _num_free(a) == 10, f"a new allocator of 10 pages has num_free == {_num_free(a)}, expected 10"
     x, y = _allocate(a, 4), _allocate(a, 6)
     assert sorted(x + y) == list(range(10)), (
