@@ -31,6 +31,7 @@ from minisgl_edu.grading.detokenizer.common import (
     repeated_at_finish,
 )
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
+from minisgl_edu.grading.detokenizer.late_search import check_search_start
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE_PLAYS, check_whitespace_kept
@@ -121,6 +122,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
     for n, piece in enumerate(pieces[:-1]):
         shown += piece
         if len(shown) > len(expected) and stop in shown:
+            check_search_start(cls, n + 1, shown, stop)
             raise Mistake(
                 f"after token {n + 1} your add() had returned {shown!r}, the stop string {stop!r} included: look "
                 "for stop strings in all the text not yet returned, not only in the newest piece",
