@@ -122,3 +122,34 @@ def window_of_most_characters(fn: Any, req: Req, eos_ids: set[int], *extra: Any)
         return found_alone and all(probe(stop) in (None, "length") for stop in ([wide, s], [s, wide]))
     except Exception:
         return False
+
+
+BROKEN_CHARACTER = (
+    "search the decoded tail even when it holds '\\ufffd' (U+FFFD): a window of whole tokens can start or end "
+    "inside a character (a CJK character or emoji spans several byte tokens), and decode shows that cut "
+    "character as U+FFFD; the stop string is still in the rest of the text, so never skip the stop-string "
+    "test because the tail holds one"
+)
+
+
+def skips_broken_tail(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool:
+    """The answer misses the stop string in req's output, yet finds it when decode writes each cut
+    character as '\\x00' instead of U+FFFD (nothing else changes, and no stop string holds either):
+    it skips the stop-string test when the decoded tail holds a replacement character."""
+    ids, stop = list(req.output_ids), req.sampling_params.stop
+    if not stop or any("\ufffd" in s or "\x00" in s for s in stop):
+        return False
+    if not any("\ufffd" in _decode(ids[i:]) for i in range(len(ids))):
+        return False
+
+    def marked(part: list[int]) -> str:
+        return _decode(part).replace("\ufffd", "\x00")
+
+    def fresh() -> Req:
+        return replace(req, sampling_params=replace(req.sampling_params), output_ids=list(ids))
+
+    try:
+        missed = fn(fresh(), set(eos_ids), _decode, *extra) in (None, "length")
+        return missed and fn(fresh(), set(eos_ids), marked, *extra) == "stop"
+    except Exception:
+        return False

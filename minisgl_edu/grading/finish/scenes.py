@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.finish.diagnoses import (
+    BROKEN_CHARACTER,
     CASE_SENSITIVE,
     COUNT_GATE,
     LENGTH_ONE_LATE,
@@ -31,6 +32,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     differs_in_case_only,
     folds_case,
     length_one_late,
+    skips_broken_tail,
     window_of_most_characters,
 )
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req, noting_decode
@@ -197,6 +199,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
         if count_gate(answer[0], req, scene.eos_ids, *extra):
             return COUNT_GATE
+        if skips_broken_tail(answer[0], req, scene.eos_ids, *extra):
+            return BROKEN_CHARACTER
         if later_stop_undoes(answer[0], req, scene.eos_ids, *extra):
             return LATER_STOP_UNDOES
         if window_of_most_characters(answer[0], req, scene.eos_ids, *extra):
@@ -270,9 +274,29 @@ def _wrong_stop(scene: FinishScene, n: int, is_eos: bool) -> str:
                 "later; once the minimum is reached, test the newest token only, req.output_ids[-1], as check_finish does"
             )
         return f"token {n} is not an EOS: test req.output_ids[-1] only, not every output token"
+    if scene.stretch_min is not None:
+        outside = _outside_the_tail(scene, n)
+        if outside:
+            return outside
     return (
         "no stop string is in the output's text yet: decode req.output_ids only (not the prompt), and look only "
         "for the strings of sampling_params.stop"
+    )
+
+
+def _outside_the_tail(scene: FinishScene, n: int) -> Optional[str]:
+    """(stretch) The hint where the answer stopped on a stop string that the output's text holds, but only
+    before the tail check_finish decodes: it looked back over the whole output (or kept earlier text)."""
+    window = max(len(s.encode("utf-8")) for s in scene.stop) + 4 if scene.stop else 0
+    text, tail = _decode(scene.output[:n]), _decode(scene.output[:n][-window:]) if window else ""
+    early = [s for s in scene.stop if s in text]
+    if not early or any(s in tail for s in scene.stop):
+        return None
+    return (
+        f"the stop string {early[0]!r} is in the output's text, but only before the decoded tail that check_finish "
+        f"searches (the last {window} tokens: the longest stop string's bytes + 4): from the min_tokens-th token on "
+        f"(min_tokens={scene.stretch_min}) apply check_finish unchanged, so a stop string held back earlier that "
+        "the tail no longer shows is spent; never search the whole output (or text kept from earlier calls)"
     )
 
 
