@@ -54,6 +54,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
     _stream,
 )
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
+from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_cut
 from minisgl_edu.grading.detokenizer.stop_keeping import reference_stop_keeping
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
@@ -161,6 +162,9 @@ def _not_how_it_begins(
     in_bytes = include and shown.startswith(expected) and cut_in_bytes(pieces, ids, stop, expected, winner, leaked, cls)
     if in_bytes:
         return in_bytes
+    at_end = include and shown.startswith(expected) and stopped_only_when_cut(pieces, ids, expected, leaked, cls)
+    if at_end:
+        return at_end
     if include and _at_a_later_occurrence(shown, full, winner):
         return Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
     cut_after = f"after token {n} your add() had returned {shown!r}"
