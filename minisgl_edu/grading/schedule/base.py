@@ -249,6 +249,15 @@ def case_whole_pool(fn):
             "count len(req.input_ids) + req.max_new_tokens (the limit clamped to the context), not "
             "req.sampling_params.max_tokens, what the client asked for",
         )
+    if (batch is None or req.table_idx < 0) and _counts_the_newcomer_twice(fn):
+        raise Mistake(
+            f"request 0 may need {need} pages, exactly the {s.cache.num_available} available, and is kept "
+            "waiting. Alone, your function admits a request that needs half the pool but not one that needs "
+            "half and one page: it counts the new request's pages twice. After cache.admit(req) the new "
+            "request holds a row, so it is already among the waiting requests with a row, and you add it again",
+            "count every request once: list the admitted requests (running, and waiting with a row) before "
+            "cache.admit(req), or do not add req to a list built after it",
+        )
     holds(
         batch is not None and req.table_idx >= 0,
         f"request 0 may need {need} pages, exactly the {s.cache.num_available} available, and nothing "
@@ -293,6 +302,19 @@ RUNNING_ONLY_HINT = (
     "every admitted request counts against scheduler.max_running, running or waiting with a row (admitted at an "
     "earlier step or in this one): count them all, not only len(scheduler.running)"
 )
+
+
+def _counts_the_newcomer_twice(fn) -> bool:
+    """Whether `fn`, with nothing else admitted, admits a request that needs exactly half the pool but
+    refuses one that needs one page more: the threshold of an answer that counts the new request
+    twice (a strict comparison or any other count admits both or refuses both)."""
+
+    def alone(extra_pages: int) -> bool:
+        s = sched()
+        tokens = (s.cache.num_available // 2 + extra_pages) * s.cache.page_size
+        return admits(fn, s, waiting(s, 0, 8, max_tokens=tokens - 8))
+
+    return alone(0) and not alone(1)
 
 
 def _refuses_when_full(fn) -> bool:

@@ -94,6 +94,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
     if fn is not reference:
         hide_engine_answer(s)
     watch = ReleaseWatch(s)
+    waited = list(s.waiting)
     try:
         with watch:
             batch = _call(fn, s)
@@ -103,6 +104,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
         batch = None
     if watch.mistake() is not None:
         raise watch.mistake()
+    check_none_moved(s, waited)
     check_batch(s, batch, fn)
     check_rows(s, batch)
     try:
@@ -128,6 +130,28 @@ def _call(fn, s: Scheduler) -> Optional[Batch]:
             "your code ran out of page-table rows: at most scheduler.max_running requests (running, "
             "plus waiting ones that hold a row) may be admitted at once"
         ) from None
+
+
+MOVED_HINT = (
+    "leave a request in scheduler.waiting when you schedule its prompt's last chunk: it moves to "
+    "scheduler.running when that chunk's result lands (the engine does it after the batch runs), not when "
+    "it is scheduled"
+)
+
+
+def check_none_moved(s: Scheduler, waited: list) -> None:
+    """No request that waited when the decision began is running after it: a prompt's last chunk
+    takes its request to scheduler.running when the chunk's result lands (`Scheduler.advance`,
+    after the batch runs), never in the decision that schedules the chunk."""
+    moved = [r for r in waited if any(r is x for x in s.running)]
+    if moved:
+        req = moved[0]
+        raise Mistake(
+            f"request {req.uid} was in scheduler.waiting when your function was called and is in "
+            f"scheduler.running after it (status {req.status.name}), before the batch with its last prompt "
+            "chunk has run: that chunk's K/V and the request's first token do not exist yet",
+            MOVED_HINT,
+        )
 
 
 ONE_PHASE = (

@@ -7,7 +7,14 @@ from __future__ import annotations
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
-from minisgl_edu.grading.schedule.checks import check_batch, check_rows, hide_engine_answer, items_of, show_expected
+from minisgl_edu.grading.schedule.checks import (
+    check_batch,
+    check_none_moved,
+    check_rows,
+    hide_engine_answer,
+    items_of,
+    show_expected,
+)
 from minisgl_edu.kvcache import OutOfPages
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -65,8 +72,10 @@ def run_steps(s: Scheduler, fn, plays: list, student: bool, max_steps: int, keep
         if student:
             hide_engine_answer(s)
         before = [r.uid for r in s.waiting]
+        waited = list(s.waiting)
         batch = s._schedule_next_batch()
         if student:
+            check_none_moved(s, waited)
             if batch is None and not s.is_idle:
                 raise AssertionError(
                     f"at step {n}, {len(s.waiting)} request(s) wait and {len(s.running)} run, but your "

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Batch
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import fail_fast_if_stub
-from minisgl_edu.grading.schedule.checks import hide_engine_answer
+from minisgl_edu.grading.schedule.checks import MOVED_HINT, hide_engine_answer
 from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE
 from minisgl_edu.grading.schedule.lpm_fraction import fraction_hint
 from minisgl_edu.grading.schedule.release_watch import RELEASE_HINT, RELEASE_READ, ReleaseWatch
@@ -185,6 +185,7 @@ def play(fn: Any, scene: ScheduleScene) -> dict:
             return out
         out[f"{label}: the batch"] = Decision(items_of(batch), ctx)
         out[f"{label}: {RELEASE_READ}"] = watch.seen()
+        out[f"{label}: scheduler.running"] = [r.uid for r in s.running]
         out[f"{label}: scheduler.waiting"] = [r.uid for r in s.waiting]
         out[f"{label}: waiting requests that hold a row"] = [r.uid for r in s.waiting if r.table_idx >= 0]
         out[f"{label}: pages each request holds"] = {u: s.cache.held_pages(r) for u, r in sorted(s.reqs.items())}
@@ -341,6 +342,12 @@ def _none_hint(ctx: dict, info: dict, got: Any) -> str:
     return "nothing can run (nobody waiting fits, nothing decodes): return None. " + FIT
 
 
+def _running_hint(scene: Any, diff: Difference) -> str:
+    if isinstance(diff.got, list) and set(diff.got) - set(diff.expected):
+        return MOVED_HINT
+    return "the decision moves no request out of scheduler.running: the engine does that when a request finishes"
+
+
 def _waiting_hint(scene: Any, diff: Difference) -> str:
     if isinstance(diff.got, list) and set(diff.expected) - set(diff.got):
         return (
@@ -432,6 +439,7 @@ def hints(lpm: bool) -> SceneHints:
         {
             "the batch": _batch_hint(lpm),
             RELEASE_READ: RELEASE_HINT,
+            "scheduler.running": _running_hint,
             "scheduler.waiting": _waiting_hint,
             "waiting requests that hold a row": _rows,
             "pages each request holds": _pages,
