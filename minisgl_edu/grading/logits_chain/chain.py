@@ -85,6 +85,7 @@ PENALTY_MISTAKES = [
     "rep_per_occurrence",
     "freq_pres_prompt",
     "freq_once",
+    "freq_normalised",
     "pres_per_occurrence",
     "freq_before_rep",
     "pres_needs_freq",
@@ -110,6 +111,7 @@ MIN_P_MISTAKES = [
     "min_p_batch_top",
     "min_p_kept_scaled",
     "min_p_log10",
+    "min_p_max_unscaled",
 ]
 
 # The mask mistakes that read the bitmask's bits in another order (allowed_tokens' keywords).
@@ -183,6 +185,7 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
                 ids = [t for other in reqs for t in other.output_ids]
             for t, count in Counter(ids).items():
                 f = sp.frequency_penalty * (1 if mistake == "freq_once" else count)
+                f = f / len(ids) if mistake == "freq_normalised" else f
                 r = sp.presence_penalty * (count if mistake == "pres_per_occurrence" else 1)
                 if mistake == "pres_needs_freq" and sp.frequency_penalty == 0:
                     r = 0.0
@@ -216,7 +219,10 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
             limit = _min_p_of(sp) if mistake == "min_p_absolute" else _min_p_of(sp) * top_p
             if mistake == "min_p_log10":  # exp(log10(m)) = m ** (1 / ln 10)
                 limit = _min_p_of(sp) ** (1 / math.log(10)) * top_p
-            row.masked_fill_(probs <= limit if mistake == "min_p_boundary" else probs < limit, NEG_INF)
+            drop = probs <= limit if mistake == "min_p_boundary" else probs < limit
+            if mistake == "min_p_max_unscaled":  # the scaled logits against the unscaled top logit
+                drop = source / temperature < source.max() + math.log(_min_p_of(sp))
+            row.masked_fill_(drop, NEG_INF)
             if mistake == "min_p_kept_scaled":
                 row.div_(temperature)
         if mistake == "temperature_in_chain" and _uses_chain(req) and not sp.is_greedy:
@@ -446,6 +452,31 @@ def _forgot_bias_in_the_shortcut(fn, logits: torch.Tensor, reqs: list[Req], min_
     return _close_all(got[: len(reqs)], _reference(more, reqs + [extra], min_p)[: len(reqs)])
 
 
+FIRST_ONLY_SHORTCUT = (
+    "the whole batch came back as the model gave it, yet this row's request uses a link; with this request moved "
+    "to the front of the batch your answer gets every row right. So the shortcut that returns the logits untouched "
+    "decides on reqs[0] alone: when the first request needs nothing, the rows after it lose their links too"
+)
+FIRST_ONLY_HINT = (
+    "return the logits untouched only when no request of the batch needs a link: test every request "
+    "(any(... for req in reqs)), not reqs[0]"
+)
+
+
+def _shortcut_reads_the_first_request(fn, i: int, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
+    """Row i uses a link and reqs[0] none, and the answer gets every row right once row i is moved to
+    the front: only a shortcut that looks at the first request returns such a batch untouched."""
+    if i == 0 or _uses_chain(reqs[0]) or not _uses_chain(reqs[i]):
+        return False
+    order = [i] + [j for j in range(len(reqs)) if j != i]
+    moved, moved_reqs = logits[order], [reqs[j] for j in order]
+    try:
+        got = _call(fn, moved, moved_reqs)
+    except Exception:
+        return False
+    return _close_all(got, _reference(moved, moved_reqs, min_p))
+
+
 def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
     got = _call(fn, logits, reqs)
     want = _reference(logits, reqs, min_p)
@@ -459,6 +490,9 @@ def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p
             ):
                 detail = _first_difference(got[i], want[i], logits[i])
                 raise Mistake(f"row {i} ({_describe(reqs[i])}): {BIAS_SHORTCUT} ({detail})", BIAS_SHORTCUT_HINT)
+            if unchanged and _shortcut_reads_the_first_request(fn, i, logits, reqs, min_p):
+                detail = _first_difference(got[i], want[i], logits[i])
+                raise Mistake(f"row {i} ({_describe(reqs[i])}): {FIRST_ONLY_SHORTCUT} ({detail})", FIRST_ONLY_HINT)
             suspects = _suspects(fn, i, logits, reqs, want, mistakes)
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):

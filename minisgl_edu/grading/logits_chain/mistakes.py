@@ -26,6 +26,9 @@ MISTAKES = {
     "a row counts only its own request's req.output_ids, never the tokens other rows generated",
     "freq_once": "the frequency penalty was subtracted once per token, as if it were the presence penalty: "
     "subtract frequency_penalty times the token's count in the output",
+    "freq_normalised": "the frequency penalty was scaled by the token's share of the output, count / "
+    "len(req.output_ids), not by its count: a token seen 3 times costs 3 * frequency_penalty, however long the "
+    "output is",
     "pres_per_occurrence": "the presence penalty was subtracted once per occurrence: subtract it once for "
     "every token that occurs in the output at all",
     "pres_needs_freq": "the presence penalty was left out of a row whose frequency_penalty is 0: presence is a "
@@ -67,6 +70,9 @@ MISTAKES = {
     "min_p_kept_scaled": "the tokens min_p kept came back divided by the temperature: min_p decides on the "
     "probabilities at the row's temperature, but the kept tokens keep their logits (the sampler divides by the "
     "temperature itself, so it would draw at temperature squared)",
+    "min_p_max_unscaled": "min_p's cut compared the logits divided by the temperature with the top logit NOT "
+    "divided by it (logit / temperature < max(logit) + ln(min_p)): the two sides are on different scales, so at a "
+    "temperature below 1 too many tokens stay and above 1 too many go, the top one too",
     "min_p_log10": "min_p's threshold on the logits used log10(min_p), not ln(min_p): p >= min_p * max(p) becomes "
     "logit / temperature >= max + ln(min_p) with the natural log, the inverse of the softmax's exp; log10(min_p) is "
     "2.3 times closer to 0, so the cut sits too near the top and tokens above min_p * max(p) were dropped",
@@ -108,6 +114,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "freq_pres_prompt": FREQUENCY,
     "freq_once": FREQUENCY,
     "freq_pres_pooled": "count each row's own req.output_ids, not the outputs of the other rows of the batch",
+    "freq_normalised": "subtract frequency_penalty times the token's raw count in req.output_ids, not count / "
+    "len(req.output_ids)",
     "pres_per_occurrence": FREQUENCY,
     "pres_needs_freq": "test presence_penalty on its own: it applies when frequency_penalty is 0 too, so not "
     "inside `if frequency_penalty != 0`",
@@ -136,6 +144,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "min_p_kept_scaled": "divide a copy by the temperature to get p (scaled = row / temperature), never the row "
     "itself (row /= temperature): the logits you return are the chain's, unscaled",
     "min_p_by_temperature": GREEDY_BY_IS_GREEDY,
+    "min_p_max_unscaled": "both sides at the row's temperature: scaled = row / temperature, then drop the tokens "
+    "with scaled < scaled.max() + math.log(min_p) (the max of the scaled row, not of the row)",
     "min_p_log10": "on the logits the cut is max(logit / temperature) + math.log(min_p), the natural log, not math.log10",
     "temperature_in_chain": "temperature is the sampler's, not a link of the chain: return the logits after the "
     "penalties, the bias and the mask, undivided",

@@ -1,0 +1,53 @@
+"""Writes min_p's cut on the logits but mixes two scales: the logits divided by the temperature are
+compared with the top logit NOT divided by it, scaled < row.max() + ln(min_p). p >= min_p * max(p)
+becomes logit / T >= max(logit / T) + ln(min_p): both sides at the row's temperature. At
+temperature 1 the two agree; below 1 the cut sits too low and too many tokens stay, above 1 it
+sits too high and too many go, the top token too."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import xgrammar
+
+from minisgl_edu.core import Req
+
+MUST_FAIL = {"stretch: min_p at the row's temperature"}
+MUST_SAY = "with the top logit NOT divided by it"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "the max of the scaled row, not of the row"
+
+
+def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
+    def uses_chain(req: Req) -> bool:
+        sp = req.sampling_params
+        penalties = sp.repetition_penalty != 1.0 or sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0
+        min_p = getattr(sp, "min_p", 0.0) > 0 and not sp.is_greedy
+        return penalties or bool(sp.logit_bias) or req.grammar is not None or min_p
+
+    if not any(uses_chain(r) for r in reqs):
+        return logits
+    out = logits.float().clone()
+    vocab = out.shape[-1]
+    for i, req in enumerate(reqs):
+        sp, row = req.sampling_params, out[i]
+        if sp.repetition_penalty != 1.0:
+            seen = torch.tensor(sorted(set(req.input_ids) | set(req.output_ids)), dtype=torch.long)
+            values = row[seen]
+            row[seen] = torch.where(values > 0, values / sp.repetition_penalty, values * sp.repetition_penalty)
+        if req.output_ids and (sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0):
+            counts = torch.bincount(torch.tensor(req.output_ids), minlength=vocab).to(row.dtype)
+            row -= sp.frequency_penalty * counts + sp.presence_penalty * (counts > 0).to(row.dtype)
+        for token, bias in sp.logit_bias.items():
+            row[token] += bias
+        if req.grammar is not None:
+            bitmask = xgrammar.allocate_token_bitmask(1, vocab)
+            req.grammar.fill_mask(bitmask, 0)
+            bits = (bitmask[0, :, None] >> torch.arange(32, dtype=torch.int32)) & 1
+            row[~bits.flatten()[:vocab].bool()] = float("-inf")
+        min_p = getattr(sp, "min_p", 0.0)
+        if min_p > 0 and not sp.is_greedy:
+            scaled = row / sp.temperature
+            row[scaled < row.max() + math.log(min_p)] = float("-inf")
+    return out
