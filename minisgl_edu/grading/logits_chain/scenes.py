@@ -399,6 +399,9 @@ def _shortcut_forgets_min_p(scene: ChainScene, got: torch.Tensor, want: torch.Te
     """The whole batch came back as the model gave it, and min_p is its only link, dropping tokens in a
     row that samples with neither top_k nor top_p beside it."""
     only_min_p = not any(_uses(r, False) for r in scene.rows)
+    # a cut against the unscaled top logit drops nothing at a low temperature: that batch proves no shortcut
+    unscaled = _chain(logits, _requests(scene), "min_p_max_unscaled", True)
+    only_min_p = only_min_p and not all(_close(got[j], unscaled[j]) for j in range(len(scene.rows)))
     plain = any(
         r.min_p and not _greedy(r) and r.top_k == -1 and r.top_p == 1.0 and not _close(want[j], logits[j])
         for j, r in enumerate(scene.rows)
