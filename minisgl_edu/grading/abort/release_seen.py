@@ -29,13 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.release_reads import COUNTED, READS, differs, fields
 
-# The fields release() reads to know what the request holds.
-READS = ("table_idx", "prefix_len", "shared_len", "cache_handle")
-# With cache_it=True it reads req.cached_len too (the tokens it caches). An answer that sets that
-# one to a wrong count is named by the stretch's own checks first (the newest token dropped, the
-# prompt only, ...): `changed(s, counted=True)` is asked only where they name nothing.
-COUNTED = ("cached_len",)
+# req.cached_len (COUNTED, read with cache_it=True): an answer that sets it to a wrong count is named
+# by the stretch's own checks first (the newest token dropped, the prompt only, ...), so
+# `changed(s, counted=True)` is asked only where they name nothing.
 OWN_FROM = "req.prefix_len and req.shared_len: where its own pages start, the pages before being the prefix cache's"
 MEANS = {
     "table_idx": "req.table_idx: its row",
@@ -44,10 +42,6 @@ MEANS = {
     "cache_handle": "req.cache_handle: the lock it gives up",
     "cached_len": "req.cached_len: the computed tokens it caches",
 }
-
-
-def fields(req: Any, names: tuple[str, ...] = READS + COUNTED) -> dict[str, Any]:
-    return {name: getattr(req, name, None) for name in names}
 
 
 @dataclass
@@ -131,7 +125,7 @@ def _changed(w: Watch, counted: bool = False) -> Optional[Mistake]:
             continue
         was = w.before[id(req)][1]
         names = READS + (COUNTED if counted and not waited else ())  # cached_len may move as a batch lands
-        diff = [n for n in names if read[n] is not was[n] and read[n] != was[n]]
+        diff = [n for n in names if differs(was[n], read[n])]
         if not diff:
             continue
         means = "; ".join(dict.fromkeys(MEANS[n] for n in diff))

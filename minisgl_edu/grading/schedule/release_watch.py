@@ -19,9 +19,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.release_reads import COUNTED, READS, differs, fields
 
-# The fields release() reads, and what it reads each one for.
-READS = {
+# What release() reads each of its fields for (release_reads.py names them).
+WHAT_FOR = {
     "table_idx": "the page-table row to free (at -1 it gives back nothing)",
     "prefix_len": "how many leading pages are the prefix cache's, locked and shared, not the request's own",
     "shared_len": "how many leading pages were handed over to the prefix cache",
@@ -40,16 +41,6 @@ RELEASE_HINT = (
 )
 
 
-def _fields(req: Any) -> dict:
-    return {name: getattr(req, name, None) for name in READS}
-
-
-def _differs(before: Any, after: Any) -> bool:
-    if isinstance(before, int) and isinstance(after, int):
-        return before != after
-    return before is not after  # a node of the prefix cache: the same one, not an equal one
-
-
 class ReleaseWatch:
     """Installed on `s.cache` for one decision (a context manager): wraps `admit` and `release` on
     the instance, records, and takes the wrappers off again on exit."""
@@ -58,7 +49,7 @@ class ReleaseWatch:
         self.cache = s.cache
         self.page_size = s.cache.page_size
         live = list(s.waiting) + list(s.running)
-        self.as_left = {id(r): _fields(r) for r in live if r.table_idx >= 0}
+        self.as_left = {id(r): fields(r) for r in live if r.table_idx >= 0}
         self.changed: list[tuple[Any, dict, dict]] = []  # (request, as admit left it, as release read it)
 
     def __enter__(self) -> "ReleaseWatch":
@@ -67,14 +58,14 @@ class ReleaseWatch:
 
         def watched_admit(req, *args, **kwargs):
             out = admit(req, *args, **kwargs)
-            self.as_left[id(req)] = _fields(req)
+            self.as_left[id(req)] = fields(req)
             return out
 
         def watched_release(req, cache_it: bool = True):
             left = self.as_left.pop(id(req), None)
             if left is not None:
-                read = _fields(req)
-                names = [n for n in READS if (cache_it or n != "cached_len") and _differs(left[n], read[n])]
+                read = fields(req)
+                names = [n for n in READS + (COUNTED if cache_it else ()) if differs(left[n], read[n])]
                 if names:
                     self.changed.append((req, {n: left[n] for n in names}, {n: read[n] for n in names}))
             return release(req, cache_it=cache_it)
@@ -105,7 +96,7 @@ class ReleaseWatch:
         names = list(left)
         was = ", ".join(f"req.{n} = {_show(read[n])}" for n in names)
         admit_set = ", ".join(f"req.{n} = {_show(left[n])}" for n in names)
-        why = "; ".join(f"req.{n}: {READS[n]}" for n in names)
+        why = "; ".join(f"req.{n}: {WHAT_FOR[n]}" for n in names)
         lost = ""
         if "prefix_len" in left and left["prefix_len"] > read["prefix_len"]:
             pages = (left["prefix_len"] - read["prefix_len"]) // self.page_size
