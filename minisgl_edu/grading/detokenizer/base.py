@@ -28,6 +28,7 @@ from minisgl_edu.grading.detokenizer.common import (
     _piece,
     before_a_later_occurrence,
     check_joined_to,
+    pieces_of,
     repeated_at_finish,
 )
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
@@ -40,10 +41,7 @@ from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as referenc
 
 
 def _stream(cls, ids: list[int], stop=()) -> list[str]:
-    detok = cls(tokenizer(), list(stop))
-    pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
-    pieces.append(_piece(detok.finish(), "finish()"))
-    return pieces
+    return pieces_of(cls(tokenizer(), list(stop)), ids)
 
 
 def _tokens_of(text: str, part: str) -> list[str]:

@@ -45,6 +45,13 @@ def _piece(got, what: str) -> str:
     return got
 
 
+def pieces_of(detok, ids: list[int]) -> list[str]:
+    """What a detokenizer returns for each of `ids` in turn, then for finish(): each checked to be a str."""
+    pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
+    pieces.append(_piece(detok.finish(), "finish()"))
+    return pieces
+
+
 FINISH_REPEATS = (
     "finish() returns only text not yet returned: the look-back token before the unfinished ones was decoded "
     "and returned already, so cut its text off what finish() decodes"

@@ -20,7 +20,7 @@ search at all):
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import _piece
+from minisgl_edu.grading.detokenizer.common import pieces_of
 from minisgl_edu.grading.harness import tokenizer
 
 SEARCH_START = (
@@ -35,9 +35,7 @@ PROBES = [
 
 
 def _joined(cls, ids: list[int], stop: list[str]) -> str:
-    detok = cls(tokenizer(), list(stop))
-    pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
-    return "".join(pieces) + _piece(detok.finish(), "finish()")
+    return "".join(pieces_of(cls(tokenizer(), list(stop)), ids))
 
 
 def _starts_one_late(cls) -> bool:

@@ -6,7 +6,7 @@ ask these when text after the stop string leaked, so the hint names the mistake 
 
 from __future__ import annotations
 
-from minisgl_edu.grading.detokenizer.common import _piece
+from minisgl_edu.grading.detokenizer.common import pieces_of
 from minisgl_edu.grading.detokenizer.stop_keeping import (
     _late_start,
     _no_look_back,
@@ -18,10 +18,7 @@ from minisgl_edu.grading.harness import tokenizer
 
 
 def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
-    detok = cls(tokenizer(), list(stop), include)
-    pieces = [_piece(detok.add(t), f"add({t})") for t in ids]
-    pieces.append(_piece(detok.finish(), "finish()"))
-    return pieces
+    return pieces_of(cls(tokenizer(), list(stop), include), ids)
 
 
 SHORTEST_LOOK_BACK = "look back len(s) - 1 characters for each stop string s, not the shortest one's for all"

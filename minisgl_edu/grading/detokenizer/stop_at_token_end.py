@@ -15,7 +15,7 @@ inside ' two', but not at 'two', which ends with it.
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import _complete_prefix, _full, _piece
+from minisgl_edu.grading.detokenizer.common import _complete_prefix, _full, pieces_of
 from minisgl_edu.grading.harness import tokenizer
 
 STOPPED_AT_TOKEN_END = (
@@ -44,8 +44,7 @@ def _stops_only_when_cut(cls) -> bool:
     assert [tokenizer().decode([t]) for t in ids] == tokens, f"setup: {text!r} must be the tokens {tokens}"
     for stop, joined in kept.items():
         try:
-            detok = cls(tokenizer(), [stop], True)
-            pieces = [_piece(detok.add(t), f"add({t})") for t in ids] + [_piece(detok.finish(), "finish()")]
+            pieces = pieces_of(cls(tokenizer(), [stop], True), ids)
         except Exception:
             return False
         if "".join(pieces) != joined:

@@ -17,7 +17,7 @@ Both phases name that mistake, each from what it has:
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import _full, _piece
+from minisgl_edu.grading.detokenizer.common import _full, pieces_of
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
@@ -42,8 +42,7 @@ class whitespace_dropped(reference):
 
 
 def _pieces(cls, ids: list[int], stop: list[str]) -> list[str]:
-    detok = cls(tokenizer(), list(stop))
-    return [_piece(detok.add(t), f"add({t})") for t in ids] + [_piece(detok.finish(), "finish()")]
+    return pieces_of(cls(tokenizer(), list(stop)), ids)
 
 
 def dropped_whitespace(ids: list[int], stop: list[str], pieces: list[str]) -> bool:
