@@ -28,7 +28,14 @@ from typing import Optional
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.allocator.contiguous_probes import fallback_not_counted, fallback_probe, left_merge
-from minisgl_edu.grading.allocator.runs import RUNS_AS_ENDS, ReferenceContiguousAllocator, _wrong_pages, runs_as_ends
+from minisgl_edu.grading.allocator.runs import (
+    OVERLAP,
+    RUNS_AS_ENDS,
+    ReferenceContiguousAllocator,
+    _wrong_pages,
+    run_shape,
+    runs_as_ends,
+)
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
@@ -84,6 +91,9 @@ class _Pair:
         want_runs, got_runs = self.ref.runs, _runs(self.mine)
         want_free, got_free = self.ref.num_free, _num_free(self.mine)
         if got_runs != want_runs:
+            shape = run_shape(got_runs)
+            if shape is not None and (shape[1] != OVERLAP or not runs_as_ends(got_runs, want_runs)):
+                raise Mistake(f"after {after}, {shape[0]} (expected {want_runs})", shape[1])
             ends = runs_as_ends(got_runs, want_runs)
             if ends:
                 raise Mistake(f"after {after}, {ends}", RUNS_AS_ENDS)
@@ -420,6 +430,9 @@ def case_real_engine(impl):
             f"got {mine[0]}({mine[1][0] if mine[0] == 'allocate' else mine[1]})"
         )
         if mine[2] != before:
+            shape = run_shape(mine[2])
+            if shape is not None and (shape[1] != OVERLAP or not runs_as_ends(mine[2], before)):
+                raise Mistake(f"in the real engine, before call {i} ({op}), {shape[0]} (expected {before})", shape[1])
             ends = runs_as_ends(mine[2], before)
             if ends:
                 raise Mistake(f"in the real engine, before call {i} ({op}), {ends}", RUNS_AS_ENDS)

@@ -41,6 +41,33 @@ def runs_as_ends(got: object, want: list[tuple[int, int]]) -> Optional[str]:
     return None
 
 
+EMPTY_RUN = (
+    "a run of length 0 left in the free runs: a run that loses all its pages (an exact fit, or a run taken "
+    "whole) must be removed, not kept as (start, 0); shrink a run only while pages are left in it"
+)
+NEGATIVE_RUN = "a run's length is the number of free pages in it: never 0 or less"
+OVERLAP = "each free page is in exactly one run: runs never overlap (start + length <= the next run's start)"
+
+
+def run_shape(got: list[tuple[int, int]]) -> Optional[tuple[str, str]]:
+    """(what is wrong, hint) when the student's runs `got` break the contract's shape whatever the
+    reference holds: a run of length 0 or less, or two runs, sorted by start, that share pages.
+    None when every run is well formed (their order and their merging are checked by the caller)."""
+    for start, length in got:
+        if length == 0:
+            return f"your runs {got} list {(start, length)}, a run of length 0, which holds no page", EMPTY_RUN
+        if length < 0:
+            return f"your runs {got} list {(start, length)}, a run of negative length", NEGATIVE_RUN
+    ordered = sorted(got)
+    for (s1, n1), (s2, n2) in zip(ordered, ordered[1:]):
+        if s1 + n1 > s2:
+            return (
+                f"your runs {got} list {(s1, n1)} and {(s2, n2)}, which overlap: page {s2} is in both",
+                OVERLAP,
+            )
+    return None
+
+
 class ReferenceContiguousAllocator:
     """The stretch's reference: best fit over the free runs, the largest run first when none fits."""
 

@@ -27,7 +27,13 @@ from typing import Any, Optional
 from hypothesis import strategies as st
 
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
-from minisgl_edu.grading.allocator.runs import RUNS_AS_ENDS, ReferenceContiguousAllocator, _wrong_pages, runs_as_ends
+from minisgl_edu.grading.allocator.runs import (
+    RUNS_AS_ENDS,
+    ReferenceContiguousAllocator,
+    _wrong_pages,
+    run_shape,
+    runs_as_ends,
+)
 from minisgl_edu.grading.core import Mistake, expect
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.feedback import is_student_file
@@ -432,6 +438,10 @@ def runs_hint(scene: AllocScene, diff: Difference) -> str:
     op = _op(scene, diff.field)
     if runs_as_ends(got, diff.expected):
         return RUNS_AS_ENDS
+    if isinstance(got, list) and all(isinstance(r, tuple) and len(r) == 2 for r in got):
+        shape = run_shape(got)
+        if shape is not None:
+            return shape[1]
     if isinstance(got, list) and got != sorted(got):
         return "keep the runs sorted by their start"
     if isinstance(got, list) and any(s1 + n1 == s2 for (s1, n1), (s2, _) in zip(got, got[1:])):
