@@ -13,8 +13,9 @@ from minisgl_edu.engine.verify import accept_greedy
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.engine import case_engine_finish, case_engine_ngram, case_engine_seeded
+from minisgl_edu.grading.verify.requests import _as_result, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.scenes import verify_case
-from minisgl_edu.grading.verify.step import ALL_MISTAKES, _as_result, _check, _decode, _id, _req, _w
+from minisgl_edu.grading.verify.step import ALL_MISTAKES, _check
 from minisgl_edu.scheduler import verify_step as step_module
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.verify_step import verify_step as package_step

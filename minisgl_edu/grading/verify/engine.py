@@ -18,7 +18,8 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.harness import new_scheduler, remember, tiny_model
-from minisgl_edu.grading.verify.step import PAGE, _as_result, _call, _copy, _decode, _req, _w, describe, explain
+from minisgl_edu.grading.verify.requests import PAGE, _as_result, _call, _copy, _decode, _req, _w
+from minisgl_edu.grading.verify.step import describe, explain
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler import verify_step as step_module
 from minisgl_edu.scheduler.verify_step import VerifyRequest

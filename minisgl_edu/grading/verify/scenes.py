@@ -31,24 +31,16 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, HINTS, MISTAKES
+from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
+from minisgl_edu.grading.verify.plain import _step
+from minisgl_edu.grading.verify.requests import FIELDS, _as_result, _call, _decode, _id, _req
 from minisgl_edu.grading.verify.step import (
     CAPPED,
-    FIELDS,
-    _as_result,
-    _call,
-    _decode,
-    _id,
-    _pages_on_a_longer_row,
-    _req,
-    _step,
     caps_the_drafts,
-    confirmed,
     first_field,
     kv_story,
     length_one_early,
     length_one_past,
-    page_mistake,
-    pages_story,
 )
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
@@ -357,6 +349,10 @@ def pages_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = No
     req = _request(scene)
     want = _step(req, scene.drafts, scene.targets)
     story, hint = pages_story(req, want, diff.got)
+    fn = answer[0] if answer else None
+    named = page_class(fn, req, scene.drafts, scene.targets, want, diff.got) if isinstance(diff.got, list) else None
+    if named:
+        return f"{story}: {named}"
     m = page_mistake(req, scene.drafts, scene.targets, diff.got) if isinstance(diff.got, list) else None
     if isinstance(diff.got, list):
         m = confirmed(m, answer[0] if answer else None, req, scene.drafts, scene.targets, diff.got)

@@ -1,221 +1,25 @@
-"""Exercise 8's shared pieces: hand-made requests, the step written again as plain loops with one
-known mistake switched on at a time (`_step`), and the comparison that names the mistake a wrong
-result shows (`explain`). The unit cases (base.py) and the engine cases (engine.py) both use them.
+"""Exercise 8's comparison that names the mistake a wrong result shows (`explain`, `diagnose`), and
+`_check`, the unit cases' call of the answer against the package's step. The unit cases (base.py),
+the engine cases (engine.py) and the generated phase (scenes.py) use them.
 
-The unit cases build `VerifyRequest`s by hand, with the default model's real tokenizer as `decode`
-(a stop string spans tokens there) and pages of 4 positions. Where a field of the student's result
-differs from the package's, `_step` recomputes the step with each known mistake in turn and the
-failure names the mistake whose result matches.
+Where a field of the student's result differs from the package's, the step written again with each
+known mistake in turn (plain.py) names the mistake whose result matches; a few probes run the answer
+once more on a step that tells two mistakes apart. Pages have their own module (pages.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.harness import tokenizer
-from minisgl_edu.grading.verify.mistakes import _KV, _PAGES, ALL_MISTAKES, HINTS, MISTAKES, PAGE_MISTAKES
-from minisgl_edu.kvcache.manager import pages_for
+from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
+from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
+from minisgl_edu.grading.verify.plain import _step
+from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 from minisgl_edu.scheduler.verify_step import verify_step as package_step
 
-EOS = {0, 2}  # SmolLM2's <|endoftext|> and <|im_end|>
-PAGE = 4  # the page size of the unit cases and of the grading engine
-FIELDS = ("accepted", "tokens", "finish_reason", "kv_len", "free_pages")
-
-
-def _decode(ids: list[int]) -> str:
-    """What the scheduler passes as `decode` (Scheduler._decode_tail)."""
-    return tokenizer().decode(ids, skip_special_tokens=True)
-
-
-def _id(word: str) -> int:
-    ids = tokenizer().encode(word)
-    assert len(ids) == 1, f"setup: {word!r} should be one token"
-    return ids[0]
-
-
-def _req(
-    output: list[int],
-    drafts: int,
-    *,
-    prompt_len: int = 10,
-    max_new: int = 50,
-    ignore_eos: bool = False,
-    stop: tuple[str, ...] = (),
-    prefix_len: int = 0,
-) -> VerifyRequest:
-    """A request as the scheduler sees it before the step: pages reserved for its prompt, its
-    output and `drafts` drafts (what `_schedule_decode` reserves), with page ids that are not in
-    order, as in a real row."""
-    held = pages_for(prompt_len + len(output) + drafts, PAGE)
-    pages = [(37 * i + 11) % 101 for i in range(held)]
-    return VerifyRequest(
-        prompt_len=prompt_len,
-        output_ids=list(output),
-        max_new_tokens=max_new,
-        eos_ids=set(EOS),
-        ignore_eos=ignore_eos,
-        stop=list(stop),
-        decode=_decode,
-        pages=pages,
-        page_size=PAGE,
-        prefix_len=prefix_len,
-    )
-
-
-def _copy(req: VerifyRequest) -> VerifyRequest:
-    return dataclasses.replace(
-        req, output_ids=list(req.output_ids), eos_ids=set(req.eos_ids), stop=list(req.stop), pages=list(req.pages)
-    )
-
-
-# --- the step as plain loops, with one mistake switched on at a time ------------------------------
-
-
-def _accept(drafts: list[int], targets: list[int], mistake: Optional[str]) -> tuple[int, list[int]]:
-    """(drafts the model agreed with, the run before any cut)."""
-    if mistake == "past_mismatch":
-        agreed = [d for d, t in zip(drafts, targets) if d == t]
-        n = len(agreed)
-        return n, agreed + targets[n : n + 1]
-    n = 0
-    while n < len(drafts) and n < len(targets) and drafts[n] == targets[n]:
-        n += 1
-    run = list(drafts[:n])
-    if mistake == "rejected_draft_kept" and n < len(drafts):
-        return n, run + [drafts[n]]
-    if mistake == "model_token_missing" or (mistake == "no_bonus" and n == len(drafts)):
-        return n, run
-    if mistake == "model_token_next" and n + 1 < len(targets):
-        return n, run + [targets[n + 1]]
-    if mistake == "model_token_last":
-        return n, run + targets[-1:]
-    return n, run + [targets[n]]
-
-
-def _finish(
-    req: VerifyRequest, output: list[int], new_from: int, model_token: bool, mistake: Optional[str], token=None
-):
-    """The finish check of the newest token of `output` (the request's tokens so far, this step's
-    from `new_from`; `token`: the one checked, when `output` runs past it)."""
-    eos = (output[-1] if token is None else token) in req.eos_ids and (
-        not req.ignore_eos or mistake == "ignore_eos_ignored"
-    )
-    stop = False
-    if req.stop and not (mistake == "ignore_eos_stops_off" and req.ignore_eos):
-        if mistake == "stop_per_token":
-            text = req.decode(output[-1:])
-        elif mistake == "stop_new_only":
-            text = req.decode(output[new_from:])
-        elif mistake == "stop_window_chars":
-            text = req.decode(output[-(max(len(s) for s in req.stop) + 4) :])
-        elif mistake == "stop_window_bytes":
-            text = req.decode(output[-max(len(s.encode("utf-8")) for s in req.stop) :])
-        elif mistake == "stop_window_most_chars":
-            text = req.decode(output[-(len(max(req.stop, key=len).encode("utf-8")) + 4) :])
-        elif mistake == "stop_window_shorter":
-            text = req.decode(output[-(min(len(s.encode("utf-8")) for s in req.stop) + 4) :])
-        elif mistake == "stop_window_margin":  # room for two ignored end ids, not three
-            text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 2) :])
-        else:  # the engine's window: a token stands for at least one byte of UTF-8
-            text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
-        stop = any(s in text for s in req.stop)
-    limit = req.max_new_tokens + (mistake == "length_one_past") - (mistake == "length_one_early")
-    length = len(output) >= limit
-    if mistake == "length_overshoot" or (mistake == "length_not_on_model_token" and model_token):
-        length = False
-    if mistake == "length_first" and length:
-        return "length"
-    if eos or stop:
-        return "stop"
-    return "length" if length else None
-
-
-def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Optional[str] = None) -> VerifyResult:
-    """The verify step written again, independently of the package's, with `mistake` (a key of
-    MISTAKES) made on purpose."""
-    n, run = _accept(drafts, targets, mistake)
-    tokens: list[int] = []
-    reason = None
-    for i, token in enumerate(run):
-        tokens.append(token)
-        if mistake == "finish_on_last_only" and i < len(run) - 1:
-            continue
-        if mistake == "whole_run":  # the checks see the run's later tokens too
-            reason = _finish(req, req.output_ids + run, len(req.output_ids), i == n, mistake, token)
-        else:
-            reason = _finish(req, req.output_ids + tokens, len(req.output_ids), i == n, mistake)
-        if reason is not None:
-            if mistake == "finishing_token_dropped":  # checked before the append, and left without it
-                tokens.pop()
-            break
-    before = req.prompt_len + len(req.output_ids)
-    total = before + len(tokens)
-    uncut = before + len(run)
-    kv_len = {
-        "kv_counts_rejected": before + len(drafts),
-        "kv_counts_newest": total,
-        "kv_no_prompt": total - req.prompt_len - 1,
-        "kv_uncut": uncut - 1,
-        "kv_no_drafts": before,
-    }.get(mistake, total - 1)
-    keep = {
-        "pages_none": len(req.pages),
-        "pages_round_down": total // req.page_size,
-        "pages_round_up": total // req.page_size + 1,
-        "pages_newest": pages_for(total - 1, req.page_size),
-        "pages_no_prompt": pages_for(total - req.prompt_len, req.page_size),
-        "pages_uncut": pages_for(uncut, req.page_size),
-        "pages_per_rejected_draft": len(req.pages) - pages_for(len(drafts) - n, req.page_size),
-        "pages_of_four": pages_for(total, 4),
-    }.get(mistake, pages_for(total, req.page_size))
-    accepted = n + 1 if mistake == "bonus_accepted" and n == len(drafts) else n
-    free = req.pages[keep:]
-    if mistake == "pages_minus_zero" and not free:  # req.pages[-drop:] with drop == 0
-        free = list(req.pages)
-    return VerifyResult(accepted, tokens, reason, kv_len, free)
-
-
-# --- calling the student's function and explaining a difference ------------------------------------
-
-
-def _as_result(out) -> VerifyResult:
-    if out is None:
-        raise AssertionError("verify_step returned None: return a VerifyResult(accepted, tokens, finish_reason, ...)")
-    missing = [f for f in FIELDS if not hasattr(out, f)]
-    if missing:
-        raise AssertionError(
-            f"verify_step must return a VerifyResult (fields {', '.join(FIELDS)}); got a {type(out).__name__} "
-            f"without {', '.join(missing)}"
-        )
-
-    def ints(name):
-        value = getattr(out, name)
-        try:
-            items = list(value)
-            if all(int(x) == x for x in items):
-                return [int(x) for x in items]
-        except (TypeError, ValueError):
-            pass
-        raise AssertionError(f"VerifyResult.{name} must be a list of ints, got {value!r}")
-
-    def one_int(name):
-        value = getattr(out, name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise AssertionError(f"VerifyResult.{name} must be an int, got {value!r}")
-        return value
-
-    reason = out.finish_reason
-    if reason not in (None, "stop", "length"):
-        raise AssertionError(f"VerifyResult.finish_reason must be None, 'stop' or 'length', got {reason!r}")
-    return VerifyResult(one_int("accepted"), ints("tokens"), reason, one_int("kv_len"), ints("free_pages"))
-
-
-def _call(fn, req: VerifyRequest, drafts: list[int], targets: list[int]) -> VerifyResult:
-    """The student's result on copies of the inputs (only the case that looks for it sees a change)."""
-    return _as_result(fn(_copy(req), list(drafts), list(targets)))
+__all__ = ["PAGE", "MISTAKES", "_step", "_copy", "_id", "_req", "diagnose", "explain", "describe", "_check"]
 
 
 def _words(ids: list[int]) -> str:
@@ -260,6 +64,9 @@ def diagnose(
         return f"{text}. {story}", hint
     if first == "free_pages":
         story, hint = pages_story(req, want, got.free_pages)
+        named = page_class(fn, req, drafts, targets, want, got.free_pages)
+        if named:
+            return f"{text}. {story}: {named}", named
         m = page_mistake(req, drafts, targets, got.free_pages, mistakes)
         m = confirmed(m, fn, req, drafts, targets, got.free_pages)
         if m is None and fn is not None:
@@ -384,28 +191,6 @@ def _length_told_apart(named: list[str], fn) -> list[str]:
     return named
 
 
-def _frees_the_end_of_a_longer_row(fn, req, drafts, targets) -> bool:
-    """The answer gives back the right pages of the same step with two more pages in its row."""
-    longer = _copy(req)
-    longer.pages = list(req.pages) + [max(req.pages, default=0) + 1, max(req.pages, default=0) + 2]
-    try:
-        got = _call(fn, longer, drafts, targets)
-    except Exception:
-        return False
-    return got.free_pages == package_step(_copy(longer), list(drafts), list(targets)).free_pages
-
-
-def confirmed(m: Optional[str], fn, req, drafts, targets, got: list[int]) -> Optional[str]:
-    """The page mistake to name for these free_pages: the slice req.pages[-0:] where the answer gave back
-    the whole row on a step that gives back nothing, yet the right pages where some do go (the same
-    step with two more pages in its row); else `m`, the page mistake page_mistake found."""
-    none_go = not package_step(_copy(req), list(drafts), list(targets)).free_pages
-    if none_go and got and got == list(req.pages) and fn is not None:
-        if _frees_the_end_of_a_longer_row(fn, req, drafts, targets):
-            return "pages_minus_zero"
-    return m
-
-
 CAPPED = (
     "accepted counts every draft the model agreed with, also past max_new_tokens: do not cut the drafts to the "
     "tokens left yourself; count first, then the length limit cuts the tokens"
@@ -422,30 +207,6 @@ def caps_the_drafts(fn) -> bool:
     except Exception:
         return False
     return got.accepted == 3 and got.tokens == drafts[:2]
-
-
-def page_mistake(req, drafts, targets, free_pages, mistakes=ALL_MISTAKES) -> Optional[str]:
-    """The known mistake of PAGE_MISTAKES that gives these free_pages, when only one does (a step
-    where two give the same pages does not tell them apart). The slice req.pages[-0:] is left to
-    `confirmed`: it gives the right pages wherever some go, so only a probe of the answer names it."""
-    alike = [
-        m
-        for m in PAGE_MISTAKES
-        if m in mistakes and m != "pages_minus_zero" and _step(req, drafts, targets, m).free_pages == free_pages
-    ]
-    return alike[0] if len(alike) == 1 else None
-
-
-def _pages_on_a_longer_row(fn, req, drafts, targets, mistakes) -> Optional[str]:
-    """The page mistake the answer makes on the same step with two more pages in its row, where
-    keeping every page and keeping one too many no longer give the same pages."""
-    longer = _copy(req)
-    longer.pages = list(req.pages) + [max(req.pages, default=0) + 1, max(req.pages, default=0) + 2]
-    try:
-        got = _call(fn, longer, drafts, targets)
-    except Exception:
-        return None  # its other mistake is named where it shows
-    return page_mistake(longer, drafts, targets, got.free_pages, mistakes)
 
 
 def first_field(a: VerifyResult, b: VerifyResult) -> Optional[str]:
@@ -489,50 +250,6 @@ def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int
     )
 
 
-def pages_story(req: VerifyRequest, want: VerifyResult, got: list[int]) -> tuple[str, str]:
-    """Which pages a wrong free_pages gave back or kept, and what positions they hold, and its hint."""
-    ps, pages = req.page_size, req.pages
-    total = want.kv_len + 1
-    tail = pages[len(pages) - len(got) :] if got else []
-    if got != tail:
-        if sorted(got) == sorted(want.free_pages):
-            return "Give them in the row's order: they are the end of req.pages", (
-                "free_pages are the end of req.pages, in the row's order"
-            )
-        return (
-            "free_pages must be the end of req.pages (the pages past the request's new length), in the row's order",
-            _PAGES,
-        )
-    kept, need = len(pages) - len(got), pages_for(total, ps)
-    if kept < need:
-        page, lo, hi = pages[kept], kept * ps, (kept + 1) * ps - 1
-        if kept < req.prefix_len // ps:
-            what = f"page {page} belongs to the prefix cache (the first {req.prefix_len} positions)"
-        elif lo == total - 1:
-            what = (
-                f"page {page} (positions {lo}..{hi}) is where the newest token's K/V goes next step, at position {lo}"
-            )
-        else:
-            what = (
-                f"page {page} (positions {lo}..{hi}) still holds positions {lo}..{total - 1} of the request's "
-                f"{total} tokens (the newest's, {total - 1}, included)"
-            )
-        return (
-            f"A page still needed was given back: {what}",
-            f"{_PAGES}: the newest token's page and the prefix cache's pages included",
-        )
-    extra = pages[need:kept]
-    if kept == len(pages):
-        what = "no page was given back"
-    else:
-        what = f"page(s) {extra} were kept"
-    return (
-        f"{what[0].upper()}{what[1:]}, but the request's {total} tokens need only the first {need} pages of the row: "
-        f"pages past position {total - 1} hold only rejected drafts or tokens after a finish, and go back now",
-        _PAGES,
-    )
-
-
 def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: str, mistakes=ALL_MISTAKES) -> None:
     got = _call(fn, req, drafts, targets)
     want = package_step(_copy(req), list(drafts), list(targets))
@@ -540,7 +257,3 @@ def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: s
         return
     text, hint = diagnose(got, want, req, drafts, targets, mistakes, fn)
     raise Mistake(f"{why} ({describe(req, drafts, targets)}): {text}", hint)
-
-
-def _w(*words: str) -> list[int]:
-    return [_id(w) for w in words]
