@@ -33,6 +33,7 @@ from minisgl_edu.grading.abort.cache_checks import check_cached
 from minisgl_edu.grading.abort.checks import (
     GREEDY,
     LONG,
+    MARK,
     OTHER,
     SHORT,
     abort,
@@ -44,7 +45,7 @@ from minisgl_edu.grading.abort.checks import (
     start,
 )
 from minisgl_edu.grading.abort.scenes import abort_case
-from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.core import Case, Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, held, step_until
 from minisgl_edu.grading.harness import encode, remember
 from minisgl_edu.kvcache import pages_for
@@ -78,6 +79,16 @@ def reference(scheduler: Scheduler, uid: int) -> bool:
 def _start(fn, **overrides) -> Scheduler:
     s = start(fn, **overrides)  # an untouched stub fails here, before the model is loaded
     return s
+
+
+def _abort(s: Scheduler, uid: int) -> None:
+    """Abort `uid`, then check first that the request is marked finished: a request left unmarked
+    shows up later as a crash or a wrong page count elsewhere (run_batch() runs it again), so its
+    status and finish_reason are read before anything else happens."""
+    req = s.reqs.get(uid)
+    abort(s, uid)
+    with hinted(MARK):
+        check_marked(req)
 
 
 def _after(s: Scheduler, uid: int, b: Held, **kw) -> None:
@@ -125,7 +136,7 @@ def _decoding_at(fn, offset: int, resend: bool) -> None:
     _decode_to(s, 0, offset)
     s.io.drain()
     b = held(s, 0, match=True)
-    abort(s, 0)
+    _abort(s, 0)
     _after(s, 0, b)
     if resend:
         more = b.all_ids + ids[-3:]
@@ -152,7 +163,7 @@ def _mid_chunk(fn) -> list[int]:
     assert req.cached_len == 10 < len(ids), "setup: expected a chunked prefill with 10 tokens done"
     s.io.drain()
     b = held(s, 0, match=True)
-    abort(s, 0)
+    _abort(s, 0)
     _after(s, 0, b)
     return _follow_up(s, ids, _hit(b, s.cache.page_size, len(ids)), "the same prompt")
 
@@ -171,7 +182,7 @@ def case_waiting(fn):
     s.add_request(1, encode(s, SHORT), GREEDY)  # the head of the queue: the aborted request waits behind it
     s.add_request(0, encode(s, LONG), GREEDY)
     b = held(s, 0, match=True)
-    abort(s, 0)
+    _abort(s, 0)
     _after(s, 0, b)
     engine_step("running the other request to the end", s.run_until_idle)
     assert s.is_idle and not s.reqs, "the scheduler should have nothing left to do"
@@ -190,9 +201,8 @@ def case_between_schedule_and_run(fn):
     assert batch is not None and req in batch.reqs, "setup: the next batch should decode request 0"
     assert len(s.cache.page_table.pages[req.table_idx]) == req.cached_len // ps + 1, "setup: a page reserved"
     b = held(s, 0, match=True)
-    abort(s, 0)
+    _abort(s, 0)
     engine_step("run_batch() of the batch scheduled before the abort", lambda: s.run_batch(batch))
-    check_marked(req)
     _after(s, 0, b)
     # A new prompt whose first chunk is scheduled, then aborted before it ran: nothing is computed.
     s.add_request(1, encode(s, LONG), GREEDY)
@@ -200,9 +210,8 @@ def case_between_schedule_and_run(fn):
     req = s.reqs[1]
     assert batch is not None and req in batch.reqs and req.cached_len == req.prefix_len, "setup: a first chunk"
     b = held(s, 1, match=True)
-    abort(s, 1)
+    _abort(s, 1)
     engine_step("run_batch() of the batch scheduled before the abort", lambda: s.run_batch(batch))
-    check_marked(req)
     _after(s, 1, b)
     assert engine_step("the next step()", s.step) is None and s.is_idle, "the scheduler should have nothing left to do"
 
@@ -226,9 +235,8 @@ def _in_flight_at(fn, offset: int) -> None:
         raise AssertionError("setup: the request never had a decode batch in flight at the wanted offset")
     s.io.drain()
     b = held(s, 0, match=True)
-    abort(s, 0)
+    _abort(s, 0)
     check_gone(s, 0)
-    check_marked(req)
     early = [p for p in b.row[b.own_from :] if s.cache.allocator.is_free(p)]
     reserved = b.row[pages_for(b.cached_len, ps) :]  # reserved for the step in flight, no K/V yet
     if early and set(early) <= set(reserved):
@@ -282,7 +290,7 @@ def _shared_prefix(fn) -> list[int]:
     assert b.own_from < b.known < b.full(ps), (
         "setup: the cache should hold a copy of some of the request's own pages, and not all of its computed ones"
     )
-    abort(s, 1)
+    _abort(s, 1)
     _after(s, 1, b, others_lock=_locked_by(s.reqs[2]))
     engine_step("running request 2 to the end", s.run_until_idle)
     tokens = [m.next_token for m in s.io.drain() if m.uid == 2 and m.next_token >= 0]
@@ -320,7 +328,7 @@ def _first_of_n(fn) -> list[int]:
     assert 0 < hit < b.own_from == b.known < b.full(ps), (
         "setup: the first answer should have handed its prompt's pages to the cache, beyond its prefix hit"
     )
-    abort(s, 3)
+    _abort(s, 3)
     _after(s, 3, b, others_lock=_locked_by(s.reqs[4]), hit=hit)
     engine_step("request 4, the second answer", s.run_until_idle)
     tokens = [m.next_token for m in s.io.drain() if m.uid == 4 and m.next_token >= 0]
@@ -347,7 +355,7 @@ def case_naive(fn):
     s.io.drain()
     for uid in (0, 1):  # one decoding, one part-way through its prompt
         b = held(s, uid, match=True)
-        abort(s, uid)
+        _abort(s, uid)
         _after(s, uid, b)
     assert s.cache.num_free == s.cache.num_pages, "with the naive cache every page must be free after both aborts"
 
