@@ -22,6 +22,7 @@ from minisgl_edu.grading.allocator.frees import (
     _must_refuse,
     _pages_back_but_not_counted,
     _pages_free_twice,
+    not_back,
     refused_in_use,
 )
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
@@ -136,7 +137,12 @@ def case_free_and_reuse(cls):
     except CaseTimeout as e:  # the time limit stopped free() here: it never returned
         e.hint = "free() must return: go through the pages it is given once (for p in pages)"
         raise
-    assert _num_free(a) == 3, f"after freeing 2 of 3 allocated pages (of 4), num_free is {_num_free(a)}, expected 3"
+    free = _num_free(a)
+    if free < 3:
+        mistake = not_back(cls, 4, f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3")
+        if mistake is not None:
+            raise mistake
+    assert free == 3, f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3"
     y = _allocate(a, 3)
     assert len(set(y)) == 3 and x[2] not in y, (
         f"allocate(3) gave {y!r} while page {x[2]} is still in use: a page in use is never handed out twice"
@@ -352,6 +358,10 @@ def case_any_order(cls):
         first, second = _allocate(a, 2), _allocate(a, 2)
         gone, kept = (second, first) if order == "newest first" else (first, second)
         _free(a, gone, f"the pages of the {'second' if order == 'newest first' else 'first'} of two allocate(2)")
+        free = _num_free(a)
+        mistake = not_back(cls, 4, f"after free({gone!r}) num_free is {free}, expected 2") if free < 2 else None
+        if mistake is not None:
+            raise mistake
         again = _allocate(a, 2)
         assert not set(again) & set(kept), (
             f"pages given back {order}: allocate(2) gave {again!r} while the other request still holds {kept!r}: "
@@ -388,8 +398,11 @@ def case_many_steps(cls):
             )
             assert all(0 <= p < n for p in got) and len(set(got)) == k, f"step {step}: allocate({k}) gave {got!r}"
             held.append(got)
-        want = n - sum(map(len, held))
-        assert _num_free(a) == want, f"step {step}: num_free is {_num_free(a)}, expected {want}"
+        want, free = n - sum(map(len, held)), _num_free(a)
+        mistake = not_back(cls, n, f"step {step}: num_free is {free}, expected {want}") if free < want else None
+        if mistake is not None:
+            raise mistake
+        assert free == want, f"step {step}: num_free is {free}, expected {want}"
     for pages in held:
         _free(a, pages, "pages still held after 400 steps")
     assert sorted(_allocate(a, n)) == list(range(n)), "after everything came back, allocate(13) must give 0..12"

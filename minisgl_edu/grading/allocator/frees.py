@@ -286,3 +286,55 @@ def _pages_free_twice(a, bad: list[int], x: list[int]) -> None:
         "accepted and listed them a second time): a page is either in use or free",
         FREE_TWICE,
     )
+
+
+def _lost_on_free(cls, num_pages: int) -> Optional[list[int]]:
+    """On a fresh allocator of `num_pages`: allocate(num_pages), then free([p]) of each page alone, lowest
+    id first. The pages whose accepted free left num_free where it was, when allocate(num_free) then hands
+    out exactly every other page: those pages were freed but never went back on the free list. None when
+    no page is lost that way, or when anything else goes wrong (other checks name that)."""
+    try:
+        a = cls(num_pages)
+        pages = a.allocate(num_pages)
+        if not isinstance(pages, list) or sorted(pages) != list(range(num_pages)):
+            return None
+        lost = []
+        for p in range(num_pages):
+            before = a.num_free
+            a.free([p])
+            after = a.num_free
+            if not (isinstance(before, int) and isinstance(after, int)) or after not in (before, before + 1):
+                return None
+            if after == before:
+                lost.append(p)
+        got = a.allocate(a.num_free)
+    except Exception:
+        return None
+    back = [p for p in range(num_pages) if p not in lost]
+    if not lost or not isinstance(got, list) or sorted(got) != back:
+        return None
+    return lost
+
+
+def not_back(cls, num_pages: int, what: str) -> Optional[Mistake]:
+    """The Mistake for num_free short after accepted frees (`what` says where), when a fresh allocator of
+    `num_pages` shows pages that free() accepts yet never puts back on the free list; None otherwise."""
+    lost = _lost_on_free(cls, num_pages)
+    if lost is None:
+        return None
+    zero = 0 in lost and len(lost) < num_pages
+    ids = f"page{'s' if len(lost) > 1 else ''} {', '.join(map(str, lost))}"
+    return Mistake(
+        f"{what}. On a fresh allocator of {num_pages} pages, after allocate({num_pages}), free([p]) of each page "
+        f"alone is accepted, but freeing {ids} left num_free where it was, and allocate(num_free) then handed out "
+        f"every page but {'those' if len(lost) > 1 else 'that one'}: free() took {ids} out of use and never put "
+        f"{'them' if len(lost) > 1 else 'it'} back on the free list, so {'they are' if len(lost) > 1 else 'it is'} "
+        "lost for good",
+        f"pages freed but not back on the free list: ids {lost}. "
+        + (
+            "Page 0 is a real page, the first of range(num_pages), not 'no page': a test such as `if not p` skips it. "
+            if zero
+            else ""
+        )
+        + "Every page free() accepts goes back on the free list",
+    )
