@@ -12,6 +12,7 @@ Where two mistakes free the same pages, the case asks the class a second questio
 from __future__ import annotations
 
 from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, edge_left_whole
+from minisgl_edu.grading.prefix_cache.not_a_use import check_not_a_use
 from minisgl_edu.grading.prefix_cache.tree import (
     LRU_BY_USE,
     LRU_HINT,
@@ -83,6 +84,7 @@ def case_lru(cls):
             f"20, 21, 22 after page 21, and used all of it. Hint: {INSERT_CUTS}"
         )
     assert sorted(freed) == [22], f"{story}. Hint: {LRU_HINT}"
+    check_not_a_use(cls)
 
 
 _EDGE_FREED = [20, 21, 22]
@@ -138,6 +140,8 @@ def case_parent_own_use(cls):
     assert sorted(freed) == [11, 12], f"{story}; evict(2) freed {sorted(freed)}, expected 12, then 11. Hint: {LRU_HINT}"
     cache.unlock(held)
     freed = _evict(cache, 1, {(1, 1): [[10]], (7, 7): [[20]]})
+    if freed != [20]:
+        check_not_a_use(cls)  # the unlock of [7, 7] may be what made it look used
     assert freed == [20], (
         f"{story}; evict(2) freed 12 and 11, leaving page 10's node childless; then the request unlocked [7, 7] "
         f"and evict(1) freed {sorted(freed)}, expected [20]: page 10 was used by match_prefix([1, 1, 2, 2]), "
