@@ -31,10 +31,12 @@ from minisgl_edu.grading.detokenizer.common import (
     pieces_of,
     repeated_at_finish,
 )
+from minisgl_edu.grading.detokenizer.exact_case import check_case_kept
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
+from minisgl_edu.grading.detokenizer.tail_lengths import check_every_tail_length, check_longest_start_tried
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE_PLAYS, check_whitespace_kept
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
@@ -115,7 +117,7 @@ def _check_text(cls, text: str) -> None:
 
 def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=None) -> None:
     """No add() shows a stop string or the start of one; with `cls`, an answer that shows the start
-    of one is asked which tails it holds back (`_check_every_tail_length`), to name that mistake."""
+    of one is asked which tails it holds back (`check_every_tail_length`), to name that mistake."""
     shown = ""
     for n, piece in enumerate(pieces[:-1]):
         shown += piece
@@ -128,7 +130,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
             )
         if piece and len(shown) - len(piece) == len(expected) and stop.startswith(piece):
             if cls is not None:
-                _check_longest_start_tried(cls)
+                check_longest_start_tried(cls)
             raise Mistake(
                 f"after token {n + 1} your add() returned {piece!r}, all the text not yet returned, and all of it "
                 f"could begin the stop string {stop!r}: the tail you hold back may be the whole unsent text, "
@@ -138,64 +140,14 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
             )
         if len(shown) > len(expected):
             if cls is not None:
-                _check_longest_start_tried(cls)
-                _check_every_tail_length(cls)
+                check_longest_start_tried(cls)
+                check_every_tail_length(cls)
             raise Mistake(
                 f"after token {n + 1} your add() had returned {shown!r}: the end of it could still be the start of "
                 f"the stop string {stop!r}, so hold it back until the next tokens show whether the stop string "
                 "follows",
                 HOLD_BACK,
             )
-
-
-EVERY_TAIL_LENGTH = (
-    "try every length of the tail, from 1 to len(s) - 1 characters (at most the text not yet returned), not only "
-    "the longest: a shorter end of the text may be the start of the stop string"
-)
-
-
-def _shown_after(cls, ids: list[int], stop: list[str]) -> str:
-    detok = cls(tokenizer(), stop)
-    return "".join(_piece(detok.add(t), f"add({t})") for t in ids)
-
-
-def _check_every_tail_length(cls) -> None:
-    """An answer that tests one tail only, the longest (all the text not yet returned, or its last
-    len(s) - 1 characters), holds back ' three' for the stop string ' three four' but shows ' three'
-    for 'three four', whose start 'three' is a shorter end of that text."""
-    ids = tokenizer().encode("one two three")
-    assert [_full([t]) for t in ids] == ["one", " two", " three"], "setup: 'one two three' must be three tokens"
-    shorter, whole = _shown_after(cls, ids, ["three four"]), _shown_after(cls, ids, [" three four"])
-    if shorter == "one two three" and whole == "one two":
-        raise Mistake(
-            "with stop=['three four'] your add() had returned 'one two three' after the token ' three', yet its end "
-            "'three' could begin the stop string; with stop=[' three four'] it held ' three' back. You test only the "
-            "longest tail (all the text not yet returned, or its last len(s) - 1 characters): when that is not the "
-            "start of a stop string, a shorter end of it may still be",
-            EVERY_TAIL_LENGTH,
-        )
-
-
-LONGEST_START = (
-    "a tail of len(s) - 1 characters can begin the stop string s (for a 2-character stop string, its first "
-    "character): try every tail length from 1 to len(s) - 1, that length included, e.g. range(1, len(s))"
-)
-
-
-def _check_longest_start_tried(cls) -> None:
-    """An answer whose tail lengths stop one short of len(s) - 1 (`range(1, len(s) - 1)`) holds back
-    'two' of 'one two' for the stop string 'two!!' (3 of its 5 characters) but shows it for 'two!'
-    (3 of 4: the longest start a tail can be), and holds back nothing for a 2-character stop string."""
-    ids = tokenizer().encode("one two")
-    assert [_full([t]) for t in ids] == ["one", " two"], "setup: 'one two' must be two tokens"
-    if _shown_after(cls, ids, ["two!!"]) == "one " and _shown_after(cls, ids, ["two!"]) == "one two":
-        raise Mistake(
-            "with stop=['two!!'] your add() held 'two' back after the token ' two', but with stop=['two!'] it "
-            "returned 'one two', although 'two' is the first 3 of its 4 characters and '!' may follow. You never "
-            "try a tail of len(s) - 1 characters, the longest that can begin s (so for a stop string of 2 "
-            "characters you hold back nothing at all)",
-            LONGEST_START,
-        )
 
 
 def case_ascii(cls):
@@ -252,6 +204,7 @@ def case_stop_across_tokens(cls):
     check_stopped(pieces, tokenizer().encode(text), [stop], expected)
     _check_never_partly_shown(pieces, expected, stop, cls)
     _check_joined(pieces, [stop], expected)
+    check_case_kept(cls)  # 'Three Four' is no stop string of this text; 'World' of 'Hello World' is
     # Whitespace only ('\n\n' over two tokens, ' ' inside ' two'): stop strings like any other.
     for text, stops, expected in WHITESPACE_PLAYS:
         pieces = _stream(cls, tokenizer().encode(text), stops)

@@ -40,6 +40,7 @@ from minisgl_edu.grading.detokenizer.common import (
     last_occurrence,
     repeated_at_finish,
 )
+from minisgl_edu.grading.detokenizer.exact_case import CASE_SENSITIVE, changed_case, folded_at
 from minisgl_edu.grading.detokenizer.stopped import STOPPED, went_on_after_the_stop
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE, dropped_whitespace
 from minisgl_edu.grading.explore import Difference, generated
@@ -266,6 +267,11 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         # half a character shown (not a stray byte of the text, which the whole decode shows too)
         if not _full(stream.ids).startswith(shown_got) or _full(stream.ids[: k + 1]).endswith(REPLACEMENT):
             return WHOLE_CHARACTERS
+    if len(shown_got) < len(shown_want) and shown_want.startswith(shown_got):
+        decoded = _full(stream.ids[: k + 1])
+        s = folded_at(decoded, len(shown_got), stream.stop)
+        if s:
+            return f"{CASE_SENSITIVE}. Here {changed_case(decoded, len(shown_got), s)}"
     if dropped_whitespace(stream.ids, stream.stop, got):
         return WHITESPACE
     if went_on_after_the_stop(got, stream.ids, stream.stop, "".join(want)):
@@ -354,4 +360,13 @@ def detokenizer_case(reference: Any, judge: Optional[Callable[..., None]] = None
         hints,
         examples,
         hint="whole characters out at once, nothing of a stop string ever",
+        fixed=[_case_changed()],
     )
+
+
+def _case_changed() -> DetokScene:
+    """A scene played before the drawn ones: 'one two three four five' with stop=['Three Four'], a
+    stretch of the text with its case changed, which is no stop string of it (the drawn stop strings
+    are the text's own, as written)."""
+    ids = [537, 827, 1296, 1876, 2531]  # 'one', ' two', ' three', ' four', ' five' in the default model's vocabulary
+    return DetokScene([Stream(ids, ["Three Four"])], [0] * len(ids))

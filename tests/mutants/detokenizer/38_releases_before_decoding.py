@@ -70,26 +70,3 @@ class IncrementalDetokenizer:
             end = len(self.decoded) - hold
         out, self.sent = self.decoded[self.sent : end], end
         return out
-
-
-class StopKeepingDetokenizer(IncrementalDetokenizer):
-    def __init__(self, tokenizer, stop=(), include_stop_str_in_output=False):
-        super().__init__(tokenizer, stop)
-        self.include_stop_str_in_output = include_stop_str_in_output
-
-    def _release(self, final: bool) -> str:
-        """The next piece of `decoded` that may be shown: the base part's, or cut after a stop string."""
-        if not self.include_stop_str_in_output:
-            return super()._release(final)
-        if self.stopped:
-            return ""
-        ends = []
-        for s in self.stop:
-            # a stop string can begin in text already returned: search from len(s) - 1 characters back
-            i = self.decoded.find(s, max(0, self.sent - len(s) + 1))
-            if i >= 0:
-                ends.append(i + len(s))
-        end = min(ends) if ends else len(self.decoded)  # the stop string that ends first wins
-        self.stopped = bool(ends)
-        out, self.sent = self.decoded[self.sent : end], end
-        return out
