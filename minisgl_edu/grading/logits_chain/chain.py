@@ -497,6 +497,10 @@ def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):
                 hint = INDEXED_WRITE  # the same row, written as row[ids] -= f: say why it did not add up
+            if not hint:  # no known mistake gives this row: read what the difference is (readings.py)
+                from minisgl_edu.grading.logits_chain.readings import read_difference
+
+                message, hint = read_difference(fn, i, got, want, logits, reqs, min_p) or (message, hint)
             raise Mistake(message, hint)
 
 

@@ -50,6 +50,7 @@ from minisgl_edu.grading.logits_chain.mistakes import (
     MIN_P_SHORTCUT,
     MISTAKES,
 )
+from minisgl_edu.grading.logits_chain.readings import kept_changed
 
 # Logits from a grid: ties and exact zeros happen, and the numbers stay readable in a failure.
 GRID = [1.0, -1.0, 2.0, 0.0, -2.5, 3.0, 0.5, -0.5]
@@ -386,7 +387,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
     for m in mistakes:
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
             return f"row {i}: {MISTAKES[m]}"
-    return walk
+    kept = kept_changed(i, got, want, logits, reqs, stretch)  # min_p cut right, the kept logits changed
+    return f"row {i}: {kept[1]}" if kept else walk
 
 
 SHORTCUT_GRAMMARS = (
