@@ -11,6 +11,7 @@ Where two mistakes free the same pages, the case asks the class a second questio
 
 from __future__ import annotations
 
+from minisgl_edu.grading.prefix_cache.clock import check_no_clock
 from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, edge_left_whole
 from minisgl_edu.grading.prefix_cache.not_a_use import check_not_a_use
 from minisgl_edu.grading.prefix_cache.tree import (
@@ -29,6 +30,7 @@ from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
 
 def case_lru(cls):
+    check_no_clock(cls)
     x, y = [1, 1, 2, 2], [3, 3, 4, 4]
     nodes = {tuple(x): [[20, 21]], tuple(y): [[30, 31]]}
     xy = "[1, 1, 2, 2] (pages 20, 21) was inserted, then [3, 3, 4, 4] (pages 30, 31)"
