@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.finish.diagnoses import CASE_SENSITIVE, folds_case
+from minisgl_edu.grading.finish.diagnoses import CASE_SENSITIVE, EOS_WITH_STOPS, folds_case
 from minisgl_edu.grading.finish.expect import _expect, _spans
 from minisgl_edu.grading.finish.scenes import finish_case
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
@@ -29,6 +29,14 @@ def case_eos(fn):
     assert _decode([PLAIN]) == " ok", "setup: token 10907 should be ' ok'"
     _expect(fn, _req([PLAIN, PLAIN, 2]), "stop", "the newest token 2 is in eos_ids {0, 2} (a set: every id counts)")
     _expect(fn, _req([PLAIN, PLAIN, 0]), "stop", "the newest token 0 is in eos_ids {0, 2} (a set: every id counts)")
+    _expect(
+        fn,
+        _req([PLAIN, PLAIN, 2], stop=["xyz"]),
+        "stop",
+        "the newest token 2 is in eos_ids {0, 2}, and the request has the stop string 'xyz', which the text does "
+        "not hold: without stop strings your check returned 'stop' for this same output",
+        hint=EOS_WITH_STOPS,
+    )
     _expect(
         fn,
         _req([2, PLAIN, PLAIN]),

@@ -37,6 +37,30 @@ def differs_in_case_only(stop: list[str], text: str) -> bool:
     return not any(s in text for s in stop) and any(s.casefold() in text.casefold() for s in stop)
 
 
+EOS_WITH_STOPS = (
+    "an EOS ends a request that has stop strings too: test req.output_ids[-1] against eos_ids for every request "
+    "(unless ignore_eos), whether sampling_params.stop is empty or not; the stop strings are a second test of "
+    "their own, not an alternative to the EOS test"
+)
+
+
+def eos_skipped_with_stops(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool:
+    """req's newest token is an EOS (ignore_eos unset) and req has stop strings; the answer goes on,
+    yet finishes the same output with stop=[]: it tests EOS only for a request without stop strings."""
+    sp = req.sampling_params
+    if not req.output_ids or req.output_ids[-1] not in eos_ids or sp.ignore_eos or not sp.stop:
+        return False
+
+    def probe(stop: list[str]) -> Any:
+        fresh = replace(req, sampling_params=replace(sp, stop=list(stop)), output_ids=list(req.output_ids))
+        return fn(fresh, set(eos_ids), _decode, *extra)
+
+    try:
+        return probe(sp.stop) in (None, "length") and probe([]) == "stop"
+    except Exception:
+        return False
+
+
 COUNT_GATE = (
     "test the stop strings after every token, from the first one: a single token can carry a whole stop "
     "string (' three' is one token for 5 characters), so never wait until the output has as many tokens as a "

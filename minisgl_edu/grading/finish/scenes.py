@@ -26,10 +26,12 @@ from minisgl_edu.grading.finish.diagnoses import (
     BROKEN_CHARACTER,
     CASE_SENSITIVE,
     COUNT_GATE,
+    EOS_WITH_STOPS,
     LENGTH_ONE_LATE,
     MOST_CHARACTERS,
     count_gate,
     differs_in_case_only,
+    eos_skipped_with_stops,
     folds_case,
     length_one_late,
     skips_broken_tail,
@@ -189,6 +191,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
     if "stop" in (a, b) and answer and _drops_end_ids(answer[0], scene, n):
         return DROPS_END_IDS
     if a == "stop" and is_eos and not scene.ignore_eos:
+        if answer and scene.stop and eos_skipped_with_stops(answer[0], _first(scene, n), scene.eos_ids, *_extra(scene)):
+            return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}, and stop={scene.stop!r}: {EOS_WITH_STOPS}"
         return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}: the set the scheduler passes, every id of it"
     missed = _how_it_missed(answer[0], scene, n) if a == "stop" and b != "stop" and answer else None
     if missed:
@@ -226,6 +230,18 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             return CASE_SENSITIVE
         return _wrong_stop(scene, n, is_eos)
     return _length_hint(scene, n, a, b, is_eos, answer)
+
+
+def _first(scene: FinishScene, n: int) -> Req:
+    """The scene's request holding its first n output tokens."""
+    req = _request(scene)
+    req.output_ids = list(scene.output[:n])
+    return req
+
+
+def _extra(scene: FinishScene) -> tuple:
+    """The arguments after decode: min_tokens for the stretch, none for the base part."""
+    return (scene.stretch_min,) if scene.stretch_min is not None else ()
 
 
 def _length_hint(scene: FinishScene, n: int, a: Any, b: Any, is_eos: bool, answer: Optional[list]) -> str:
