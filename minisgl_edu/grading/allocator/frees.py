@@ -21,27 +21,28 @@ FORGETS_EARLIER = (
 )
 
 
+def _accepts(cls, sizes: list[int], give_back) -> Optional[bool]:
+    """On a fresh allocator of 4 pages, allocate(k) for each k of `sizes`, then free(give_back(groups)):
+    True if accepted, False if refused with ValueError, None if anything else went wrong."""
+    try:
+        a = cls(4)
+        groups = [a.allocate(k) for k in sizes]
+        a.free(give_back(groups))
+    except ValueError:
+        return False
+    except Exception:
+        return None
+    return True
+
+
 def _forgets_earlier_allocations(cls) -> bool:
     """On fresh allocators of 4 pages: after allocate(1) twice, free() of the first allocation is refused
     with ValueError, yet free() of the second (the latest) is accepted, as is free() of a lone allocation."""
-    try:
-        a = cls(4)
-        first = a.allocate(1)
-        a.allocate(1)
-        try:
-            a.free(first)
-        except ValueError:
-            pass
-        else:
-            return False
-        b = cls(4)
-        b.allocate(1)
-        b.free(b.allocate(1))
-        c = cls(4)
-        c.free(c.allocate(1))
-    except Exception:
-        return False
-    return True
+    return (
+        _accepts(cls, [1, 1], lambda g: g[0]) is False
+        and _accepts(cls, [1, 1], lambda g: g[1]) is True
+        and _accepts(cls, [1], lambda g: g[0]) is True
+    )
 
 
 def forgetting(cls, what: str, e: ValueError) -> Optional[Mistake]:
@@ -64,20 +65,6 @@ ANY_GROUPING = (
     "shorter), or pages of several allocations in one call; check each page against the pages in use, not "
     "against the groups allocate() handed out"
 )
-
-
-def _accepts(cls, sizes: list[int], give_back) -> Optional[bool]:
-    """On a fresh allocator of 4 pages, allocate(k) for each k of `sizes`, then free(give_back(groups)):
-    True if accepted, False if refused with ValueError, None if anything else went wrong."""
-    try:
-        a = cls(4)
-        groups = [a.allocate(k) for k in sizes]
-        a.free(give_back(groups))
-    except ValueError:
-        return False
-    except Exception:
-        return None
-    return True
 
 
 def _whole_allocations_only(cls) -> Optional[str]:
