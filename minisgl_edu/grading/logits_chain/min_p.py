@@ -7,7 +7,8 @@ The grader's reference is `reference_chain` (chain.py): the package's chain, the
 cases build batches by hand as the base part's do, and name the known mistake a wrong row shows.
 Before that, `_check_min_p` looks for an answer whose min_p never reaches what it returns (it
 copies the batch, so min_p counts as a link, yet every row comes back without min_p's cut): that
-is a mistake of how the cut is written, not of the shortcut, and is said as such.
+is a mistake of how the cut is written, not of the shortcut, and is said as such, unless the cut
+lands once one setting of the row is taken away (readings.py: then min_p skips rows with it).
 
 Graded on its own score line, so the base exercise's score is unchanged.
 """
@@ -34,6 +35,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _req,
     reference_chain,
 )
+from minisgl_edu.grading.logits_chain.readings import _what_makes_it_skip, min_p_skipped
 from minisgl_edu.grading.logits_chain.scenes import chain_case
 
 MIN_P_NOT_WRITTEN = (
@@ -76,6 +78,11 @@ def _check_min_p(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str])
     if _cut_never_lands(fn, logits, reqs):
         got, want = _call(fn, logits, reqs), reference_chain(logits.clone(), reqs).float()
         i = next(i for i in range(len(reqs)) if not _close(got[i], want[i]))
+        skipped = (
+            min_p_skipped(fn, i, got, want, logits, reqs, True) if _what_makes_it_skip(fn, i, logits, reqs) else None
+        )
+        if skipped is not None:  # the cut lands once a setting of the row is taken away: min_p skips such rows
+            raise Mistake(*skipped)
         detail = _first_difference(got[i], want[i], logits[i])
         raise Mistake(f"row {i} ({_describe(reqs[i])}): {MIN_P_NOT_WRITTEN} ({detail})", MIN_P_NOT_WRITTEN_HINT)
     _check(fn, logits, reqs, mistakes, min_p=True)

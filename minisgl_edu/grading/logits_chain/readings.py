@@ -179,7 +179,8 @@ def _how_kept_changed(g: torch.Tensor, w: torch.Tensor, before: torch.Tensor, te
     if not bool(torch.allclose(g, a * w + b, rtol=1e-4, atol=1e-4)):
         return None
     if abs(a - 1) < 1e-4:
-        return f"all moved by the same amount, {b:+.4g} (as subtracting a normaliser such as the logsumexp does)"
+        top = " (minus the top logit)" if abs(b + float(w.max())) < 1e-4 else ""
+        return f"all moved by the same amount, {b:+.4g}{top}"
     scaled = " (1 / temperature)" if abs(a - 1 / temperature) < 1e-4 else ""
     return f"rescaled: each kept logit times {a:.4g}{scaled}" + (f", then {b:+.4g}" if abs(b) > 1e-4 else "")
 
@@ -236,28 +237,57 @@ def _without(req: Req, what: str) -> Optional[Req]:
 SETTINGS = ["a grammar", "a logit_bias", "a penalty", "top_k or top_p", "a temperature other than 1"]
 
 
-def _cut_right(fn: Callable, row: torch.Tensor, req: Req) -> bool:
-    """The answer cuts this one-row batch as min_p does, where min_p drops a token."""
-    want = _reference(row, [req], True)[0]
-    if _close(want, _reference(row, [req], False)[0]):
+def _cut_right(fn: Callable, rows: torch.Tensor, reqs: list[Req], k: int) -> bool:
+    """The answer cuts row k of this batch as min_p does, where min_p drops a token in it."""
+    want = _reference(rows, reqs, True)[k]
+    if _close(want, _reference(rows, reqs, False)[k]):
         return False  # min_p drops nothing here: it proves nothing
     try:
-        return _close(_call(fn, row, [req])[0], want)
+        return _close(_call(fn, rows, reqs)[k], want)
     except Exception:
         return False
 
 
+ALONE, PLACE = "the other rows of the batch", "its place in the batch"
+
+
 def _what_makes_it_skip(fn: Callable, i: int, logits, reqs: list[Req]) -> Optional[str]:
-    """The setting of row i's request without which the answer cuts the row right, or "the other rows
-    of the batch" when it cuts it right alone; None when neither is found."""
-    row = logits[i : i + 1]
-    if len(reqs) > 1 and _cut_right(fn, row, reqs[i]):
-        return "the other rows of the batch"
+    """What makes the answer skip min_p on row i: ALONE when it cuts the row right in a batch of its
+    own, PLACE when it does behind a row that asks for nothing, else the setting of the request
+    without which it cuts the row right; None when none of these is found."""
+    row, req = logits[i : i + 1], reqs[i]
+    if len(reqs) > 1 and _cut_right(fn, row, [req], 0):
+        return ALONE
+    if _cut_right(fn, torch.cat([row, row]), [Req(req.uid + 1, [1], SamplingParams()), req], 1):
+        return PLACE
     for what in SETTINGS:
-        variant = _without(reqs[i], what)
-        if variant is not None and _cut_right(fn, row, variant):
+        variant = _without(req, what)
+        if variant is not None and _cut_right(fn, row, [variant], 0):
             return what
     return None
+
+
+def _why_skipped(setting: Optional[str], i: int, rows: str) -> tuple[str, str]:
+    """The message's sentence and the hint's words for what makes the answer skip min_p."""
+    if setting == ALONE:
+        return (
+            " In a batch of this row alone your function cuts it right: whether min_p applies to a row depends on "
+            "the other rows of the batch in your answer.",
+            f"{rows} skipped it beside the other rows, yet alone it is cut right",
+        )
+    if setting == PLACE:
+        return (
+            f" Behind another row (row 1 of a batch) your function cuts it right: it skips min_p on the row at this "
+            f"place in the batch (row {i}).",
+            f"{rows} skipped it at its place in the batch, yet behind another row it is cut right",
+        )
+    if setting is not None:
+        return (
+            f" With {setting} taken away from this request (all else the same), your function cuts the row right: it "
+            f"skips min_p on rows with {setting}.",
+            f"{rows} skipped it, and row {i} has {setting}: rows with {setting} skip min_p",
+        )
+    return "", f"{rows} skipped it"
 
 
 def min_p_skipped(fn: Callable, i: int, got, want, logits, reqs: list[Req], min_p: bool) -> Reading:
@@ -277,23 +307,9 @@ def min_p_skipped(fn: Callable, i: int, got, want, logits, reqs: list[Req], min_
     dropped = [
         t for t in range(want.shape[-1]) if bool(torch.isneginf(want[i, t])) and not bool(torch.isneginf(before[i, t]))
     ]
-    setting = _what_makes_it_skip(fn, i, logits, reqs)
     where, detail = _where(i, got, want, logits, reqs)
     rows = f"row {skipped[0]}" if len(skipped) == 1 else f"rows {skipped}"
-    if setting == "the other rows of the batch":
-        why = (
-            " In a batch of this row alone your function cuts it right: whether min_p applies to a row depends on "
-            "the other rows of the batch in your answer."
-        )
-        short = f"{rows} skipped it beside the other rows, yet alone it is cut right"
-    elif setting is not None:
-        why = (
-            f" With {setting} taken away from this request (all else the same), your function cuts the row right: it "
-            f"skips min_p on rows with {setting}."
-        )
-        short = f"{rows} skipped it, and it has {setting}: rows with {setting} skip min_p"
-    else:
-        why, short = "", f"{rows} skipped it"
+    why, short = _why_skipped(_what_makes_it_skip(fn, i, logits, reqs), i, rows)
     others = (
         (f" Row {right[0]} was cut right." if len(right) == 1 else f" Rows {right} were cut right.") if right else ""
     )
