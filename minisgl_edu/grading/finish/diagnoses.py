@@ -177,3 +177,36 @@ def skips_broken_tail(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool
         return missed and fn(fresh(), set(eos_ids), marked, *extra) == "stop"
     except Exception:
         return False
+
+
+MIN_IN_TOKENS = (
+    "min_tokens counts output tokens: hold EOS and stop strings back while len(req.output_ids) < min_tokens, "
+    "never by the length of the decoded text (characters, bytes or words), which a token can make longer by "
+    "several characters or by none"
+)
+LONG = 1296  # ' three': one token of 6 characters
+
+
+def min_in_text(fn: Any) -> str:
+    """How the answer's minimum follows the decoded text, not the output tokens: of two outputs with as
+    many tokens, ending in an EOS, one of ' three' tokens and one of tokens that decode to '' (special
+    tokens), it finishes one and holds the other back. '' when it treats them alike."""
+    silent = SILENT[0]
+
+    def probe(ids: list[int], min_tokens: int) -> Any:
+        return fn(_req(ids), set(EOS), _decode, min_tokens)
+
+    try:
+        if probe([LONG, 2], 3) == "stop" and probe([silent, 2], 3) is None:
+            return (
+                "With 2 output tokens and min_tokens=3 your check finishes ' three' + EOS (6 characters), yet holds "
+                "back the same 2 tokens when they decode to '': your minimum follows the decoded text"
+            )
+        if probe([silent] * 4 + [2], 3) in (None, "length") and probe([LONG] * 4 + [2], 3) == "stop":
+            return (
+                "With 5 output tokens and min_tokens=3 your check finishes ' three three three three' + EOS, yet holds "
+                "back 5 tokens that decode to '' (special tokens): your minimum follows the decoded text"
+            )
+    except Exception:
+        return ""
+    return ""

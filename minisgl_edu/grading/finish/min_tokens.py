@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.finish.diagnoses import LENGTH_ONE_LATE, length_one_late
+from minisgl_edu.grading.finish.diagnoses import LENGTH_ONE_LATE, MIN_IN_TOKENS, length_one_late, min_in_text
 from minisgl_edu.grading.finish.scenes import (
     EOS_COUNTS,
     RETURNS_A_REASON,
@@ -67,10 +67,12 @@ def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str, hint: 
         )
     if got == want and type(got) is type(want):
         return
+    unit = min_in_text(fn)  # the minimum measured in the decoded text: named whatever the case tests
     raise Mistake(
         f"{why}: your check_finish_min_tokens returned {got!r}, expected {want!r} (output {_decode(before)!r}, "
-        f"{len(before)} output tokens, min_tokens={min_tokens}, max {req.max_new_tokens})",
-        RETURNS_A_REASON if isinstance(got, bool) else hint,
+        f"{len(before)} output tokens, min_tokens={min_tokens}, max {req.max_new_tokens})"
+        + (f". {unit}" if unit else ""),
+        RETURNS_A_REASON if isinstance(got, bool) else MIN_IN_TOKENS if unit else hint,
     )
 
 

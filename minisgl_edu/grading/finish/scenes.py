@@ -28,12 +28,14 @@ from minisgl_edu.grading.finish.diagnoses import (
     COUNT_GATE,
     EOS_WITH_STOPS,
     LENGTH_ONE_LATE,
+    MIN_IN_TOKENS,
     MOST_CHARACTERS,
     count_gate,
     differs_in_case_only,
     eos_skipped_with_stops,
     folds_case,
     length_one_late,
+    min_in_text,
     skips_broken_tail,
     window_of_most_characters,
 )
@@ -167,6 +169,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         return RETURNS_A_REASON
     n, token = k + 1, scene.output[k]
     is_eos = token in scene.eos_ids
+    if scene.stretch_min is not None and answer and min_in_text(answer[0]):
+        return f"{min_in_text(answer[0])}. {MIN_IN_TOKENS}"
     if scene.stretch_min is not None and n == scene.stretch_min and a == "stop":
         if answer and held_back_eos_not_counted(answer[0]):
             return EOS_COUNTS
