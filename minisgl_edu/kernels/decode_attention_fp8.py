@@ -93,18 +93,20 @@ def _fold_block(
     page = tl.load(indices_ptr + first_page + t // PAGE, mask=valid, other=0)
     slot = page.to(tl.int64) * PAGE + t % PAGE  # the token's row in the pool
     rows = slot[:, None] * stride_kslot + (head * D)[:, None] + tl.arange(0, D)[None, :]
-    k = tl.load(k_ptr + rows, mask=valid[:, None], other=0.0)  # [BLOCK * KVP, D] e4m3
-    v = tl.load(v_ptr + rows, mask=valid[:, None], other=0.0)
+    # Both widened to float16 as soon as they arrive (exact for every e4m3 number): converting V here,
+    # before the scores, rather than inside the second dot is ~8% faster on an H100 (docs/benchmarks.md).
+    k = tl.load(k_ptr + rows, mask=valid[:, None], other=0.0).to(tl.float16)  # [BLOCK * KVP, D]
+    v = tl.load(v_ptr + rows, mask=valid[:, None], other=0.0).to(tl.float16)
     ks = tl.load(ks_ptr + slot * stride_sslot + head, mask=valid, other=0.0) * sm_scale  # float32
     vs = tl.load(vs_ptr + slot * stride_sslot + head, mask=valid, other=0.0)
-    scores = tl.dot(q, tl.trans(k.to(tl.float16))) * ks[None, :]  # [HQP, BLOCK * KVP] float32
+    scores = tl.dot(q, tl.trans(k)) * ks[None, :]  # [HQP, BLOCK * KVP] float32
     mine = (own[:, None] == head[None, :]) & valid[None, :]  # a query head sees its KV head's rows only
     scores = tl.where(mine, scores, float("-inf"))
     m_new = tl.maximum(m, tl.max(scores, axis=1))  # finite: every block has a valid token
     p = tl.exp(scores - m_new[:, None])
     alpha = tl.exp(m - m_new)  # rescales what was summed under the old max (0 at the start)
     l = l * alpha + tl.sum(p, axis=1)
-    acc = acc * alpha[:, None] + tl.dot((p * vs[None, :]).to(tl.float16), v.to(tl.float16))
+    acc = acc * alpha[:, None] + tl.dot((p * vs[None, :]).to(tl.float16), v)
     return m_new, l, acc
 
 
