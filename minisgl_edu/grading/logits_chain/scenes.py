@@ -357,7 +357,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
     # (a negative one left out may be a shortcut that takes only positive penalties for links: said below)
     if _close(got[i], logits[i]) and r.presence_penalty > 0 and not r.frequency_penalty and r.output:
         if _close(got[i], _chain(logits, reqs, "pres_needs_freq", stretch)[i]):
-            return f"row {i}: {MISTAKES['pres_needs_freq']}"
+            newest = ". Or: its only output token, the newest (req.output_ids[-1]), was not counted"
+            return f"row {i}: {MISTAKES['pres_needs_freq']}" + (newest if len(r.output) == 1 else "")
     if stretch and _close(got[i], logits[i]) and _shortcut_forgets_min_p(scene, got, want, logits):
         return f"row {i}: {MIN_P_SHORTCUT}"
     beside = r.top_k != -1 or r.top_p != 1.0
@@ -386,9 +387,30 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
     mistakes = narrow + PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES + ["temperature_in_chain"]
     for m in mistakes:
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
-            return f"row {i}: {MISTAKES[m]}"
+            uncut = m in MIN_P_MISTAKES and _close(got[i], _chain(logits, reqs)[i])
+            return f"row {i}: {MISTAKES[m]}" + (_skipped_too(r) if uncut else "")
     kept = kept_changed(i, got, want, logits, reqs, stretch)  # min_p cut right, the kept logits changed
     return f"row {i}: {kept[1]}" if kept else walk
+
+
+def _skipped_too(r: Row) -> str:
+    """For a row that came back with no min_p cut at all: skipping min_p on it gives the same row."""
+    settings = [
+        name
+        for name, has in (
+            ("a grammar", r.grammar),
+            ("a logit_bias", r.logit_bias),
+            ("a penalty", r.repetition_penalty != 1 or r.frequency_penalty or r.presence_penalty),
+            ("top_k or top_p", r.top_k != -1 or r.top_p != 1.0),
+            ("a temperature other than 1", r.temperature != 1),
+        )
+        if has
+    ]
+    like = f"rows with {' or '.join(settings)}" if settings else "some rows"
+    return (
+        ". Or: this row came back with no min_p cut at all, which is also what skipping min_p on it gives: if your "
+        f"min_p skips {like}, that is the mistake (min_p applies to every row that samples with min_p > 0)"
+    )
 
 
 SHORTCUT_GRAMMARS = (
