@@ -25,7 +25,8 @@ The online softmax and the merge of splits are `decode_attention.py`'s. What dif
    q [Hq, D] x K^T [D, ROWS]; a query head keeps the scores of its own KV head's rows and the
    others become -inf, so its softmax weights there are 0 and the second dot, P [Hq, ROWS] x
    V [ROWS, D], adds only its own head's values. Most of that arithmetic is thrown away (Hkv - 1
-   of every Hkv products), but tensor cores have it to spare: the time is in the bytes.
+   of every Hkv products), but tensor cores have it to spare. (Nsight Compute puts the
+   kernel's time in the instructions around the copy, not in the tensor cores: docs/benchmarks.md.)
 3. **Scales on the scores, float16 on the tensor cores.** The per-token scales are applied to the
    scores and the softmax weights, one multiply per row instead of D:
 

@@ -39,6 +39,12 @@ T0 = time.time()
 rows: list[str] = []
 
 
+def best_us(fns) -> float:
+    """The fastest of three graph timings: a first timing can be slower (clocks still rising), and
+    every row must be timed the same way for the ratios to mean anything."""
+    return min(graph_us(fns) for _ in range(3))
+
+
 def rel(a, b):
     return ((a.float() - b.float()).norm() / b.float().norm()).item()
 
@@ -85,21 +91,21 @@ def kernel_bench() -> None:
         out = w.run(q, (k_pages, v_pages))
         ref_out = out if tc else ref_out
         results[f"FlashInfer bf16 ({'tensor-core' if tc else 'CUDA-core'})"] = (
-            graph_us([lambda w=w: w.run(q, (k_pages, v_pages))] * 4),
+            best_us([lambda w=w: w.run(q, (k_pages, v_pages))] * 4),
             bf16_bytes,
         )
     ours16 = SplitKVDecode(BS, HQ, HKV, D, PAGE, scale, torch.zeros(total_pages, dtype=torch.int32, device=dev))
     ours16.plan(indptr.pin_memory(), perm, torch.tensor(lens, dtype=torch.int32).pin_memory())
     print("ours bf16 vs FlashInfer bf16:", rel(ours16.run(q, (k_pages, v_pages)), ref_out))
     results["ours bf16 (decode_attention.py)"] = (
-        graph_us([lambda: ours16.run(q, (k_pages, v_pages))] * 4),
+        best_us([lambda: ours16.run(q, (k_pages, v_pages))] * 4),
         bf16_bytes,
     )
     try:  # FlashInfer's FP8 decode reads our e4m3 pages with one scale for all (the numbers differ; only speed)
         w8 = fi(True, FP8)
         k8, v8 = (x[0].view(-1, PAGE, HKV, D) for x in (pool.k, pool.v))
         w8.run(q, (k8, v8))
-        results["FlashInfer fp8 (tensor-core, one scale)"] = (graph_us([lambda: w8.run(q, (k8, v8))] * 4), fp8_bytes)
+        results["FlashInfer fp8 (tensor-core, one scale)"] = (best_us([lambda: w8.run(q, (k8, v8))] * 4), fp8_bytes)
     except Exception as e:  # noqa: BLE001 - a reference row only
         print("FlashInfer fp8 decode failed:", repr(e)[:300])
 
@@ -115,7 +121,7 @@ def kernel_bench() -> None:
                     )
                     kern.plan(indptr.pin_memory(), perm, torch.tensor(lens, dtype=torch.int32).pin_memory())
                     kern.run(q, kv)
-                    us = graph_us([lambda k=kern: k.run(q, kv)] * 4)
+                    us = best_us([lambda k=kern: k.run(q, kv)] * 4)
                 except Exception as e:  # noqa: BLE001 - a config that does not compile is skipped
                     print(f"fp8 block {block} stages {stages} splits {splits}: {repr(e)[:200]}")
                     continue
@@ -125,7 +131,7 @@ def kernel_bench() -> None:
     default = fp8k.SplitKVDecodeFP8(BS, HQ, HKV, D, PAGE, scale, indices)
     default.plan(indptr.pin_memory(), perm, torch.tensor(lens, dtype=torch.int32).pin_memory())
     results[f"ours fp8, defaults (block {default.block}, stages {default.stages}, splits {default.splits})"] = (
-        graph_us([lambda: default.run(q, kv)] * 4),
+        best_us([lambda: default.run(q, kv)] * 4),
         fp8_bytes,
     )
     if best is not None:
