@@ -2,7 +2,8 @@
 
 With the flag set the answer is cut right after the stop string that ENDS first in the text. A
 student may pick another one: the one listed first, the one that begins first (the base part's
-rule), the one that ends last, or the shortest (thinking it completes first). On 'one two three'
+rule), the one that ends last, the shortest (thinking it completes first) or the longest (a greedy
+longest match). On 'one two three'
 the token ' two' or ' three' completes each stop list of `ORDERS`, and the lists are chosen so that
 every such rule gives some wrong cut there; three stop strings ending inside ' three' tell the
 shortest ('hr') from the one that ends last ('o thre') and from the whole token.
@@ -43,6 +44,7 @@ RULES: tuple[tuple[str, Callable[[list[str]], list[str]]], ...] = (
     ("that begins first", lambda st: [s for s in st if TEXT.find(s) == min(map(TEXT.find, st))]),
     ("that ends last", lambda st: [s for s in st if _ends(s) == max(map(_ends, st))]),
     ("that is shortest", lambda st: [s for s in st if len(s) == min(map(len, st))]),
+    ("that is longest", lambda st: [s for s in st if len(s) == max(map(len, st))]),
 )
 
 
