@@ -22,6 +22,7 @@ from minisgl_edu.grading.core import Case, Mistake, hinted
 from minisgl_edu.grading.feedback import raised_by_grader
 from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
+from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -32,7 +33,9 @@ A_PAGES = [10, 11, 12, 13]
 
 def _own_hint(run):
     """A failed check whose message ends in "Hint: ..." shows that hint, its own mistake's, in place
-    of the case's (which only names the part of the contract the case plays)."""
+    of the case's (which only names the part of the contract the case plays). Any failed check first
+    plays one split on a fresh tree (split_pages.py): a split that gives its parts other pages than
+    their keys' is named as the cause, whatever symptom the check saw."""
 
     @functools.wraps(run)
     def case(cls):
@@ -40,7 +43,12 @@ def _own_hint(run):
             run(cls)
         except AssertionError as e:
             text = str(e)
-            if "Hint: " not in text or not (isinstance(e, Mistake) or raised_by_grader(e)):
+            if not (isinstance(e, Mistake) or raised_by_grader(e)):
+                raise
+            split = split_pages_wrong(cls)  # the usual cause of pages a match should not have
+            if split is not None:
+                raise Mistake(f"{text.split('Hint: ')[0].rstrip()} {split}", SPLIT_PAGES) from None
+            if "Hint: " not in text:
                 raise
             said, hint = text.rsplit("Hint: ", 1)
             raise Mistake(said.rstrip(), hint.strip()).with_traceback(e.__traceback__) from e.__cause__
