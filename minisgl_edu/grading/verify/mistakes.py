@@ -41,12 +41,19 @@ MISTAKES = {
     "strings were looked for in, tokens that come later. Build it inside the loop from the tokens so far",
     "length_not_on_model_token": "the model's own token (the last of the run) was not checked against "
     "max_new_tokens: it is an output token like the accepted drafts",
+    "finish_not_on_model_token": "the model's own token (the last of the run) was not checked for EOS / stop "
+    "strings like the accepted drafts: it is an output token like them, so an end id it is, or a stop string it "
+    "completes, ends the request on it ('stop'), as in a plain decode step",
     "length_first": "'length' was reported for a token that also ends the answer (an EOS or a stop string): "
     "'stop' wins, as in the finish check of exercise 1",
     "stop_per_token": "each token was decoded on its own: a stop string that spans two tokens only shows in "
     "the text of several tokens decoded together (decode a tail of the output with the new tokens)",
     "stop_new_only": "only this step's tokens were decoded: a stop string can begin in the output before "
     "this step and end in it; decode a tail of the whole output, old and new tokens together",
+    "stop_in_pieces": "the text was decoded in pieces (the output's tail and the new tokens separately) and the "
+    "strings joined: a character whose bytes are split between the pieces (an emoji or a CJK character is several "
+    "byte tokens) decodes to replacement characters in each piece, so a stop string across the join is missed. "
+    "Decode the ids together: req.decode(a tail of output_ids + the new tokens so far)",
     "stop_window_chars": "the tail you decoded was too short to hold the stop string: its length was counted "
     "in characters, but an emoji or a CJK character is 3 or 4 bytes in UTF-8 and the byte-level tokenizer "
     "can spend a token on each byte. Count the window in bytes (len(s.encode())) plus a margin, as the "
@@ -118,10 +125,14 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "- 1: the max_new_tokens-th token still comes",
     "whole_run": "check each new token on output_ids + the new tokens up to it, not on the whole run",
     "length_not_on_model_token": "the model's own token counts toward max_new_tokens, like the accepted drafts",
+    "finish_not_on_model_token": "the model's own token (the last of the run) was not checked for EOS / stop strings "
+    "like the accepted drafts: check it as you check them",
     "length_first": "EOS and stop strings first, then the length",
     "stop_per_token": "decode a tail of output_ids + the new tokens so far, not each token alone",
     "stop_new_only": "decode a tail of output_ids + the new tokens so far, not this step's tokens alone: a stop "
     "string can begin in the output before this step",
+    "stop_in_pieces": "the text was decoded in pieces (output tail and new tokens separately) and joined: decode "
+    "the ids together, a character may span the join",
     "stop_window_chars": "the decoded tail must be long enough for the longest stop string, whatever its characters",
     "stop_window_bytes": "an ignored end id adds a token but no text: decode len(s.encode()) tokens plus a margin",
     "stop_window_margin": "your margin is too small for three ignored end ids: decode at least len(s.encode()) + 3 "
@@ -173,6 +184,8 @@ FINISH_MISTAKES = [
     "stop_window_most_chars",
     "stop_window_shorter",
     "whole_run",
+    "finish_not_on_model_token",
+    "stop_in_pieces",
 ]
 KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut", "kv_no_drafts"]
 PAGE_MISTAKES = [

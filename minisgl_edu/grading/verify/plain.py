@@ -54,11 +54,16 @@ def _finish(
             text = req.decode(output[-(len(max(req.stop, key=len).encode("utf-8")) + 4) :])
         elif mistake == "stop_window_shorter":
             text = req.decode(output[-(min(len(s.encode("utf-8")) for s in req.stop) + 4) :])
+        elif mistake == "stop_in_pieces":  # the output's tail and the new tokens decoded apart, then joined
+            w = max(len(s.encode("utf-8")) for s in req.stop) + 4
+            text = req.decode(output[:new_from][-w:]) + req.decode(output[new_from:][-w:])
         elif mistake == "stop_window_margin":  # room for two ignored end ids, not three
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 2) :])
         else:  # the engine's window: a token stands for at least one byte of UTF-8
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
         stop = any(s in text for s in req.stop)
+    if mistake == "finish_not_on_model_token" and model_token:
+        eos = stop = False
     limit = req.max_new_tokens + (mistake == "length_one_past") - (mistake == "length_one_early")
     length = len(output) >= limit
     if mistake == "length_overshoot" or (mistake == "length_not_on_model_token" and model_token):

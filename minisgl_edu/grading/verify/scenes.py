@@ -37,10 +37,12 @@ from minisgl_edu.grading.verify.requests import FIELDS, _as_result, _call, _deco
 from minisgl_edu.grading.verify.step import (
     CAPPED,
     caps_the_drafts,
+    decodes_in_pieces,
     first_field,
     kv_story,
     length_one_early,
     length_one_past,
+    model_token_unchecked,
 )
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
@@ -288,12 +290,27 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     chars_first = bool(scene.stop) and len(max(scene.stop, key=len).encode()) < max(len(x.encode()) for x in scene.stop)
     if want.finish_reason == "stop" and chars_first and answer and window_of_most_characters(answer[0]):
         return f"{MISTAKES['stop_window_most_chars']} ({HINTS['stop_window_most_chars']})"
+    named = _probed_cut(scene, want, answer[0]) if answer and want.finish_reason == "stop" else None
+    if named:
+        return f"{MISTAKES[named]} ({HINTS[named]})"
     if want.finish_reason and len(got) > len(want.tokens) and got[: len(want.tokens)] == want.tokens:
         return finish_story(scene, want) + ", but the run went on past it: check each new token as if it came alone"
     if answer and _sees_the_whole_run(answer[0], scene):
         return f"{MISTAKES['whole_run']} ({HINTS['whole_run']})"
     m = named_mistake(scene, diff, ACCEPT_MISTAKES)
     return f"{MISTAKES[m]} ({HINTS[m]})" if m else finish_story(scene, want)
+
+
+def _probed_cut(scene: VerifyScene, want: VerifyResult, fn) -> Optional[str]:
+    """A 'stop' the answer missed, named by the class the answer shows on the steps that tell it:
+    the model's own token (here the finishing one) not checked, or a stop string's text decoded in
+    pieces (output tail and new tokens apart)."""
+    if len(want.tokens) == want.accepted + 1 and model_token_unchecked(fn):
+        return "finish_not_on_model_token"
+    by_eos = want.tokens[-1] in scene.eos_ids and not scene.ignore_eos
+    if scene.stop and not by_eos and decodes_in_pieces(fn):
+        return "stop_in_pieces"
+    return None
 
 
 def window_of_most_characters(fn) -> bool:
