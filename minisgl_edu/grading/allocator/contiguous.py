@@ -27,12 +27,18 @@ from dataclasses import dataclass
 from typing import Optional
 
 from minisgl_edu.core import SamplingParams
-from minisgl_edu.grading.allocator.contiguous_probes import fallback_not_counted, fallback_probe, left_merge
+from minisgl_edu.grading.allocator.contiguous_probes import (
+    fallback_not_counted,
+    fallback_probe,
+    left_merge,
+    unmerged_probe,
+)
 from minisgl_edu.grading.allocator.runs import (
     OVERLAP,
     RUNS_AS_ENDS,
     ReferenceContiguousAllocator,
     _wrong_pages,
+    refused,
     run_shape,
     runs_as_ends,
 )
@@ -128,22 +134,14 @@ class _Pair:
         try:
             got = self.mine.allocate(n)
         except OutOfPages as e:
-            split = all(length < n for _, length in before)
-            raise Mistake(
-                f"allocate({n}) with free runs {before} ({sum(r[1] for r in before)} pages free) raised OutOfPages; "
-                + (
-                    "no single run holds them, but num_free >= n: the engine counts on that allocate "
-                    "succeeding (it checks num_free only), so take pages from several runs"
-                    if split
-                    else "a run holds them"
-                ),
-                "num_free >= n must succeed even if no run holds n pages" if split else "",
-            ) from e
+            raise Mistake(*refused(n, before)) from e
         assert isinstance(got, list) and all(isinstance(p, int) for p in got), (
             f"allocate({n}) returned {got!r}: it must return a list of page ids"
         )
         if got != want:
-            raise Mistake(*_wrong_pages(n, before, got, want, why))
+            msg, hint = _wrong_pages(n, before, got, want, why)
+            seen = f"allocate({n}) with free runs {before} gave {got}, expected {want}"
+            raise unmerged_probe(type(self.mine), seen) or Mistake(msg, hint)
         overlap = sorted(p for start, length in _runs(self.mine) for p in range(start, start + length) if p in got)
         expect(
             not overlap,
@@ -290,6 +288,10 @@ def case_merge_left_first(impl):
     # block is freed next to the free run on its left.
     pair = _carve(impl, [3, 2, 5, 2], [0, 1, 2, 3])
     pair.allocate(12, "every page is free again: one run of 12")
+    # The merged run must be the one allocate chooses from, whether or not runs was read before it.
+    mistake = unmerged_probe(impl, "pages freed one call at a time, each next to the free run before it")
+    if mistake is not None:
+        raise mistake
 
 
 def case_merge_right_first(impl):
@@ -444,7 +446,8 @@ def case_real_engine(impl):
         if op == "allocate":
             if mine[3] != pages:
                 msg, hint = _wrong_pages(args[0], before, mine[3], pages, f"call {i}")
-                raise Mistake("in the real engine, " + msg, hint)
+                seen = f"in the real engine, call {i}: allocate({args[0]}) with free runs {before} gave {mine[3]}"
+                raise unmerged_probe(impl, seen) or Mistake("in the real engine, " + msg, hint)
     assert len(calls.calls) == len(ref_calls.calls), (
         f"the cache manager called your allocator {len(calls.calls)} times, the reference {len(ref_calls.calls)}"
     )

@@ -9,6 +9,9 @@ show, used by the cases of contiguous.py when the runs or num_free differ from t
   does not join the free run that ends just before it, though it joins the one that starts just
   after it; when it instead joins a run that ends one page earlier (across a page in use), the
   left neighbour is looked up one page off.
+* `unmerged_probe`: on a fresh allocator of 7 pages, pages 1, 2 and 3 freed by three calls are listed as
+  the run (1, 3), but allocate(3), which only that run holds, does not take it: the pieces are merged
+  only when `runs` is listed (or not in what allocate chooses from), not at free() time.
 """
 
 from __future__ import annotations
@@ -126,4 +129,59 @@ def fallback_probe(cls, seen: str) -> Optional[Mistake]:
         "the right pages, but num_free then reads 3, not 1: the 2 pages of run (0, 2), taken whole because no "
         "run held 3, are handed out, yet your allocator does not count them in use, so their free() is refused",
         FALLBACK_COUNTED,
+    )
+
+
+UNMERGED = (
+    "merge at free() time, in the runs allocate chooses from: pages freed by separate calls next to each other "
+    "are one run for allocate too, not only when runs is listed"
+)
+
+
+def _three_frees(cls, list_runs: bool) -> Optional[tuple[Optional[list], object]]:
+    """On a fresh allocator of 7 pages: allocate(5) (pages 0-4), then free([1]), free([2]), free([3]),
+    so the free runs are (1, 3), made by three frees, and (5, 2), never handed out; then allocate(3),
+    which only (1, 3) holds. Returns (the runs read just before it when `list_runs`, else None; what
+    allocate(3) gave, or 'raised <exception>'), or None when the steps before it went otherwise."""
+    try:
+        a = cls(7)
+        if sorted(a.allocate(5)) != [0, 1, 2, 3, 4]:
+            return None
+        for p in (1, 2, 3):
+            a.free([p])
+        runs = [tuple(r) for r in a.runs] if list_runs else None
+        try:
+            got = a.allocate(3)
+        except Exception as e:
+            got = f"raised {type(e).__name__}"
+        return runs, got
+    except Exception:
+        return None
+
+
+def unmerged_probe(cls, seen: str) -> Optional[Mistake]:
+    """When a run made by freeing pages one call at a time is listed in `runs` as one run, but allocate
+    does not take it as one (it falls back to pieces, or picks another run), the Mistake that says free
+    runs are not merged at free() time (`seen`: what the case saw); None when allocate sees the run."""
+    listed, unlisted = _three_frees(cls, True), _three_frees(cls, False)
+    if listed is None or unlisted is None or listed[0] != [(1, 3), (5, 2)]:
+        return None  # the runs themselves are wrong: the case's own checks name that
+    ok = [sorted(r[1]) == [1, 2, 3] if isinstance(r[1], list) else False for r in (listed, unlisted)]
+    if all(ok):
+        return None
+    probe = (
+        f"{seen}. On a fresh allocator of 7 pages: allocate(5) -> [0, 1, 2, 3, 4], then free([1]), free([2]), "
+        "free([3]): the free runs are (1, 3) and (5, 2), and only (1, 3) holds 3 pages, so allocate(3) must give "
+        "[1, 2, 3]"
+    )
+    if ok[0]:
+        return Mistake(
+            f"{probe}. It does when runs is read first, but without that it gave {unlisted[1]}: your free runs "
+            "are merged only when runs is listed, and allocate picks among the unmerged pieces",
+            UNMERGED,
+        )
+    return Mistake(
+        f"{probe}. Your runs lists [(1, 3), (5, 2)], yet allocate(3) gave {listed[1]}: allocate still sees pages "
+        "1, 2 and 3 as separate runs, one per free(); merging them only when runs is listed is too late",
+        UNMERGED,
     )

@@ -277,3 +277,36 @@ def _rest_not_best_fit(
         return None
     theirs, best = _run_of(rest, holds), min(holds, key=lambda r: (r[1], r[0]))
     return (largest, theirs, best) if theirs is not None and theirs != best else None
+
+
+ALLOCATE_ZERO = (
+    "allocate(0) asks for no page, so it always fits (0 <= num_free), even on a full pool with no free run at "
+    "all: return [] and take nothing; refuse only when n > num_free"
+)
+FALLBACK = "num_free >= n must succeed even if no run holds n pages"
+
+
+def refused(n: int, before: list[tuple[int, int]]) -> tuple[str, str]:
+    """The message and the hint for an allocate(n) that raised OutOfPages though n <= num_free (free
+    runs `before`): the request the contract allows, read from the call: n == 0, a run that holds n, or
+    enough pages in several runs."""
+    free = sum(length for _, length in before)
+    head = f"allocate({n}) with free runs {before} ({free} pages free) raised OutOfPages, though {n} <= num_free"
+    if n == 0:
+        return (
+            f"{head}: asking for no page is always allowed, even with no page free; allocate(0) returns [] and "
+            "takes nothing",
+            ALLOCATE_ZERO,
+        )
+    fits = [r for r in before if r[1] >= n]
+    if fits:
+        best = min(fits, key=lambda r: (r[1], r[0]))
+        return (
+            f"{head}: run {best} holds {_pages(n)} on its own",
+            f"refuse allocate(n) only when n > num_free: here run {best} holds the {_pages(n)}",
+        )
+    return (
+        f"{head}: no single run holds them, but num_free >= n: the engine counts on that allocate succeeding (it "
+        "checks num_free only), so take pages from several runs",
+        FALLBACK,
+    )

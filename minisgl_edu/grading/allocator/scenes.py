@@ -28,9 +28,11 @@ from hypothesis import strategies as st
 
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
 from minisgl_edu.grading.allocator.runs import (
+    FALLBACK,
     RUNS_AS_ENDS,
     ReferenceContiguousAllocator,
     _wrong_pages,
+    refused,
     run_shape,
     runs_as_ends,
 )
@@ -472,7 +474,9 @@ def _stretch_outcome_hint(scene: AllocScene, diff: Difference) -> str:
         why = msg.split(": ", 1)[1] if ": " in msg else ""
         return why or hint or "allocate(n) takes the first n pages of the smallest free run that holds them"
     if op[0] in ("allocate", "fill") and got == "raises OutOfPages" and isinstance(want, list):
-        return "num_free >= n must succeed even if no run holds n pages: take pages from several runs"
+        i = int(diff.field.split(":")[0].split()[1])
+        hint = refused(len(want), play(ReferenceContiguousAllocator, scene, stretch=True, upto=i)["runs"])[1]
+        return hint + (": take pages from several runs" if hint == FALLBACK else "")
     return outcome_hint(scene, diff)
 
 

@@ -1,0 +1,76 @@
+"""allocate() refuses at once when no free run is left (`if not self.by_start or n > num_free`),
+so allocate(0) on a full pool raises OutOfPages instead of returning []. Asking for no page is
+always allowed (0 <= num_free), even with no page free: the contract refuses only n > num_free.
+E.g. ContiguousPageAllocator(1): allocate(1) -> [0], then allocate(0) raises here, returns []
+for the reference."""
+
+from __future__ import annotations
+
+from minisgl_edu.kvcache import OutOfPages
+
+MUST_FAIL = {
+    "stretch: out of pages takes nothing",
+    "stretch: many steps against the reference",
+    "stretch: generated: 200 runs of allocate and free, pages and runs compared after each step",
+}
+MUST_SAY = "asking for no page is always allowed"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "allocate(0) asks for no page, so it always fits"
+
+
+class ContiguousPageAllocator:
+    def __init__(self, num_pages: int) -> None:
+        self.num_pages = num_pages
+        self.by_start: dict[int, int] = {0: num_pages} if num_pages > 0 else {}
+        self.by_end: dict[int, int] = {num_pages: 0} if num_pages > 0 else {}
+        self.in_use: set[int] = set()
+
+    @property
+    def num_free(self) -> int:
+        return self.num_pages - len(self.in_use)
+
+    @property
+    def runs(self) -> list[tuple[int, int]]:
+        return sorted(self.by_start.items())
+
+    def allocate(self, n: int) -> list[int]:
+        if not self.by_start or n > self.num_free:  # no free run: nothing to give
+            raise OutOfPages(f"asked for {n} pages, {self.num_free} free")
+        pages: list[int] = []
+        while len(pages) < n:
+            need = n - len(pages)
+            fitting = [(length, start) for start, length in self.by_start.items() if length >= need]
+            if fitting:
+                length, start = min(fitting)
+                count = need
+            else:
+                _, start = min((-length, start) for start, length in self.by_start.items())
+                length = count = self.by_start[start]
+            del self.by_start[start]
+            del self.by_end[start + length]
+            if count < length:
+                self.by_start[start + count] = length - count
+                self.by_end[start + length] = start + count
+            pages.extend(range(start, start + count))
+        self.in_use.update(pages)
+        return sorted(pages)
+
+    def free(self, pages: list[int]) -> None:
+        pages = list(pages)
+        for p in pages:
+            if p not in self.in_use:
+                raise ValueError(f"page {p!r} is not in use")
+        if len(set(pages)) != len(pages):
+            raise ValueError(f"the same page twice in one call: {pages}")
+        for p in pages:
+            self.in_use.remove(p)
+            start, length = p, 1
+            if p in self.by_end:
+                start = self.by_end.pop(p)
+                length += self.by_start.pop(start)
+            if p + 1 in self.by_start:
+                after = self.by_start.pop(p + 1)
+                del self.by_end[p + 1 + after]
+                length += after
+            self.by_start[start] = length
+            self.by_end[start + length] = start
