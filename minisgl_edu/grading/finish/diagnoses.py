@@ -114,6 +114,26 @@ def length_one_late(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool:
         return False
 
 
+LENGTH_BEFORE_STOP = (
+    "test 'stop' before 'length': a token that is an EOS (or completes a stop string) and also the last one "
+    "allowed ends the request with 'stop', since the model ended the answer itself; answer 'length' only when "
+    "no 'stop' holds"
+)
+
+
+def length_before_stop(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool:
+    """The answer returns 'length' for req, whose newest token is its last allowed one, yet 'stop' for the
+    same output under a limit far away: it tests the length before EOS and the stop strings."""
+    far = len(req.output_ids) + 100
+    same = replace(req, sampling_params=replace(req.sampling_params), output_ids=list(req.output_ids))
+    away = replace(req, sampling_params=replace(req.sampling_params, max_tokens=far), output_ids=list(req.output_ids))
+    away.max_new_tokens = far
+    try:
+        return fn(same, set(eos_ids), _decode, *extra) == "length" and fn(away, set(eos_ids), _decode, *extra) == "stop"
+    except Exception:
+        return False
+
+
 MOST_CHARACTERS = (
     "pick the longest stop string by bytes, not by characters: max(stop, key=len) picks the one with the most "
     "characters, and a CJK or emoji string beside it with fewer characters can have more bytes ('🚀🚀🚀': 3 "

@@ -18,15 +18,16 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.finish.diagnoses import LENGTH_ONE_LATE, MIN_IN_TOKENS, length_one_late, min_in_text
-from minisgl_edu.grading.finish.scenes import (
-    EOS_COUNTS,
-    RETURNS_A_REASON,
-    STOP_NOT_SPENT,
-    UNREACHABLE_MIN,
-    finish_case,
-    params_changed,
+from minisgl_edu.grading.finish.diagnoses import (
+    LENGTH_BEFORE_STOP,
+    LENGTH_ONE_LATE,
+    MIN_IN_TOKENS,
+    length_before_stop,
+    length_one_late,
+    min_in_text,
 )
+from minisgl_edu.grading.finish.min_probes import EOS_COUNTS, STOP_NOT_SPENT, UNREACHABLE_MIN
+from minisgl_edu.grading.finish.scenes import RETURNS_A_REASON, finish_case, params_changed
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
 from minisgl_edu.scheduler.finish import check_finish as package_check_finish
@@ -170,6 +171,12 @@ def case_stop_waits(fn):
     )
 
 
+STOP_AT_THE_LIMIT = (
+    "from min_tokens on, check_finish's rules decide unchanged: an EOS or a stop string on the last allowed token "
+    "ends the request with 'stop'"
+)
+
+
 def case_length_still_ends(fn):
     try:
         _expect(
@@ -214,6 +221,33 @@ def case_length_still_ends(fn):
         "sampling_params.max_tokens)",
         hint="req.max_new_tokens, not sampling_params.max_tokens",
     )
+    ids = _ids("one two three")
+    for out, limit, stop, at_min, what, test in (
+        ([PLAIN, PLAIN, 2], 3, [], 2, "an EOS", "the EOS test"),
+        (
+            ids,
+            len(ids),
+            ["three"],
+            len(ids) - 1,
+            "the token that completes the stop string 'three'",
+            "the stop strings",
+        ),
+    ):
+        try:
+            _expect(
+                fn,
+                _req(out, max_new=limit, stop=stop),
+                at_min,
+                "stop",
+                f"min_tokens={at_min} is reached and the last allowed token is {what}: from the minimum on "
+                "check_finish decides unchanged, and there 'stop' wins over 'length'",
+                hint=STOP_AT_THE_LIMIT,
+            )
+        except Mistake as e:
+            if length_before_stop(fn, _req(out, max_new=limit, stop=stop), EOS, at_min):
+                first = f"; with the limit far away it returns 'stop': it tests the length before {test}"
+                raise Mistake(f"{e}{first}", f"from min_tokens on, {LENGTH_BEFORE_STOP}") from None
+            raise
 
 
 def case_output_only(fn):

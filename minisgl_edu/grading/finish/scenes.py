@@ -27,6 +27,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     CASE_SENSITIVE,
     COUNT_GATE,
     EOS_WITH_STOPS,
+    LENGTH_BEFORE_STOP,
     LENGTH_ONE_LATE,
     MIN_IN_TOKENS,
     MOST_CHARACTERS,
@@ -34,12 +35,21 @@ from minisgl_edu.grading.finish.diagnoses import (
     differs_in_case_only,
     eos_skipped_with_stops,
     folds_case,
+    length_before_stop,
     length_one_late,
     min_in_text,
     skips_broken_tail,
     window_of_most_characters,
 )
-from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req, noting_decode
+from minisgl_edu.grading.finish.min_probes import (
+    EOS_COUNTS,
+    STOP_NOT_SPENT,
+    UNREACHABLE_MIN,
+    drops_unreachable_min,
+    held_back_eos_not_counted,
+    held_back_stop_spent,
+)
+from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, noting_decode
 from minisgl_edu.grading.pieces import PIECES, stretch_of
 
 PROMPTS = ["Count for me.", "Say END when done.", "我爱北京", "Write 2 + 2 = 4 and stop."]
@@ -192,6 +202,14 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
     if scene.stretch_min is not None and n > scene.stretch_min and a == "stop" and b != "stop" and answer:
         if held_back_stop_spent(answer[0]):
             return STOP_NOT_SPENT
+    if (
+        a == "stop"
+        and b == "length"
+        and answer
+        and length_before_stop(answer[0], _first(scene, n), scene.eos_ids, *_extra(scene))
+    ):
+        what = "an EOS" if is_eos and not scene.ignore_eos else "the token that completes a stop string"
+        return f"token {n} is {what} and the last allowed (req.max_new_tokens={scene.max_new_tokens}): {LENGTH_BEFORE_STOP}"
     if "stop" in (a, b) and answer and _drops_end_ids(answer[0], scene, n):
         return DROPS_END_IDS
     if a == "stop" and is_eos and not scene.ignore_eos:
@@ -381,10 +399,6 @@ SPLIT = (
     "decode the window in one call, decode(req.output_ids[-window:]): decoding it in parts (the newest token "
     "on its own) cuts a multi-byte character in two"
 )
-EOS_COUNTS = (
-    "every output token counts toward min_tokens, EOS tokens too: count len(req.output_ids), not the tokens "
-    "that are not EOS"
-)
 
 
 def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
@@ -452,49 +466,6 @@ def later_stop_undoes(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> Opti
         return found[0] if probe([found[0]]) == "stop" and probe([found[0], absent]) in (None, "length") else None
     except Exception:
         return None
-
-
-STOP_NOT_SPENT = (
-    "from min_tokens on, check_finish's stop-string test applies unchanged: a stop string the decoded window "
-    "shows finishes the request, also one that completed while min_tokens held it back (not only one the "
-    "newest token completes)"
-)
-
-
-def held_back_stop_spent(fn: Any) -> bool:
-    """The answer misses a stop string held back before the minimum that the window still shows
-    (stop 'two three', min_tokens=4, output 'one two three four five'), yet finds one that begins
-    before the minimum and that the newest token completes: it takes a held-back stop string as spent."""
-    ids = _ids("one two three four five")
-    try:
-        spent = fn(_req(ids, stop=["two three"]), set(EOS), _decode, 4) is None
-        return spent and fn(_req(ids[:3], stop=["one two three"]), set(EOS), _decode, 2) == "stop"
-    except Exception:
-        return False
-
-
-def held_back_eos_not_counted(fn: Any) -> bool:
-    """The answer holds back an EOS that is the 6th output token with min_tokens=5, one of the five
-    before it a held-back EOS: it counts only the tokens that are not EOS toward the minimum."""
-    try:
-        return fn(_req([PLAIN, 2, PLAIN, PLAIN, PLAIN, 2]), set(EOS), _decode, 5) is None
-    except Exception:
-        return False
-
-
-UNREACHABLE_MIN = (
-    "a min_tokens the length limit never lets the request reach still holds EOS and stop strings back, all the way "
-    "to the limit: the request ends with 'length' (never drop the minimum)"
-)
-
-
-def drops_unreachable_min(fn: Any) -> bool:
-    """The answer lets an EOS (the 2nd output token) finish a request whose min_tokens=10 is above its
-    req.max_new_tokens=3, yet holds it back when req.max_new_tokens=50: it drops a minimum above the limit."""
-    try:
-        return [fn(_req([PLAIN, 2], max_new=limit), set(EOS), _decode, 10) for limit in (3, 50)] == ["stop", None]
-    except Exception:
-        return False
 
 
 HINTS_TEXT = (
