@@ -15,17 +15,16 @@ last_access_time)`).
 The grader's reference is `ReferenceLFURadixCache` in lfu_reference.py (the package has none to copy). The unit
 cases build small trees (page size 2) through the public methods; then the class runs inside a
 `CacheManager` with few pages, where which prefixes survive decides each admission's prefix hit;
-last, inside the real engine, where the LFU order keeps a prompt that three requests used and
-the package's LRU order does not.
+last, inside the real engine (its run in lfu_engine.py), where the LFU order keeps a prompt that
+three requests used and the package's LRU order does not.
 
 Graded on its own score line ("prefix_cache_lfu"), so the base exercise's score is unchanged.
 """
 
 from __future__ import annotations
 
-from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
-from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
+from minisgl_edu.grading.harness import remember, require_passing
 from minisgl_edu.grading.prefix_cache.lfu_checks import (
     NEVER,
     NEW_LEAF_AT_ZERO,
@@ -40,10 +39,11 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
     check_recycled_ids,
     lower_part_counted,
 )
+from minisgl_edu.grading.prefix_cache.lfu_engine import ENGINE_PAGES, ENGINE_REQUESTS, _reference_run, _run
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
+from minisgl_edu.grading.prefix_cache.split_pages import split_pages_first
 from minisgl_edu.grading.prefix_cache.tree import POOL_PAGES, _evict, _insert, _match, _play, _workload
-from minisgl_edu.kvcache.allocator import PageAllocator
 from minisgl_edu.kvcache.radix_cache import RadixCache as PackageRadixCache
 
 X, X_PAGES = [1, 1, 2, 2], [20, 21]
@@ -416,59 +416,6 @@ def case_manager(cls):
 
 
 # ---------------------------------------------------------------------------- the real engine
-HOT = "Please list the colours of the rainbow in order, one per line."
-COLD = "Name three animals that live in the sea."
-BIG = "Write the numbers from one to twenty in words, separated by commas, without anything else."
-# (uid, text). Each request runs alone. HOT runs three times (its prefix: 2 hits), then COLD once
-# (0 hits, but used after HOT); BIG needs more pages than are free and forces an eviction. Then HOT
-# comes back: with fewest-hits-first COLD's pages went and HOT's prefix is still cached; least
-# recently used order would have freed HOT's.
-ENGINE_REQUESTS = [(0, HOT), (1, HOT), (2, HOT), (3, COLD), (4, BIG), (5, HOT)]
-ENGINE_PARAMS = SamplingParams(max_tokens=3, ignore_eos=True)
-ENGINE_PAGES = 9
-
-
-def _check_pages(s) -> None:
-    """CacheManager.check() for a pool cut down to ENGINE_PAGES pages."""
-    cache = s.cache
-    owned = {p for row in cache.page_table.used_rows() for p in cache.page_table.pages[row]}
-    used = cache.allocator.used_pages()
-    assert used == set(cache.prefix_cache.cached_pages()) | owned, "a page is allocated but nobody holds it (leak)"
-    assert cache.allocator.num_free + len(used) == ENGINE_PAGES, "a page is neither free nor allocated"
-
-
-def _run(cls):
-    s = new_scheduler(cache="radix")
-    s.cache.allocator = PageAllocator(ENGINE_PAGES)  # a small KV pool: BIG must evict
-    if cls is not PackageRadixCache:
-        s.cache.prefix_cache = cls(s.cache.page_size)
-    starts = {}
-    for uid, text in ENGINE_REQUESTS:
-        s.add_request(uid, s.tokenizer.encode(text), ENGINE_PARAMS)
-        for _ in range(50):
-            if s.is_idle:
-                break
-            rec = s.step()
-            if rec is not None and rec.phase == "prefill":
-                starts.update({u: start for u, start, _ in rec.items})
-            _check_pages(s)
-    out = collect(s)
-    return starts, out.tokens, s
-
-
-def _reference_run():
-    def compute():
-        starts, tokens, _ = _run(SOLUTION)
-        lru, _, _ = _run(PackageRadixCache)
-        last = ENGINE_REQUESTS[-1][0]
-        assert starts[last] > 0 and lru[last] < starts[last], (
-            f"setup: the last request should keep its prefix with LFU ({starts}) and lose it with LRU ({lru})"
-        )
-        return starts, tokens, lru
-
-    return remember("prefix_cache_lfu", compute)
-
-
 def case_real_engine(cls):
     check_recycled_ids(cls)  # first: stale counts by id() make the unit cases below fail by luck, elsewhere
     require_passing([c for c in CASES if c.hand_unit], cls)
@@ -540,6 +487,7 @@ CASES = [
     ),
     tree_case(ReferenceLFURadixCache, lfu=True),
 ]
+CASES = split_pages_first(CASES)  # a split that cuts its pages in the wrong unit is named first
 SYMBOL = "LFURadixCache"
 SOLUTION = ReferenceLFURadixCache
 # The package's RadixCache is the base part's answer (the student's own from the base part is fine).
