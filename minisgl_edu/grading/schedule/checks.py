@@ -346,6 +346,8 @@ def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
             "a request part-way through its prompt already holds its row (req.table_idx >= 0): give it its next "
             "chunk, never admit it again",
         )
+    in_batch = {it.req.uid for it in batch.items} if batch is not None else set()
+    _check_refusal_undone(s, used, in_batch)
     # every row taken in this decision, and a request refused: a limit, one too high
     fresh = not s.running and not any(r.table_idx >= 0 and r.cached_len > r.prefix_len for r in s.waiting)
     if used == s.max_running + 1 and fresh and any(r.table_idx < 0 for r in s.waiting):
@@ -362,7 +364,6 @@ def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
             "count every admitted request (running, and waiting ones that hold a row) against "
             "scheduler.max_running before you admit another",
         )
-    in_batch = {it.req.uid for it in batch.items} if batch is not None else set()
     for r in s.waiting:
         if r.table_idx >= 0 and r.uid not in in_batch and r.cached_len > r.prefix_len:
             raise Mistake(
@@ -385,9 +386,32 @@ def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
             raise Mistake(
                 f"request {r.uid} holds a page-table row but is not in the batch: a request that does "
                 "not fit must be left as it was",
-                "undo the admission of a request that does not fit: scheduler.cache.release(req, cache_it=False), "
-                "then req.cached_len = req.prefix_len = 0",
+                "undo the admission of a request that does not fit: what cache.admit gave it (its row, its cached "
+                "prefix and the lock on it) goes back, scheduler.cache.release(req, cache_it=False), then "
+                "req.cached_len = req.prefix_len = 0",
             )
+
+
+KEPT_ROW_HINT = (
+    "a refused admission must be undone: what cache.admit gave the request (its row, its cached prefix and the "
+    "lock on it) goes back, scheduler.cache.release(req, cache_it=False), then req.cached_len = req.prefix_len = 0; "
+    "or look at scheduler.max_running before cache.admit(req)"
+)
+
+
+def _check_refusal_undone(s: Scheduler, used: int, in_batch: set[int]) -> None:
+    """Too many rows in use, but only because requests the answer refused still hold the row
+    `cache.admit` gave them (admitted in this decision, not in the batch): the refusal at
+    scheduler.max_running came on time, and what it left behind is the mistake, not the limit."""
+    kept = [r for r in s.waiting if r.table_idx >= 0 and r.uid not in in_batch and r.cached_len == r.prefix_len]
+    if used <= s.max_running or not kept or used - len(kept) > s.max_running:
+        return
+    raise Mistake(
+        f"{used} requests hold a page-table row, but at most scheduler.max_running = {s.max_running} may be "
+        f"admitted at once: request(s) {[r.uid for r in kept]} are not in the batch (refused, and the limit was "
+        "reached on time) but still hold the row cache.admit gave them, and their cached prefix stays locked",
+        KEPT_ROW_HINT,
+    )
 
 
 def expect(batch, expected: tuple, what: str, hint: str = "") -> None:
