@@ -44,6 +44,7 @@ from minisgl_edu.grading.schedule.engine import run_steps
 from minisgl_edu.grading.schedule.lpm_chunked import sorted_behind_a_chunk
 from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE, counts_the_deepest_edge
 from minisgl_edu.grading.schedule.lpm_fraction import fraction_play
+from minisgl_edu.grading.schedule.lpm_head import check_head_sorted
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -93,6 +94,7 @@ def case_longest_first(fn):
     add_waiting(s, 2, shared + token_ids(3, 3), pages=6)
     order = [r.uid for r in s.waiting]
     batch = decide_in_order(fn, s)
+    check_head_sorted(fn, batch, [2, 1, 0], order)
     expect_order(
         batch,
         [2, 1, 0],
@@ -134,6 +136,7 @@ def case_ties(fn):
         s = _two_ties(arrivals)
         order = [r.uid for r in s.waiting]
         batch = decide_in_order(fn, s)
+        check_head_sorted(fn, batch, arrivals + [5], order)
         expect_order(
             batch,
             arrivals + [5],
