@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from minisgl_edu.core import Req
-from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, _req
+from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req, noting_decode
 
 CASE_SENSITIVE = (
     "match the stop strings exactly, case-sensitively, as `s in tail`: 'Four' in the text is not the stop "
@@ -132,6 +132,30 @@ def length_before_stop(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> boo
         return fn(same, set(eos_ids), _decode, *extra) == "length" and fn(away, set(eos_ids), _decode, *extra) == "stop"
     except Exception:
         return False
+
+
+WINDOW_NOT_FROM_THIS_REQUEST = (
+    "size the window on every call from this request's own stop strings (the longest one's len(s.encode()) plus "
+    "a margin): a window worked out once and kept from an earlier request or call (a global, a default argument, "
+    "an attribute), or of a fixed size, is too short for a request whose stop strings are longer"
+)
+
+
+def window_ignores_stops(fn: Any, *extra: Any) -> int:
+    """The tokens the answer decodes at once (its widest decode call) on 100 ' ok' tokens, when that is
+    the same for stop=['!'] (1 byte) and for a stop string of 60 bytes, and shorter than the 60: its
+    window does not follow the request's stop strings (kept from an earlier request, or fixed). 0 when
+    it does, or when that window is one token (the newest token alone) or 60 tokens or more (the whole
+    output): other mistakes, with their own hints."""
+    widths = []
+    for stop in ("!", "~" * 60):
+        calls: list[list[int]] = []
+        try:
+            fn(_req([PLAIN] * 100, max_new=500, stop=[stop]), set(EOS), noting_decode(calls), *extra)
+        except Exception:
+            return 0
+        widths.append(max((len(ids) for ids in calls), default=0))
+    return widths[0] if widths[0] == widths[1] and 1 < widths[0] < 60 else 0
 
 
 MOST_CHARACTERS = (

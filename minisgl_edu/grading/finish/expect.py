@@ -14,7 +14,9 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.finish.diagnoses import (
     COUNT_GATE,
     MOST_CHARACTERS,
+    WINDOW_NOT_FROM_THIS_REQUEST,
     count_gate,
+    window_ignores_stops,
     window_of_most_characters,
 )
 from minisgl_edu.grading.finish.scenes import (
@@ -84,6 +86,12 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
                 "and fewer bytes: its window follows the stop string with the most characters"
             )
             hint = MOST_CHARACTERS
+    if want == "stop" and got in (None, "length") and window_ignores_stops(fn):
+        why += (
+            f"; your check decodes the last {window_ignores_stops(fn)} tokens both for stop=['!'] (1 byte) and for "
+            "a stop string of 60 bytes: its window does not follow this request's stop strings"
+        )
+        hint = WINDOW_NOT_FROM_THIS_REQUEST
     raise Mistake(
         f"{why}: your check_finish returned {got!r}, expected {want!r} "
         f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",

@@ -31,6 +31,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     LENGTH_ONE_LATE,
     MIN_IN_TOKENS,
     MOST_CHARACTERS,
+    WINDOW_NOT_FROM_THIS_REQUEST,
     count_gate,
     differs_in_case_only,
     eos_skipped_with_stops,
@@ -39,6 +40,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     length_one_late,
     min_in_text,
     skips_broken_tail,
+    window_ignores_stops,
     window_of_most_characters,
 )
 from minisgl_edu.grading.finish.min_probes import (
@@ -231,6 +233,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             return LATER_STOP_UNDOES
         if window_of_most_characters(answer[0], req, scene.eos_ids, *extra):
             return MOST_CHARACTERS
+        if window_ignores_stops(answer[0], *extra):
+            return WINDOW_NOT_FROM_THIS_REQUEST
     if a == "stop":
         spaced = [s for s in scene.stop if s in _decode(scene.output[:n]) and s != s.strip()]
         if spaced:

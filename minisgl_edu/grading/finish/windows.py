@@ -79,7 +79,8 @@ def case_stop_emoji_margin(fn):
         "the flag '🇫🇷' is 2 characters (two regional indicators, four bytes each) and takes the last 6 tokens: "
         "count the window in bytes, not in characters",
     )
-    for text, stop in (("go 🚀🚀🚀 now", "🚀🚀🚀"), ("Paris 🇫🇷🇩🇪 Berlin", "🇫🇷🇩🇪")):
+    six = "🇫🇷🇩🇪🇮🇹🇪🇸🇵🇹🇬🇧"  # 48 bytes: a window of a fixed size below 36 tokens misses it
+    for text, stop in (("go 🚀🚀🚀 now", "🚀🚀🚀"), ("Paris 🇫🇷🇩🇪 Berlin", "🇫🇷🇩🇪"), (f"Paris {six} Europe", six)):
         ids = _ids(text)
         done, need = _completes(ids, stop)
         assert need > len(stop) + 4, f"setup: {stop!r} must need more than len(stop) + 4 tokens"
