@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
-from minisgl_edu.grading.abort.probes import ROW_ZERO, row_zero, skips_row_zero
+from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, row_zero, skips_row_zero
 from minisgl_edu.grading.abort.release_seen import aborting, changed, reads_first, watch
 from minisgl_edu.grading.core import Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, plugged
@@ -109,9 +109,13 @@ def abort(s: Scheduler, uid: int) -> None:
             got = s.abort(uid)
         except Exception as e:
             mistake = changed(s)  # release() crashed on a field the abort had changed
+            if mistake is None and carried_over(s.abort_fn):
+                mistake = carried_over_mistake(uid, e)
             if mistake is None:
                 raise
             raise mistake from e
+    if got is not True and carried_over(s.abort_fn):
+        raise carried_over_mistake(uid, got)
     assert got is True, (
         f"aborting a live request (uid {uid}) must return True; your function returned {got!r}. Hint: a uid is "
         "live while it is a key of scheduler.reqs"

@@ -4,12 +4,16 @@ A failed check sees a symptom (a row still in use, too few pages cached); these 
 mistake makes it. `skips_row_zero` aborts two decoding requests on rows 0 and 1 (an answer that
 takes table_idx 0 for "no row" gives back only the second); `drops_a_computed_token` and
 `caches_the_prompt_only` (the stretch) abort a request with 3 full computed pages, 1 of them the
-prompt's, and count what went into the prefix cache. Each probe builds its own scheduler and
+prompt's, and count what went into the prefix cache; `carried_over` gives two fresh schedulers a
+request of the same uid (state kept outside the scheduler shows on the second). Each probe builds its own scheduler and
 returns False (or -1) when the answer does not get that far: the failed check's own hint stands.
 """
 
 from __future__ import annotations
 
+import itertools
+
+from minisgl_edu.core import ReqStatus
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import decoding, modelless, step_until, waiting
 from minisgl_edu.grading.harness import new_scheduler
@@ -77,4 +81,43 @@ def row_zero(row: int) -> Mistake:
         f"the request's page-table row ({row}) was not given back: your abort gives back a request on row 1 "
         "with its row and pages, but leaves one on row 0 holding them",
         ROW_ZERO,
+    )
+
+
+# uids no case uses, a new one for each probe: what an answer remembers of the cases before is not met
+_PROBE_UIDS = itertools.count(7_000_000)
+
+CARRIED_OVER = (
+    "state kept outside the scheduler (a module-level or class-level set/dict) carried over from an earlier "
+    "scheduler: two fresh schedulers must not share what your abort remembers. Read what the scheduler holds "
+    "(a uid is live while it is a key of scheduler.reqs), or keep your own state on the scheduler"
+)
+
+
+def _aborts_cleanly(fn, uid: int) -> bool:
+    """On a fresh scheduler, `fn` aborts the decoding request `uid`: True back, the uid gone, marked finished."""
+    s = new_scheduler()
+    s.abort_fn = fn
+    req = decoding(s, uid, 6)
+    try:
+        got = s.abort(uid)
+    except Exception:
+        return False
+    return got is True and uid not in s.reqs and req.status == ReqStatus.FINISHED
+
+
+def carried_over(fn) -> bool:
+    """`fn` aborts a request on one fresh scheduler, and fails to abort a request of the same uid on a
+    second fresh one: something it remembers outlived the first scheduler."""
+    uid = next(_PROBE_UIDS)
+    return _aborts_cleanly(fn, uid) and not _aborts_cleanly(fn, uid)
+
+
+def carried_over_mistake(uid: int, got: object) -> Mistake:
+    return Mistake(
+        f"aborting a live request (uid {uid}) returned {got!r}. Your abort, given a request of one uid on each of "
+        "two fresh schedulers, aborts the first and not the second, while that uid is a key of its scheduler.reqs: "
+        "it remembers something outside the scheduler (a module-level or class-level set or dict), and what it "
+        "kept from an earlier scheduler decides for this one",
+        CARRIED_OVER,
     )
