@@ -429,77 +429,27 @@ def _reference(logits: torch.Tensor, reqs: list[Req], min_p: bool) -> torch.Tens
     return chain(logits.clone(), reqs).float()
 
 
-BIAS_SHORTCUT = (
-    "the whole batch came back as the model gave it, yet this row's request asks for a logit_bias; with one more "
-    "row that has a repetition penalty, your answer adds the bias right. So the shortcut that returns the logits "
-    "untouched when no penalty or grammar applies does not look at logit_bias: a bias is a link too"
-)
-BIAS_SHORTCUT_HINT = (
-    "a batch where logit_bias is the only link still needs the chain: count a non-empty logit_bias in the shortcut"
-)
-
-
-def _forgot_bias_in_the_shortcut(fn, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
-    """Whether the answer gets every row of the batch right once a row with a repetition penalty joins it:
-    then only its shortcut (nothing to do, return the logits as they are) skipped the bias."""
-    if not any(r.sampling_params.logit_bias for r in reqs):
-        return False
-    more, extra = torch.cat([logits, logits[:1]]), _req((1,), (), repetition_penalty=2.0)
-    try:
-        got = _call(fn, more, reqs + [extra])
-    except Exception:
-        return False
-    return _close_all(got[: len(reqs)], _reference(more, reqs + [extra], min_p)[: len(reqs)])
-
-
-FIRST_ONLY_SHORTCUT = (
-    "the whole batch came back as the model gave it, yet this row's request uses a link; with this request moved "
-    "to the front of the batch your answer gets every row right. So the shortcut that returns the logits untouched "
-    "decides on reqs[0] alone: when the first request needs nothing, the rows after it lose their links too"
-)
-FIRST_ONLY_HINT = (
-    "return the logits untouched only when no request of the batch needs a link: test every request "
-    "(any(... for req in reqs)), not reqs[0]"
-)
-
-
-def _shortcut_reads_the_first_request(fn, i: int, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
-    """Row i uses a link and reqs[0] none, and the answer gets every row right once row i is moved to
-    the front: only a shortcut that looks at the first request returns such a batch untouched."""
-    if i == 0 or _uses_chain(reqs[0]) or not _uses_chain(reqs[i]):
-        return False
-    order = [i] + [j for j in range(len(reqs)) if j != i]
-    moved, moved_reqs = logits[order], [reqs[j] for j in order]
-    try:
-        got = _call(fn, moved, moved_reqs)
-    except Exception:
-        return False
-    return _close_all(got, _reference(moved, moved_reqs, min_p))
-
-
 def _check(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
-    got = _call(fn, logits, reqs)
+    """Every row of the answer against the reference; the first wrong row raises a Mistake that names,
+    in this order, a shortcut that skipped the batch (shortcuts.py), a known mistake (mistakes.py), or
+    what the difference is (readings.py). A crash is first read by bitmask_rows.py."""
+    from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
+    from minisgl_edu.grading.logits_chain.readings import read_difference
+    from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
+
+    got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
-            if (
-                unchanged
-                and reqs[i].sampling_params.logit_bias
-                and _forgot_bias_in_the_shortcut(fn, logits, reqs, min_p)
-            ):
-                detail = _first_difference(got[i], want[i], logits[i])
-                raise Mistake(f"row {i} ({_describe(reqs[i])}): {BIAS_SHORTCUT} ({detail})", BIAS_SHORTCUT_HINT)
-            if unchanged and _shortcut_reads_the_first_request(fn, i, logits, reqs, min_p):
-                detail = _first_difference(got[i], want[i], logits[i])
-                raise Mistake(f"row {i} ({_describe(reqs[i])}): {FIRST_ONLY_SHORTCUT} ({detail})", FIRST_ONLY_HINT)
+            shortcut = shortcut_mistake(fn, i, got, want, logits, reqs, min_p) if unchanged else None
+            if shortcut is not None:
+                raise Mistake(*shortcut)
             suspects = _suspects(fn, i, logits, reqs, want, mistakes)
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):
                 hint = INDEXED_WRITE  # the same row, written as row[ids] -= f: say why it did not add up
-            if not hint:  # no known mistake gives this row: read what the difference is (readings.py)
-                from minisgl_edu.grading.logits_chain.readings import read_difference
-
+            if not hint:  # no known mistake gives this row: read what the difference is
                 message, hint = read_difference(fn, i, got, want, logits, reqs, min_p) or (message, hint)
             raise Mistake(message, hint)
 
@@ -544,3 +494,13 @@ def _req(prompt=(11,), output=(), grammar: Optional[Grammar] = None, min_p: Opti
     if min_p is not None:
         sp.min_p = min_p  # the stretch's field: not one of SamplingParams' own
     return Req(0, list(prompt), sp, output_ids=list(output), grammar=grammar)
+
+
+def _rows(*rows: list[float]) -> torch.Tensor:
+    assert all(len(r) == V for r in rows), "setup: every row has one logit per token"
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def _random(n: int, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(n, V, generator=gen) * 2

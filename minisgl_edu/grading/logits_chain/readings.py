@@ -7,12 +7,16 @@ same kind written another way is named too:
 
 - `uncounted_outputs`: some tokens of req.output_ids were not counted, by the frequency and presence
   penalties or by every penalty: which positions (the newest, the first ones, ...).
+- `unscaled_seen`: some tokens of req.input_ids or req.output_ids were not scaled by the repetition
+  penalty: which tokens, and at which positions (the newest output token, the first ones, ...).
 - `kept_changed`: min_p cut the right tokens, but the tokens it keeps did not keep their logits
   (log-probabilities, a shift, a factor).
 - `min_p_skipped`: a row that samples with min_p came back with no cut at all. The answer is run
   again on that row with one of its other settings taken away (its grammar, its bias, its
   penalties, top_k and top_p, its temperature, the other rows of the batch) to find the one that
   makes it skip min_p.
+- `misplaced_mask`: a row with a grammar is wrong, and the answer gets the batch right once the rows
+  that have a grammar are moved to its front: the bitmask's rows are not the batch's (bitmask_rows.py).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Callable, Optional
 import torch
 
 from minisgl_edu.core import Req, SamplingParams
+from minisgl_edu.grading.logits_chain.bitmask_rows import bitmask_rows
 from minisgl_edu.grading.logits_chain.chain import (
     _call,
     _close,
@@ -34,6 +39,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _reference,
     _token,
 )
+from minisgl_edu.grading.logits_chain.mistakes import REPETITION
 
 Reading = Optional[tuple[str, str]]  # (the failure's message, its hint), or None when it does not apply
 
@@ -42,8 +48,10 @@ def read_difference(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, r
     """The first reading that names what is wrong with row i, or None."""
     return (
         uncounted_outputs(i, got, want, logits, reqs, min_p)
+        or unscaled_seen(i, got, want, logits, reqs, min_p)
         or kept_changed(i, got, want, logits, reqs, min_p)
         or min_p_skipped(fn, i, got, want, logits, reqs, min_p)
+        or misplaced_mask(fn, i, got, want, logits, reqs, min_p)
     )
 
 
@@ -149,6 +157,106 @@ def uncounted_outputs(i: int, got, want, logits, reqs: list[Req], min_p: bool) -
         f"req.output_ids counts, from the first to the newest, however often it occurs ({detail})",
         f"some output tokens were not counted by {by.split(' (')[0]}: {which}. {_what_to_count(output, missing)}",
     )
+
+
+# --- seen tokens the repetition penalty left unscaled ------------------------------------------------
+
+
+def _unscaled(got: torch.Tensor, want: torch.Tensor, given: torch.Tensor, seen: set[int], p: float) -> Optional[set]:
+    """The seen tokens whose logit came back as the chain's with the repetition penalty's scaling left
+    out (and every other token as the chain's); None when the row differs in any other way."""
+    missing = set()
+    for t in range(want.shape[-1]):
+        w, g, x = float(want[t]), float(got[t]), float(given[t])
+        if math.isinf(w) or math.isinf(g):
+            if w != g:
+                return None
+            continue
+        if abs(g - w) <= 1e-4 + 1e-4 * abs(w):
+            continue
+        scaled = x / p if x > 0 else x * p
+        if t not in seen or abs(g - (w - scaled + x)) > 1e-4 + 1e-4 * abs(w):
+            return None
+        missing.add(t)
+    return missing or None
+
+
+def _which_unscaled(prompt: list[int], output: list[int], missing: set) -> str:
+    """The positions the unscaled tokens stand for, in words: a cut at either end of the output or of the
+    prompt when one gives exactly these tokens, else each token with its positions."""
+    seen = set(prompt) | set(output)
+    cuts = []
+    for k in range(1, max(len(prompt), len(output)) + 1):
+        newest = "req.output_ids[-1] (the newest output token)" if k == 1 else f"req.output_ids[-{k}:] (the newest {k})"
+        cuts += [
+            (set(prompt) | set(output[:-k]), newest, k <= len(output)),
+            (set(prompt) | set(output[k:]), f"req.output_ids[:{k}] (the first {k} of the output)", k <= len(output)),
+            (set(prompt[:-k]) | set(output), f"req.input_ids[-{k}:] (the last {k} of the prompt)", k <= len(prompt)),
+            (set(prompt[k:]) | set(output), f"req.input_ids[:{k}] (the first {k} of the prompt)", k <= len(prompt)),
+        ]
+    tokens = ", ".join(_token(t) for t in sorted(missing))
+    for kept, where, possible in cuts:
+        if possible and seen - kept == missing:
+            return f"{tokens}, seen only in {where}"
+    return "; ".join(
+        f"{_token(t)} (prompt positions {[j for j, s in enumerate(prompt) if s == t]}, output positions "
+        f"{[j for j, s in enumerate(output) if s == t]})"
+        for t in sorted(missing)
+    )
+
+
+def unscaled_seen(i: int, got, want, logits, reqs: list[Req], min_p: bool) -> Reading:
+    """Row i is the chain's but for seen tokens (of the prompt or the output) that the repetition penalty
+    did not scale: which ones, and where they were seen."""
+    req = reqs[i]
+    sp = req.sampling_params
+    if sp.repetition_penalty == 1.0 or _samples_with_min_p(sp, min_p):
+        return None
+    seen = set(req.input_ids) | set(req.output_ids)
+    missing = _unscaled(got[i], want[i], logits[i].float(), seen, sp.repetition_penalty)
+    if missing is None:
+        return None
+    where, detail = _where(i, got, want, logits, reqs)
+    if missing == seen:
+        return _no_token_scaled(where, detail, sp)
+    which = _which_unscaled(req.input_ids, req.output_ids, missing)
+    newest = " the newest output token included," if req.output_ids and req.output_ids[-1] in missing else ""
+    return (
+        f"{where}: some seen tokens were not scaled by the repetition penalty: {which}; prompt {req.input_ids}, "
+        f"output {req.output_ids}. It scales once every distinct token of req.input_ids and req.output_ids, from "
+        f"the first to the newest ({detail})",
+        f"some seen tokens were not scaled by the repetition penalty: {which}. Scale every distinct token of "
+        f"req.input_ids + req.output_ids,{newest} once",
+    )
+
+
+def _no_token_scaled(where: str, detail: str, sp: SamplingParams) -> tuple[str, str]:
+    """Every seen token of the row came back unscaled: the repetition penalty's work is not in the row."""
+    if sp.frequency_penalty or sp.presence_penalty:
+        return (
+            f"{where}: the repetition penalty scaled none of this row's seen tokens, yet the frequency and presence "
+            f"penalties were taken off ({detail}): the repetition penalty was skipped on this row, or its work was "
+            "lost when they were taken off the model's logits. Scale first, then subtract from the row it left",
+            "no seen token was scaled by the repetition penalty on a row that also subtracts frequency/presence: "
+            "the repetition penalty scales the model's logit; then subtract from that same row, not from the "
+            "model's logits",
+        )
+    return (
+        f"{where}: the repetition penalty scaled none of this row's seen tokens ({detail})",
+        f"this row asks for repetition_penalty {sp.repetition_penalty:g}, yet no token was scaled: {REPETITION}",
+    )
+
+
+# --- the grammar's mask read at another row -------------------------------------------------------------
+
+
+def misplaced_mask(fn, i: int, got, want, logits, reqs: list[Req], min_p: bool) -> Reading:
+    """Row i has a grammar, or -inf where the chain has none or the other way round, and the answer is
+    right once the grammar rows are moved to the front of the batch (bitmask_rows.py)."""
+    if reqs[i].grammar is None and torch.equal(torch.isneginf(got[i]), torch.isneginf(want[i])):
+        return None
+    where, detail = _where(i, got, want, logits, reqs)
+    return bitmask_rows(fn, logits, reqs, min_p, f"{where}: the grammar's mask on this row is not its own ({detail})")
 
 
 # --- min_p's kept tokens changed ------------------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""The grammar's bitmask read at rows that are not the batch's rows.
+
+`grammar.fill_mask(bitmask, k)` writes a request's mask into row k of the bitmask, and
+`xgrammar.apply_token_bitmask_inplace(logits, bitmask)` masks logits row i with bitmask row i (with
+`indices`, each row i listed, still from bitmask row i). An answer that fills the j-th grammar
+request's mask into row j (one bitmask row per grammar request) and reads it at the request's row
+of the batch, or the other way round, puts a mask on another request's row, or reads past the
+bitmask's end (an index error). All such answers are right whenever the rows that have a grammar
+are the first rows of the batch, where the j-th grammar request is row j: `moved_right` runs the
+answer again on the batch with those rows moved to the front, and `bitmask_rows` names the mistake
+when that batch comes out right. `call_or_name` and `run_or_name` call the answer and, when it
+raises, ask the same question before the error goes on to the student.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Callable, Optional
+
+import torch
+
+from minisgl_edu.core import Req
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.logits_chain.chain import _call, _close_all, _reference
+
+
+def moved_right(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> Optional[list[int]]:
+    """The rows that have a grammar, when they are not the batch's first rows and the answer gets every
+    row right once they are moved to the front (the other rows after them, in their order); None otherwise."""
+    rows = [i for i, r in enumerate(reqs) if r.grammar is not None]
+    if not rows or rows == list(range(len(rows))):
+        return None
+    order = rows + [i for i in range(len(reqs)) if i not in rows]
+    moved, moved_reqs = logits[order], [reqs[i] for i in order]
+    try:
+        got = _call(fn, moved, moved_reqs)
+    except Exception:
+        return None
+    return rows if _close_all(got, _reference(moved, moved_reqs, min_p)) else None
+
+
+def bitmask_rows(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, what: str) -> Optional[tuple]:
+    """(message, hint) naming bitmask rows that do not line up with the batch's rows, after `what` (what
+    went wrong on the batch as given), when moving the grammar rows to the front puts it right; else None."""
+    rows = moved_right(fn, logits, reqs, min_p)
+    if rows is None:
+        return None
+    front = list(range(len(rows)))
+    return (
+        f"{what}. The rows that have a grammar are rows {rows} of this batch; with them moved to the front "
+        f"(rows {front}, the other rows after them) your function gets every row right. So the bitmask row a "
+        "grammar request's mask is written to or read from is its place among the grammar requests, not its row "
+        "of the batch: fill_mask(bitmask, i) writes bitmask row i, and apply_token_bitmask_inplace masks logits row "
+        "i with bitmask row i (indices only choose which rows i to mask). Allocate one bitmask row per row of the "
+        "batch, allocate_token_bitmask(len(reqs), vocab), and fill and read request i's mask at row i",
+        f"the grammar bitmask's rows did not line up with the batch's rows (right only once the grammar rows "
+        f"{rows} are moved to rows {front}): request i's mask is filled into and read from bitmask row i, "
+        "a bitmask of len(reqs) rows, not row j for the j-th request that has a grammar",
+    )
+
+
+def _crashed(fn: Callable, error: Exception) -> str:
+    """What went wrong, with the line of the answer that raised (its own file only: the error may come
+    from inside a compiled library, whose frames are no line of the student's)."""
+    first = (str(error).strip().splitlines() or [""])[-1][:300]
+    code = getattr(fn, "__code__", None)
+    mine = [f for f in traceback.extract_tb(error.__traceback__) if code and f.filename == code.co_filename]
+    at = f", at line {mine[-1].lineno}: `{(mine[-1].line or '').strip()}`" if mine else ""
+    return f"your process_logits raised {type(error).__name__} on this batch{at} ({first})"
+
+
+def call_or_name(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool = False) -> torch.Tensor:
+    """_call; when the answer raises and misplaced bitmask rows explain it, a Mistake that says so."""
+    try:
+        return _call(fn, logits, reqs)
+    except Exception as error:
+        named = bitmask_rows(fn, logits, reqs, min_p, _crashed(fn, error))
+        if named is None:
+            raise
+        raise Mistake(*named) from None  # (the line is in the message)
+
+
+def run_or_name(fn: Callable, given: torch.Tensor, reqs: list[Req]) -> None:
+    """fn(given, reqs) on the very tensor (a case that looks for in-place changes); when it raises and
+    misplaced bitmask rows explain it, a Mistake that says so."""
+    logits = given.clone()
+    try:
+        fn(given, reqs)
+    except Exception as error:
+        named = bitmask_rows(fn, logits, reqs, False, _crashed(fn, error))
+        if named is None:
+            raise
+        raise Mistake(*named) from None  # (the line is in the message)

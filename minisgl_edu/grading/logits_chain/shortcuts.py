@@ -1,0 +1,90 @@
+"""The "nothing to do" shortcut of a wrong answer, found by running it again on a changed batch.
+
+An answer that returns the logits untouched when it thinks no link applies is wrong when its test
+forgets a link. When a whole batch comes back as the model gave it, `_check` (chain.py) asks here:
+
+- `_forgot_bias_in_the_shortcut`: with one more row that has a repetition penalty, the answer adds
+  the bias right, so its shortcut does not look at logit_bias.
+- `_shortcut_reads_the_first_request`: with the row that needs a link moved to the front, the
+  answer gets every row right, so its shortcut looks at reqs[0] alone.
+
+`shortcut_mistake` returns the failure's message and hint for the first of these that holds.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from minisgl_edu.core import Req
+from minisgl_edu.grading.logits_chain.chain import (
+    _call,
+    _close_all,
+    _describe,
+    _first_difference,
+    _reference,
+    _req,
+    _uses_chain,
+)
+
+BIAS_SHORTCUT = (
+    "the whole batch came back as the model gave it, yet this row's request asks for a logit_bias; with one more "
+    "row that has a repetition penalty, your answer adds the bias right. So the shortcut that returns the logits "
+    "untouched when no penalty or grammar applies does not look at logit_bias: a bias is a link too"
+)
+BIAS_SHORTCUT_HINT = (
+    "a batch where logit_bias is the only link still needs the chain: count a non-empty logit_bias in the shortcut"
+)
+
+
+def _forgot_bias_in_the_shortcut(fn, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
+    """Whether the answer gets every row of the batch right once a row with a repetition penalty joins it:
+    then only its shortcut (nothing to do, return the logits as they are) skipped the bias."""
+    if not any(r.sampling_params.logit_bias for r in reqs):
+        return False
+    more, extra = torch.cat([logits, logits[:1]]), _req((1,), (), repetition_penalty=2.0)
+    try:
+        got = _call(fn, more, reqs + [extra])
+    except Exception:
+        return False
+    return _close_all(got[: len(reqs)], _reference(more, reqs + [extra], min_p)[: len(reqs)])
+
+
+FIRST_ONLY_SHORTCUT = (
+    "the whole batch came back as the model gave it, yet this row's request uses a link; with this request moved "
+    "to the front of the batch your answer gets every row right. So the shortcut that returns the logits untouched "
+    "decides on reqs[0] alone: when the first request needs nothing, the rows after it lose their links too"
+)
+FIRST_ONLY_HINT = (
+    "return the logits untouched only when no request of the batch needs a link: test every request "
+    "(any(... for req in reqs)), not reqs[0]"
+)
+
+
+def _shortcut_reads_the_first_request(fn, i: int, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
+    """Row i uses a link and reqs[0] none, and the answer gets every row right once row i is moved to
+    the front: only a shortcut that looks at the first request returns such a batch untouched."""
+    if i == 0 or _uses_chain(reqs[0]) or not _uses_chain(reqs[i]):
+        return False
+    order = [i] + [j for j in range(len(reqs)) if j != i]
+    moved, moved_reqs = logits[order], [reqs[j] for j in order]
+    try:
+        got = _call(fn, moved, moved_reqs)
+    except Exception:
+        return False
+    return _close_all(got, _reference(moved, moved_reqs, min_p))
+
+
+def shortcut_mistake(
+    fn, i: int, got, want, logits: torch.Tensor, reqs: list[Req], min_p: bool
+) -> Optional[tuple[str, str]]:
+    """(message, hint) when the batch came back untouched because of the answer's shortcut; None otherwise."""
+    where = f"row {i} ({_describe(reqs[i])})"
+    if reqs[i].sampling_params.logit_bias and _forgot_bias_in_the_shortcut(fn, logits, reqs, min_p):
+        detail = _first_difference(got[i], want[i], logits[i])
+        return f"{where}: {BIAS_SHORTCUT} ({detail})", BIAS_SHORTCUT_HINT
+    if _shortcut_reads_the_first_request(fn, i, logits, reqs, min_p):
+        detail = _first_difference(got[i], want[i], logits[i])
+        return f"{where}: {FIRST_ONLY_SHORTCUT} ({detail})", FIRST_ONLY_HINT
+    return None
