@@ -34,6 +34,7 @@ from minisgl_edu.grading.detokenizer.common import (
 from minisgl_edu.grading.detokenizer.exact_case import check_case_kept
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
+from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of_all
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.detokenizer.tail_lengths import check_every_tail_length, check_longest_start_tried
@@ -325,6 +326,8 @@ def case_earliest_stop(cls):
             f"stop={stops}: the pieces join to {joined!r}, expected 'on': the token ' two' completes both stop "
             "strings; cut at the earliest one in the text, whatever their order in the list"
         )
+    # 'one two' ends in 'o' (of 'o!') and in 'two' (of 'two three'): the longer start is held back
+    check_longest_start_of_all(cls)
 
 
 def case_false_starts(cls):
