@@ -21,6 +21,7 @@ from minisgl_edu.engine.grammar import grammar_mask
 from minisgl_edu.engine.logits_chain import process_logits as package_chain
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
+from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
 from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
     MASK_MISTAKES,
@@ -157,7 +158,7 @@ def _check_grammars_only(fn, logits: torch.Tensor, reqs: list[Req]) -> None:
     """_check on a batch whose only links are grammars. When it comes back as the model gave it but the
     grammar rows are masked right once a row with a logit_bias joins the batch, the answer's "nothing
     to do" shortcut forgot the grammars: that is said."""
-    if _close_all(_call(fn, logits, reqs), logits.float()):
+    if _close_all(call_or_name(fn, logits, reqs), logits.float()):
         try:
             again = _call(fn, torch.cat([logits, logits[:1]]), [*reqs, _req(logit_bias={1: 1.0})])
         except Exception:

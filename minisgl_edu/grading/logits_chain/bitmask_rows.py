@@ -6,10 +6,11 @@
 request's mask into row j (one bitmask row per grammar request) and reads it at the request's row
 of the batch, or the other way round, puts a mask on another request's row, or reads past the
 bitmask's end (an index error). All such answers are right whenever the rows that have a grammar
-are the first rows of the batch, where the j-th grammar request is row j: `moved_right` runs the
-answer again on the batch with those rows moved to the front, and `bitmask_rows` names the mistake
-when that batch comes out right. `call_or_name` and `run_or_name` call the answer and, when it
-raises, ask the same question before the error goes on to the student.
+are the first rows of the batch, where the j-th grammar request is row j, and a bitmask of one row
+per grammar request fits a batch of grammar rows only: `misplaced` runs the answer again on the
+batch with those rows moved to the front, then on those rows and the others apart, and
+`bitmask_rows` names the mistake when that puts the batch right. `call_or_name` and `run_or_name`
+call the answer and, when it raises, ask the same question before the error goes on to the student.
 """
 
 from __future__ import annotations
@@ -24,38 +25,65 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.logits_chain.chain import _call, _close_all, _reference
 
 
-def moved_right(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> Optional[list[int]]:
-    """The rows that have a grammar, when they are not the batch's first rows and the answer gets every
-    row right once they are moved to the front (the other rows after them, in their order); None otherwise."""
-    rows = [i for i, r in enumerate(reqs) if r.grammar is not None]
-    if not rows or rows == list(range(len(rows))):
-        return None
-    order = rows + [i for i in range(len(reqs)) if i not in rows]
-    moved, moved_reqs = logits[order], [reqs[i] for i in order]
+def _right(fn: Callable, logits: torch.Tensor, reqs: list[Req], rows: list[int], min_p: bool) -> bool:
+    """The answer gets every row right on the batch of these rows of `reqs`, in this order."""
+    part, part_reqs = logits[rows], [reqs[i] for i in rows]
     try:
-        got = _call(fn, moved, moved_reqs)
+        return _close_all(_call(fn, part, part_reqs), _reference(part, part_reqs, min_p))
     except Exception:
+        return False
+
+
+def misplaced(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> Optional[tuple[list, str]]:
+    """(the rows that have a grammar, how the batch was put right) when the answer gets every row right
+    once they are moved to the front ("moved"), or on those rows alone and on the others alone
+    ("apart"); None otherwise."""
+    rows = [i for i, r in enumerate(reqs) if r.grammar is not None]
+    others = [i for i in range(len(reqs)) if i not in rows]
+    if not rows or not others:
         return None
-    return rows if _close_all(got, _reference(moved, moved_reqs, min_p)) else None
+    if rows != list(range(len(rows))) and _right(fn, logits, reqs, rows + others, min_p):
+        return rows, "moved"
+    if _right(fn, logits, reqs, rows, min_p) and _right(fn, logits, reqs, others, min_p):
+        return rows, "apart"
+    return None
+
+
+RULE = (
+    "fill_mask(bitmask, i) writes bitmask row i, and apply_token_bitmask_inplace masks logits row i with bitmask "
+    "row i (indices only choose which rows i to mask). Allocate one bitmask row per row of the batch, "
+    "allocate_token_bitmask(len(reqs), vocab), and fill and read request i's mask at row i"
+)
 
 
 def bitmask_rows(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, what: str) -> Optional[tuple]:
     """(message, hint) naming bitmask rows that do not line up with the batch's rows, after `what` (what
-    went wrong on the batch as given), when moving the grammar rows to the front puts it right; else None."""
-    rows = moved_right(fn, logits, reqs, min_p)
-    if rows is None:
+    went wrong on the batch as given), when the batch is put right by moving its grammar rows to the
+    front, or by running them apart from the other rows; else None."""
+    found = misplaced(fn, logits, reqs, min_p)
+    if found is None:
         return None
+    rows, how = found
     front = list(range(len(rows)))
+    if how == "moved":
+        seen = (
+            f"with them moved to the front (rows {front}, the other rows after them) your function gets every row "
+            "right. So the bitmask row a grammar request's mask is written to or read from is its place among the "
+            "grammar requests, not its row of the batch"
+        )
+        short = f"right only once the grammar rows {rows} are moved to rows {front}"
+    else:
+        seen = (
+            "your function gets every row right on these rows alone and on the other rows alone, but not on the "
+            "batch of both. So the bitmask does not have the batch's rows: one row per grammar request does not "
+            "fit a batch with rows that have none"
+        )
+        short = f"right on the grammar rows {rows} alone and on the other rows alone, not together"
     return (
-        f"{what}. The rows that have a grammar are rows {rows} of this batch; with them moved to the front "
-        f"(rows {front}, the other rows after them) your function gets every row right. So the bitmask row a "
-        "grammar request's mask is written to or read from is its place among the grammar requests, not its row "
-        "of the batch: fill_mask(bitmask, i) writes bitmask row i, and apply_token_bitmask_inplace masks logits row "
-        "i with bitmask row i (indices only choose which rows i to mask). Allocate one bitmask row per row of the "
-        "batch, allocate_token_bitmask(len(reqs), vocab), and fill and read request i's mask at row i",
-        f"the grammar bitmask's rows did not line up with the batch's rows (right only once the grammar rows "
-        f"{rows} are moved to rows {front}): request i's mask is filled into and read from bitmask row i, "
-        "a bitmask of len(reqs) rows, not row j for the j-th request that has a grammar",
+        f"{what}. The rows that have a grammar are rows {rows} of this batch; {seen}: {RULE}",
+        f"the grammar bitmask's rows did not line up with the batch's rows ({short}): request i's mask is filled "
+        "into and read from bitmask row i, a bitmask of len(reqs) rows, not row j for the j-th request that has a "
+        "grammar",
     )
 
 
