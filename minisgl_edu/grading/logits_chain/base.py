@@ -31,7 +31,6 @@ from minisgl_edu.grading.logits_chain.chain import (
     V,
     _call,
     _chain,
-    _check,
     _close,
     _close_all,
     _describe,
@@ -42,6 +41,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _req,
     _rows,
 )
+from minisgl_edu.grading.logits_chain.check import check_rows
 from minisgl_edu.grading.logits_chain.in_place import case_not_in_place
 from minisgl_edu.grading.logits_chain.mistakes import HINTS, MISTAKES, REPETITION
 from minisgl_edu.grading.logits_chain.scenes import chain_case
@@ -56,7 +56,7 @@ def case_plain(fn):
         _req((5,), (6, 7, 6), temperature=0.8, top_p=0.9),
         _req((1,), (), temperature=1.0, top_k=5, seed=3),
     ]
-    _check(fn, logits, reqs, [])
+    check_rows(fn, logits, reqs, [])
 
 
 def case_repetition(fn):
@@ -73,7 +73,7 @@ def case_repetition(fn):
         _req((1, 3, 9), (), repetition_penalty=1.5),
         _req((8, 9), (1, 1), repetition_penalty=0.5),
     ]
-    _check(fn, logits, reqs, PENALTY_MISTAKES)
+    check_rows(fn, logits, reqs, PENALTY_MISTAKES)
 
 
 def case_frequency_presence(fn):
@@ -87,7 +87,7 @@ def case_frequency_presence(fn):
         _req(prompt, output, frequency_penalty=0.4, presence_penalty=-0.3),
         _req(prompt, (), frequency_penalty=1.0, presence_penalty=1.0),
     ]
-    _check(fn, logits, reqs, PENALTY_MISTAKES)
+    check_rows(fn, logits, reqs, PENALTY_MISTAKES)
     # The counts are those of req.output_ids as it is: the same batch again, or one request on two
     # rows (as a verify batch lists them), gives the same rows.
     want = package_chain(logits.clone(), reqs).float()
@@ -117,7 +117,7 @@ def case_penalty_order(fn):
         _req((1, 3), (5, 5, 7), repetition_penalty=1.5, frequency_penalty=0.5, presence_penalty=0.25),
         _req((2,), (3, 9, 9), repetition_penalty=1.25, presence_penalty=0.5),
     ]
-    _check(fn, logits, reqs, PENALTY_MISTAKES)
+    check_rows(fn, logits, reqs, PENALTY_MISTAKES)
 
 
 def case_bias(fn):
@@ -127,7 +127,7 @@ def case_bias(fn):
         _req((1,), (2,)),
         _req((1,), (2,), logit_bias={0: -3.0}, temperature=0.7),
     ]
-    _check(fn, logits, reqs, BIAS_MISTAKES)
+    check_rows(fn, logits, reqs, BIAS_MISTAKES)
 
 
 def case_bias_order(fn):
@@ -136,7 +136,7 @@ def case_bias_order(fn):
         _req((1, 2), (3,), repetition_penalty=2.0, logit_bias={2: 3.0, 3: -1.0, 6: 1.0}),
         _req((4,), (5, 5), frequency_penalty=0.5, repetition_penalty=1.5, logit_bias={5: 2.0}),
     ]
-    _check(fn, logits, reqs, BIAS_MISTAKES + PENALTY_MISTAKES)
+    check_rows(fn, logits, reqs, BIAS_MISTAKES + PENALTY_MISTAKES)
 
 
 def case_rows(fn):
@@ -148,21 +148,21 @@ def case_rows(fn):
         _req((7,), (8, 8), logit_bias={9: 4.0}, presence_penalty=0.2),
         _req((1, 2), (3, 3), temperature=0.5),
     ]
-    _check(fn, logits, reqs, PENALTY_MISTAKES + BIAS_MISTAKES)
+    check_rows(fn, logits, reqs, PENALTY_MISTAKES + BIAS_MISTAKES)
 
 
 GRAMMAR_SHORTCUT = "a batch where grammars are the only link still needs the chain: count req.grammar in the shortcut"
 
 
 def _check_grammars_only(fn, logits: torch.Tensor, reqs: list[Req]) -> None:
-    """_check on a batch whose only links are grammars. When it comes back as the model gave it but the
+    """check_rows on a batch whose only links are grammars. When it comes back as the model gave it but the
     grammar rows are masked right once a row with a logit_bias joins the batch, the answer's "nothing
     to do" shortcut forgot the grammars: that is said."""
     if _close_all(call_or_name(fn, logits, reqs), logits.float()):
         try:
             again = _call(fn, torch.cat([logits, logits[:1]]), [*reqs, _req(logit_bias={1: 1.0})])
         except Exception:
-            again = None  # (_check below says what is wrong)
+            again = None  # (check_rows below says what is wrong)
         want = package_chain(logits.clone(), reqs).float()
         if again is not None and _close_all(again[: len(reqs)], want):
             rows = [i for i, r in enumerate(reqs) if r.grammar is not None]
@@ -174,7 +174,7 @@ def _check_grammars_only(fn, logits: torch.Tensor, reqs: list[Req]) -> None:
                 "a grammar needs the chain, whatever else it asks for",
                 GRAMMAR_SHORTCUT,
             )
-    _check(fn, logits, reqs, MASK_MISTAKES)
+    check_rows(fn, logits, reqs, MASK_MISTAKES)
 
 
 def case_grammar(fn):
@@ -195,7 +195,7 @@ def case_grammar(fn):
         _req((2,), (), grammar=_grammar(vocab=WIDE)),  # greedy, at the start
         _req((2,), (6,), grammar=_grammar(accepted=(6,), vocab=WIDE), temperature=0.7),  # after 'y'
     ]
-    _check(fn, wide, reqs, MASK_MISTAKES)
+    check_rows(fn, wide, reqs, MASK_MISTAKES)
 
 
 def case_mixed(fn):
@@ -208,7 +208,7 @@ def case_mixed(fn):
         _req((1,), (1, 2, 1), presence_penalty=-0.5, logit_bias={1: 0.5}),
         _req((7,), (7, 7)),
     ]
-    _check(fn, logits, reqs, PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES)
+    check_rows(fn, logits, reqs, PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES)
 
 
 # --- the real engine ------------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from minisgl_edu.grading.logits_chain.chain import (
     MASK_MISTAKES,
     MIN_P_MISTAKES,
     _call,
-    _check,
     _close,
     _close_all,
     _describe,
@@ -35,6 +34,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _req,
     reference_chain,
 )
+from minisgl_edu.grading.logits_chain.check import check_rows
 from minisgl_edu.grading.logits_chain.readings import _what_makes_it_skip, min_p_skipped
 from minisgl_edu.grading.logits_chain.scenes import chain_case
 
@@ -67,14 +67,14 @@ def _cut_never_lands(fn, logits: torch.Tensor, reqs: list[Req]) -> bool:
             return False
         again = _call(fn, more, reqs + [extra])[: len(reqs)]
     except Exception:
-        return False  # (_check says what is wrong)
+        return False  # (check_rows says what is wrong)
     return _close_all(out.detach().float(), without) and _close_all(
         again, package_chain(more.clone(), reqs + [extra]).float()[: len(reqs)]
     )
 
 
 def _check_min_p(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str]) -> None:
-    """`_check` with min_p, after telling apart a min_p whose cut never lands on the tensor returned."""
+    """`check_rows` with min_p, after telling apart a min_p whose cut never lands on the tensor returned."""
     if _cut_never_lands(fn, logits, reqs):
         got, want = _call(fn, logits, reqs), reference_chain(logits.clone(), reqs).float()
         i = next(i for i in range(len(reqs)) if not _close(got[i], want[i]))
@@ -85,7 +85,7 @@ def _check_min_p(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str])
             raise Mistake(*skipped)
         detail = _first_difference(got[i], want[i], logits[i])
         raise Mistake(f"row {i} ({_describe(reqs[i])}): {MIN_P_NOT_WRITTEN} ({detail})", MIN_P_NOT_WRITTEN_HINT)
-    _check(fn, logits, reqs, mistakes, min_p=True)
+    check_rows(fn, logits, reqs, mistakes, min_p=True)
 
 
 # Kept: p >= min_p * p_max, i.e. logit >= top logit + temperature * ln(min_p).

@@ -1,6 +1,6 @@
 """What a wrong row's difference IS, read when no known mistake (mistakes.py) gives the student's row.
 
-`_check` (chain.py) first recomputes a wrong row with each known mistake made on purpose. When none
+`check_rows` (check.py) first recomputes a wrong row with each known mistake made on purpose. When none
 of them gives the student's row, the readings here look at the difference itself and name the class
 of mistake it belongs to, with the positions, tokens or rows it concerns, so that a mistake of the
 same kind written another way is named too:

@@ -1,7 +1,7 @@
 """The "nothing to do" shortcut of a wrong answer, found by running it again on a changed batch.
 
 An answer that returns the logits untouched when it thinks no link applies is wrong when its test
-forgets a link. When a whole batch comes back as the model gave it, `_check` (chain.py) asks here:
+forgets a link. When a whole batch comes back as the model gave it, `check_rows` (check.py) asks here:
 
 - `_forgot_bias_in_the_shortcut`: with one more row that has a repetition penalty, the answer adds
   the bias right, so its shortcut does not look at logit_bias.

@@ -1,0 +1,65 @@
+"""Grading the logits chain, step 3: one batch of the answer checked row by row against the reference.
+
+Where this sits: every hand case of logits_chain and its min_p stretch (base.py, min_p.py) builds a
+batch and calls `check_rows`. The first wrong row raises a `Mistake` whose hint is found, in this
+order, by: a crash read as misplaced bitmask rows (bitmask_rows.py), a shortcut that skipped the
+whole batch (shortcuts.py), a known mistake played by the reference (chain.py's `_explain_row`,
+mistakes.py), or a reading of what the difference itself is (readings.py). It sits above all of
+those modules, so none of them imports it.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from minisgl_edu.core import Req
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
+from minisgl_edu.grading.logits_chain.chain import (
+    BATCH_MISTAKES,
+    _call,
+    _close,
+    _close_all,
+    _explain_row,
+    _reference,
+)
+from minisgl_edu.grading.logits_chain.mistakes import MISTAKES
+from minisgl_edu.grading.logits_chain.readings import read_difference
+from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
+from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
+
+
+def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
+    """Every row of the answer against the reference; the first wrong row raises a Mistake that names,
+    in this order, a shortcut that skipped the batch (shortcuts.py), a known mistake (mistakes.py), or
+    what the difference is (readings.py). A crash is first read by bitmask_rows.py."""
+    got = call_or_name(fn, logits, reqs, min_p)
+    want = _reference(logits, reqs, min_p)
+    unchanged = _close_all(got, logits.float())
+    for i in range(len(reqs)):
+        if not _close(got[i], want[i]):
+            shortcut = shortcut_mistake(fn, i, got, want, logits, reqs, min_p) if unchanged else None
+            if shortcut is not None:
+                raise Mistake(*shortcut)
+            suspects = _suspects(fn, i, logits, reqs, want, mistakes)
+            message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
+            if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):
+                hint = INDEXED_WRITE  # the same row, written as row[ids] -= f: say why it did not add up
+            if not hint:  # no known mistake gives this row: read what the difference is
+                message, hint = read_difference(fn, i, got, want, logits, reqs, min_p) or (message, hint)
+            raise Mistake(message, hint)
+
+
+def _suspects(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Tensor, mistakes: list[str]) -> list[str]:
+    """`mistakes` in the order to try them for row i. A mistake of BATCH_MISTAKES shows only beside
+    other rows, yet on a given batch it can give the same row as another mistake (a threshold from
+    the batch's top and an absolute one drop the same tokens): row i run on its own tells them apart."""
+    batch = [m for m in mistakes if m in BATCH_MISTAKES]
+    if not batch or len(reqs) == 1:
+        return mistakes
+    try:
+        right_alone = _close(_call(fn, logits[i : i + 1], reqs[i : i + 1])[0], want[i])
+    except Exception:
+        right_alone = False  # whatever went wrong, it is not a mistake that needs other rows
+    others = [m for m in mistakes if m not in batch]
+    return batch + others if right_alone else others
