@@ -207,8 +207,22 @@ def _more_free_than_pages(a, when: str, free: int, num_pages: int) -> None:
             COUNT_ONLY_WHAT_WENT_BACK,
         ) from None
     twice = sorted({q for q in got if got.count(q) > 1}) if isinstance(got, list) else []
-    what = f"page {twice[0]} twice: it is on the free list twice" if twice else f"{got!r}"
-    raise AssertionError(f"{when} num_free is {free} of {num_pages} pages, and allocate({free}) gave {what}")
+    if twice:
+        raise Mistake(
+            f"{when} num_free is {free} of {num_pages} pages, and allocate({free}) gave {got!r}, page {twice[0]} "
+            f"twice: the refused call put page {twice[0]} on the free list while it was already free, so it is on "
+            "the free list twice",
+            REFUSED_PAGE_WENT_BACK,
+        )
+    raise AssertionError(f"{when} num_free is {free} of {num_pages} pages, and allocate({free}) gave {got!r}")
+
+
+# Only refused calls ran, yet a page is on the free list twice: the page the call was refused for
+# (a repeat, or a page that was not in use) went onto the free list before the test that refuses it.
+REFUSED_PAGE_WENT_BACK = (
+    "a refused free() put the page it refused on the free list: test each page (in use, not a repeat) before it "
+    "goes on the free list, so a page that is not in use never goes back"
+)
 
 
 NEGATIVE_ID = (
