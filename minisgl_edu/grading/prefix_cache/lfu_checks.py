@@ -47,10 +47,35 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     said = HITS_IN_LOCK if _hits_only_when_locked(type(cache)) else ""
     said = said or (AGED_BY_EVICT if _evict_ages_counts(type(cache)) else "")
     said = said or (REPEAT_COUNTED_ONCE if _repeated_match_counted_once(type(cache)) else "")
+    said = said or (DEEPEST_NOT_COUNTED if _deepest_not_counted(type(cache)) else "")
     said = said or (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
     if not said and _hits_weighted_by_pages(type(cache)):
         said = WEIGHTED_BY_PAGES
     raise Mistake(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}", said.strip(" ()"))
+
+
+DEEPEST_NOT_COUNTED = (
+    " (your match_prefix counts hits on some nodes of the matched path but not all: the deepest node, the "
+    "one it returns, gets none. With [1, 1] (page 10) and [1, 1, 2, 2] (page 11 below it) and [5, 5] (page "
+    "50) cached, [1, 1, 2, 2] matched twice and [5, 5] once, your evict(1) frees page 11 first (its node "
+    "has no hits) while page 10 above it kept its 2. A match counts one hit on every node whose pages it "
+    "returns, the deepest included)"
+)
+
+
+def _deepest_not_counted(cls) -> bool:
+    """Whether a match counts hits on the nodes above the deepest one but not on the deepest itself:
+    with P (page 10) and its child C (page 11) matched twice and Q (page 50) once, C goes first (no
+    hits, used before Q), then Q (no hits) before P (2 hits). Plain LRU frees P second, and an answer
+    that counts the whole path frees Q first."""
+    try:
+        cache = _fresh(cls, ([1, 1], [10]), ([5, 5], [50]))
+        cache.insert([1, 1, 2, 2], [10, 11])
+        _hit(cache, [1, 1, 2, 2], 2)
+        _hit(cache, [5, 5])
+        return sorted(cache.evict(1)) == [11] and sorted(cache.evict(1)) == [50]
+    except Exception:
+        return False
 
 
 HITS_IN_LOCK = (
