@@ -35,6 +35,8 @@ from minisgl_edu.grading.detokenizer.exact_case import check_case_kept
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
 from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of_all
+from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
+from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.detokenizer.tail_lengths import check_every_tail_length, check_longest_start_tried
@@ -241,6 +243,8 @@ def case_stop_inside_token(cls):
     check_stopped(pieces, tokenizer().encode(text), [stop], "Wait")
     _check_first_occurrence(pieces, text, [stop])
     _check_joined(pieces, [stop], "Wait")
+    # The first token is the whole stop string, at character 0: str.find returns 0 there, a match.
+    _check_joined(check_stop_at_offset_zero(cls), STOP_AT_ZERO, "")
 
 
 def _check_first_occurrence(pieces: list[str], full: str, stop: list[str]) -> None:

@@ -258,6 +258,20 @@ def _cut_at_a_later_occurrence(stream: Stream, got: list[str]) -> bool:
     return got == [detok.add(t) for t in stream.ids] + [detok.finish()]
 
 
+def _begins_where_the_search_begins(stream: Stream, k: int, want: list[str]) -> str:
+    """Where the right cut is at the first character not yet returned (the expected pieces before
+    token k+1 show all the answer) and a stop string completed by that token begins there: words
+    that say so (str.find returns that position, 0 at the start of the text, a match); else ''."""
+    decoded, p = _full(stream.ids[: k + 1]), len("".join(want))
+    at = [s for s in stream.stop if s and decoded.startswith(s, p)]
+    if not at or len("".join(want[:k])) != p:
+        return ""
+    return (
+        f"; here {at[0]!r}, which begins at character {p}, the first character not yet returned: str.find gives "
+        f"{p} for it, and that is a match (only -1 means not found)"
+    )
+
+
 def pieces_hint(scene: DetokScene, diff: Difference) -> str:
     """The mistake a stream's pieces show, read at the first piece where they part."""
     want, got = list(diff.expected), list(diff.got)
@@ -278,7 +292,7 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
     if went_on_after_the_stop(got, stream.ids, stream.stop, "".join(want)):
         return STOPPED
     if "".join(got) != "".join(want) and (k, "".join(got)) == _cut_at_the_first_to_end(stream):
-        return EARLIEST_START
+        return EARLIEST_START + _begins_where_the_search_begins(stream, k, want)
     if "".join(got) != "".join(want) and _cut_at_a_later_occurrence(stream, got):
         return FIRST_OCCURRENCE
     if len(shown_got) > len(shown_want) and shown_got.startswith(shown_want):
