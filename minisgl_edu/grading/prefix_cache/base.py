@@ -314,10 +314,34 @@ def case_leaves_first(cls):
     cache, c = _tree_a_c(cls)
     freed = _evict(cache, 3, AC_NODES)
     assert len(freed) >= 3, f"with {AC_TXT} cached, evict(3) freed {len(freed)} pages, but 6 were evictable"
+    if set(freed) >= {10, 11, 12, 13, 52, 53} and _evict_one_frees_one_leaf(cls):
+        raise Mistake(
+            f"with {AC_TXT} cached, evict(3) freed all 6 pages {sorted(freed)} in 3 nodes: the two branches' "
+            "leaves (pages 12, 13 and 52, 53) were already 4 pages, at least the 3 asked for, yet it went on "
+            "to their parent (pages 10, 11)",
+            PAGES_NOT_NODES,
+        )
     assert not set(freed) & {10, 11}, (
         f"with {AC_TXT} cached, evict(3) freed the shared pages 10, 11 while the two branches' own pages "
         "could go first. Hint: evict leaves only; a node with children stays"
     )
+
+
+def _evict_one_frees_one_leaf(cls) -> bool:
+    """Whether evict(1) on a fresh tree of two branches under a shared parent frees one leaf (2 pages),
+    as it should: an answer that then frees 3 nodes for evict(3) counts nodes, while one that frees a
+    node more than needed already goes on to a second leaf here."""
+    try:
+        cache, _ = _tree_a_c(cls)
+        return len(cache.evict(1)) == 2
+    except Exception:
+        return False
+
+
+PAGES_NOT_NODES = (
+    "evict(n) counts what it frees in pages, not nodes: it stops as soon as at least n pages are free "
+    "(the sum of len(node.pages) of the nodes it evicted), however few nodes that took"
+)
 
 
 def case_enough_pages(cls):
@@ -332,6 +356,12 @@ def case_enough_pages(cls):
     assert isinstance(freed, list), f"evict must return a list of page ids, not {type(freed).__name__}"
     assert not freed, f"{tree}, evict(0) freed page(s) {sorted(freed)}, expected none. Hint: {EVICT_ZERO}"
     freed = _evict(cache, 3, seqs)
+    if len(freed) == 6:
+        raise Mistake(
+            f"{tree}, evict(3) freed 3 whole leaves (6 pages), expected two (4 pages): after two leaves 4 "
+            "pages were free, at least the 3 asked for",
+            PAGES_NOT_NODES,
+        )
     assert len(freed) == 4, (
         f"{tree}, evict(3) must free two whole leaves (4 pages), it freed {len(freed)}. Hint: keep "
         "evicting until at least num_pages are freed, and a node goes whole"

@@ -22,6 +22,7 @@ from minisgl_edu.grading.core import Case, Mistake, hinted
 from minisgl_edu.grading.feedback import raised_by_grader
 from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
+from minisgl_edu.grading.prefix_cache.lock_scope import check_leaves_under_a_lock
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
@@ -310,6 +311,7 @@ def _evict(cache, n: int, sequences: dict[tuple, list[list[int]]]) -> list[int]:
             f"evict({n}) freed nothing, yet {can} page(s) were evictable and evict({can}) frees them. Hint: "
             f"{EVICT_WHAT_IT_CAN}"
         )
+    check_leaves_under_a_lock(cache, n, freed)
     with hinted(EVICT_MAY_FREE):
         _evicted_whole_leaves(cache, n, sequences, before, freed)
     return freed
