@@ -75,6 +75,8 @@ def diagnose(
         if m:
             story, hint = f"{story}: {MISTAKES[m]}", MISTAKES[m]
         return f"{text}. {story}", hint
+    if _no_drafts_unchecked(fn, got, want, req, drafts, targets):
+        return f"{text}. {NO_DRAFTS_UNCHECKED[0].upper()}{NO_DRAFTS_UNCHECKED[1:]}", NO_DRAFTS_UNCHECKED
     variants = {m: _step(req, drafts, targets, m) for m in mistakes}
     whole = [m for m, r in variants.items() if r == got]
     # a mistake whose result differs first in another field would name another mistake than this one
@@ -106,6 +108,27 @@ def diagnose(
 
 
 STOP_DECODING = {"stop_per_token", "stop_new_only"}
+
+NO_DRAFTS_UNCHECKED = (
+    "a step with no drafts (only the model's own token) is still checked for EOS, stop strings and "
+    "max_new_tokens: that token is a new output token like any other, so it can finish the request"
+)
+
+
+def _no_drafts_unchecked(fn, got: VerifyResult, want: VerifyResult, req, drafts, targets) -> bool:
+    """A step without drafts that should finish was left unfinished, while the answer finishes the
+    same request right when that same model's token comes after one rejected draft: the finish
+    checks run on a run with drafts only, so a step with no drafts skips them."""
+    if fn is None or drafts or not want.finish_reason or got.finish_reason or list(got.tokens) != list(want.tokens):
+        return False
+    t = targets[0]
+    other = _id(" one") if t != _id(" one") else _id(" two")
+    probe = ([other], [t, t])  # draft 0 rejected: the run is the model's token t alone
+    try:
+        with_draft = _call(fn, _copy(req), *probe)
+    except Exception:
+        return False
+    return with_draft == package_step(_copy(req), *probe)
 
 
 def _finds_stop(fn, output: list[str], drafts: list[str], model_token: str) -> Optional[bool]:
