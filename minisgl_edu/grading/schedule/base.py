@@ -28,6 +28,7 @@ from minisgl_edu.grading.schedule.checks import (
     admits_when_unclamped,
     decide,
     expect,
+    items_of,
     not_admitted,
     sched,
     show,
@@ -168,6 +169,7 @@ def case_chunks_continue(fn):
                 "a request with req.table_idx >= 0 is admitted already: give it its next chunk first, "
                 "without admitting it again",
             )
+        _computed_tokens_charged(fn, s, batch, expected)
         expect(
             batch,
             expected,
@@ -176,6 +178,41 @@ def case_chunks_continue(fn):
             "like any prompt; what is left of the budget goes to the next request",
         )
         apply(s, batch)
+
+
+def _computed_tokens_charged(fn, s, batch, expected: tuple) -> None:
+    """A prefill batch that stops early, budget left, after an item that starts past position 0:
+    raise the mistake of charging the budget for tokens computed before the chunk (earlier chunks,
+    a cached prefix), when that is what happened. The answer's items are the first of those
+    expected, the next expected request is left out, and the answer fills the budget when every
+    prompt starts at 0 (the control: prompts of 8 and 5 tokens, budget 16, take 13)."""
+    phase, want = expected
+    got = [(it.req.uid, it.start, it.num_tokens) for it in batch.items] if batch is not None else []
+    if phase != "prefill" or not batch.is_prefill or not 0 < len(got) < len(want) or got != want[: len(got)]:
+        return
+    late = [it for it in batch.items if it.start > 0]
+    if not late or batch.num_tokens >= s.max_prefill_tokens:
+        return
+    control = sched(budget=16)
+    for uid, n in enumerate([8, 5]):
+        waiting(control, uid, n)
+    try:
+        kept = decide(fn, control)
+    except Exception:
+        return
+    if items_of(kept) != ("prefill", [(0, 0, 8), (1, 0, 5)]):
+        return
+    first, left = late[0], s.max_prefill_tokens - batch.num_tokens
+    raise Mistake(
+        f"your prefill batch computes {batch.num_tokens} of the {s.max_prefill_tokens} tokens of the budget and "
+        f"stops with {left} left while request {want[len(got)][0]} waits: request {first.req.uid}'s chunk "
+        f"computes {first.num_tokens} tokens from position {first.start}, and the {first.start} tokens before it "
+        "(computed at earlier steps) were taken off the budget too (prompts of 8 and 5 tokens with a budget of "
+        "16, nothing computed before, fit together in your answer)",
+        "only the tokens a batch computes count against scheduler.max_prefill_tokens: take each item's chunk "
+        "(its num_tokens) off the budget, not the prefix already computed before it (req.cached_len: earlier "
+        "chunks or a cached prefix)",
+    )
 
 
 def case_does_not_fit(fn):

@@ -167,6 +167,24 @@ def _last_token_left_out(fn) -> bool:
     return admits(fn, *_after_a_boundary(507)[::2]) and not admits(fn, *_after_a_boundary(508)[::2])
 
 
+def _after_outputs(outputs: int):
+    # Request 0's run is 9 + 505 = 514 tokens (129 pages) whatever it has output so far; with 1 or 2
+    # outputs it holds 3 pages. Request 1's run (6 + 503 = 509 tokens, 128 pages) is one page short.
+    s = sched()
+    running = decoding(s, 0, 9, max_tokens=505)
+    for _ in range(outputs - 1):
+        s.cache.reserve(running, running.total_len)
+        apply(s, Batch("decode", [ScheduledReq(running, running.total_len - 1, 1)]))
+    return s, waiting(s, 1, 6, max_tokens=503)
+
+
+def _count_moves_with_outputs(fn) -> bool:
+    """`fn`'s verdict on the same runs changes once the running request has output one more token
+    (1 then 2 of its 505): its count of a request's pages reads a length that grows or shrinks as the
+    request generates, not its whole run, which is fixed at admission."""
+    return admits(fn, *_after_outputs(1)) != admits(fn, *_after_outputs(2))
+
+
 LAST_TOKEN = (
     "a request's worst case is pages_for(len(req.input_ids) + req.max_new_tokens, page_size): count every "
     "token of its run, the last output token's page included (not len(input_ids) + max_new_tokens - 1)"
@@ -198,6 +216,17 @@ def case_memory_margins(fn):
                     f"boundary) takes {need} pages and request 0 (513 tokens, 129 pages, 3 held) may still take "
                     "126: 254, one page more than the 253 available. Your count leaves out each run's last token",
                     LAST_TOKEN,
+                )
+            if req in s.waiting and req.table_idx >= 0 and _count_moves_with_outputs(fn):
+                raise Mistake(
+                    f"request 1 was admitted, but its run (6 + {max_tokens} = {final} tokens) takes {need} pages and "
+                    "request 0 (9 + 504 = 513 tokens, 129 pages, 3 held) may still take 126: 254, one page more than "
+                    "the 253 available. Your count of a request's pages changes as it generates: with request 0's "
+                    "run fixed at 9 + 505 tokens, you admit request 1 after request 0's second output token but not "
+                    "after its first (or the other way round)",
+                    "a request's pages come from its whole run, len(req.input_ids) + req.max_new_tokens, fixed at "
+                    "admission: do not subtract (or add) the tokens it has output so far; what it already holds "
+                    "comes off as held pages (cache.held_pages)",
                 )
             not_admitted(
                 s,
