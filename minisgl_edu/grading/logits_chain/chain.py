@@ -79,6 +79,7 @@ PENALTY_MISTAKES = [
     "rep_waits_for_output",
     "rep_subtract",
     "rep_subtract_excess",
+    "rep_inverted",
     "rep_neg_divided",
     "rep_per_occurrence",
     "freq_pres_prompt",
@@ -172,6 +173,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
                         row[t] = row[t] - p
                     elif mistake == "rep_subtract_excess":
                         row[t] = row[t] - (p - 1)
+                    elif mistake == "rep_inverted":  # the factor the other way round: p becomes 1 / p
+                        row[t] = row[t] * p if row[t] > 0 else row[t] / p
                     elif row[t] > 0 or mistake == "rep_neg_divided":
                         row[t] = row[t] / p
                     else:

@@ -15,6 +15,7 @@ import torch
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
+from minisgl_edu.grading.logits_chain.borrowed import borrowed_setting
 from minisgl_edu.grading.logits_chain.chain import (
     BATCH_MISTAKES,
     _call,
@@ -31,8 +32,8 @@ from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
 
 def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
     """Every row of the answer against the reference; the first wrong row raises a Mistake that names,
-    in this order, a shortcut that skipped the batch (shortcuts.py), a known mistake (mistakes.py), or
-    what the difference is (readings.py). A crash is first read by bitmask_rows.py."""
+    in this order, a shortcut that skipped the batch (shortcuts.py), one request's setting used for every
+    row (borrowed.py), a known mistake (mistakes.py), or what the difference is (readings.py). A crash is first read by bitmask_rows.py."""
     got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())
@@ -41,6 +42,10 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             shortcut = shortcut_mistake(fn, i, got, want, logits, reqs, min_p) if unchanged else None
             if shortcut is not None:
                 raise Mistake(*shortcut)
+            alone = len(reqs) > 1 and _right_alone(fn, i, logits, reqs, want)
+            borrowed = borrowed_setting(fn, i, got, want, logits, reqs, min_p) if alone else None
+            if borrowed is not None:
+                raise Mistake(*borrowed)
             suspects = _suspects(fn, i, logits, reqs, want, mistakes)
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):
@@ -50,6 +55,16 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             raise Mistake(message, hint)
 
 
+def _right_alone(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Tensor) -> bool:
+    """Whether the answer gets row i right when it is the only row of the batch: a wrong row that is right
+    alone depends on the other rows (a setting read from another request, a threshold from the batch's
+    top), never on a mistake of the row's own chain."""
+    try:
+        return _close(_call(fn, logits[i : i + 1], reqs[i : i + 1])[0], want[i])
+    except Exception:
+        return False  # whatever went wrong, it is not a mistake that needs other rows
+
+
 def _suspects(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Tensor, mistakes: list[str]) -> list[str]:
     """`mistakes` in the order to try them for row i. A mistake of BATCH_MISTAKES shows only beside
     other rows, yet on a given batch it can give the same row as another mistake (a threshold from
@@ -57,9 +72,6 @@ def _suspects(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Ten
     batch = [m for m in mistakes if m in BATCH_MISTAKES]
     if not batch or len(reqs) == 1:
         return mistakes
-    try:
-        right_alone = _close(_call(fn, logits[i : i + 1], reqs[i : i + 1])[0], want[i])
-    except Exception:
-        right_alone = False  # whatever went wrong, it is not a mistake that needs other rows
+    right_alone = _right_alone(fn, i, logits, reqs, want)
     others = [m for m in mistakes if m not in batch]
     return batch + others if right_alone else others

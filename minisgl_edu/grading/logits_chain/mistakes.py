@@ -18,6 +18,8 @@ MISTAKES = {
     "positive logit by it, multiply a negative one)",
     "rep_neg_divided": "a negative logit was divided by the repetition penalty, which moves it toward 0 and "
     "makes the token more likely: divide positive logits, multiply negative ones",
+    "rep_inverted": "the repetition penalty was applied in the wrong direction: positive logits were multiplied "
+    "by it and negative ones divided, so a penalty above 1 makes the seen tokens MORE likely (as 1 / penalty would)",
     "rep_per_occurrence": "the repetition penalty was applied once per occurrence: it applies once to every "
     "token that was seen, however often",
     "freq_pres_prompt": "the frequency or presence penalty counted the prompt's tokens: those two count the "
@@ -109,6 +111,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "rep_subtract": REPETITION,
     "rep_subtract_excess": REPETITION,
     "rep_neg_divided": REPETITION,
+    "rep_inverted": "the repetition penalty is applied the other way round: divide a positive logit by it and "
+    "multiply a negative one, so that a penalty above 1 moves every seen token's logit down",
     "rep_per_occurrence": "once per distinct token id, however often it occurs: scale each id of "
     "set(req.input_ids + req.output_ids) once, not every entry of the list",
     "freq_pres_prompt": FREQUENCY,
