@@ -24,6 +24,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _explain_row,
     _reference,
 )
+from minisgl_edu.grading.logits_chain.lost_links import lost_links
 from minisgl_edu.grading.logits_chain.mistakes import MISTAKES
 from minisgl_edu.grading.logits_chain.readings import read_difference
 from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
@@ -48,11 +49,18 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
                 raise Mistake(*borrowed)
             suspects = _suspects(fn, i, logits, reqs, want, mistakes)
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
+            if hint in ("", GREEDY_ROWS):  # no known mistake: a greedy row, or changes that never reached `out`?
+                lost = lost_links(fn, i, got, want, logits, reqs, min_p)
+                if lost is not None:
+                    raise Mistake(*lost)
             if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):
                 hint = INDEXED_WRITE  # the same row, written as row[ids] -= f: say why it did not add up
             if not hint:  # no known mistake gives this row: read what the difference is
                 message, hint = read_difference(fn, i, got, want, logits, reqs, min_p) or (message, hint)
             raise Mistake(message, hint)
+
+
+GREEDY_ROWS = "apply the chain to every row, greedy ones too"  # chain._explain_row's hint for a greedy row left alone
 
 
 def _right_alone(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Tensor) -> bool:
