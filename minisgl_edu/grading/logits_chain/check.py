@@ -34,7 +34,8 @@ from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
 def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
     """Every row of the answer against the reference; the first wrong row raises a Mistake that names,
     in this order, a shortcut that skipped the batch (shortcuts.py), one request's setting used for every
-    row (borrowed.py), a known mistake (mistakes.py), or what the difference is (readings.py). A crash is first read by bitmask_rows.py."""
+    row (borrowed.py), a known mistake (mistakes.py), changes that never reached the returned tensor (lost_links.py), or what
+    the difference is (readings.py). A crash is first read by bitmask_rows.py."""
     got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())

@@ -2,7 +2,7 @@
 other assignment to the name `row`) binds the name to a new tensor, so that link and every later one
 change the copy, not `out[i]`.
 
-`check_rows` (check.py) asks this before the known mistakes. The wrong row must be the chain stopped
+`check_rows` (check.py) asks this when no known mistake gives the row. The wrong row must be the chain stopped
 early (the logits as given, or after the repetition penalty only, which is often written in place as
 `row[seen] = ...`), and stay so when the whole batch samples (temperature 1): then the lost links are
 not a greedy row left alone, but changes that never reached the tensor.
