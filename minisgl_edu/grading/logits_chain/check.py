@@ -10,6 +10,8 @@ those modules, so none of them imports it.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 
 from minisgl_edu.core import Req
@@ -44,11 +46,11 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             shortcut = shortcut_mistake(fn, i, got, want, logits, reqs, min_p) if unchanged else None
             if shortcut is not None:
                 raise Mistake(*shortcut)
-            alone = len(reqs) > 1 and _right_alone(fn, i, logits, reqs, want)
+            alone = _right_alone(fn, i, logits, reqs, want) if len(reqs) > 1 else None  # None: nothing beside it
             borrowed = borrowed_setting(fn, i, got, want, logits, reqs, min_p) if alone else None
             if borrowed is not None:
                 raise Mistake(*borrowed)
-            suspects = _suspects(fn, i, logits, reqs, want, mistakes)
+            suspects = _suspects(mistakes, alone)
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if hint in ("", GREEDY_ROWS):  # no known mistake: a greedy row, or changes that never reached `out`?
                 lost = lost_links(fn, i, got, want, logits, reqs, min_p)
@@ -74,13 +76,13 @@ def _right_alone(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.
         return False  # whatever went wrong, it is not a mistake that needs other rows
 
 
-def _suspects(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Tensor, mistakes: list[str]) -> list[str]:
+def _suspects(mistakes: list[str], right_alone: Optional[bool]) -> list[str]:
     """`mistakes` in the order to try them for row i. A mistake of BATCH_MISTAKES shows only beside
     other rows, yet on a given batch it can give the same row as another mistake (a threshold from
-    the batch's top and an absolute one drop the same tokens): row i run on its own tells them apart."""
+    the batch's top and an absolute one drop the same tokens): `right_alone`, row i run on its own, tells
+    them apart (None for a batch of one row: nothing is beside it, so every mistake stays a suspect)."""
     batch = [m for m in mistakes if m in BATCH_MISTAKES]
-    if not batch or len(reqs) == 1:
+    if not batch or right_alone is None:
         return mistakes
-    right_alone = _right_alone(fn, i, logits, reqs, want)
     others = [m for m in mistakes if m not in batch]
     return batch + others if right_alone else others
