@@ -44,8 +44,10 @@ from minisgl_edu.grading.abort.checks import (
     snapshot,
     start,
 )
+from minisgl_edu.grading.abort.queue_order import check_waiting_order
+from minisgl_edu.grading.abort.release_seen import changed_after_asked
 from minisgl_edu.grading.abort.scenes import abort_case
-from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.fixtures import held, step_until
 from minisgl_edu.grading.harness import encode, fail_fast_if_stub, new_scheduler, remember
 from minisgl_edu.scheduler import Scheduler
@@ -79,6 +81,7 @@ def _abort_at(fn, stage: str) -> None:
 
 def case_waiting(fn):
     _abort_at(fn, "waiting")
+    check_waiting_order(fn)
 
 
 def case_mid_chunk(fn):
@@ -144,13 +147,9 @@ def case_in_flight(fn):
     check_marked(req)
     check_release_asked(s, row, deferred)
     check_nothing_back_early(s, pages, deferred)
-    if req.table_idx != row and s.cache.num_deferred:
-        raise Mistake(
-            f"right after abort(), with its batch in flight, req.table_idx is {req.table_idx}, not its row {row}: "
-            "release() waits for the batch to land and then reads req.table_idx to find the row, so it finds "
-            "none and the row, the pages and the lock are never given back",
-            "do not clear req.table_idx (or other fields release() reads) yourself: release() does it, once it has run",
-        )
+    mistake = changed_after_asked(s, req)  # a field the waiting release reads, changed after asking
+    if mistake is not None:
+        raise mistake
     engine_step("the next overlap step", s.overlap_step)  # the batch lands; deferred releases happen
     check_own_pages(s, row, pages)
     engine_step("the overlap loop", lambda: s.run_until_idle(overlap=True))

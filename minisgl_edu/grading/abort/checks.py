@@ -104,6 +104,7 @@ def returns() -> Iterator[None]:
 
 @hinted("return True for a live uid (a key of scheduler.reqs), False for any other")
 def abort(s: Scheduler, uid: int) -> None:
+    held = _what_it_held(s.reqs.get(uid))
     with returns(), aborting(s, s.reqs.get(uid)):
         try:
             got = s.abort(uid)
@@ -116,10 +117,26 @@ def abort(s: Scheduler, uid: int) -> None:
             raise mistake from e
     if got is not True and carried_over(s.abort_fn):
         raise carried_over_mistake(uid, got)
+    if got is False and held:
+        raise Mistake(
+            f"aborting a live request (uid {uid}) must return True; your function returned False ({held})",
+            f"the return value says only whether the uid was live (a key of scheduler.reqs): uid {uid} was, and "
+            f"{held}. Return True for every live uid, whatever it held or could cache, and False only for a "
+            "uid not in scheduler.reqs",
+        )
     assert got is True, (
         f"aborting a live request (uid {uid}) must return True; your function returned {got!r}. Hint: a uid is "
         "live while it is a key of scheduler.reqs"
     )
+
+
+def _what_it_held(req) -> str:
+    """What a live request held when it was aborted, in words (read before the abort changes it)."""
+    if req is None:
+        return ""
+    if getattr(req, "table_idx", -1) < 0:
+        return "it was waiting: never admitted, no row, nothing computed"
+    return f"it held row {req.table_idx}, with {getattr(req, 'cached_len', 0)} tokens computed"
 
 
 @hinted("tell the detokenizer once: DetokenizeMsg(uid, -1, True, 'abort', stop) through scheduler.io.send")

@@ -16,6 +16,9 @@ When a check of the pages, rows or locks fails, `reads_first` (a decorator of th
 raises the mistake that explains it: the fields `release()` saw, the ones the request had, and
 the hint to call `release()` on the request as it is. Only a failed check is re-named, so a
 change that does not matter (fields cleared after release() has run) is never reported. The
+A field changed after release() was called, while that release waits for a batch in flight, is
+read by the waiting release too: `changed_after_asked(s, req)`, asked right after the abort, compares
+the request with what it was when release() was called and names it before the batch lands. The
 generated phase watches its schedulers too: `or_fields_changed` wraps a field's hint, and on a
 difference replays the answer on the scene inside `recording()` to find such a release.
 """
@@ -50,6 +53,7 @@ class Watch:
     seen: list[tuple[Any, dict[str, Any], bool]] = field(default_factory=list)  # req, what it read, waited
     now: int = 0  # id() of the request whose abort is running, 0 between aborts
     waited: set[int] = field(default_factory=set)  # its release waits for a batch in flight
+    asked: dict[int, tuple[dict[str, Any], bool]] = field(default_factory=dict)  # id(req) -> (fields, cache_it)
 
 
 _WATCHES: "weakref.WeakKeyDictionary[Any, Watch]" = weakref.WeakKeyDictionary()
@@ -81,6 +85,7 @@ def watch(s: Any) -> None:
         if pinned.get(key):
             if w.now == key:
                 w.waited.add(key)  # read later, when the batch lands (unpin calls release again)
+                w.asked.setdefault(key, (fields(req), cache_it))
         elif w.now == key or key in w.waited:
             w.seen.append((req, fields(req), key in w.waited))
             w.waited.discard(key)
@@ -130,6 +135,13 @@ def _changed(w: Watch, counted: bool = False) -> Optional[Mistake]:
             continue
         means = "; ".join(dict.fromkeys(MEANS[n] for n in diff))
         cleared = ", ".join(f"req.{n}" for n in names[:-1]) + f" or req.{names[-1]}"
+        asked = w.asked.get(id(req), (was, False))[0] if waited else was
+        if waited and not any(differs(was[n], asked[n]) for n in diff):  # changed after release() was asked
+            return _after_asked(
+                {n: asked[n] for n in diff},
+                {n: read[n] for n in diff},
+                "the waiting release, when the batch landed, read",
+            )
         when = (
             " (its batch was in flight: release() waited for the batch to land and read the request then, "
             "after your abort had changed it)"
@@ -146,6 +158,49 @@ def _changed(w: Watch, counted: bool = False) -> Optional[Mistake]:
             "batch in flight): release() resets what it must once it has run",
         )
     return None
+
+
+READ_FOR = {
+    "table_idx": "it reads req.table_idx to find the row",
+    "prefix_len": "it reads req.prefix_len and req.shared_len to find where its own pages start",
+    "shared_len": "it reads req.prefix_len and req.shared_len to find where its own pages start",
+    "cache_handle": "it reads req.cache_handle to find the lock it gives up",
+    "cached_len": "it reads req.cached_len to know how many computed tokens to cache",
+}
+
+
+def changed_after_asked(s: Any, req: Any) -> Optional[Mistake]:
+    """The mistake when the abort asked for `req`'s release while its batch was in flight (so the
+    release waits and reads the request when the batch lands) and then changed a field that
+    release reads (req.cached_len only for release(req, cache_it=True)). Read right after the
+    abort, before the batch lands: what the waiting release will read against what the request
+    had when the abort called release()."""
+    w = _WATCHES.get(s)
+    if w is None or req is None or id(req) not in w.waited or id(req) not in w.asked:
+        return None
+    asked, cache_it = w.asked[id(req)]
+    now = fields(req)
+    names = READS + (COUNTED if cache_it else ())
+    diff = [n for n in names if differs(asked[n], now[n])]
+    if not diff:
+        return None
+    return _after_asked({n: asked[n] for n in diff}, {n: now[n] for n in diff}, "right after abort() the request had")
+
+
+def _after_asked(asked: dict[str, Any], seen: dict[str, Any], who: str) -> Mistake:
+    """The mistake of fields changed after release() was asked (`asked`: their values then), while the
+    release waited for a batch in flight; `seen`: their values as `who` found them."""
+    reads = "; ".join(dict.fromkeys(READ_FOR[n] for n in asked))
+    shown = dict.fromkeys(f"req.{n}" for n in asked)
+    return Mistake(
+        f"with its batch in flight, {who} {_show(seen)}, but when your abort called cache.release() the "
+        f"request had {_show(asked)}. With the batch in flight, release() waits for the batch to land and only "
+        f"then reads the request's fields ({reads}), so it reads your changed values and gives back the wrong "
+        "pages, or none",
+        "the request's fields were changed after cache.release() was called, while its release waits for "
+        f"the batch in flight: do not clear {', '.join(shown)} (or change any field release() reads) yourself: "
+        "release() reads them when the batch lands, and resets what it must once it has run",
+    )
 
 
 def reads_first(check: Callable[..., Any]) -> Callable[..., Any]:

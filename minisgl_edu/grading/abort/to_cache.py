@@ -44,6 +44,8 @@ from minisgl_edu.grading.abort.checks import (
     engine_step,
     start,
 )
+from minisgl_edu.grading.abort.queue_order import check_waiting_order
+from minisgl_edu.grading.abort.release_seen import changed_after_asked
 from minisgl_edu.grading.abort.scenes import abort_case
 from minisgl_edu.grading.core import Case, Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, held, step_until
@@ -187,6 +189,7 @@ def case_waiting(fn):
     engine_step("running the other request to the end", s.run_until_idle)
     assert s.is_idle and not s.reqs, "the scheduler should have nothing left to do"
     check_all_back(s)
+    check_waiting_order(fn)
     case_unknown_uid(fn)
 
 
@@ -237,6 +240,9 @@ def _in_flight_at(fn, offset: int) -> None:
     b = held(s, 0, match=True)
     _abort(s, 0)
     check_gone(s, 0)
+    mistake = changed_after_asked(s, req)  # a field the waiting release reads, changed after asking
+    if mistake is not None:
+        raise mistake
     early = [p for p in b.row[b.own_from :] if s.cache.allocator.is_free(p)]
     reserved = b.row[pages_for(b.cached_len, ps) :]  # reserved for the step in flight, no K/V yet
     if early and set(early) <= set(reserved):
