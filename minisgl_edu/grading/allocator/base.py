@@ -22,6 +22,8 @@ from minisgl_edu.grading.allocator.frees import (
     _must_refuse,
     _pages_back_but_not_counted,
     _pages_free_twice,
+    free_nothing,
+    kept_list,
     not_back,
     refused_in_use,
 )
@@ -53,6 +55,51 @@ def _refuses_an_exact_fit(cls) -> bool:
     return False
 
 
+OWN_LIST = (
+    "allocate returns a new list of the pages it took, not the allocator's own list{own}: the "
+    "allocator keeps changing its own list (clears it, pops from it, appends to it), and the caller's pages "
+    "change with it; return a copy, e.g. list(...) or a slice"
+)
+
+
+def _own_list(a, pages) -> str | None:
+    """The name of the allocator's attribute that is the very list allocate returned (the same object,
+    not an equal one), or None: a caller holding that list sees every later change the allocator makes."""
+    for name, value in getattr(a, "__dict__", {}).items():
+        if value is pages:
+            return name
+    return None
+
+
+def _changed_later(a, calls: list[tuple[int, list[int], list[int]]]) -> Mistake | None:
+    """`calls`: (n, the list allocate(n) returned, a copy made when it returned). The Mistake that says a
+    returned list changed after allocate returned it (the allocator's own list, handed out), or None."""
+    for n, pages, was in calls:
+        if pages != was:
+            own = _own_list(a, pages)
+            which = f": it is self.{own}, the allocator's own list" if own else ""
+            return Mistake(
+                f"allocate({n}) returned {was!r}, and that same list reads {pages!r} after the later calls{which}",
+                OWN_LIST.format(own=f" (self.{own})" if own else ""),
+            )
+    return None
+
+
+def _outside_ids(pages: list[int], num_pages: int) -> Mistake | None:
+    """The Mistake that names the ids allocate handed out that are not in range(num_pages), and the page
+    ids it never handed out (page 0 among them: ids counted from 1), or None when every id is a page id."""
+    outside = sorted(p for p in pages if not 0 <= p < num_pages)
+    if not outside:
+        return None
+    missing = sorted(set(range(num_pages)) - set(pages))
+    never = f", and never handed out {missing}" if missing else ""
+    zero = " (page 0 is a real page)" if 0 in missing else ""
+    return Mistake(
+        f"a new allocator of {num_pages} pages handed out {sorted(pages)}: ids {outside} are not page ids{never}",
+        f"page ids are 0 .. num_pages - 1: ids {outside} are not page ids{never}{zero}",
+    )
+
+
 def _allocate(a, n: int) -> list[int]:
     free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
     try:
@@ -69,6 +116,12 @@ def _allocate(a, n: int) -> list[int]:
         f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
     )
     assert all(isinstance(p, int) for p in pages), f"allocate({n}) returned {pages!r}: page ids are ints"
+    if len(pages) != n and (own := _own_list(a, pages)) is not None:
+        raise Mistake(
+            f"allocate({n}) returned {len(pages)} pages: {pages!r}. That list is self.{own}, the allocator's own "
+            f"list, not a new list of the {n} pages it took",
+            OWN_LIST.format(own=f" (self.{own})"),
+        )
     expect(
         len(pages) == n,
         f"allocate({n}) returned {len(pages)} pages: {pages!r}",
@@ -113,7 +166,11 @@ def case_allocate_distinct(cls):
     if _num_free(a) < 10 and (mistake := _pages_never_free(cls, 10)) is not None:
         raise mistake
     assert _num_free(a) == 10, f"a new allocator of 10 pages has num_free == {_num_free(a)}, expected 10"
-    x, y = _allocate(a, 4), _allocate(a, 6)
+    x = _allocate(a, 4)
+    x_was = list(x)
+    y = _allocate(a, 6)
+    if (mistake := _changed_later(a, [(4, x, x_was)]) or _outside_ids(x + y, 10)) is not None:
+        raise mistake
     assert sorted(x + y) == list(range(10)), (
         f"allocate(4) and allocate(6) gave {x!r} and {y!r}: 10 distinct ids from range(num_pages) expected"
     )
@@ -225,8 +282,10 @@ def case_out_of_pages(cls):
 def case_double_free(cls):
     a = cls(3)
     x = _allocate(a, 1)
+    before = list(x)
     a.free(x)
-    _must_refuse(a, x, f"freeing page {x[0]} a second time")
+    kept_list(x, before, f"free({before!r}) of the page an allocate(1) handed out")
+    _must_refuse(a, before, f"freeing page {before[0]} a second time")
 
 
 def case_duplicate_in_one_call(cls):
@@ -306,23 +365,12 @@ def case_exact_fit(cls):
     assert sorted(again) == sorted(x), f"after free({x!r}) allocate(3) gave {again!r}: those 3 pages are the free ones"
 
 
-def _free_nothing(a, when: str, want: int) -> None:
-    try:
-        a.free([])
-    except Exception as e:
-        raise AssertionError(
-            f"free([]) {when} raised {type(e).__name__}: giving back no pages is not an error (the cache "
-            "manager does it whenever a request has no page of its own to return); it changes nothing"
-        ) from e
-    assert _num_free(a) == want, f"free([]) {when} changed num_free to {_num_free(a)}, expected {want}"
-
-
 def case_free_empty(cls):
     a = cls(3)
     x = _allocate(a, 2)
-    _free_nothing(a, "with 2 of 3 pages in use", 1)
+    free_nothing(a, "with 2 of 3 pages in use", 1)
     a.free(x)
-    _free_nothing(a, "after every page came back", 3)
+    free_nothing(a, "after every page came back", 3)
 
 
 def case_refused_midway(cls):

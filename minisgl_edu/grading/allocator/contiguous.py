@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Optional
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.allocator.contiguous_probes import (
     fallback_not_counted,
     fallback_probe,
+    free_difference,
     left_merge,
+    one_run_probe,
+    split_end_probe,
     unmerged_probe,
 )
+from minisgl_edu.grading.allocator.frees import free_nothing
 from minisgl_edu.grading.allocator.runs import (
     OVERLAP,
     RUNS_AS_ENDS,
@@ -41,6 +44,7 @@ from minisgl_edu.grading.allocator.runs import (
     refused,
     run_shape,
     runs_as_ends,
+    touching,
 )
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.core import Case, Mistake, expect
@@ -62,13 +66,6 @@ def _runs(a) -> list[tuple[int, int]]:
         f"runs is {got!r}: it must be a list of (start, length) pairs of ints"
     )
     return pairs
-
-
-def _touching(runs: list[tuple[int, int]]) -> Optional[str]:
-    for (s1, n1), (s2, n2) in zip(runs, runs[1:]):
-        if s1 + n1 == s2:
-            return f"runs {(s1, n1)} and {(s2, n2)} touch: they are one run, {(s1, n1 + n2)}"
-    return None
 
 
 REPEAT = (
@@ -106,7 +103,7 @@ class _Pair:
             if got_runs != sorted(got_runs):
                 why = "runs must be sorted by their start"
             else:
-                why = _touching(got_runs) or ""
+                why = touching(got_runs) or ""
                 mistake = (
                     left_merge(
                         type(self.mine), f"after {after}, your runs are {got_runs}, expected {want_runs}", bool(why)
@@ -135,6 +132,11 @@ class _Pair:
             got = self.mine.allocate(n)
         except OutOfPages as e:
             raise Mistake(*refused(n, before)) from e
+        except KeyError as e:
+            mistake = split_end_probe(type(self.mine), f"allocate({n}) raised KeyError: {e}", before, e)
+            if mistake is None:
+                raise
+            raise mistake from e
         assert isinstance(got, list) and all(isinstance(p, int) for p in got), (
             f"allocate({n}) returned {got!r}: it must return a list of page ids"
         )
@@ -157,9 +159,26 @@ class _Pair:
         return got
 
     def free(self, pages: list[int]) -> None:
+        before = self.ref.runs
         self.ref.free(pages)
-        self.mine.free(list(pages))
-        self.same_state(f"free({pages})", pages)
+        try:
+            self.mine.free(list(pages))
+        except KeyError as e:
+            mistake = split_end_probe(type(self.mine), f"free({pages}) raised KeyError: {e}", before, e)
+            if mistake is None:
+                raise
+            raise mistake from e
+        try:
+            self.same_state(f"free({pages})", pages)
+        except AssertionError as e:
+            cls, seen = (
+                type(self.mine),
+                f"after free({pages}) your runs are {_runs(self.mine)}, expected {self.ref.runs}",
+            )
+            mistake = one_run_probe(cls, pages, before, _runs(self.mine)) or split_end_probe(cls, seen)
+            if mistake is None:
+                raise
+            raise mistake from e
 
     def refuse(self, pages: list[int], why: str) -> None:
         before_runs, before_free = self.ref.runs, self.ref.num_free
@@ -305,15 +324,43 @@ def case_merge_right_first(impl):
 
 def case_bad_free(impl):
     pair = _carve(impl, [3, 4, 3], [1])  # pages 0-2 and 7-9 in use, 3-6 free
+    free_nothing(pair.mine, "with pages 0-2 and 7-9 in use", 4)
+    pair.same_state("free([])")
     pair.refuse([4], "page 4, which is free,")
     pair.refuse([0, 0], "the same page twice in one call, [0, 0],")
     pair.refuse([10], "page 10 of an allocator of 10 pages (ids are 0..9)")
     pair.refuse([-1], "page -1")
     pair.refuse([2, 3], "[2, 3], where page 3 is free,")
     pair.refuse([7, 8, 9, 7], "[7, 8, 9, 7], page 7 twice,")
-    pair.free([2, 0])
-    pair.refuse([0], "page 0, freed a moment ago,")
-    pair.free([1, 7, 9, 8])
+    good = [[2, 0], [1, 7, 9, 8]]
+    for i, pages in enumerate(good):
+        try:
+            pair.free(pages)
+        except AssertionError as e:
+            if getattr(e, "hint", ""):
+                raise
+            raise _good_free_failed(impl, pair, good[: i + 1], e) from e
+        if i == 0:
+            pair.refuse([0], "page 0, freed a moment ago,")
+
+
+def _good_free_failed(impl, pair: _Pair, frees: list[list[int]], e: AssertionError) -> Mistake:
+    """A free of pages in use went wrong after the refused calls of case_bad_free. The same frees on a
+    fresh allocator with no refused call before them tell the two causes apart: right there, a refused
+    call changed the books it should have left alone; wrong there too, the free itself is wrong, and
+    the hint says which pages differ."""
+    try:
+        control = _carve(impl, [3, 4, 3], [1])
+        for pages in frees:
+            control.free(pages)
+    except Exception:  # wrong without the refusals too
+        return Mistake(str(e), free_difference(frees[-1], pair.ref.runs, _runs(pair.mine)))
+    return Mistake(
+        f"{e}. The same free{'s' if len(frees) > 1 else ''} on a fresh allocator with pages 0-2 and 7-9 in use, "
+        "with no refused call before, give the right runs: one of the refused calls above changed your "
+        "allocator although it raised ValueError",
+        "check every page of the call before freeing any",
+    )
 
 
 def case_workload(impl):
@@ -438,7 +485,7 @@ def case_real_engine(impl):
             ends = runs_as_ends(mine[2], before)
             if ends:
                 raise Mistake(f"in the real engine, before call {i} ({op}), {ends}", RUNS_AS_ENDS)
-            why = _touching(mine[2])
+            why = touching(mine[2])
             raise AssertionError(
                 f"in the real engine, before call {i} ({op}) your runs were {mine[2]}, expected {before}"
                 + (f"; {why}: free must merge a freed page with the free runs on both sides" if why else "")

@@ -8,7 +8,8 @@ show, used by the cases of contiguous.py when the runs or num_free differ from t
 * `left_merge`: on fresh allocators of 4 pages, each page handed out by allocate(1), a freed page
   does not join the free run that ends just before it, though it joins the one that starts just
   after it; when it instead joins a run that ends one page earlier (across a page in use), the
-  left neighbour is looked up one page off.
+  left neighbour is looked up one page off; when only a run that starts at page 0 is never joined,
+  its start 0 was read as "no run" (`left_at_zero`).
 * `unmerged_probe`: on a fresh allocator of 7 pages, pages 1, 2 and 3 freed by three calls are listed as
   the run (1, 3), but allocate(3), which only that run holds, does not take it: the pieces are merged
   only when `runs` is listed (or not in what allocate chooses from), not at free() time.
@@ -63,12 +64,14 @@ def fallback_not_counted(n: int, before: list[tuple[int, int]], got: list[int], 
     )
 
 
-def _runs_after(cls, frees: list[list[int]]) -> Optional[list[tuple[int, int]]]:
-    """On a fresh allocator of 4 pages, allocate(1) four times (pages 0, 1, 2, 3), then each free of
-    `frees`: the runs it reports, or None if it handed out other pages or anything raised."""
+def _runs_after(cls, frees: list[list[int]], takes: tuple[int, ...] = (1, 1, 1, 1)) -> Optional[list[tuple[int, int]]]:
+    """On a fresh allocator of sum(takes) pages, all handed out in order by one allocate(k) for each
+    k of `takes` (by default allocate(1) four times: pages 0, 1, 2, 3), the runs after each free of
+    `frees`; None if the allocates handed out other pages or anything raised."""
     try:
-        a = cls(4)
-        if [a.allocate(1) for _ in range(4)] != [[0], [1], [2], [3]]:
+        a = cls(sum(takes))
+        starts = [sum(takes[:i]) for i in range(len(takes))]
+        if [sorted(a.allocate(k)) for k in takes] != [list(range(s, s + k)) for s, k in zip(starts, takes)]:
             return None
         for pages in frees:
             a.free(pages)
@@ -82,6 +85,26 @@ LEFT_ONE_OFF = (
     "length == p): look it up under the key you stored runs by, not one page off"
 )
 LEFT_MISSED = "a freed page joins the free run that ends just before it"
+LEFT_AT_ZERO = (
+    "a freed page joins the free run that ends just before it, also when that run starts at page 0: yours "
+    "never joins a run at page 0 (a start of 0 is falsy: test `p in by_end`, not `if by_end.get(p):`)"
+)
+
+
+def left_at_zero(cls, seen: str) -> Optional[Mistake]:
+    """When a freed page joins the run (1, 1) before it but never the run (0, 1) before it, though page 0
+    freed next to page 1 joins that one, the Mistake that says a left run starting at page 0 is missed:
+    its start 0 was read as "no run" (a truthiness test of the stored start)."""
+    at_one = _runs_after(cls, [[1], [2]])
+    at_zero = _runs_after(cls, [[0], [1]])
+    if at_one != [(1, 2)] or _runs_after(cls, [[1], [0]]) != [(0, 2)] or at_zero in (None, [(0, 2)]):
+        return None
+    return Mistake(
+        f"{seen}. On a fresh allocator of 4 pages, each page handed out by allocate(1): free([1]) then free([2]) "
+        f"gives [(1, 2)] and free([1]) then free([0]) gives [(0, 2)], but free([0]) then free([1]) gives "
+        f"{at_zero}: page 1 does not join the run (0, 1) that ends just before it, only because it starts at 0",
+        LEFT_AT_ZERO,
+    )
 
 
 def left_merge(cls, seen: str, touching: bool) -> Optional[Mistake]:
@@ -91,6 +114,8 @@ def left_merge(cls, seen: str, touching: bool) -> Optional[Mistake]:
     already says runs were not merged), only the one-page-off lookup is named."""
     if _runs_after(cls, [[2], [1]]) != [(1, 2)]:
         return None  # the run after is not joined either: another mistake
+    if (zero := left_at_zero(cls, seen)) is not None:
+        return zero
     left = _runs_after(cls, [[1], [2]])
     if left is None or left == [(1, 2)]:
         return None
@@ -184,4 +209,108 @@ def unmerged_probe(cls, seen: str) -> Optional[Mistake]:
         f"{probe}. Your runs lists [(1, 3), (5, 2)], yet allocate(3) gave {listed[1]}: allocate still sees pages "
         "1, 2 and 3 as separate runs, one per free(); merging them only when runs is listed is too late",
         UNMERGED,
+    )
+
+
+ONE_CALL_ONE_RUN = (
+    "the pages of one free() call need not be next to each other: add each page (or each run of adjacent "
+    "pages) on its own"
+)
+
+
+def _pages_of(runs: list[tuple[int, int]]) -> set[int]:
+    return {p for start, length in runs for p in range(start, start + length)}
+
+
+def one_run_probe(
+    cls, pages: list[int], before: list[tuple[int, int]], got: list[tuple[int, int]]
+) -> Optional[Mistake]:
+    """free(pages) of pages that are not next to each other left the answer's runs `got` (the free runs
+    were `before`): when the pages it added are one block of adjacent ids other than the call's, and on a
+    fresh allocator of 8 pages free([1]) then free([5]) give [(1, 1), (5, 1)] while free([1, 5]) gives one
+    run, the Mistake that says free() treats the pages of one call as one run (a start and a length)."""
+    if not pages or sorted(pages) == list(range(min(pages), min(pages) + len(pages))):
+        return None  # one block of adjacent pages: treating it as one run is right
+    was, now = _pages_of(before), _pages_of(got)
+    added = sorted(now - was)
+    if not was <= now or not added or set(added) == set(pages) or added != list(range(added[0], added[-1] + 1)):
+        return None
+    apart, together = _runs_after(cls, [[1], [5]], takes=(8,)), _runs_after(cls, [[1, 5]], takes=(8,))
+    if apart != [(1, 1), (5, 1)] or together is None or len(together) != 1:
+        return None
+    return Mistake(
+        f"free({pages}) gave back pages that are not next to each other, but your runs after it are {got}: "
+        f"the pages added to the free ones are {added}, one block. On a fresh allocator of 8 pages, all handed out "
+        f"by allocate(8), free([1]) then free([5]) gives runs [(1, 1), (5, 1)], but free([1, 5]) gives {together}: "
+        "your free() treats the pages of one call as one run",
+        ONE_CALL_ONE_RUN,
+    )
+
+
+def free_difference(pages: list[int], want: list[tuple[int, int]], got: list[tuple[int, int]]) -> str:
+    """The hint for free(pages) whose runs `got` differ from `want`: which pages it lists as free that
+    are in use, which free pages it leaves out, or, with the same pages free, that they are grouped
+    into other runs."""
+    extra, missing = sorted(_pages_of(got) - _pages_of(want)), sorted(_pages_of(want) - _pages_of(got))
+    said = [f"lists {extra} as free, which are in use" if extra else "", f"leaves out {missing}" if missing else ""]
+    if extra or missing:
+        return (
+            f"after free({pages}) your runs {' and '.join(w for w in said if w)}: free() adds exactly the pages "
+            "of the call to the free runs"
+        )
+    return "the right pages are free, in other runs: merge each freed page with the free runs next to it"
+
+
+SPLIT_REST_END = (
+    "the rest of a run that allocate() splits keeps the old run's end: record that end for the rest after "
+    "taking out the old run's entries, not before (taking the old end out afterwards takes out the rest's, "
+    "as both are the same key), so a page freed just after the rest joins it"
+)
+
+
+def _free_after(cls, split: bool) -> object:
+    """On a fresh allocator of 6 pages, all handed out by allocate(6): free([0, 1, 2]) then allocate(1)
+    (page 0, so the rest of the run is (1, 2)) when `split`, else free([1, 2]); then free([3]), page 3
+    just after the run (1, 2). The runs after it, 'raised ...', or None when the steps before it went
+    otherwise."""
+    try:
+        a = cls(6)
+        if sorted(a.allocate(6)) != list(range(6)):
+            return None
+        if split and (a.free([0, 1, 2]) or a.allocate(1) != [0]):
+            return None
+        if not split:
+            a.free([1, 2])
+        if [tuple(r) for r in a.runs] != [(1, 2)]:
+            return None
+    except Exception:
+        return None
+    try:
+        a.free([3])
+        return [tuple(r) for r in a.runs]
+    except Exception as e:
+        return f"raised {type(e).__name__}"
+
+
+def split_end_probe(
+    cls, seen: str, before: list[tuple[int, int]] = (), error: Optional[KeyError] = None
+) -> Optional[Mistake]:
+    """When a page freed just after the rest of a run that allocate() split does not join it, though it
+    joins a run made by free(), the Mistake that says the rest's end was lost from the answer's books
+    (`seen`: what the case saw; the key of a KeyError `error` is named when it is the end of a run of
+    `before`)."""
+    key = error.args[0] if error is not None and error.args else None
+    if _free_after(cls, split=False) != [(1, 3)]:
+        return None  # a page does not join the run before it at all: another mistake
+    got = _free_after(cls, split=True)
+    if got is None or got == [(1, 3)]:
+        return None
+    ends = {start + length: (start, length) for start, length in before}
+    where = f" ({key} is where the free run {ends[key]} ends)" if key in ends else ""
+    return Mistake(
+        f"{seen}{where}. On a fresh allocator of 6 pages, all handed out by allocate(6): after free([1, 2]), "
+        "free([3]) gives runs [(1, 3)]; but after free([0, 1, 2]) and allocate(1), which takes page 0 and leaves "
+        f"the rest (1, 2), free([3]) gives {got}: the run [1, 3) left by allocate(1) could no longer be merged on "
+        "its right. Your books lost the end of the rest of a split run",
+        SPLIT_REST_END,
     )

@@ -4,21 +4,46 @@ The base part's cases (base.py) hand `free` pages in use, which it must take bac
 contract refuses (a page already free, the same page twice in one call, -1, `num_pages`), which
 must raise ValueError and change nothing. When a check fails, the helpers here run the answer
 once more on fresh allocators to name the mistake its result shows: pages in use kept where every
-allocator sees them, each allocate() forgetting the pages of the ones before it, free() taking back
-only whole allocations, a refused call that lost pages or counted them wrong.
+allocator sees them, each allocate() forgetting the pages of the ones before it, allocate() marking
+other pages in use than it returns, free() taking back only whole allocations, a refused call that
+lost pages or counted them wrong.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.scenes import _num_free
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.feedback import crash_cause
 
 FORGETS_EARLIER = (
     "the pages in use are every page handed out and not yet freed: add each allocate()'s pages to them "
     "(self.in_use.update(pages)), never replace them with the latest call's (self.in_use = set(pages) forgets "
     "the pages of every earlier allocate())"
 )
+FREE_NOTHING = (
+    "free([]) gives back no pages: an empty list is a valid free() that changes nothing, so it returns "
+    "without raising and leaves every page where it was"
+)
+
+
+def free_nothing(a, when: str, want: int) -> None:
+    """free([]) on allocator `a` (`when` says its state) must return and leave num_free at `want`: the
+    cache manager frees an empty list whenever a request has no page of its own to give back. Shared by
+    the base and contiguous parts, so either names the call it refused."""
+    try:
+        a.free([])
+    except Exception as e:
+        cause = crash_cause(e)
+        raise Mistake(
+            f"free([]) {when} raised {type(e).__name__}: {e}. Giving back no pages is not an error (the cache "
+            "manager does it whenever a request has no page of its own to return); it changes nothing",
+            FREE_NOTHING + (f". Your code: {cause}" if cause else ""),
+        ) from e
+    got = _num_free(a)
+    if got != want:
+        raise Mistake(f"free([]) {when} changed num_free to {got}, expected {want}", FREE_NOTHING)
 
 
 def _accepts(cls, sizes: list[int], give_back) -> Optional[bool]:
@@ -82,16 +107,58 @@ def _whole_allocations_only(cls) -> Optional[str]:
     return " and ".join(refused) + (" are" if len(refused) > 1 else " is")
 
 
+MARK_RETURNED = (
+    "allocate() must mark as in use exactly the pages it returns: take them off the free list first "
+    "(pages = ...), then mark those same pages (self.in_use.update(pages)), not pages read again from the "
+    "list or set after it changed"
+)
+
+
+def _marked_instead(cls, k: int) -> Optional[tuple[list[int], list[int]]]:
+    """On fresh allocators of 4 pages after one allocate(k): when free() of the pages it returned is refused
+    with ValueError, yet free() accepts exactly k other pages one at a time, those are the pages allocate()
+    marked in use instead: (pages returned, pages marked). None when the answer does not show that."""
+    try:
+        a = cls(4)
+        returned = list(a.allocate(k))
+    except Exception:
+        return None
+    if _accepts(cls, [k], lambda g: g[0]) is not False:
+        return None
+    marked = [p for p in range(4) if p not in returned and _accepts(cls, [k], lambda g, p=p: [p])]
+    if len(marked) != k:
+        return None
+    return returned, marked
+
+
+def marked_other_pages(cls, what: str, e: ValueError) -> Optional[Mistake]:
+    """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh allocators show
+    that allocate() marks other pages in use than the ones it hands out; None otherwise."""
+    for k in (1, 2):
+        found = _marked_instead(cls, k)
+        if found is not None:
+            returned, marked = found
+            return Mistake(
+                f"freeing {what} raised ValueError ({e}), yet those pages are in use: an allocate() handed them "
+                f"out and no free() gave them back. On a fresh allocator of 4 pages, allocate({k}) returned "
+                f"{returned!r}, but then free({returned!r}) is refused while free() of {marked!r}, pages it did "
+                f"not hand out, is accepted: the pages allocate() marks in use are not the pages it returns",
+                MARK_RETURNED,
+            )
+    return None
+
+
 def refused_in_use(cls, what: str, e: ValueError) -> Optional[Mistake]:
     """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh allocators
     show why: each allocate() forgets the pages of the ones before it, or free() takes back only whole
-    allocations as allocate() handed them out; None otherwise."""
+    allocations as allocate() handed them out, or allocate() marks other pages than it returns; None
+    otherwise."""
     mistake = forgetting(cls, what, e)
     if mistake is not None:
         return mistake
     refused = _whole_allocations_only(cls)
     if refused is None:
-        return None
+        return marked_other_pages(cls, what, e)
     return Mistake(
         f"freeing {what} raised ValueError ({e}), yet those pages are in use: an allocate() handed them out "
         f"and no free() gave them back. On a fresh allocator of 4 pages, free() of a whole allocate(2) is "
@@ -115,17 +182,52 @@ def _frees_only_whole(cls, bad: list[int], x: list[int]) -> None:
         )
 
 
+KEEP_THE_LIST = (
+    "free(pages) must leave the caller's list as it was: iterate it, do not pop from or sort it (the list "
+    "belongs to the caller, who may read it again)"
+)
+
+
+def _how_changed(before: list, after: object) -> str:
+    """Says in words how the list `before` became `after`: emptied, sorted, reordered, shortened, grown."""
+    if not isinstance(after, list):
+        return f"it is now {after!r}"
+    if not after:
+        return "it was emptied"
+    if len(after) < len(before):
+        return f"it lost {len(before) - len(after)} of its {len(before)} ids"
+    if len(after) > len(before):
+        return f"{len(after) - len(before)} id(s) were added to it"
+    if sorted(after) == sorted(before):
+        return "it was sorted" if after == sorted(before) else "its ids were reordered"
+    return "its ids were replaced"
+
+
+def kept_list(pages: list, before: list, call: str) -> None:
+    """After `call` returned, the list it was given must still read `before`: free() takes the pages, not
+    the caller's list. Names the change (emptied, sorted, ...) when it does not."""
+    if pages != before:
+        raise Mistake(
+            f"{call} changed the list it was given: it held {before!r}, and after the call it holds {pages!r} "
+            f"({_how_changed(before, pages)}). The list belongs to the caller, who may read it again after free() "
+            "returns, so free() must only read it",
+            KEEP_THE_LIST,
+        )
+
+
 def _free(a, pages: list[int], what: str) -> None:
     """a.free(pages), pages in use that the contract says it must take back (`what` says which). A
     ValueError it raises is its own check refusing them; `refused_in_use` says when fresh allocators
-    show why."""
+    show why. The caller's list must read the same after the call (`kept_list`)."""
+    before = list(pages)
     try:
         a.free(pages)
     except ValueError as e:
-        mistake = refused_in_use(type(a), f"{what}, free({pages!r}),", e)
+        mistake = refused_in_use(type(a), f"{what}, free({before!r}),", e)
         if mistake is None:
             raise
         raise mistake from e
+    kept_list(pages, before, f"free({before!r}) of {what}")
 
 
 NOT_IN_USE = "only a page in use may be freed: remember the pages in use and refuse every other id"

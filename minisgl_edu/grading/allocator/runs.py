@@ -310,3 +310,11 @@ def refused(n: int, before: list[tuple[int, int]]) -> tuple[str, str]:
         "checks num_free only), so take pages from several runs",
         FALLBACK,
     )
+
+
+def touching(runs: list[tuple[int, int]]) -> Optional[str]:
+    """The first two of sorted `runs` that touch (one ends where the next starts), in words; None if none."""
+    for (s1, n1), (s2, n2) in zip(runs, runs[1:]):
+        if s1 + n1 == s2:
+            return f"runs {(s1, n1)} and {(s2, n2)} touch: they are one run, {(s1, n1 + n2)}"
+    return None
