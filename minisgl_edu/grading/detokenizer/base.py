@@ -17,6 +17,7 @@ import functools
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
+from minisgl_edu.grading.detokenizer.before_text import check_before_text
 from minisgl_edu.grading.detokenizer.common import (
     EARLIEST_START,
     FIRST_OCCURRENCE,
@@ -32,11 +33,15 @@ from minisgl_edu.grading.detokenizer.common import (
     repeated_at_finish,
 )
 from minisgl_edu.grading.detokenizer.exact_case import check_case_kept
+from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_cut
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
+from minisgl_edu.grading.detokenizer.leading_space import check_context_in_add, check_context_in_finish
+from minisgl_edu.grading.detokenizer.literal_stop import check_literal_stops
 from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of_all
 from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
+from minisgl_edu.grading.detokenizer.repeated_text import check_no_repeat
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.detokenizer.tail_lengths import check_every_tail_length, check_longest_start_tried
@@ -95,6 +100,7 @@ def _check_not_lost(cls, ids: list[int], n: int, t: int, shown: str, waiting: st
     tokens was lost (the window moved on past the tokens of an unfinished character)."""
     joined, full = "".join(_stream(cls, ids)), _full(ids)
     if len(joined) < len(full) and REPLACEMENT not in joined and waiting.strip()[:1] not in joined[len(shown) :]:
+        check_before_text(cls, ids)
         raise Mistake(
             f"after token {n + 1} ({_full([t])!r}) your add() had returned {shown!r}, and {waiting!r} never comes "
             f"out, not even at finish(): the pieces join to {joined!r}, expected {full!r}. A character whose bytes "
@@ -121,6 +127,7 @@ def _check_text(cls, text: str) -> None:
 def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=None) -> None:
     """No add() shows a stop string or the start of one; with `cls`, an answer that shows the start
     of one is asked which tails it holds back (`check_every_tail_length`), to name that mistake."""
+    check_no_repeat(pieces, expected + stop)
     shown = ""
     for n, piece in enumerate(pieces[:-1]):
         shown += piece
@@ -155,6 +162,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
 
 def case_ascii(cls):
     _check_text(cls, "The KV cache stores keys and values, so each step computes one new token.")
+    check_context_in_add(cls)  # a SentencePiece-style tokenizer: a token decoded alone loses its space
 
 
 def case_multibyte(cls):
@@ -236,6 +244,7 @@ def case_stop_inside_token(cls):
     check_stopped(pieces, tokenizer().encode(text), [stop], "one t")
     _check_never_partly_shown(pieces, "one t", stop, cls)
     _check_joined(pieces, [stop], "one t")
+    check_literal_stops(cls)  # '.' and '(' are text to find, not patterns
     # One token brings the stop string three times: the text is cut before the first of them.
     text, stop = "Wait... what?", "."
     assert _tokens_of(text, "...") == ["..."], "setup: '...' must be one token"
@@ -272,6 +281,8 @@ def case_held_back_at_finish(cls):
         f"'three' was held back as a possible start of {stop!r}, and finish() must return it"
     )
     _check_unfinished_character(cls)
+    check_context_in_finish(cls)  # the unfinished tokens decoded with the token before them
+    check_final_flush_cut(cls)  # their text completes a stop string begun in the held-back tail
 
 
 UNFINISHED_AT_FINISH = (

@@ -24,7 +24,6 @@ Graded on its own score line ("detokenizer_include_stop"), so the base exercise'
 
 from __future__ import annotations
 
-from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.detokenizer.base import _tokens_of
 from minisgl_edu.grading.detokenizer.byte_end import cut_in_bytes
@@ -36,9 +35,11 @@ from minisgl_edu.grading.detokenizer.common import (
     _complete_prefix,
     _first_to_complete,
     _full,
-    _piece,
 )
+from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_searched
 from minisgl_edu.grading.detokenizer.first_to_end import ORDERS, TEXT, choice_rule, probe_choice
+from minisgl_edu.grading.detokenizer.flags_apart import check_flags_apart
+from minisgl_edu.grading.detokenizer.include_stop_engine import case_real_engine
 from minisgl_edu.grading.detokenizer.missed_stop import (
     ENDS_INSIDE,
     LATE_START,
@@ -56,9 +57,9 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_cut
 from minisgl_edu.grading.detokenizer.stop_keeping import reference_stop_keeping
-from minisgl_edu.grading.harness import encode, new_scheduler, remember, tokenizer
+from minisgl_edu.grading.detokenizer.stop_piece import cut_one_short, slice_after_the_move
+from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
-from minisgl_edu.tokenizer.server import DetokenizeManager, _DetokState
 
 FIRST = "the first occurrence of the stop string ends the answer: str.find, from where it could begin"
 LEAKED = "cut right after the end of the stop string, even in the middle of a token"
@@ -69,10 +70,7 @@ SEARCH_SHOWN = (
     "len(s) - 1 characters before it"
 )
 ENDS_FIRST = "the stop string that ends first in the text wins, whatever its place in the list or where it begins"
-CUT_SHORT = (
-    "with the flag set the answer ends with the whole stop string: the cut (an exclusive end) is just past its "
-    "last character, not at it"
-)
+ENDS_WITH_STOP = "with the flag set the answer ends with the whole stop string: cut right after its last character"
 TWICE = "once add() has returned the stop string, finish() has nothing left: move what was sent past it"
 NEVER_STOPPED = (
     "once add() has cut at a stop string the answer is complete: remember that it stopped (self.stopped = "
@@ -271,6 +269,9 @@ def _judge_joined(
             "the slice's start, not from the start of the text",
             SLICE_OFFSET,
         )
+    moved = slice_after_the_move(cls, pieces, ids, stop, expected, said) if include and winner and cls else None
+    if moved:
+        raise moved
     if include and winner and joined == expected[: -len(winner)]:
         raise Mistake(
             f"{said}: the stop string {winner!r} is missing. With include_stop_str_in_output=True the answer "
@@ -279,10 +280,10 @@ def _judge_joined(
         )
     short = expected[len(joined) :] if expected.startswith(joined) else ""
     if include and winner and expected.endswith(winner) and 0 < len(short) < len(winner):
-        raise Mistake(
+        raise (len(short) == 1 and cls and cut_one_short(cls, pieces, expected, said)) or Mistake(
             f"{said}: the answer stops {len(short)} character(s) short of the end of the stop string {winner!r}, "
             f"{short!r} is missing. With include_stop_str_in_output=True the answer ends with the whole stop string",
-            CUT_SHORT,
+            ENDS_WITH_STOP,
         )
     if winner and joined.count(winner) > expected.count(winner):
         if not include and joined.startswith(expected + winner):
@@ -388,6 +389,8 @@ def case_no_stop_and_finish(cls):
     _play(cls, "one two three", ["three four"], True, "one two three")
     # The stop string completes with the very last token: finish() must not repeat it.
     _play(cls, "one two three", ["two three"], True, "one two three")
+    # The text finish() flushes completes a stop string begun in text already returned.
+    check_final_flush_searched(cls, _judge)
 
 
 def case_not_held_for_ever(cls):
@@ -402,82 +405,8 @@ def case_flag_false(cls):
     _play(cls, "Hello there", ["Hel"], False, "")
     _play(cls, "北京欢迎你", ["欢迎"], False, "北京")
     _play(cls, "one two three", ["wo", " t"], False, "one")
-
-
-# Per request: its prompt, its stop strings and include_stop_str_in_output. Request 0 stops inside
-# the token ' welcome'; in request 1 the token ' Paris' completes both stop strings, the second
-# listed ending first; request 2's stop string spans a newline and four tokens; request 3 has none;
-# request 4 is the base part (flag False).
-ENGINE_PROMPTS = [
-    [{"role": "user", "content": "Say hello."}],
-    [{"role": "user", "content": "What is the capital of France?"}],
-    [{"role": "user", "content": "Write a haiku about the sea."}],
-    [{"role": "user", "content": "Count from one to ten in words."}],
-    [{"role": "user", "content": "Say hello."}],
-]
-ENGINE_PARAMS = [
-    SamplingParams(max_tokens=24, stop=["welc"]),
-    SamplingParams(max_tokens=24, stop=["is Par", "s P"]),
-    SamplingParams(max_tokens=32, stop=["shore,\nA"]),
-    SamplingParams(max_tokens=12),
-    SamplingParams(max_tokens=24, stop=["there, w"]),
-]
-ENGINE_INCLUDE = [True, True, True, True, False]
-
-
-def _engine_messages():
-    """The scheduler's DetokenizeMsgs of the engine requests, step by step (greedy: deterministic)."""
-    s = new_scheduler()
-    for uid, (prompt, sp) in enumerate(zip(ENGINE_PROMPTS, ENGINE_PARAMS)):
-        s.add_request(uid, encode(s, prompt), sp)
-    steps = []
-    while not s.is_idle:
-        s.step()
-        steps.append(s.io.drain())
-        assert len(steps) < 500, "setup: the engine requests never finished"
-    return steps
-
-
-def _replay(cls) -> tuple[dict[int, list[str]], dict[int, list[int]]]:
-    """The detokenizer worker's DetokenizeManager, with one `cls` object per request: each
-    request's UserReply texts (what the client receives) and its tokens."""
-    manager = DetokenizeManager(tokenizer())
-    for uid, sp in enumerate(ENGINE_PARAMS):
-        manager.decode_map[uid] = _DetokState(cls(tokenizer(), list(sp.stop), ENGINE_INCLUDE[uid]))
-    chunks: dict[int, list[str]] = {uid: [] for uid in range(len(ENGINE_PARAMS))}
-    tokens: dict[int, list[int]] = {uid: [] for uid in range(len(ENGINE_PARAMS))}
-    for msgs in remember("detokenizer_include_stop", _engine_messages):
-        for msg in msgs:
-            if msg.next_token >= 0:
-                tokens[msg.uid].append(msg.next_token)
-            reply = manager.detokenize(msg)
-            if reply is not None:
-                chunks[msg.uid].append(_piece(reply.incremental_output, "your class (in the detokenizer worker)"))
-    return chunks, tokens
-
-
-def case_real_engine(cls):
-    _stream(cls, [], [], True)  # an unfinished class fails here, before the engine runs
-    ref, tokens = _replay(SOLUTION)
-    for uid, sp in enumerate(ENGINE_PARAMS):
-        text = "".join(ref[uid])
-        if sp.stop:
-            hit = [s for s in sp.stop if s in _full(tokens[uid])]
-            assert hit, f"setup: engine request {uid} should have met one of its stop strings {sp.stop}"
-            assert ENGINE_INCLUDE[uid] == any(text.endswith(s) for s in sp.stop), f"setup: request {uid} ends {text!r}"
-    got, _ = _replay(cls)
-    for uid, sp in enumerate(ENGINE_PARAMS):
-        expected = "".join(ref[uid])
-        where = f"engine request {uid} (stop={sp.stop}, include_stop_str_in_output={ENGINE_INCLUDE[uid]})"
-        shown = ""
-        for piece in got[uid]:
-            assert REPLACEMENT not in piece, f"{where}: a broken character was sent to the client: {piece!r}"
-            shown += piece
-            assert expected.startswith(shown), (
-                f"{where}: the client was sent {shown!r}, but the answer is {expected!r}"
-                + (" (text after the stop string leaked)" if shown.startswith(expected) else "")
-            )
-        assert shown == expected, f"{where}: the client received {shown!r}, expected {expected!r}"
+    # Requests with and without the flag stream at once: each object keeps its own flag.
+    check_flags_apart(cls)
 
 
 CASES = [
