@@ -207,6 +207,15 @@ def case_stop_inside_token(fn):
         f"the newest token ' three' completes the stop string {stop!r} and goes on past it: look for the "
         "stop string anywhere in the decoded tail, not only at its end",
     )
+    # stop strings with whitespace match only as given: '\n\n' is two newlines, ' four' needs its space
+    _expect(fn, _req(_ids("one two"), stop=["\n\n"]), None, "the output 'one two' holds no '\\n\\n' (two newlines)")
+    _expect(
+        fn,
+        _req(_ids("fourteen two"), stop=[" four"]),
+        None,
+        "the output 'fourteen two' holds 'four' but not the stop string ' four', whose space is part of it",
+    )
+    _expect(fn, _req(_ids("one\n\ntwo"), stop=["\n\n"]), "stop", "the output 'one\\n\\ntwo' holds '\\n\\n'")
 
 
 def case_stop_in_prompt(fn):
@@ -215,6 +224,13 @@ def case_stop_in_prompt(fn):
         _req(_ids(" Sure"), prompt="Say STOP when done.", stop=["STOP"]),
         None,
         "'STOP' is only in the prompt: a stop string ends the *generated* text, decode req.output_ids only",
+    )
+    _expect(
+        fn,
+        _req(_ids(" Sure. STOP"), prompt="Say STOP when done.", stop=["STOP"]),
+        "stop",
+        "'STOP' is in the prompt, and the output ' Sure. STOP' produces it too: a stop string the output produces "
+        "ends the request, whatever the prompt holds",
     )
 
 

@@ -11,6 +11,7 @@ from typing import Optional
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.finish.decoded_window import NEGATIVE_START, SEARCH_SKIPPED, negative_start, search_skipped
 from minisgl_edu.grading.finish.diagnoses import (
     COUNT_GATE,
     MOST_CHARACTERS,
@@ -19,6 +20,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     window_ignores_stops,
     window_of_most_characters,
 )
+from minisgl_edu.grading.finish.missed_match import missed_in_text
 from minisgl_edu.grading.finish.scenes import (
     DROPS_END_IDS,
     LATER_STOP_UNDOES,
@@ -29,6 +31,14 @@ from minisgl_edu.grading.finish.scenes import (
     later_stop_undoes,
     noting_decode,
     params_changed,
+)
+from minisgl_edu.grading.finish.searched_text import (
+    ALTERED_TEXT,
+    PROMPT_CHANGES,
+    STOPS_CHANGED,
+    altered_text,
+    changed_stops,
+    prompt_changes_answer,
 )
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids
 
@@ -47,13 +57,16 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
         )
     if got == want and type(got) is type(want):
         return
-    shown = _decode(req.output_ids)
+    shown, case_hint = _decode(req.output_ids), hint
     joined = [t for ids in calls for t in ids]
     if "stop" in (want, got) and dropped_end_ids(req, eos_ids, calls):
-        why += (
-            f"; your check decoded {len(joined)} tokens with the ids of eos_ids taken out, so the text it searched "
-            "is not the output's"
+        last = max((i for i, t in enumerate(req.output_ids) if t in eos_ids), default=-1)
+        what = (
+            f"only the {len(joined)} tokens after the last id of eos_ids in the output ({req.output_ids[last]})"
+            if last >= 0 and joined == req.output_ids[last + 1 :]
+            else f"{len(joined)} tokens with the ids of eos_ids taken out"
         )
+        why += f"; your check decoded {what}, so the text it searched is not the output's"
         hint = DROPS_END_IDS
     elif want == "stop" and got is None and decoded_in_parts(req, calls):
         why = (
@@ -63,6 +76,18 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
             "never shows"
         )
         hint = SPLIT
+    elif want == "stop" and got in (None, "length") and prompt_changes_answer(fn, req, eos_ids):
+        why += f"; {prompt_changes_answer(fn, req, eos_ids)}"
+        hint = PROMPT_CHANGES
+    elif "stop" in (want, got) and changed_stops(fn, req, eos_ids):
+        why += f"; {changed_stops(fn, req, eos_ids)}"
+        hint = STOPS_CHANGED
+    elif want != "stop" and got == "stop" and altered_text(fn, req, eos_ids):
+        why += f"; {altered_text(fn, req, eos_ids)}"
+        hint = ALTERED_TEXT
+    elif want == "stop" and got in (None, "length") and negative_start(fn, req, eos_ids):
+        why += f"; {negative_start(fn, req, eos_ids)}"
+        hint = NEGATIVE_START
     elif want == "stop" and got in (None, "length") and count_gate(fn, req, eos_ids):
         held = next(s for s in req.sampling_params.stop if s in shown)
         why = (
@@ -71,6 +96,9 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
             "output and your check finds it: it skips the stop strings while the output has few tokens"
         )
         hint = COUNT_GATE
+    elif want == "stop" and got in (None, "length") and search_skipped(fn, req, eos_ids):
+        why += f"; {search_skipped(fn, req, eos_ids)}"
+        hint = SEARCH_SKIPPED
     elif want == "stop" and got in (None, "length") and len(req.sampling_params.stop) > 1:
         matched = later_stop_undoes(fn, req, eos_ids)
         if matched:
@@ -86,6 +114,11 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
                 "and fewer bytes: its window follows the stop string with the most characters"
             )
             hint = MOST_CHARACTERS
+    missed = (
+        want == "stop" and got in (None, "length") and hint == case_hint and missed_in_text(fn, req, eos_ids, calls)
+    )
+    if missed:
+        why, hint = f"{why}; {missed[0]}", missed[1]
     if want == "stop" and got in (None, "length") and window_ignores_stops(fn):
         why += (
             f"; your check decodes the last {window_ignores_stops(fn)} tokens both for stop=['!'] (1 byte) and for "

@@ -8,8 +8,12 @@ probes and their hints. A probe that raises counts as "not this mistake".
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+import itertools
+from dataclasses import replace
+from typing import Any, Optional
 
+from minisgl_edu.core import Req
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
 
 EOS_COUNTS = (
@@ -58,3 +62,53 @@ def drops_unreachable_min(fn: Any) -> bool:
         return [fn(_req([PLAIN, 2], max_new=limit), set(EOS), _decode, 10) for limit in (3, 50)] == ["stop", None]
     except Exception:
         return False
+
+
+STATE_KEPT = (
+    "state kept between calls outside the request (keyed by uid or anything else): keep nothing between calls, "
+    "everything you need is on req (len(req.output_ids), req.sampling_params) and in the arguments; the answer "
+    "must depend on them alone, whatever was called before"
+)
+_UNSEEN_UIDS = itertools.count(10**9)  # uids no case or scene uses
+
+
+def kept_between_calls(fn: Any, req: Req, min_tokens: int, want: Any, got: Any) -> Optional[str]:
+    """Where the answer returned `got` for req (the reference: `want`), returns `got` again on a copy of
+    req, yet `want` on the same copy under a uid no call used before: it keeps something between calls
+    keyed by the uid. What it did, as a sentence; None otherwise."""
+
+    def copied(uid: int) -> Req:
+        return replace(
+            req, uid=uid, output_ids=list(req.output_ids), sampling_params=copy.deepcopy(req.sampling_params)
+        )
+
+    try:
+        again = fn(copied(req.uid), set(EOS), _decode, min_tokens)
+        unseen = fn(copied(next(_UNSEEN_UIDS)), set(EOS), _decode, min_tokens)
+    except Exception:
+        return None
+    if got == want or again != got or unseen != want:
+        return None
+    return (
+        f"called on the same request under a uid no call used before, your check returns {unseen!r}, the right "
+        f"answer, but under uid {req.uid}, which earlier calls used, it returns {got!r}: it remembers something "
+        "from earlier calls"
+    )
+
+
+ONE_TOO_FEW = (
+    "the (min_tokens - 1)-th token is still below the minimum: while len(req.output_ids) < min_tokens "
+    "(not min_tokens - 1), an EOS does not finish the request"
+)
+
+
+def holds_back_one_too_few(fn: Any) -> bool:
+    """The answer, on requests under uids no call used before, lets an EOS that is the 4th output token
+    finish with min_tokens=5, yet holds back one that is the 3rd: its minimum is one token short."""
+    try:
+        fourth, third = (
+            fn(replace(_req([PLAIN] * n + [2]), uid=next(_UNSEEN_UIDS)), set(EOS), _decode, 5) for n in (3, 2)
+        )
+    except Exception:
+        return False
+    return fourth == "stop" and third is None

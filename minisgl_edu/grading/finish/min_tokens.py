@@ -18,6 +18,7 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.finish.decoded_window import decoded_too_little
 from minisgl_edu.grading.finish.diagnoses import (
     LENGTH_BEFORE_STOP,
     LENGTH_ONE_LATE,
@@ -26,7 +27,15 @@ from minisgl_edu.grading.finish.diagnoses import (
     length_one_late,
     min_in_text,
 )
-from minisgl_edu.grading.finish.min_probes import EOS_COUNTS, STOP_NOT_SPENT, UNREACHABLE_MIN
+from minisgl_edu.grading.finish.min_probes import (
+    EOS_COUNTS,
+    ONE_TOO_FEW,
+    STATE_KEPT,
+    STOP_NOT_SPENT,
+    UNREACHABLE_MIN,
+    holds_back_one_too_few,
+    kept_between_calls,
+)
 from minisgl_edu.grading.finish.scenes import RETURNS_A_REASON, finish_case, params_changed
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
 from minisgl_edu.grading.harness import fail_fast_if_stub, remember, run_requests
@@ -47,9 +56,9 @@ def reference_min_tokens(
     return package_check_finish(req, eos_ids, decode)
 
 
-def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str, hint: str = "") -> None:
+def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str, hint: str = "", decode=_decode) -> None:
     before, params = list(req.output_ids), copy.deepcopy(req.sampling_params)
-    got = fn(req, set(EOS), _decode, min_tokens)
+    got = fn(req, set(EOS), decode, min_tokens)
     if req.output_ids != before:
         raise Mistake(
             "your check_finish_min_tokens changed req.output_ids: it only decides whether the request "
@@ -68,6 +77,9 @@ def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str, hint: 
         )
     if got == want and type(got) is type(want):
         return
+    kept = kept_between_calls(fn, req, min_tokens, want, got)
+    if kept:
+        raise Mistake(f"{why}: {kept} (output {_decode(before)!r}, min_tokens={min_tokens})", STATE_KEPT)
     unit = min_in_text(fn)  # the minimum measured in the decoded text: named whatever the case tests
     raise Mistake(
         f"{why}: your check_finish_min_tokens returned {got!r}, expected {want!r} (output {_decode(before)!r}, "
@@ -85,6 +97,16 @@ def case_eos_waits(fn):
         None,
         "3 output tokens of min_tokens=5: an EOS before min_tokens must not finish the request",
     )
+    _expect(  # the same request, only without a decoder: what differs from the play above is decode alone
+        fn,
+        _req([PLAIN, PLAIN, 2]),
+        5,
+        None,
+        "the same 3 output tokens of min_tokens=5, called with decode=None (the signature allows it: a request "
+        "with no stop strings needs no decoder); with your decode it was held back, with decode=None it was not",
+        hint=GATE_WITHOUT_DECODE,
+        decode=None,
+    )
     past = "from min_tokens on, an EOS finishes the request again, as in check_finish"
     _expect(fn, _req([PLAIN] * 5 + [0]), 5, "stop", "6 output tokens, min_tokens=5: the newest token 0 is an EOS", past)
     _expect(fn, _req([PLAIN, 2]), 0, "stop", "min_tokens=0 holds nothing back: EOS finishes as in check_finish", past)
@@ -98,6 +120,13 @@ def case_eos_waits(fn):
         hint="once min_tokens is reached, test the newest token only, req.output_ids[-1], as check_finish does: "
         "an EOS held back earlier never finishes the request",
     )
+
+
+GATE_WITHOUT_DECODE = (
+    "the min_tokens hold-back does not depend on decode: with decode=None an EOS below min_tokens is held back "
+    "too; test len(req.output_ids) < min_tokens first, whether or not a decode function is given"
+)
+BELOW_MIN = "below min_tokens an EOS does not finish the request: hold it back while len(req.output_ids) < min_tokens"
 
 
 def case_boundary(fn):
@@ -118,15 +147,19 @@ def case_boundary(fn):
         "the EOS is the 5th output token and min_tokens=5: the minimum is reached with this very token, "
         "so it finishes (hold back while len(req.output_ids) < min_tokens, not <=)",
     )
-    _expect(
-        fn,
-        _req([PLAIN] * 3 + [2]),
-        5,
-        None,
-        "the EOS is the 4th output token and min_tokens=5: one short of the minimum, so keep going",
-        hint="the (min_tokens - 1)-th token is still below the minimum: while len(req.output_ids) < min_tokens "
-        "(not min_tokens - 1), an EOS does not finish the request",
-    )
+    try:
+        _expect(
+            fn,
+            _req([PLAIN] * 3 + [2]),
+            5,
+            None,
+            "the EOS is the 4th output token and min_tokens=5: one short of the minimum, so keep going",
+            hint=BELOW_MIN,
+        )
+    except Mistake as e:
+        if e.hint == BELOW_MIN and holds_back_one_too_few(fn):
+            e.hint = ONE_TOO_FEW
+        raise
 
 
 def case_stop_waits(fn):
@@ -160,15 +193,35 @@ def case_stop_waits(fn):
     )
     later = _ids("one two three four")
     assert later[:n] == ids and len(later) == n + 1, "setup: ' four' must be one more token"
-    _expect(
-        fn,
-        _req(later, stop=["two three"]),
-        n + 1,
-        "stop",
-        f"the stop string 'two three' completed at output token {n} while min_tokens={n + 1} held it back; token "
-        f"{n + 1} reaches the minimum and the decoded window still shows it: it finishes now",
-        hint=STOP_NOT_SPENT,
-    )
+    try:
+        _expect(
+            fn,
+            _req(later, stop=["two three"]),
+            n + 1,
+            "stop",
+            f"the stop string 'two three' completed at output token {n} while min_tokens={n + 1} held it back; "
+            f"token {n + 1} reaches the minimum and the decoded window still shows it: it finishes now",
+            hint=STOP_NOT_SPENT,
+        )
+    except Mistake as e:
+        if e.hint == STOP_NOT_SPENT and _misses_without_minimum(fn, _req(later, stop=["two three"])):
+            e.hint = decoded_too_little(fn, _req(later, stop=["two three"]), set(EOS), 0) or MISSED_WITHOUT_MINIMUM
+        raise
+
+
+MISSED_WITHOUT_MINIMUM = (
+    "your check misses this stop string with min_tokens=0 too, so the search itself misses it, not the hold-back: "
+    "a stop string that the decoded window shows finishes the request even where the newest token did not "
+    "complete it; search decode(req.output_ids[-window:]) on every call"
+)
+
+
+def _misses_without_minimum(fn, req: Req) -> bool:
+    """The answer misses req's stop string with min_tokens=0 too (no hold-back at all)."""
+    try:
+        return fn(req, set(EOS), _decode, 0) in (None, "length")
+    except Exception:
+        return False
 
 
 STOP_AT_THE_LIMIT = (
@@ -209,6 +262,15 @@ def case_length_still_ends(fn):
         "the last allowed token is an EOS, but min_tokens=10 holds the EOS back: the request ends by its "
         "length limit, so the reason is 'length', not 'stop'",
         hint="below min_tokens the EOS is held back: test the length, and answer 'length' when it is reached",
+    )
+    _expect(
+        fn,
+        _req(_ids("one two three"), max_new=3, stop=["three"]),
+        10,
+        "length",
+        "the last allowed token completes the stop string 'three', but min_tokens=10 holds it back: the request "
+        "ends by its length limit, so the reason is 'length'",
+        hint="below min_tokens a stop string is held back too: test the length, and answer 'length' when it is reached",
     )
     _expect(fn, _req([PLAIN] * 2, max_new=3), 10, None, "2 of max 3 tokens and min_tokens=10: keep going")
     _expect(

@@ -22,17 +22,16 @@ from hypothesis import strategies as st
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.explore import Difference, generated, unchanged
+from minisgl_edu.grading.finish.decoded_window import decoded_too_little
 from minisgl_edu.grading.finish.diagnoses import (
     BROKEN_CHARACTER,
     CASE_SENSITIVE,
-    COUNT_GATE,
     EOS_WITH_STOPS,
     LENGTH_BEFORE_STOP,
     LENGTH_ONE_LATE,
     MIN_IN_TOKENS,
     MOST_CHARACTERS,
     WINDOW_NOT_FROM_THIS_REQUEST,
-    count_gate,
     differs_in_case_only,
     eos_skipped_with_stops,
     folds_case,
@@ -50,6 +49,14 @@ from minisgl_edu.grading.finish.min_probes import (
     drops_unreachable_min,
     held_back_eos_not_counted,
     held_back_stop_spent,
+)
+from minisgl_edu.grading.finish.searched_text import (
+    ALTERED_TEXT,
+    PROMPT_CHANGES,
+    STOPS_CHANGED,
+    altered_text,
+    changed_stops,
+    prompt_changes_answer,
 )
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, noting_decode
 from minisgl_edu.grading.pieces import PIECES, stretch_of
@@ -193,14 +200,7 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             "token, so EOS and stop strings count again (hold back while len(req.output_ids) < min_tokens, not <=)"
         )
     if scene.stretch_min is not None and n < scene.stretch_min and b == "stop":
-        if scene.stretch_min > scene.max_new_tokens and answer and drops_unreachable_min(answer[0]):
-            return (
-                f"min_tokens={scene.stretch_min} is above req.max_new_tokens={scene.max_new_tokens}: " + UNREACHABLE_MIN
-            )
-        return (
-            f"token {n} is below min_tokens={scene.stretch_min}: hold EOS and stop strings back while "
-            "len(req.output_ids) < min_tokens" + (" (not min_tokens - 1)" if n == scene.stretch_min - 1 else "")
-        )
+        return _stop_below_min(scene, n, a, answer)
     if scene.stretch_min is not None and n > scene.stretch_min and a == "stop" and b != "stop" and answer:
         if held_back_stop_spent(answer[0]):
             return STOP_NOT_SPENT
@@ -225,8 +225,12 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         req = _request(scene)
         req.output_ids = list(scene.output[:n])
         extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
-        if count_gate(answer[0], req, scene.eos_ids, *extra):
-            return COUNT_GATE
+        if prompt_changes_answer(answer[0], req, scene.eos_ids, *extra):
+            return f"{prompt_changes_answer(answer[0], req, scene.eos_ids, *extra)}: {PROMPT_CHANGES}"
+        if changed_stops(answer[0], req, scene.eos_ids, *extra):
+            return f"{changed_stops(answer[0], req, scene.eos_ids, *extra)}: {STOPS_CHANGED}"
+        if decoded_too_little(answer[0], req, scene.eos_ids, *extra):
+            return decoded_too_little(answer[0], req, scene.eos_ids, *extra)
         if skips_broken_tail(answer[0], req, scene.eos_ids, *extra):
             return BROKEN_CHARACTER
         if later_stop_undoes(answer[0], req, scene.eos_ids, *extra):
@@ -254,7 +258,11 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
             and folds_case(answer[0], *([0] if scene.stretch_min is not None else []))
         ):
             return CASE_SENSITIVE
-        return _wrong_stop(scene, n, is_eos)
+        stops = changed_stops(answer[0], _first(scene, n), scene.eos_ids, *_extra(scene)) if answer else None
+        if stops:
+            return f"{stops}: {STOPS_CHANGED}"
+        altered = altered_text(answer[0], _first(scene, n), scene.eos_ids, *_extra(scene)) if answer else None
+        return f"{altered}: {ALTERED_TEXT}" if altered else _wrong_stop(scene, n, is_eos)
     return _length_hint(scene, n, a, b, is_eos, answer)
 
 
@@ -268,6 +276,25 @@ def _first(scene: FinishScene, n: int) -> Req:
 def _extra(scene: FinishScene) -> tuple:
     """The arguments after decode: min_tokens for the stretch, none for the base part."""
     return (scene.stretch_min,) if scene.stretch_min is not None else ()
+
+
+def _stop_below_min(scene: FinishScene, n: int, a: Any, answer: Optional[list]) -> str:
+    """(stretch) The hint where the answer said 'stop' at token n, below min_tokens: a minimum dropped
+    because the length comes first, a 'stop' on the last allowed token (the length ends it), or EOS
+    and stop strings not held back."""
+    min_tokens, cap = scene.stretch_min or 0, scene.max_new_tokens
+    if min_tokens > cap and answer and drops_unreachable_min(answer[0]):
+        return f"min_tokens={min_tokens} is above req.max_new_tokens={cap}: " + UNREACHABLE_MIN
+    if a == "length":
+        return (
+            f"token {n} is the last allowed (req.max_new_tokens={cap}) and below min_tokens={min_tokens}: its EOS "
+            "or stop string is held back, so the length ends the request: answer 'length' there, never 'stop' "
+            "below min_tokens"
+        )
+    return (
+        f"token {n} is below min_tokens={min_tokens}: hold EOS and stop strings back while "
+        "len(req.output_ids) < min_tokens" + (" (not min_tokens - 1)" if n == min_tokens - 1 else "")
+    )
 
 
 def _length_hint(scene: FinishScene, n: int, a: Any, b: Any, is_eos: bool, answer: Optional[list]) -> str:
@@ -419,7 +446,8 @@ def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
 DROPS_END_IDS = (
     "an id of eos_ids is not always a special token: under ignore_eos it stays in the output, and when it is "
     "ordinary text for this tokenizer (another model's end id) its text is part of the output and can be part of "
-    "a stop string: decode req.output_ids[-window:] as it is, without taking the end ids out"
+    "a stop string: decode req.output_ids[-window:] as it is, without taking the end ids out (nor starting the "
+    "text after the last of them)"
 )
 
 

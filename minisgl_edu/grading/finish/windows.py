@@ -10,6 +10,7 @@ from __future__ import annotations
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.finish.expect import _completes, _expect, _spans
+from minisgl_edu.grading.finish.searched_text import ALTERED_TEXT
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, _req, noting_decode
 
 WINDOW_IN_CHARACTERS = (
@@ -48,6 +49,18 @@ def case_stop_multibyte(fn):
         if not e.hint and _window_fits_characters(fn):  # else the case's hint: a window too short
             e.hint = WINDOW_IN_CHARACTERS
         raise
+    # 'a', the first token of '我' without its last byte (the model may sample that), then 'b': the text
+    # is 'a\ufffdb', which does not hold 'ab'
+    cut = [_ids("a")[0], _ids("我")[0], _ids("b")[0]]
+    assert _decode(cut) == "a\ufffdb", "setup: a character cut between 'a' and 'b' should decode to U+FFFD"
+    _expect(
+        fn,
+        _req(cut, stop=["ab"]),
+        None,
+        "the output decodes to 'a\ufffdb' (a CJK character cut short between 'a' and 'b'): it does not hold the "
+        "stop string 'ab'",
+        hint=ALTERED_TEXT,
+    )
 
 
 def case_stop_emoji_margin(fn):
