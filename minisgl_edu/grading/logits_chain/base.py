@@ -104,6 +104,10 @@ def case_frequency_presence(fn):
                 "count the output as req.output_ids is now; a count kept from an earlier call or row is counted again",
                 "the counts come from req.output_ids at each call: keep no state on the request or between calls",
             )
+    # A batch whose only link is the frequency penalty, then one whose only link is the presence penalty:
+    # each penalty is a link of its own, whatever a "nothing to do" shortcut tests.
+    for k in (0, 1):
+        check_rows(fn, logits[k : k + 1], reqs[k : k + 1], PENALTY_MISTAKES)
 
 
 def case_penalty_order(fn):

@@ -18,16 +18,24 @@ from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
 from minisgl_edu.grading.logits_chain.borrowed import borrowed_setting
+from minisgl_edu.grading.logits_chain.boundary import boundary_as_off
 from minisgl_edu.grading.logits_chain.chain import (
     BATCH_MISTAKES,
+    MIN_P_SHORTCUT_HINT,
     _call,
     _close,
     _close_all,
+    _describe,
     _explain_row,
+    _first_difference,
     _reference,
 )
+from minisgl_edu.grading.logits_chain.copy_writes import copy_write_mistake
+from minisgl_edu.grading.logits_chain.kept_state import kept_between_calls
 from minisgl_edu.grading.logits_chain.lost_links import lost_links
+from minisgl_edu.grading.logits_chain.min_p_axis import over_the_batch, shortcut_confirmed
 from minisgl_edu.grading.logits_chain.mistakes import MISTAKES
+from minisgl_edu.grading.logits_chain.neutral import below_neutral_skipped
 from minisgl_edu.grading.logits_chain.readings import read_difference
 from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
 from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
@@ -35,23 +43,43 @@ from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
 
 def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
     """Every row of the answer against the reference; the first wrong row raises a Mistake that names,
-    in this order, a shortcut that skipped the batch (shortcuts.py), one request's setting used for every
-    row (borrowed.py), a known mistake (mistakes.py), changes that never reached the returned tensor (lost_links.py), or what
-    the difference is (readings.py). A crash is first read by bitmask_rows.py."""
+    in this order, state kept from an earlier call for the same request (kept_state.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that skipped the
+    batch (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py),
+    one request's setting used for every row (borrowed.py), a penalty below neutral skipped (neutral.py), a link
+    written into a copy made by indexing (copy_writes.py), a known mistake (mistakes.py), changes that never
+    reached the returned tensor (lost_links.py), or what the difference is (readings.py). A crash is first read
+    by bitmask_rows.py."""
     got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
+            kept = kept_between_calls(fn, i, got, want, logits, reqs)  # right once the requests are new to it
+            if kept is not None:
+                raise Mistake(*kept)
+            axis = over_the_batch(fn, i, got, want, logits, reqs, min_p)
+            if axis is not None:
+                raise Mistake(*axis)
             shortcut = shortcut_mistake(fn, i, got, want, logits, reqs, min_p) if unchanged else None
             if shortcut is not None:
                 raise Mistake(*shortcut)
+            edge = boundary_as_off(fn, i, got, want, logits, reqs, min_p)  # min_p 1 skipped as if it were off
+            if edge is not None:
+                raise Mistake(*edge)
             alone = _right_alone(fn, i, logits, reqs, want) if len(reqs) > 1 else None  # None: nothing beside it
             borrowed = borrowed_setting(fn, i, got, want, logits, reqs, min_p) if alone else None
             if borrowed is not None:
                 raise Mistake(*borrowed)
+            below = below_neutral_skipped(fn, i, got, want, logits, reqs, min_p)  # right above neutral only
+            if below is not None:
+                raise Mistake(*below)
+            lost_copy = copy_write_mistake(fn, i, got, want, logits, reqs, min_p)  # a write into an indexing's copy
+            if lost_copy is not None:
+                raise Mistake(*lost_copy)
             suspects = _suspects(mistakes, alone)
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
+            if hint == MIN_P_SHORTCUT_HINT and not shortcut_confirmed(fn, logits, reqs):
+                message, hint = f"row {i} ({_describe(reqs[i])}): {_first_difference(got[i], want[i], logits[i])}", ""
             if hint in ("", GREEDY_ROWS):  # no known mistake: a greedy row, or changes that never reached `out`?
                 lost = lost_links(fn, i, got, want, logits, reqs, min_p)
                 if lost is not None:

@@ -5,7 +5,9 @@ change the copy, not `out[i]`.
 `check_rows` (check.py) asks this when no known mistake gives the row. The wrong row must be the chain stopped
 early (the logits as given, or after the repetition penalty only, which is often written in place as
 `row[seen] = ...`), and stay so when the whole batch samples (temperature 1): then the lost links are
-not a greedy row left alone, but changes that never reached the tensor.
+not a greedy row left alone, but changes that never reached the tensor. A logit_bias added to the row's
+request must be lost too (a rebound name loses every link after it): where it reaches the row, the
+name was not rebound, and the hint is left to the diagnoses after this one.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _forgot_min_p_in_the_shortcut,
     _reference,
 )
+from minisgl_edu.grading.logits_chain.neutral import right_above_neutral
 
 
 def _stopped(req: Req, after_repetition: bool) -> Req:
@@ -41,11 +44,31 @@ def _sampling(req: Req) -> Req:
     return Req(req.uid, list(req.input_ids), sp, list(req.output_ids), grammar=req.grammar)
 
 
+def _later_link_lost(fn, i: int, logits, reqs: list[Req], stopped: torch.Tensor, min_p: bool) -> bool:
+    """Whether a logit_bias added to row i's request (a link after the penalties) is lost too: a row
+    rebound by `row = row - ...` loses every link after that line, a link skipped or written into a
+    copy loses only itself. A row with no finite token to bias proves nothing either way (True)."""
+    finite = [t for t in range(stopped.shape[-1]) if bool(torch.isfinite(stopped[t]))]
+    if not finite:
+        return True
+    sp = copy.copy(reqs[i].sampling_params)
+    sp.logit_bias = {**sp.logit_bias, finite[0]: sp.logit_bias.get(finite[0], 0.0) + 1.0}
+    probe = list(reqs)
+    probe[i] = Req(reqs[i].uid, list(reqs[i].input_ids), sp, list(reqs[i].output_ids), grammar=reqs[i].grammar)
+    try:
+        return _close(_call(fn, logits, probe)[i], stopped)
+    except Exception:
+        return False
+
+
 def lost_links(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, reqs: list[Req], min_p: bool):
     """(message, hint) when row i is the chain stopped early, on this batch and on the same batch made to
-    sample; None otherwise."""
+    sample; None otherwise. A row with a penalty below neutral is asked first whether the answer gets it
+    right with that penalty above neutral: then its changes do reach the tensor (neutral.py names it)."""
     if _forgot_min_p_in_the_shortcut(got, logits, reqs):
         return None  # a batch where min_p is the only link, returned as given: the shortcut's mistake
+    if right_above_neutral(fn, i, logits, reqs, min_p):
+        return None  # the links do reach the tensor: only the penalties below neutral were skipped (neutral.py)
     for after_repetition in (False, True):
         stopped = _reference(logits[i : i + 1], [_stopped(reqs[i], after_repetition)], min_p)[0]
         if _close(stopped, want[i]) or not _close(got[i], stopped):
@@ -57,6 +80,8 @@ def lost_links(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, reqs: 
             return None
         if _close(again, _reference(logits, sampling, min_p)[i]) or not _close(again, stopped):
             return None
+        if not _later_link_lost(fn, i, logits, reqs, stopped, min_p):
+            return None  # a link added after them reaches the row: the name was not rebound (copy_writes.py)
         lost = "every link after the repetition penalty" if after_repetition else "every link"
         return (
             f"row {i} ({_describe(reqs[i])}): {lost} left this row as it was, on this batch and on the same batch "

@@ -17,6 +17,8 @@ same kind written another way is named too:
   makes it skip min_p.
 - `misplaced_mask`: a row with a grammar is wrong, and the answer gets the batch right once the rows
   that have a grammar are moved to its front: the bitmask's rows are not the batch's (bitmask_rows.py).
+- `wrong_bits` (mask_bits.py): a row with a grammar kept the wrong tokens: which ones were allowed with a
+  bit of 0, or forbidden with a bit of 1, and where their bits are.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _reference,
     _token,
 )
+from minisgl_edu.grading.logits_chain.mask_bits import wrong_bits
 from minisgl_edu.grading.logits_chain.mistakes import REPETITION
 
 Reading = Optional[tuple[str, str]]  # (the failure's message, its hint), or None when it does not apply
@@ -52,6 +55,7 @@ def read_difference(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, r
         or kept_changed(i, got, want, logits, reqs, min_p)
         or min_p_skipped(fn, i, got, want, logits, reqs, min_p)
         or misplaced_mask(fn, i, got, want, logits, reqs, min_p)
+        or wrong_bits(fn, i, got, want, logits, reqs, min_p)
     )
 
 
@@ -143,6 +147,8 @@ def uncounted_outputs(i: int, got, want, logits, reqs: list[Req], min_p: bool) -
     missing, by = None, "the frequency/presence penalty"
     if (sp.frequency_penalty or sp.presence_penalty) and not _samples_with_min_p(sp, min_p):
         missing = _counted_less(got[i], want[i], output, sp.frequency_penalty, sp.presence_penalty)
+    if missing is None and not (sp.frequency_penalty or sp.presence_penalty):
+        return None  # the repetition penalty is the only one: unscaled_seen names the tokens it left out
     if missing is None:
         missing, by = (
             _history_cut(i, got, logits, reqs, min_p),

@@ -7,6 +7,9 @@ forgets a link. When a whole batch comes back as the model gave it, `check_rows`
   the bias right, so its shortcut does not look at logit_bias.
 - `_shortcut_reads_the_first_request`: with the row that needs a link moved to the front, the
   answer gets every row right, so its shortcut looks at reqs[0] alone.
+- `_forgot_penalties_in_the_shortcut`: in a batch whose only links are penalties (a presence penalty
+  alone, say), with one more row that has another link the answer gets every row right, so its shortcut
+  does not count those penalties; the hint names them.
 
 `shortcut_mistake` returns the failure's message and hint for the first of these that holds.
 """
@@ -23,6 +26,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _close_all,
     _describe,
     _first_difference,
+    _min_p_of,
     _reference,
     _req,
     _uses_chain,
@@ -76,6 +80,63 @@ def _shortcut_reads_the_first_request(fn, i: int, logits: torch.Tensor, reqs: li
     return _close_all(got, _reference(moved, moved_reqs, min_p))
 
 
+PENALTY_NAMES = {
+    "repetition_penalty": lambda sp: sp.repetition_penalty != 1.0,
+    "frequency_penalty": lambda sp: sp.frequency_penalty != 0.0,
+    "presence_penalty": lambda sp: sp.presence_penalty != 0.0,
+}
+
+
+def _penalties_used(reqs: list[Req]) -> list[str]:
+    """The penalties some request of the batch sets and that change its row (seen tokens to act on)."""
+    used = []
+    for name, set_ in PENALTY_NAMES.items():
+        tokens = (lambda r: r.input_ids or r.output_ids) if name == "repetition_penalty" else (lambda r: r.output_ids)
+        if any(set_(r.sampling_params) and tokens(r) for r in reqs):
+            used.append(name)
+    return used
+
+
+def _right_beside(fn, logits: torch.Tensor, reqs: list[Req], extra: Req, min_p: bool) -> bool:
+    """Whether the answer gets every row of the batch right once the row `extra` joins it."""
+    more = torch.cat([logits, logits[:1]])
+    try:
+        got = _call(fn, more, reqs + [extra])
+    except Exception:
+        return False
+    return _close_all(got[: len(reqs)], _reference(more, reqs + [extra], min_p)[: len(reqs)])
+
+
+def _forgot_penalties_in_the_shortcut(fn, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> Optional[list]:
+    """The penalties the answer's shortcut does not count, when the batch's only links are penalties set at or
+    above neutral, and the answer gets every row right once a row with another link joins it; else None. A
+    penalty below neutral skipped is a class of its own (neutral.py; mutant "shortcut misses penalties below
+    neutral"): such batches are left to it."""
+    if any(r.grammar is not None or r.sampling_params.logit_bias or _min_p_of(r.sampling_params) for r in reqs):
+        return None  # the other links have shortcut diagnoses of their own
+    sp_all = [r.sampling_params for r in reqs]
+    if any(sp.repetition_penalty < 1.0 or sp.frequency_penalty < 0.0 or sp.presence_penalty < 0.0 for sp in sp_all):
+        return None
+    names = _penalties_used(reqs)
+    if not names:
+        return None
+    extra = (
+        _req((1,), (), logit_bias={1: 1.0}) if "repetition_penalty" in names else _req((1,), (), repetition_penalty=2.0)
+    )
+    return names if _right_beside(fn, logits, reqs, extra, min_p) else None
+
+
+def _penalty_shortcut(where: str, names: list[str], extra: str, detail: str) -> tuple[str, str]:
+    listed = " and ".join(names)
+    return (
+        f"{where}: the whole batch came back as the model gave it, yet its requests set {listed}; with one more "
+        f"row that has {extra}, your answer gets every row right. So the shortcut that returns the logits untouched "
+        f"when no link applies does not count {listed}: each penalty is a link of its own ({detail})",
+        f"a batch whose only link is {listed} still needs the chain: count {listed} in the shortcut "
+        "(each penalty against its neutral value, as the other links)",
+    )
+
+
 def shortcut_mistake(
     fn, i: int, got, want, logits: torch.Tensor, reqs: list[Req], min_p: bool
 ) -> Optional[tuple[str, str]]:
@@ -87,4 +148,8 @@ def shortcut_mistake(
     if _shortcut_reads_the_first_request(fn, i, logits, reqs, min_p):
         detail = _first_difference(got[i], want[i], logits[i])
         return f"{where}: {FIRST_ONLY_SHORTCUT} ({detail})", FIRST_ONLY_HINT
+    missed = _forgot_penalties_in_the_shortcut(fn, logits, reqs, min_p)
+    if missed is not None:
+        extra = "a logit_bias" if "repetition_penalty" in missed else "a repetition penalty"
+        return _penalty_shortcut(where, missed, extra, _first_difference(got[i], want[i], logits[i]))
     return None

@@ -40,6 +40,33 @@ def _cut_range(got: torch.Tensor, before: torch.Tensor, temperature: float) -> O
     return (lo, hi) if lo < hi else None
 
 
+# Temperatures a cut may have been made at by mistake, other than the row's T and 1 (mistakes.py names 1).
+OTHER_TEMPERATURES = {
+    "1 / temperature: the logits were multiplied by the temperature, not divided": lambda t: 1 / t,
+    "temperature squared: the logits were divided by the temperature twice": lambda t: t * t,
+}
+
+
+def _other_temperature(lo: float, hi: float, right: float, temperature: float) -> Optional[tuple[str, str]]:
+    """The message and hint for a cut that is min_p's own at another temperature than the row's: on
+    the logits as they are, min_p at temperature t cuts at max + t * ln(min_p); the answer's cut lies in
+    (lo, hi] * temperature. Named only when exactly one of OTHER_TEMPERATURES fits and 1 does not."""
+    fits = [
+        (what, at(temperature))
+        for what, at in OTHER_TEMPERATURES.items()
+        if lo * temperature < at(temperature) * right <= hi * temperature
+    ]
+    if temperature == 1 or len(fits) != 1 or lo * temperature < right <= hi * temperature:
+        return None
+    what, t = fits[0]
+    return (
+        f"min_p's cut is the one it makes at temperature {t:.3g}, {what} (the row's temperature is "
+        f"{temperature:g}): the tokens kept are exactly those min_p keeps in softmax(logits / {t:.3g})",
+        f"min_p's cut sat at temperature {t:.3g}, {what}: p = softmax(logits / temperature), so keep "
+        "logit / temperature >= max(logit / temperature) + math.log(min_p)",
+    )
+
+
 def wrong_size(got: torch.Tensor, before: torch.Tensor, min_p: float, temperature: float) -> Optional[tuple[str, str]]:
     """The message and hint for a row cut at a threshold of the wrong size, or None when the row is
     not a cut on the scaled logits, or its cut is where ln(min_p) puts it."""
@@ -60,6 +87,9 @@ def wrong_size(got: torch.Tensor, before: torch.Tensor, min_p: float, temperatur
                 f"on the logits the cut is max(logit / temperature) + math.log(min_p), the natural log, "
                 f"not math.{name}",
             )
+    other = _other_temperature(lo, hi, right, temperature)
+    if other is not None:
+        return other
     return (
         f"min_p's cut is a threshold of the wrong size: the tokens kept are those whose probability is at least "
         f"{math.exp(lo):.3g} to {math.exp(hi):.3g} times the top one's (any factor in that range keeps the same "
