@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import require_passing
+from minisgl_edu.grading.prefix_cache.evict_count import PAGES_NOT_TOKENS, counts_tokens
 from minisgl_edu.grading.prefix_cache.eviction import case_locked_pressure, case_lru, case_parent_own_use
 from minisgl_edu.grading.prefix_cache.manager import case_manager, case_many_steps
 from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
@@ -313,6 +314,11 @@ def case_evict_locked(cls):
 def case_leaves_first(cls):
     cache, c = _tree_a_c(cls)
     freed = _evict(cache, 3, AC_NODES)
+    said = counts_tokens(cls) if len(freed) < 3 else ""
+    if said:
+        raise Mistake(
+            f"with {AC_TXT} cached, evict(3) freed {len(freed)} pages, but 6 were evictable{said}", PAGES_NOT_TOKENS
+        )
     assert len(freed) >= 3, f"with {AC_TXT} cached, evict(3) freed {len(freed)} pages, but 6 were evictable"
     if set(freed) >= {10, 11, 12, 13, 52, 53} and _evict_one_frees_one_leaf(cls):
         raise Mistake(

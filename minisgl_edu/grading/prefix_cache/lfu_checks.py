@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.tree import _evict, _insert, _match, _new
 
 
@@ -46,12 +47,46 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
         return
     said = HITS_IN_LOCK if _hits_only_when_locked(type(cache)) else ""
     said = said or (AGED_BY_EVICT if _evict_ages_counts(type(cache)) else "")
+    said = said or count_changed_by(type(cache))
     said = said or (REPEAT_COUNTED_ONCE if _repeated_match_counted_once(type(cache)) else "")
     said = said or (DEEPEST_NOT_COUNTED if _deepest_not_counted(type(cache)) else "")
     said = said or (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
+    if not said and _hits_outlive_eviction(type(cache)):
+        said = HITS_OUTLIVE_THE_NODE
     if not said and _hits_weighted_by_pages(type(cache)):
         said = WEIGHTED_BY_PAGES
     raise Mistake(f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{said}", said.strip(" ()"))
+
+
+HITS_OUTLIVE_THE_NODE = (
+    " (your hit counts outlive their nodes: with [1, 1, 2, 2] matched 3 times and evicted, then inserted "
+    "again (in new pages 60, 61) and [3, 3, 4, 4] matched once, your evict(2) frees [3, 3, 4, 4]'s pages: "
+    "the node inserted again kept the evicted node's 3 hits. A node inserted again after eviction starts at "
+    "zero hits: keep the count on the node, not in a table by key (its tokens, its path, a page, an id) "
+    "that outlives it)"
+)
+
+
+def _hits_outlive_eviction(cls) -> bool:
+    """The answer's count outlives its node: a run evicted with 3 hits and inserted again (other pages)
+    beats a run matched once, while without that history (a control) the new run goes first."""
+
+    def evicted(history: bool) -> list[int]:
+        cache = cls(2)
+        if history:
+            cache.insert([1, 1, 2, 2], [20, 21])
+            for _ in range(3):
+                cache.match_prefix([1, 1, 2, 2])
+            cache.evict(2)
+        cache.insert([1, 1, 2, 2], [60, 61])
+        cache.insert([3, 3, 4, 4], [30, 31])
+        cache.match_prefix([3, 3, 4, 4])
+        return sorted(cache.evict(2))
+
+    try:
+        return evicted(False) == [60, 61] and evicted(True) == [30, 31]
+    except Exception:
+        return False
 
 
 DEEPEST_NOT_COUNTED = (

@@ -116,3 +116,20 @@ class HalvesOnEvict(ReferenceLFURadixCache):
         for node in self.hits:
             self.hits[node] //= 2
         return super().evict(num_pages)
+
+
+class UnlockCountsAHit(ReferenceLFURadixCache):
+    """The reference with one mistake: unlock() also counts one hit on every node of its path, as if
+    the end of a request's use were a use."""
+
+    def unlock(self, node: RadixNode) -> None:
+        super().unlock(node)
+        while node is not self.root:
+            self.hits[node] = self.hits.get(node, 0) + 1
+            node = node.parent
+
+
+UNLOCK_COUNTS = (
+    "unlock changed a hit count: only a match counts hits (one on every node whose pages it returns); lock "
+    "and unlock change lock_ref only, never a node's hits"
+)

@@ -40,10 +40,12 @@ from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.prefix_cache.lfu_reference import (
     AGED_BY_EVICT,
+    UNLOCK_COUNTS,
     HalvesOnEvict,
     HitsByEdge,
     SplitCountsAHit,
     TiesByPageId,
+    UnlockCountsAHit,
 )
 from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, all_or_nothing, edge_left_whole
 from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, ROOT_LOCK, drops_the_last_token
@@ -485,7 +487,7 @@ def drained_hint(reference: Any) -> Callable[[TreeScene, Difference], str]:
             return LFU_BY_PAGE_ID
         if made_by(play, HalvesOnEvict, reference, scene, diff):
             return AGED_BY_EVICT
-        return LFU_ORDER
+        return UNLOCK_COUNTS if made_by(play, UnlockCountsAHit, reference, scene, diff) else LFU_ORDER
 
     return hint
 

@@ -21,8 +21,11 @@ from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, hinted
 from minisgl_edu.grading.feedback import raised_by_grader
 from minisgl_edu.grading.harness import collect, new_scheduler, remember
+from minisgl_edu.grading.prefix_cache.aliasing import aliased, note
+from minisgl_edu.grading.prefix_cache.edge_end import EMPTY_LOWER_PART, empty_lower_part
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
 from minisgl_edu.grading.prefix_cache.lock_scope import check_leaves_under_a_lock
+from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
@@ -36,7 +39,8 @@ def _own_hint(run):
     """A failed check whose message ends in "Hint: ..." shows that hint, its own mistake's, in place
     of the case's (which only names the part of the contract the case plays). Any failed check first
     plays one split on a fresh tree (split_pages.py): a split that gives its parts other pages than
-    their keys' is named as the cause, whatever symptom the check saw."""
+    their keys' is named as the cause, whatever symptom the check saw; then two walks that end at an
+    edge's end (edge_end.py): a split made there, leaving an empty lower part, is named too."""
 
     @functools.wraps(run)
     def case(cls):
@@ -49,6 +53,9 @@ def _own_hint(run):
             split = split_pages_wrong(cls)  # the usual cause of pages a match should not have
             if split is not None:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()} {split}", SPLIT_PAGES) from None
+            empty = empty_lower_part(cls)  # a split at an edge's end: the walks after it stop short
+            if empty:
+                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{empty}", EMPTY_LOWER_PART) from None
             if "Hint: " not in text:
                 raise
             said, hint = text.rsplit("Hint: ", 1)
@@ -79,6 +86,7 @@ def _match(cache, ids: list[int]) -> tuple[object, list[int]]:
     assert isinstance(pages, list) and all(isinstance(p, int) for p in pages), (
         f"match_prefix's pages must be a list of page ids (ints), not {pages!r}"
     )
+    note(cache, ids, pages)
     return node, pages
 
 
@@ -222,6 +230,9 @@ def _check_locked_parent(cls, freed: list[int], locked: list[int], what: str) ->
 
 def _expect_pages(cache, ids: list[int], want: list[int], why: str, hint: str = "") -> None:
     got = _pages(cache, ids)
+    shared = aliased(cache, ids, got, want) if got != want else None
+    if shared is not None:
+        raise shared
     if got != want and _last_node_only(cache, ids, want, got):
         raise Mistake(
             f"match_prefix({ids}) returned pages {got}, expected {want}: {why}. {got} are the pages of the node "
@@ -422,10 +433,16 @@ def _play(cls, ops: list[tuple], num_pages: int, states: Optional[list] = None) 
             if op == "end":
                 for req in live:
                     mgr.release(req, cache_it=True)
-                assert mgr.prefix_cache.num_evictable == mgr.prefix_cache.num_cached, (
-                    "every request has finished, yet some cached pages are still locked. Hint: unlock must "
-                    "undo lock exactly, on the node that lock was given (even if a split moved its upper part)"
-                )
+                if mgr.prefix_cache.num_evictable != mgr.prefix_cache.num_cached:
+                    born_locked = new_leaf_locked(cls, mgr.prefix_cache.page_size)
+                    raise AssertionError(
+                        "every request has finished, yet some cached pages are still locked. Hint: "
+                        + (
+                            born_locked
+                            or "unlock must undo lock exactly, on the node that lock was given (even if "
+                            "a split moved its upper part)"
+                        )
+                    )
                 mgr.allocator.free(mgr.prefix_cache.evict(num_pages))
             else:
                 uid = _play_one(mgr, live, prefix_lens, uid, op, a, b)
