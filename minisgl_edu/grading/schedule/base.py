@@ -62,7 +62,8 @@ def case_nothing(fn):
 
 def case_prefill_first(fn):
     s = sched()
-    decoding(s, 0, 12)
+    running = decoding(s, 0, 12)  # 13 tokens: its next decode step needs a 4th page
+    held = s.cache.held_pages(running)
     waiting(s, 1, 9)
     batch = decide(fn, s)
     expect(
@@ -71,6 +72,15 @@ def case_prefill_first(fn):
         "request 1 waits while request 0 decodes: prefill comes first, so a new request gets its "
         "first token without waiting for the others to finish",
         "look at scheduler.waiting before scheduler.running: a decode batch only when no prompt token can run",
+    )
+    now = s.cache.held_pages(running)
+    holds(
+        now == held,
+        f"request 0 (running, {running.total_len} tokens in {held} pages) is not in your prefill batch, yet it "
+        f"holds {now} pages after your decision: pages were reserved for a request this step does not run",
+        "reserve pages only for the items of the batch you return: decide first whether this step is a prefill "
+        "or a decode step; a prefill step reserves for its prefill items only, a decode step reserves "
+        "req.total_len for each running request",
     )
 
 

@@ -20,6 +20,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.fixtures import waiting
 from minisgl_edu.grading.harness import new_scheduler
+from minisgl_edu.grading.schedule.engine_fields import check_engine_fields, snapshot
 from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -94,7 +95,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
     if fn is not reference:
         hide_engine_answer(s)
     watch = ReleaseWatch(s)
-    waited = list(s.waiting)
+    waited, fields = list(s.waiting), snapshot(s)
     try:
         with watch:
             batch = _call(fn, s)
@@ -105,6 +106,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
     if watch.mistake() is not None:
         raise watch.mistake()
     check_none_moved(s, waited)
+    check_engine_fields(fields)
     check_batch(s, batch, fn)
     check_rows(s, batch)
     try:
@@ -258,6 +260,18 @@ def _check_item_pages(s: Scheduler, batch: Batch, it: ScheduledReq) -> None:
     early (a page held before it is needed is one the admission of the others counted as free)."""
     req = it.req
     held, needed = s.cache.held_pages(req), pages_for(it.end, s.cache.page_size)
+    if held < needed and not batch.is_prefill:
+        ps = s.cache.page_size
+        raise Mistake(
+            f"request {req.uid}'s decode item computes its newest token at position {it.start} "
+            f"(req.total_len - 1), slot {it.start % ps} of page {it.start // ps} ({ps} tokens a page), so it "
+            f"needs {needed} pages, but it holds only {held}: the page of the token this step computes "
+            "was not reserved",
+            "in every decode step, reserve for every running request, with no condition of your own: "
+            "scheduler.cache.reserve(req, req.total_len). It takes only the pages missing: none in most steps, "
+            "one when the newest token (position req.total_len - 1) is the first of a page, "
+            "req.total_len % page_size == 1",
+        )
     if held < needed:
         raise Mistake(
             f"request {req.uid} computes tokens up to position {it.end} but holds only {held} pages "
@@ -366,9 +380,10 @@ def check_rows(s: Scheduler, batch: Optional[Batch]) -> None:
         )
     for r in s.waiting:
         if r.table_idx >= 0 and r.uid not in in_batch and r.cached_len > r.prefix_len:
+            where = "at the head of" if s.waiting[0] is r else f"behind request {s.waiting[0].uid} in"
             raise Mistake(
                 f"request {r.uid} is part-way through its prompt ({r.cached_len} of {len(r.input_ids)} "
-                "tokens in the cache; it holds a page-table row and waits at the head of "
+                f"tokens in the cache; it holds a page-table row and waits {where} "
                 "scheduler.waiting) but is not in the batch",
                 "a request part-way through its prompt (req.table_idx >= 0) gets its next chunk first, "
                 "without being admitted again",

@@ -26,6 +26,7 @@ from minisgl_edu.grading.schedule.checks import (
     not_admitted,
     sched,
 )
+from minisgl_edu.grading.schedule.page_sizes import other_page_sizes
 from minisgl_edu.kvcache import pages_for
 
 
@@ -239,6 +240,7 @@ def case_memory_margins(fn):
                 applies=lambda: not admits(fn, *_margins(max_tokens + 40)[::2]),  # ten pages short
             )
             expect(batch, ("decode", [(0, 9, 1)]), "request 1 is one page short: decode the running request")
+    other_page_sizes(fn)  # the same margins with pages of 8 and of 2 tokens
 
 
 PREFIX = token_ids(16, 50)  # 16 tokens, 4 pages of the prefix cache

@@ -15,6 +15,7 @@ from minisgl_edu.grading.schedule.checks import (
     items_of,
     show_expected,
 )
+from minisgl_edu.grading.schedule.engine_fields import check_engine_fields, snapshot
 from minisgl_edu.kvcache import OutOfPages
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -72,10 +73,11 @@ def run_steps(s: Scheduler, fn, plays: list, student: bool, max_steps: int, keep
         if student:
             hide_engine_answer(s)
         before = [r.uid for r in s.waiting]
-        waited = list(s.waiting)
+        waited, fields = list(s.waiting), snapshot(s)
         batch = s._schedule_next_batch()
         if student:
             check_none_moved(s, waited)
+            check_engine_fields(fields)
             if batch is None and not s.is_idle:
                 raise AssertionError(
                     f"at step {n}, {len(s.waiting)} request(s) wait and {len(s.running)} run, but your "

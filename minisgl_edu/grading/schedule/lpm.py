@@ -41,10 +41,12 @@ from minisgl_edu.grading.schedule.checks import (
     show_expected,
 )
 from minisgl_edu.grading.schedule.engine import run_steps
-from minisgl_edu.grading.schedule.lpm_chunked import sorted_behind_a_chunk
+from minisgl_edu.grading.schedule.lpm_chunked import chunked_first_above_the_threshold, sorted_behind_a_chunk
 from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE, counts_the_deepest_edge
 from minisgl_edu.grading.schedule.lpm_fraction import fraction_play
 from minisgl_edu.grading.schedule.lpm_head import check_head_sorted
+from minisgl_edu.grading.schedule.lpm_left_out import check_left_out
+from minisgl_edu.grading.schedule.lpm_ties import case_ties, tie_breaker
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -95,6 +97,7 @@ def case_longest_first(fn):
     order = [r.uid for r in s.waiting]
     batch = decide_in_order(fn, s)
     check_head_sorted(fn, batch, [2, 1, 0], order)
+    check_left_out(batch, [2, 1, 0], s)
     expect_order(
         batch,
         [2, 1, 0],
@@ -122,31 +125,6 @@ def case_longest_first(fn):
     fraction_play(fn)  # a long prompt with more cached pages before a short one mostly cached
 
 
-def _two_ties(arrivals: list[int]):
-    s = lpm_sched()
-    shared = cached(s, token_ids(8, 60))
-    add_waiting(s, 5, token_ids(6, 5), pages=0)
-    for uid in arrivals:
-        add_waiting(s, uid, shared + token_ids(3, uid), pages=2)
-    return s
-
-
-def case_ties(fn):
-    for arrivals in ([3, 4], [4, 3]):
-        s = _two_ties(arrivals)
-        order = [r.uid for r in s.waiting]
-        batch = decide_in_order(fn, s)
-        check_head_sorted(fn, batch, arrivals + [5], order)
-        expect_order(
-            batch,
-            arrivals + [5],
-            s,
-            f"requests {arrivals[0]} then {arrivals[1]} arrive after request 5, both with 2 cached prefix "
-            "pages: equal matches keep their arrival order (a stable sort, not by uid, not reversed)",
-            order,
-        )
-
-
 def case_whole_pages(fn):
     s = lpm_sched()
     shared = cached(s, token_ids(16, 70))  # 4 pages
@@ -155,6 +133,10 @@ def case_whole_pages(fn):
     add_waiting(s, 2, shared[:7] + token_ids(5, 73), pages=1)
     order = [r.uid for r in s.waiting]
     batch = decide_in_order(fn, s)
+    # 0 and 1 tie in whole pages: 1 first is a count of tokens in common or a second sort key; ask which
+    mistake = tie_breaker(fn) if _order(batch)[:2] == [1, 0] else None
+    if mistake is not None:
+        raise mistake
     expect_order(
         batch,
         [0, 1, 2],
@@ -266,6 +248,7 @@ def case_threshold(fn):
         "scheduler.waiting, the one part-way through its prompt too, not only those not yet admitted",
         order,
     )
+    chunked_first_above_the_threshold(fn, n)
 
 
 def case_only_new_requests(fn):

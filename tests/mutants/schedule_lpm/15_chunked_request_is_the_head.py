@@ -12,7 +12,7 @@ from minisgl_edu.kvcache import pages_for
 
 MUST_FAIL = {"stretch: generated: 250 scheduler states, several steps each"}
 MUST_SAY = "need not be the head"
-CAUGHT_BY = {"generated"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "need not be the head"
 
 LPM_MAX_WAITING = 8
