@@ -92,6 +92,13 @@ def case_max_new_tokens(fn):
         "2 tokens are left but 3 drafts came (the scheduler caps them; the step must not rely on it)",
     )
     _check(fn, _req(seven + [d, d], 0, max_new=10), [], [a], "one token is left and no drafts")
+    _check(
+        fn,
+        _req(seven + [d, d], 2, max_new=10, stop=(" blue",)),
+        [a, c],
+        [a, c, b],
+        "one token is left, and the stop string ' blue' completes only on the token after it",
+    )
 
 
 def case_stop_within_run(fn):

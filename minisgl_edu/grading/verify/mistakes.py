@@ -144,7 +144,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "kv_no_drafts": _KV,
     "kv_counts_rejected": _KV,
     "kv_counts_newest": _KV,
-    "kv_no_prompt": "positions count from the prompt's first token",
+    "kv_no_prompt": "kv_len = prompt_len + len(req.output_ids) + len(tokens) - 1: the prompt's tokens hold K/V too",
     "kv_uncut": _KEPT,
     "pages_none": _PAGES,
     "pages_round_down": _PAGES,

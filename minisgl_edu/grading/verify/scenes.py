@@ -34,8 +34,10 @@ from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, H
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.requests import FIELDS, _as_result, _call, _decode, _id, _req
+from minisgl_edu.grading.verify.skipped import skipped_check
 from minisgl_edu.grading.verify.step import (
     CAPPED,
+    LENGTH_NOT_FIRST,
     caps_the_drafts,
     decodes_in_pieces,
     first_field,
@@ -43,7 +45,9 @@ from minisgl_edu.grading.verify.step import (
     length_one_early,
     length_one_past,
     model_token_unchecked,
+    whole_run_probed,
 )
+from minisgl_edu.grading.verify.window import window_class
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 
@@ -290,15 +294,45 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     chars_first = bool(scene.stop) and len(max(scene.stop, key=len).encode()) < max(len(x.encode()) for x in scene.stop)
     if want.finish_reason == "stop" and chars_first and answer and window_of_most_characters(answer[0]):
         return f"{MISTAKES['stop_window_most_chars']} ({HINTS['stop_window_most_chars']})"
+    tail = _tail_class(scene, want, answer[0]) if answer and want.finish_reason == "stop" else None
+    if tail:
+        return tail
     named = _probed_cut(scene, want, answer[0]) if answer and want.finish_reason == "stop" else None
     if named:
         return f"{MISTAKES[named]} ({HINTS[named]})"
+    skipped = _skipped(scene, want, answer[0]) if answer and want.finish_reason else ""
+    if skipped:
+        return skipped
     if want.finish_reason and len(got) > len(want.tokens) and got[: len(want.tokens)] == want.tokens:
         return finish_story(scene, want) + ", but the run went on past it: check each new token as if it came alone"
     if answer and _sees_the_whole_run(answer[0], scene):
         return f"{MISTAKES['whole_run']} ({HINTS['whole_run']})"
+    if want.finish_reason == "length" and diff.got == "stop":
+        return finish_story(scene, want) + f"; {LENGTH_NOT_FIRST}"
     m = named_mistake(scene, diff, ACCEPT_MISTAKES)
     return f"{MISTAKES[m]} ({HINTS[m]})" if m else finish_story(scene, want)
+
+
+def _tail_class(scene: VerifyScene, want: VerifyResult, fn) -> Optional[str]:
+    """window.py's message when the answer's stop-string tail does not follow this request's own stop
+    strings (and its result here is the one that tail gives); None when not, or when it raises."""
+    req = _request(scene)
+    try:
+        got = _call(fn, req, list(scene.drafts), list(scene.targets))
+    except Exception:
+        return None
+    return window_class(fn, req, list(scene.drafts), list(scene.targets), got)
+
+
+def _skipped(scene: VerifyScene, want: VerifyResult, fn) -> str:
+    """skipped.py's message when the answer missed the finish because another check let the
+    finishing token pass ("" when not, or when the answer raises on the scene)."""
+    req = _request(scene)
+    try:
+        got = _call(fn, req, list(scene.drafts), list(scene.targets))
+    except Exception:
+        return ""
+    return skipped_check(fn, req, list(scene.drafts), list(scene.targets), want, got)
 
 
 def _probed_cut(scene: VerifyScene, want: VerifyResult, fn) -> Optional[str]:
@@ -332,15 +366,19 @@ def window_of_most_characters(fn) -> bool:
 
 
 def _sees_the_whole_run(fn, scene: VerifyScene) -> bool:
-    """The answer's whole result on the scene is the step whose finish checks see the whole run."""
+    """The answer's whole result on the scene is the step whose finish checks see the whole run, and
+    on a step that tells that mistake from a length tested only after the loop (a length reached on
+    the run's last token, or a stop string completed inside the run) it is that step's too."""
     req = _request(scene)
     mistaken = _step(req, list(scene.drafts), list(scene.targets), "whole_run")
     if mistaken == _step(req, list(scene.drafts), list(scene.targets)):
         return False
     try:
-        return _call(fn, req, list(scene.drafts), list(scene.targets)) == mistaken
+        if _call(fn, req, list(scene.drafts), list(scene.targets)) != mistaken:
+            return False
     except Exception:
         return False
+    return whole_run_probed(fn)
 
 
 def accepted_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:

@@ -17,6 +17,8 @@ from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAK
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
+from minisgl_edu.grading.verify.skipped import skipped_check
+from minisgl_edu.grading.verify.window import window_class
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 from minisgl_edu.scheduler.verify_step import verify_step as package_step
 
@@ -77,6 +79,9 @@ def diagnose(
         return f"{text}. {story}", hint
     if _no_drafts_unchecked(fn, got, want, req, drafts, targets):
         return f"{text}. {NO_DRAFTS_UNCHECKED[0].upper()}{NO_DRAFTS_UNCHECKED[1:]}", NO_DRAFTS_UNCHECKED
+    tail = window_class(fn, req, drafts, targets, got) if first in ("tokens", "finish_reason") else None
+    if tail:
+        return f"{text}. {tail[0].upper()}{tail[1:]}", tail
     variants = {m: _step(req, drafts, targets, m) for m in mistakes}
     whole = [m for m, r in variants.items() if r == got]
     # a mistake whose result differs first in another field would name another mistake than this one
@@ -88,6 +93,15 @@ def diagnose(
         named = _stop_decoding_told_apart(named, fn)
     named = _probed_classes(named, fn)
     named = _length_told_apart(named, fn)
+    # a probe of the answer that names the skipped check is surer than these results of the same shape
+    shapes = ([], ["finish_on_last_only"], ["length_not_on_model_token"], ["length_overshoot"])
+    skipped = skipped_check(fn, req, drafts, targets, want, got) if named[:1] in shapes else ""
+    if skipped:
+        return f"{text}. {skipped[0].upper()}{skipped[1:]}", skipped
+    if "whole_run" in named and fn is not None and not whole_run_probed(fn):
+        named = [m for m in named if m != "whole_run"]
+    if not named and first == "finish_reason" and (want.finish_reason, got.finish_reason) == ("length", "stop"):
+        return f"{text}. {LENGTH_NOT_FIRST[0].upper()}{LENGTH_NOT_FIRST[1:]}", LENGTH_NOT_FIRST
     if named:
         text += f". {MISTAKES[named[0]][0].upper()}{MISTAKES[named[0]][1:]}"
         hint = HINTS[named[0]]
@@ -279,6 +293,29 @@ def _length_told_apart(named: list[str], fn) -> list[str]:
     return named
 
 
+LENGTH_NOT_FIRST = (
+    "your step answered 'stop', though no EOS or stop string finishes the request up to that token: the length "
+    "limit was not tested on each new token as it came (tested once after the loop, or not at all), so something "
+    "after the max_new_tokens-th token decided. Test the length for each new token in the same loop as EOS and "
+    "stop strings, and stop at the first that finishes"
+)
+
+
+def whole_run_probed(fn) -> bool:
+    """On a step that tells checks seeing the whole run from a length tested only after the loop (a
+    length reached on the run's last token, or a stop string completed at the run's middle token), the
+    answer's result is that of checks that see the whole run."""
+    one, two, three = _w(" one", " two", " three")
+    probes = [
+        (_req([one] * 2, 1, max_new=4), [two], [two, three]),
+        (_req([], 2, stop=(" two",)), [one, two], [one, two, three]),
+    ]
+    try:
+        return any(_call(fn, _copy(r), list(d), list(t)) == _step(r, d, t, "whole_run") for r, d, t in probes)
+    except Exception:
+        return False
+
+
 CAPPED = (
     "accepted counts every draft the model agreed with, also past max_new_tokens: do not cut the drafts to the "
     "tokens left yourself; count first, then the length limit cuts the tokens"
@@ -313,6 +350,36 @@ def _kv_right_without_a_cut(fn) -> bool:
     return got.kv_len == package_step(_copy(req), list(drafts), drafts + _w(" five")).kv_len
 
 
+KV_NEWEST_AT_A_FINISH = (
+    "kv_len counted the newest token on a step that finishes the request (on a step no finish cuts, yours is "
+    "right): a finish changes nothing in the roll back, valid positions stop one before the newest token there "
+    "too, as after any decode step (the prefix cache takes kv_len tokens when the request ends). kv_len is "
+    "prompt_len + len(output_ids) + len(tokens) - 1, whatever the finish"
+)
+
+
+def _newest_at_a_finish(fn) -> bool:
+    """The answer's kv_len counts the newest kept token on a step an EOS cuts and on one max_new_tokens
+    cuts (either), and never the tokens cut off: it counts the newest token only when the step
+    finishes. Two steps, each cutting two tokens off a run of four."""
+    one, two, three, four, five = _w(" one", " two", " three", " four", " five")
+    steps = [
+        (_req([one], 3), [two, 2, three], [two, 2, three, four]),  # keeps [two, 2]
+        (_req([one], 3, max_new=2), [two, three, four], [two, three, four, five]),  # keeps [two]
+    ]
+    newest = False
+    for req, drafts, targets in steps:
+        try:
+            got = _call(fn, req, drafts, targets).kv_len
+        except Exception:
+            return False
+        want = package_step(_copy(req), list(drafts), list(targets))
+        if got not in (want.kv_len, want.kv_len + 1):
+            return False
+        newest = newest or got == want.kv_len + 1
+    return newest
+
+
 def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int, fn=None) -> tuple[str, str]:
     """What a wrong kv_len counted, from the direction and size of the difference, and its hint
     (`fn`: the answer, tried on a step without a finish where two mistakes give this kv_len)."""
@@ -328,6 +395,9 @@ def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int
         known.setdefault(uncut, "kv_uncut")
         if got == uncut == total and fn is not None and _kv_right_without_a_cut(fn):
             known[uncut] = "kv_uncut"
+    if got == total and want.finish_reason and fn is not None and _kv_right_without_a_cut(fn):
+        if _newest_at_a_finish(fn):
+            return KV_NEWEST_AT_A_FINISH[0].upper() + KV_NEWEST_AT_A_FINISH[1:], KV_NEWEST_AT_A_FINISH
     if got in known and got != want.kv_len:
         m = known[got]
         return MISTAKES[m][0].upper() + MISTAKES[m][1:], f"{MISTAKES[m]} ({HINTS[m]})"
