@@ -255,10 +255,13 @@ def test_metrics_agree_with_what_the_requests_got(server):
     assert delta(after, before, E2E_COUNT) == n
     assert delta(after, before, "minisgl_time_to_first_token_seconds_count") == n
     assert delta(after, before, "minisgl_request_queue_time_seconds_count") == n
-    # One observation per output token after the first reply; here each first reply carries one
-    # token (greedy text that starts with a whole word, no stop string that it could begin).
+    # One observation per output token after the first reply. A first reply carries one token when
+    # the API server keeps up, but on a busy machine replies that wait in a request's queue are
+    # joined into one (generate._join_waiting), and the first reply's tokens are covered by the time
+    # to first token instead. So the count lies between 1 and one per token after each request's
+    # first; the exact arithmetic, token by token, is test_histograms_count_each_request_and_each_token's.
     itl = sum(u["completion_tokens"] - 1 for u in usages)
-    assert delta(after, before, "minisgl_inter_token_latency_seconds_count") == itl
+    assert 0 < delta(after, before, "minisgl_inter_token_latency_seconds_count") <= itl
     assert delta(after, before, "minisgl_prompt_tokens_total") == sum(u["prompt_tokens"] for u in usages)
     assert delta(after, before, "minisgl_generation_tokens_total") == sum(u["completion_tokens"] for u in usages)
     cached = sum(u["prompt_tokens_details"]["cached_tokens"] for u in usages)
@@ -285,7 +288,7 @@ def test_metrics_agree_with_what_the_requests_got(server):
     assert delta(after, before, "minisgl_time_to_first_token_seconds_count") == 1
     made = delta(after, before, "minisgl_generation_tokens_total")  # the tokens it got before the cut
     assert seen <= made < 400
-    assert delta(after, before, "minisgl_inter_token_latency_seconds_count") == made - 1
+    assert 0 < delta(after, before, "minisgl_inter_token_latency_seconds_count") <= made - 1  # as above
     assert delta(after, before, "minisgl_prompt_tokens_total") == usages[0]["prompt_tokens"]  # the same messages
     wait_for(server, lambda m: m["minisgl_http_requests_in_flight"] == 0, "no request in flight")
 
