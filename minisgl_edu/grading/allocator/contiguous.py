@@ -35,6 +35,7 @@ from minisgl_edu.grading.allocator.contiguous_probes import (
     split_end_probe,
     unmerged_probe,
 )
+from minisgl_edu.grading.allocator.contiguous_reads import read_runs, runs_counted
 from minisgl_edu.grading.allocator.frees import free_nothing
 from minisgl_edu.grading.allocator.runs import (
     OVERLAP,
@@ -52,21 +53,7 @@ from minisgl_edu.grading.harness import remember, run_requests, tiny_model
 from minisgl_edu.kvcache.allocator import OutOfPages
 from minisgl_edu.kvcache.allocator import PageAllocator as package_allocator
 
-# --- reading the student's allocator ------------------------------------------------------------
-
-
-def _runs(a) -> list[tuple[int, int]]:
-    got = a.runs
-    assert not callable(got), "runs is a method: make it a property (the grader reads allocator.runs)"
-    try:
-        pairs = [tuple(r) for r in got]
-    except TypeError:
-        raise AssertionError(f"runs is {got!r}: it must be a list of (start, length) pairs") from None
-    assert all(len(r) == 2 and all(isinstance(x, int) for x in r) for r in pairs), (
-        f"runs is {got!r}: it must be a list of (start, length) pairs of ints"
-    )
-    return pairs
-
+# --- the student's allocator next to the reference (runs and num_free read by contiguous_reads.py) --
 
 REPEAT = (
     "a page listed twice in the same call raises ValueError: each copy passes a check against the pages in use "
@@ -91,7 +78,7 @@ class _Pair:
         return cls(impl(num_pages), ReferenceContiguousAllocator(num_pages))
 
     def same_state(self, after: str, freed: list[int] = ()) -> None:
-        want_runs, got_runs = self.ref.runs, _runs(self.mine)
+        want_runs, got_runs = self.ref.runs, read_runs(self.mine)
         want_free, got_free = self.ref.num_free, _num_free(self.mine)
         if got_runs != want_runs:
             shape = run_shape(got_runs)
@@ -123,7 +110,9 @@ class _Pair:
                 if why
                 else "",
             )
-        assert got_free == want_free, f"after {after}, num_free is {got_free}, expected {want_free} (runs {want_runs})"
+        if got_free != want_free:
+            seen = f"after {after}, num_free is {got_free}, expected {want_free} (runs {want_runs})"
+            raise runs_counted(type(self.mine), seen) or AssertionError(seen)
 
     def allocate(self, n: int, why: str = "") -> list[int]:
         before = self.ref.runs
@@ -131,7 +120,10 @@ class _Pair:
         try:
             got = self.mine.allocate(n)
         except OutOfPages as e:
-            raise Mistake(*refused(n, before)) from e
+            seen = (
+                f"allocate({n}) with {self.ref.num_free} pages free raised OutOfPages (num_free {_num_free(self.mine)})"
+            )
+            raise runs_counted(type(self.mine), seen) or Mistake(*refused(n, before)) from e
         except KeyError as e:
             mistake = split_end_probe(type(self.mine), f"allocate({n}) raised KeyError: {e}", before, e)
             if mistake is None:
@@ -144,14 +136,14 @@ class _Pair:
             msg, hint = _wrong_pages(n, before, got, want, why)
             seen = f"allocate({n}) with free runs {before} gave {got}, expected {want}"
             raise unmerged_probe(type(self.mine), seen) or Mistake(msg, hint)
-        overlap = sorted(p for start, length in _runs(self.mine) for p in range(start, start + length) if p in got)
+        overlap = sorted(p for start, length in read_runs(self.mine) for p in range(start, start + length) if p in got)
         expect(
             not overlap,
-            f"allocate({n}) gave {got}, but your runs {_runs(self.mine)} still list page(s) {overlap} as free: "
+            f"allocate({n}) gave {got}, but your runs {read_runs(self.mine)} still list page(s) {overlap} as free: "
             "a page both handed out and free is handed out twice (is the rest of the run off by one?)",
             "what is left of a run of (start, length) after taking n pages is (start + n, length - n)",
         )
-        if _runs(self.mine) == self.ref.runs:
+        if read_runs(self.mine) == self.ref.runs:
             mistake = fallback_not_counted(n, before, got, _num_free(self.mine) - self.ref.num_free)
             if mistake is not None:
                 raise mistake
@@ -173,9 +165,9 @@ class _Pair:
         except AssertionError as e:
             cls, seen = (
                 type(self.mine),
-                f"after free({pages}) your runs are {_runs(self.mine)}, expected {self.ref.runs}",
+                f"after free({pages}) your runs are {read_runs(self.mine)}, expected {self.ref.runs}",
             )
-            mistake = one_run_probe(cls, pages, before, _runs(self.mine)) or split_end_probe(cls, seen)
+            mistake = one_run_probe(cls, pages, before, read_runs(self.mine)) or split_end_probe(cls, seen)
             if mistake is None:
                 raise
             raise mistake from e
@@ -207,7 +199,7 @@ class _Pair:
                 if only_repeat
                 else "refuse a page that is not in use: already free, out of range, or twice in one call",
             )
-        got_runs, got_free = _runs(self.mine), _num_free(self.mine)
+        got_runs, got_free = read_runs(self.mine), _num_free(self.mine)
         expect(
             (got_runs, got_free) == (before_runs, before_free),
             f"free({pages}) raised ValueError, but it changed your allocator: runs {before_runs} became {got_runs}, "
@@ -278,7 +270,7 @@ def case_out_of_pages(impl):
             ) from e
         else:
             raise AssertionError(f"allocate({n}) with 7 pages free must raise OutOfPages")
-        got = _runs(pair.mine)
+        got = read_runs(pair.mine)
         expect(
             got == before and _num_free(pair.mine) == 7,
             f"allocate({n}) raised OutOfPages but took pages: runs {before} became {got}, num_free is "
@@ -289,7 +281,7 @@ def case_out_of_pages(impl):
     pair.allocate(0, "allocate(0) takes nothing")
     # A pool of no pages: nothing is free, so there is no run at all, not even (0, 0).
     empty = impl(0)
-    got = _runs(empty)
+    got = read_runs(empty)
     expect(
         got == [] and _num_free(empty) == 0,
         f"{type(empty).__name__}(0).runs is {got} (num_free {_num_free(empty)}), expected [] and 0: with no "
@@ -297,7 +289,7 @@ def case_out_of_pages(impl):
         "an allocator of 0 pages has runs == []: never list a run of length 0, such as (0, 0)",
     )
     expect(
-        empty.allocate(0) == [] and _runs(empty) == [],
+        empty.allocate(0) == [] and read_runs(empty) == [],
         "on an allocator of 0 pages, allocate(0) must return [] and leave runs []",
     )
 
@@ -354,7 +346,7 @@ def _good_free_failed(impl, pair: _Pair, frees: list[list[int]], e: AssertionErr
         for pages in frees:
             control.free(pages)
     except Exception:  # wrong without the refusals too
-        return Mistake(str(e), free_difference(frees[-1], pair.ref.runs, _runs(pair.mine)))
+        return Mistake(str(e), free_difference(frees[-1], pair.ref.runs, read_runs(pair.mine)))
     return Mistake(
         f"{e}. The same free{'s' if len(frees) > 1 else ''} on a fresh allocator with pages 0-2 and 7-9 in use, "
         "with no refused call before, give the right runs: one of the refused calls above changed your "
@@ -384,9 +376,9 @@ def case_workload(impl):
                             f"{where}: allocate({n}) with {pair.ref.num_free} free must raise OutOfPages"
                         )
                     expect(
-                        _runs(pair.mine) == before,
+                        read_runs(pair.mine) == before,
                         f"{where}: allocate({n}) with {pair.ref.num_free} free raised OutOfPages, but it changed "
-                        f"your runs {before} to {_runs(pair.mine)}: check n against num_free before you take anything",
+                        f"your runs {before} to {read_runs(pair.mine)}: check n against num_free before you take anything",
                         TAKE_NOTHING,
                     )
                     continue
@@ -416,14 +408,14 @@ class _Recorder:
         return self.inner.num_free
 
     def allocate(self, n: int) -> list[int]:
-        before = _runs(self.inner)
+        before = read_runs(self.inner)
         pages = self.inner.allocate(n)
         self.calls.append(("allocate", [n], before, list(pages)))
         return pages
 
     def free(self, pages) -> None:
         pages = list(pages)
-        before = _runs(self.inner)
+        before = read_runs(self.inner)
         self.inner.free(pages)
         self.calls.append(("free", pages, before, []))
 
@@ -504,7 +496,7 @@ def case_real_engine(impl):
         )
     missing = ENGINE_PAGES - _num_free(calls.inner)
     assert missing == 0, f"{missing} page(s) are missing after all requests ended"
-    runs = _runs(calls.inner)
+    runs = read_runs(calls.inner)
     assert runs == [(0, ENGINE_PAGES)], (
         f"every page is free after the requests ended, so runs must be [(0, {ENGINE_PAGES})], not {runs}"
     )
