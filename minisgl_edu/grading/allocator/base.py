@@ -314,6 +314,8 @@ def case_free_never_allocated(cls):
     # every page is in use now, page 3 too: a table of the pages looked up with p = -1 reads page 3's entry
     _must_refuse(a, [-1], "page -1, while page 3 (the last) is in use,", NEGATIVE_ID)
     assert _num_free(a) == 0, f"a refused free([-1]) must change nothing; num_free is {_num_free(a)}, expected 0"
+    # the pages a refused free named are in use now: they must come back like any other
+    _free(a, sorted(used + got), "every page, in use after the refused frees")
 
 
 MORE_THAN_THE_POOL = (

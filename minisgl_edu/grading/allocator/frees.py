@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.refusals import refusal_marks
 from minisgl_edu.grading.allocator.scenes import _num_free
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.feedback import crash_cause
@@ -150,10 +151,10 @@ def marked_other_pages(cls, what: str, e: ValueError) -> Optional[Mistake]:
 
 def refused_in_use(cls, what: str, e: ValueError) -> Optional[Mistake]:
     """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh allocators
-    show why: each allocate() forgets the pages of the ones before it, or free() takes back only whole
-    allocations as allocate() handed them out, or allocate() marks other pages than it returns; None
-    otherwise."""
-    mistake = forgetting(cls, what, e)
+    show why: each allocate() forgets the pages of the ones before it, or a refused free() left its
+    page's record changed, or free() takes back only whole allocations as allocate() handed them out,
+    or allocate() marks other pages than it returns; None otherwise."""
+    mistake = forgetting(cls, what, e) or refusal_marks(cls, what, e)
     if mistake is not None:
         return mistake
     refused = _whole_allocations_only(cls)

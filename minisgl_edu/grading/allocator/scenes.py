@@ -27,6 +27,7 @@ from typing import Any, Optional
 from hypothesis import strategies as st
 
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
+from minisgl_edu.grading.allocator.refusals import count_taken_first
 from minisgl_edu.grading.allocator.runs import (
     FALLBACK,
     RUNS_AS_ENDS,
@@ -144,6 +145,8 @@ def _num_free(a) -> int:
         "put @property above def num_free(self)",
     )
     expect(isinstance(got, int), f"num_free is {got!r}, not an int", "num_free is a count of pages: an int")
+    if got < 0 and (mistake := count_taken_first(type(a), got)) is not None:
+        raise mistake
     expect(
         got >= 0,
         f"num_free is {got}: a count of free pages is never negative",
