@@ -43,6 +43,7 @@ from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
 from minisgl_edu.grading.detokenizer.repeated_text import check_no_repeat
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
+from minisgl_edu.grading.detokenizer.stale_before import check_stale_before
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.detokenizer.tail_lengths import check_every_tail_length, check_longest_start_tried
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE_PLAYS, check_whitespace_kept
@@ -97,9 +98,13 @@ def _check_timely(cls, ids: list[int], stop=()) -> None:
 
 def _check_not_lost(cls, ids: list[int], n: int, t: int, shown: str, waiting: str) -> None:
     """The text an add() kept back never comes out, not even at finish(): a character that spans
-    tokens was lost (the window moved on past the tokens of an unfinished character)."""
+    tokens was lost (the window moved on past the tokens of an unfinished character), or the new text
+    was cut at the length of a decode from the old window (`check_stale_before`)."""
     joined, full = "".join(_stream(cls, ids)), _full(ids)
     if len(joined) < len(full) and REPLACEMENT not in joined and waiting.strip()[:1] not in joined[len(shown) :]:
+        check_stale_before(cls)
+        if not any(_full(ids[:k]).endswith(REPLACEMENT) for k in range(1, len(ids))):
+            return  # no character spans tokens here, so none was lost that way: the caller's hint stands
         check_before_text(cls, ids)
         raise Mistake(
             f"after token {n + 1} ({_full([t])!r}) your add() had returned {shown!r}, and {waiting!r} never comes "

@@ -58,6 +58,7 @@ from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_cut
 from minisgl_edu.grading.detokenizer.stop_keeping import reference_stop_keeping
 from minisgl_edu.grading.detokenizer.stop_piece import cut_one_short, slice_after_the_move
+from minisgl_edu.grading.detokenizer.stops_passed_on import stops_not_passed_on
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 
@@ -209,7 +210,7 @@ def _not_how_it_begins(
     if shown.startswith(expected) and include:
         return _leaked(n, shown, before, pieces, expected, full, winner=winner, where=where, cls=cls)
     if shown.startswith(expected):
-        return Mistake(
+        return (not include and stops_not_passed_on(cls, f"{cut_after} {where}")) or Mistake(
             f"after token {n} your add() had returned {shown!r}: with include_stop_str_in_output={include} "
             f"nothing of the stop string {winner!r} may be shown, the base part's rule {where}",
             BASE_RULE,
@@ -287,7 +288,7 @@ def _judge_joined(
         )
     if winner and joined.count(winner) > expected.count(winner):
         if not include and joined.startswith(expected + winner):
-            raise Mistake(
+            raise stops_not_passed_on(cls, said) or Mistake(
                 f"{said}: with include_stop_str_in_output=False the stop string is not shown; the flag decides, "
                 "and False is exactly the base part",
                 BASE_RULE,
