@@ -27,7 +27,8 @@ from typing import Any, Optional
 from hypothesis import strategies as st
 
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
-from minisgl_edu.grading.allocator.refusals import count_taken_first
+from minisgl_edu.grading.allocator.contiguous_reads import runs_counted
+from minisgl_edu.grading.allocator.refusals import count_taken_first, refusal_marks
 from minisgl_edu.grading.allocator.runs import (
     FALLBACK,
     RUNS_AS_ENDS,
@@ -204,13 +205,14 @@ def _good(n: int) -> str:
 
 
 def _call(fn, *args) -> tuple[str, Any]:
-    """Run one call of the answer: ("returned", value), or its exception as an outcome to compare.
-    The exceptions the contract names are compared by type; any other is shown with the answer's
+    """Run one call of the answer: ("returned", value), or its exception as an outcome to compare
+    (with the exception, for the contract's own). The exceptions the contract names are compared by
+    type; any other is shown with the answer's
     line, and the scene stops there (what follows would only repeat it)."""
     try:
         return "returned", fn(*args)
     except (OutOfPages, ValueError) as e:
-        return f"raises {type(e).__name__}", None
+        return f"raises {type(e).__name__}", e  # the error itself, for a probe that names why
     except (NotImplementedError, Mistake):
         raise
     except Exception as e:
@@ -250,6 +252,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
         out[f"step {i}: num_free after it"] = _num_free(allocs[who])
         if stretch:
             out[f"step {i}: runs after it"] = [tuple(r) for r in allocs[who].runs]
+            _free_is_runs_total(allocs[who], i)
         if scene.two:  # the other allocator must not have moved
             out[f"step {i}: the other allocator's num_free"] = _num_free(allocs[1 - who])
 
@@ -283,9 +286,10 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
                 g = [p for j, h in enumerate(b.held) if j % 2 == k for p in h]
             pages = g[: (len(g) + 1) // 2] if part == "part" else list(g)
             pages = sorted(pages, reverse=newest)
-            how, _ = _call(a.free, list(pages))
+            how, e = _call(a.free, list(pages))
             out[field] = "accepted" if how == "returned" else how
             if how != "returned":
+                _refused_in_use(a, pages, e)
                 return out  # a good free refused: what follows would only repeat it
             b.give_back(pages)
         else:
@@ -306,8 +310,9 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
     for who, (a, b) in enumerate(zip(allocs, books)):
         field = f"step {end}: {_name(scene, who)}free of every page still held"
         for g in list(b.held):
-            how, _ = _call(a.free, list(g))
+            how, e = _call(a.free, list(g))
             if how != "returned":
+                _refused_in_use(a, g, e)
                 out[field] = how
                 return out
         out[field] = "accepted"
@@ -318,6 +323,28 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
         else:
             out[field] = got if stretch else _pages_seen(got, scene.num_pages, _Books(scene.num_pages))[0]
     return out
+
+
+def _free_is_runs_total(a: Any, i: int) -> None:
+    """The stretch's num_free against its own runs: when they disagree, a probe on a fresh allocator
+    says whether num_free counts the runs instead of their pages (named before any hint that reads
+    only which step's count differs)."""
+    runs = [tuple(r) for r in a.runs]
+    total = sum(length for _, length in runs)
+    if a.num_free != total:
+        seen = f"after step {i}, num_free is {a.num_free} with runs {runs} ({total} pages free)"
+        mistake = runs_counted(type(a), seen)
+        if mistake is not None:
+            raise mistake
+
+
+def _refused_in_use(a: Any, pages: list[int], e: Any) -> None:
+    """A free of pages in use that raised ValueError: when fresh allocators show that a refused free
+    changed a page's record (refusals.refusal_marks), name that; else the scene's hint stands."""
+    if isinstance(e, ValueError):
+        mistake = refusal_marks(type(a), f"the pages {sorted(pages)}", e)
+        if mistake is not None:
+            raise mistake
 
 
 def _settle(a: Any, b: _Books, pages: list[int]) -> None:
