@@ -5,6 +5,8 @@ of them gives the student's row, the readings here look at the difference itself
 of mistake it belongs to, with the positions, tokens or rows it concerns, so that a mistake of the
 same kind written another way is named too:
 
+- `one_kind_only` (exclusive_penalties.py): a row that asks for the repetition penalty and for frequency or
+  presence got only one kind, the other skipped because of it (an elif between the penalties).
 - `uncounted_outputs`: some tokens of req.output_ids were not counted, by the frequency and presence
   penalties or by every penalty: which positions (the newest, the first ones, ...).
 - `unscaled_seen`: some tokens of req.input_ids or req.output_ids were not scaled by the repetition
@@ -41,6 +43,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _reference,
     _token,
 )
+from minisgl_edu.grading.logits_chain.exclusive_penalties import one_kind_only
 from minisgl_edu.grading.logits_chain.mask_bits import wrong_bits
 from minisgl_edu.grading.logits_chain.mistakes import REPETITION
 
@@ -50,7 +53,8 @@ Reading = Optional[tuple[str, str]]  # (the failure's message, its hint), or Non
 def read_difference(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, reqs: list[Req], min_p: bool) -> Reading:
     """The first reading that names what is wrong with row i, or None."""
     return (
-        uncounted_outputs(i, got, want, logits, reqs, min_p)
+        one_kind_only(fn, i, got, want, logits, reqs, min_p)  # before uncounted_outputs: it looks the same
+        or uncounted_outputs(i, got, want, logits, reqs, min_p)
         or unscaled_seen(i, got, want, logits, reqs, min_p)
         or kept_changed(i, got, want, logits, reqs, min_p)
         or min_p_skipped(fn, i, got, want, logits, reqs, min_p)

@@ -1,0 +1,53 @@
+"""Applies the penalties and the logit bias only to rows that sample (`not sp.is_greedy`), keeping the
+grammar mask on every row, reading the penalties as part of sampling ("a greedy row just takes the
+model's argmax"). The contract applies each link to every row whose request asks for it: a greedy
+request with a repetition penalty or a bias must get its argmax from the penalised, biased logits."""
+
+import math
+
+import torch
+import xgrammar
+
+from minisgl_edu.core import Req
+
+MUST_FAIL = {"repetition penalty: prompt and output tokens"}
+MUST_SAY = "this greedy row came out as the model gave it"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "apply the chain to every row, greedy ones too"
+
+
+def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
+    """logits: [N, vocab], row i for reqs[i]. Returns the logits the sampler uses."""
+
+    def uses_chain(req: Req) -> bool:
+        sp = req.sampling_params
+        penalties = sp.repetition_penalty != 1.0 or sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0
+        min_p = getattr(sp, "min_p", 0.0) > 0 and not sp.is_greedy
+        return penalties or bool(sp.logit_bias) or req.grammar is not None or min_p
+
+    if not any(uses_chain(r) for r in reqs):
+        return logits
+    out = logits.float().clone()
+    vocab = out.shape[-1]
+    for i, req in enumerate(reqs):
+        sp, row = req.sampling_params, out[i]
+        if not sp.is_greedy:
+            if sp.repetition_penalty != 1.0:
+                seen = torch.tensor(sorted(set(req.input_ids) | set(req.output_ids)), dtype=torch.long)
+                values = row[seen]
+                row[seen] = torch.where(values > 0, values / sp.repetition_penalty, values * sp.repetition_penalty)
+            if req.output_ids and (sp.frequency_penalty != 0.0 or sp.presence_penalty != 0.0):
+                counts = torch.bincount(torch.tensor(req.output_ids), minlength=vocab).to(row.dtype)
+                row -= sp.frequency_penalty * counts + sp.presence_penalty * (counts > 0).to(row.dtype)
+            for token, bias in sp.logit_bias.items():
+                row[token] += bias
+        if req.grammar is not None:
+            bitmask = xgrammar.allocate_token_bitmask(1, vocab)
+            req.grammar.fill_mask(bitmask, 0)
+            bits = (bitmask[0, :, None] >> torch.arange(32, dtype=torch.int32)) & 1
+            row[~bits.flatten()[:vocab].bool()] = float("-inf")
+        min_p = getattr(sp, "min_p", 0.0)
+        if min_p > 0 and not sp.is_greedy:
+            scaled = row / sp.temperature
+            row[scaled < scaled.max() + math.log(min_p)] = float("-inf")
+    return out
