@@ -37,7 +37,6 @@ from minisgl_edu.grading.abort.checks import (
     check_other_intact,
     check_own_pages,
     check_release_asked,
-    check_silent,
     check_waiting_released,
     engine_step,
     run_scheduled,
@@ -47,6 +46,7 @@ from minisgl_edu.grading.abort.checks import (
 from minisgl_edu.grading.abort.queue_order import check_waiting_order
 from minisgl_edu.grading.abort.release_seen import changed_after_asked
 from minisgl_edu.grading.abort.scenes import abort_case
+from minisgl_edu.grading.abort.unknown_uid import case_unknown_uid
 from minisgl_edu.grading.core import Case
 from minisgl_edu.grading.fixtures import held, step_until
 from minisgl_edu.grading.harness import encode, fail_fast_if_stub, new_scheduler, remember
@@ -414,31 +414,6 @@ def case_twice(fn):
     engine_step("the overlap loop", lambda: s.run_until_idle(overlap=True))
     s.io.drain()
     check_all_back(s)
-
-
-def case_unknown_uid(fn):
-    s = start(fn)
-    got = s.abort(12345)
-    assert got is False, (
-        f"aborting a uid the scheduler never saw must return False; your function returned {got!r}. Hint: a uid "
-        "is live while it is a key of scheduler.reqs"
-    )
-    check_silent(s, "aborting a uid the scheduler never saw")
-    s.add_request(0, encode(s, SHORT), SamplingParams(max_tokens=1))
-    engine_step("a one-token request", s.run_until_idle)
-    s.io.drain()
-    got = s.abort(0)
-    assert got is False, (
-        f"request 0 already finished (a client often hangs up just then): abort must return False, "
-        f"your function returned {got!r}. Hint: a finished request has left scheduler.reqs"
-    )
-    check_silent(s, "aborting request 0, which already finished (the client has its answer),")
-    s.add_request(1, encode(s, SHORT), GREEDY)
-    abort(s, 1)
-    s.io.drain()
-    got = s.abort(1)
-    assert got is False, f"the second abort of the same request must return False; your function returned {got!r}"
-    check_silent(s, "the second abort of request 1")
 
 
 def _three_with_abort(abort_fn):

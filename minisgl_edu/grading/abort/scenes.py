@@ -40,6 +40,7 @@ from minisgl_edu.grading.abort.probes import (
     skips_row_zero,
 )
 from minisgl_edu.grading.abort.release_seen import aborting, or_fields_changed, watch
+from minisgl_edu.grading.abort.unknown_uid import NOT_LIVE
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.fixtures import BALLAST_TOKEN, token_ids
 from minisgl_edu.grading.harness import fail_fast_if_stub
@@ -270,10 +271,7 @@ MARK = "mark it finished: req.status = ReqStatus.FINISHED and req.finish_reason 
 def _returned(scene: Any, diff: Difference) -> str:
     if diff.expected is True:
         return "return True for a live uid (a key of scheduler.reqs), whatever its state"
-    return (
-        "return False, and change nothing, for a uid that is not live: never seen, finished a moment ago, "
-        "or aborted already (it left scheduler.reqs)"
-    )
+    return NOT_LIVE
 
 
 def _messages(scene: Any, diff: Difference) -> str:

@@ -28,7 +28,6 @@ Graded on its own score line ("abort_to_cache"), so the base exercise's score is
 from __future__ import annotations
 
 from minisgl_edu.core import ReqStatus, SamplingParams
-from minisgl_edu.grading.abort.base import case_unknown_uid
 from minisgl_edu.grading.abort.cache_checks import check_cached
 from minisgl_edu.grading.abort.checks import (
     GREEDY,
@@ -47,6 +46,7 @@ from minisgl_edu.grading.abort.checks import (
 from minisgl_edu.grading.abort.queue_order import check_waiting_order
 from minisgl_edu.grading.abort.release_seen import changed_after_asked
 from minisgl_edu.grading.abort.scenes import abort_case
+from minisgl_edu.grading.abort.unknown_uid import case_unknown_uid
 from minisgl_edu.grading.core import Case, Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, held, step_until
 from minisgl_edu.grading.harness import encode, remember
