@@ -42,6 +42,7 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
 from minisgl_edu.grading.prefix_cache.lfu_engine import ENGINE_PAGES, ENGINE_REQUESTS, _reference_run, _run
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
+from minisgl_edu.grading.prefix_cache.lfu_unmatched import unmatched_named
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
 from minisgl_edu.grading.prefix_cache.split_pages import split_pages_first
 from minisgl_edu.grading.prefix_cache.tree import POOL_PAGES, _evict, _insert, _match, _play, _workload
@@ -517,6 +518,7 @@ CASES = [
     ),
     tree_case(ReferenceLFURadixCache, lfu=True),
 ]
+CASES = unmatched_named(CASES)  # a KeyError from a leaf never matched, named when a probe confirms it
 CASES = split_pages_first(CASES)  # a split that cuts its pages in the wrong unit is named first
 SYMBOL = "LFURadixCache"
 SOLUTION = ReferenceLFURadixCache

@@ -25,6 +25,7 @@ from minisgl_edu.grading.prefix_cache.aliasing import aliased, note
 from minisgl_edu.grading.prefix_cache.edge_end import EMPTY_LOWER_PART, empty_lower_part
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
 from minisgl_edu.grading.prefix_cache.lock_scope import check_leaves_under_a_lock
+from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
@@ -137,33 +138,6 @@ def _drops_the_last_token_alone(cls, page_size: int) -> bool:
         return False
 
 
-LOWER_KEYED_BY_OLD_PAGE = (
-    "split files the lower part in the upper node's children under the first page of its key as it is "
-    "after the cut (node.key[n:n + page_size]), not as it was before: before the cut its first page is the "
-    "upper part's first page, and a later walk looking for the lower part's own first page never finds it"
-)
-
-
-def _lower_part_misfiled(cache) -> Optional[tuple[tuple, tuple]]:
-    """A child filed under its parent's own first page, not its own (the given `Node`'s `children`
-    dict): (the key it is filed under, the first page of its key). None when every child is where a
-    walk looks for it, or the class keeps its tree some other way."""
-    ps = getattr(cache, "page_size", PS)
-    stack = [getattr(cache, "root", None)]
-    while stack:
-        node = stack.pop()
-        children = getattr(node, "children", None)
-        if not isinstance(children, dict):
-            continue
-        own = tuple(getattr(node, "key", ()) or ())[:ps]
-        for filed, child in children.items():
-            first = tuple(getattr(child, "key", ()) or ())[:ps]
-            if own and filed == own and first != own:
-                return filed, first
-            stack.append(child)
-    return None
-
-
 EVICT_MAY_FREE = "the contract: what evict may free, and that it returns every page it removes"
 
 
@@ -239,15 +213,9 @@ def _expect_pages(cache, ids: list[int], want: list[int], why: str, hint: str = 
             "where the match ends only; the nodes above it hold the rest of the prefix",
             MATCH_LAST_NODE,
         )
-    misfiled = _lower_part_misfiled(cache) if got != want else None
+    misfiled = misfiled_hint(cache) if got != want else None
     if misfiled is not None:
-        filed, first = misfiled
-        raise Mistake(
-            f"match_prefix({ids}) returned pages {got}, expected {want}: {why}. A node whose key begins with "
-            f"{list(first)} hangs in its parent's children under {list(filed)}, the parent's own first page: a "
-            "split filed the lower part under the first page its key had before the cut, where no walk looks",
-            LOWER_KEYED_BY_OLD_PAGE,
-        )
+        raise Mistake(f"match_prefix({ids}) returned pages {got}, expected {want}: {why}. {misfiled[0]}", misfiled[1])
     if got != want:
         ps = getattr(cache, "page_size", PS)
         raise Mistake(
