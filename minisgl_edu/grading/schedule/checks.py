@@ -287,6 +287,17 @@ def _check_item_pages(s: Scheduler, batch: Batch, it: ScheduledReq) -> None:
             "a decode item ends at req.total_len: reserve(req, req.total_len), not total_len + 1; the token "
             "this step samples gets its K/V, and its page, in the next step's item",
         )
+    prompt_pages = pages_for(len(req.input_ids), s.cache.page_size)
+    if held != needed and batch.is_prefill and it.end < len(req.input_ids) and held == prompt_pages:
+        # the whole prompt's pages, taken when the request was admitted: later chunks' pages held early
+        raise Mistake(
+            f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "
+            f"{s.cache.page_size} tokens, but it holds {held}, the pages of its whole {len(req.input_ids)}-token "
+            "prompt: the later chunks' pages are taken before they are needed, from pages the admission of the "
+            "others counted as available",
+            "reserve up to the item's end, scheduler.cache.reserve(req, start + num_tokens), not the whole prompt "
+            "at admission: each later chunk reserves its own pages in the step that computes it",
+        )
     if held != needed:
         raise Mistake(
             f"request {req.uid} computes tokens up to position {it.end}, which take {needed} pages of "

@@ -46,6 +46,7 @@ from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE, counts_the_deep
 from minisgl_edu.grading.schedule.lpm_fraction import fraction_play
 from minisgl_edu.grading.schedule.lpm_head import check_head_sorted
 from minisgl_edu.grading.schedule.lpm_left_out import check_left_out
+from minisgl_edu.grading.schedule.lpm_listed import check_listed_in_queue_order
 from minisgl_edu.grading.schedule.lpm_ties import case_ties, tie_breaker
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
@@ -98,6 +99,7 @@ def case_longest_first(fn):
     batch = decide_in_order(fn, s)
     check_head_sorted(fn, batch, [2, 1, 0], order)
     check_left_out(batch, [2, 1, 0], s)
+    check_listed_in_queue_order(fn, batch, [2, 1, 0], order)
     expect_order(
         batch,
         [2, 1, 0],
@@ -156,6 +158,7 @@ def case_whole_pages(fn):
         "request 0's whole 16-token prompt is cached, but cache.admit leaves its last token to compute (its "
         "logits give the first output token), so it gets 3 pages; request 1 gets all 4"
     )
+    check_listed_in_queue_order(fn, batch, [1, 0], order)
     if _order(batch) != [1, 0] and counts_the_deepest_edge(fn):
         raise Mistake(
             f"{what}: the prefill batch should hold requests [1, 0] in that order, yours is {show(batch)}. Its "

@@ -27,6 +27,7 @@ from minisgl_edu.grading.schedule.checks import (
     lpm_sched,
 )
 from minisgl_edu.grading.schedule.lpm_head import check_head_sorted
+from minisgl_edu.grading.schedule.lpm_listed import check_listed_in_queue_order
 
 TIES_HINT = (
     "requests with the same number of cached pages keep their arrival order{}: sort by len(pages) of "
@@ -49,6 +50,7 @@ def case_ties(fn):
         order = [r.uid for r in s.waiting]
         batch = decide_in_order(fn, s)
         check_head_sorted(fn, batch, arrivals + [5], order)
+        check_listed_in_queue_order(fn, batch, arrivals + [5], order)
         expect_order(
             batch,
             arrivals + [5],
