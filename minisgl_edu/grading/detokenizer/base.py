@@ -17,6 +17,7 @@ import functools
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
+from minisgl_edu.grading.detokenizer.answer_start import check_answer_start_kept
 from minisgl_edu.grading.detokenizer.before_text import check_before_text
 from minisgl_edu.grading.detokenizer.common import (
     EARLIEST_START,
@@ -43,6 +44,7 @@ from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
 from minisgl_edu.grading.detokenizer.repeated_text import check_no_repeat
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
+from minisgl_edu.grading.detokenizer.special_before import check_special_before
 from minisgl_edu.grading.detokenizer.stale_before import check_stale_before
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.detokenizer.tail_lengths import check_every_tail_length, check_longest_start_tried
@@ -168,6 +170,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
 def case_ascii(cls):
     _check_text(cls, "The KV cache stores keys and values, so each step computes one new token.")
     check_context_in_add(cls)  # a SentencePiece-style tokenizer: a token decoded alone loses its space
+    check_answer_start_kept(cls)  # an answer that begins with a space or a newline keeps it
 
 
 def case_multibyte(cls):
@@ -186,6 +189,7 @@ def case_special_tokens(cls):
         "<|im_end|> was shown: special tokens are not text, decode with skip_special_tokens=True"
     )
     check_joined_to(pieces, "Hello there")
+    check_special_before(lambda tok: cls(tok, []))  # <|im_end|> in the middle: both decodes skip it
 
 
 def case_stray_byte(cls):

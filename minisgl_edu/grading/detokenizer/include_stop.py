@@ -55,6 +55,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
     _stream,
 )
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
+from minisgl_edu.grading.detokenizer.special_before import check_special_before, probe_ids
 from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_cut
 from minisgl_edu.grading.detokenizer.stop_keeping import reference_stop_keeping
 from minisgl_edu.grading.detokenizer.stop_piece import cut_one_short, slice_after_the_move
@@ -106,6 +107,8 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
             "before its last token arrived (hold text back while the decoded window ends in '\\ufffd')",
             WHOLE_CHARACTERS,
         )
+    if cls is not None and "".join(pieces) != expected:
+        check_special_before(lambda tok: cls(tok, [], False))  # the base part's `before` kept special tokens
     winner, _ = _first_to_complete(full, stop)
     longest = max([len(s) for s in stop if s] or [1])
     shown = ""
@@ -118,6 +121,8 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
                 n, shown, before, pieces, ids, stop, include, expected, full=full, winner=winner, where=where, cls=cls
             )
         if not stop_complete and len(shown) < len(certain) - (longest - 1):
+            if cls is not None:  # text held back after a special token: `before` kept it
+                check_special_before(lambda tok: cls(tok, [], False))
             waiting = certain[len(shown) :]
             raise Mistake(
                 f"after token {n} your add() had returned only {shown!r} and still held back {waiting!r} {where}: "
@@ -392,6 +397,9 @@ def case_no_stop_and_finish(cls):
     _play(cls, "one two three", ["two three"], True, "one two three")
     # The text finish() flushes completes a stop string begun in text already returned.
     check_final_flush_searched(cls, _judge)
+    # A special token in the middle of the stream: it adds no text, and the tokens after it lose none.
+    ids = probe_ids()
+    _judge(_stream(cls, ids, [], True), ids, [], True, _full(ids), cls)
 
 
 def case_not_held_for_ever(cls):

@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from minisgl_edu.grading.detokenizer.answer_start import START_KEPT, start_stripped
 from minisgl_edu.grading.detokenizer.common import (
     EARLIEST_START,
     FINISH_REPEATS,
@@ -41,6 +42,7 @@ from minisgl_edu.grading.detokenizer.common import (
     repeated_at_finish,
 )
 from minisgl_edu.grading.detokenizer.exact_case import CASE_SENSITIVE, changed_case, folded_at
+from minisgl_edu.grading.detokenizer.special_before import SPECIAL_BEFORE, special_before_pieces
 from minisgl_edu.grading.detokenizer.stopped import STOPPED, went_on_after_the_stop
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE, dropped_whitespace
 from minisgl_edu.grading.explore import Difference, generated
@@ -278,6 +280,12 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
     k = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
     shown_want, shown_got = "".join(want[: k + 1]), "".join(got[: k + 1])
     stream = scene.streams["AB".index(diff.field[8])]
+    # two mistakes read off the whole stream: its pieces are exactly those of the package's detokenizer
+    # with `before` decoded keeping special tokens, or it joins to the text less its leading whitespace
+    if got != want and got == special_before_pieces(stream.ids, stream.stop):
+        return SPECIAL_BEFORE
+    if start_stripped("".join(got), "".join(want)):
+        return START_KEPT
     if REPLACEMENT in shown_got and REPLACEMENT not in shown_want:
         # half a character shown (not a stray byte of the text, which the whole decode shows too)
         if not _full(stream.ids).startswith(shown_got) or _full(stream.ids[: k + 1]).endswith(REPLACEMENT):
