@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.finish.diagnoses import CASE_SENSITIVE, EOS_WITH_STOPS, folds_case
+from minisgl_edu.grading.finish.diagnoses import (
+    CASE_SENSITIVE,
+    EOS_WITH_STOPS,
+    FIRST_STOPS_ONLY,
+    IGNORED_EOS_TIE,
+    PLACES,
+    folds_case,
+    ignored_eos_ties,
+    stops_read,
+)
 from minisgl_edu.grading.finish.expect import _expect, _spans
 from minisgl_edu.grading.finish.scenes import finish_case
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
@@ -127,13 +136,22 @@ def case_order(fn):
 
 def case_ignore_eos(fn):
     _expect(fn, _req([PLAIN, 2], ignore_eos=True), None, "ignore_eos is set: an EOS token must not stop it")
-    _expect(
-        fn,
-        _req([PLAIN, 2], max_new=2, ignore_eos=True),
-        "length",
-        "ignore_eos still ends at max_new_tokens",
-        hint="the length limit holds whatever ignore_eos says",
-    )
+    try:
+        _expect(
+            fn,
+            _req([PLAIN, 2], max_new=2, ignore_eos=True),
+            "length",
+            "ignore_eos still ends at max_new_tokens",
+            hint="the length limit holds whatever ignore_eos says",
+        )
+    except Mistake as e:
+        if ignored_eos_ties(fn):  # 'stop' only where the ignored EOS is the last allowed token
+            e.args = (
+                f"{e}; with ignore_eos your check goes on at an EOS before the limit, yet answers 'stop' when the "
+                "last allowed token is an EOS: its 'stop wins the tie' test forgets ignore_eos",
+            )
+            e.hint = IGNORED_EOS_TIE
+        raise
     ids = _ids("one two three")
     _expect(
         fn,
@@ -174,6 +192,24 @@ def case_stop_across_tokens(fn):
         "every string in sampling_params.stop counts, not only the first",
         hint="loop over every string of sampling_params.stop",
     )
+    try:
+        _expect(
+            fn,
+            _req(ids, stop=["xyz", "abc", "uvw", "qrs", stop]),
+            "stop",
+            f"the output holds the 5th stop string of the list, {stop!r}: every string in sampling_params.stop "
+            "counts, however many there are",
+            hint="loop over every string of sampling_params.stop",
+        )
+    except Mistake as e:
+        read = stops_read(fn, _req(ids, stop=[stop]), EOS)
+        if read:  # found at each of the first `read` places of a longer list, and never after them
+            e.args = (
+                f"{e}; your check finds {stop!r} at each of the first {read} places of a list of {PLACES} stop "
+                f"strings, never after them: it reads only the first {read}",
+            )
+            e.hint = FIRST_STOPS_ONLY
+        raise
     _expect(fn, _req(ids[:-1], stop=[stop]), None, "'one two' does not contain 'two three' yet")
     _expect(
         fn,

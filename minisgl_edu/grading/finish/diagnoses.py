@@ -254,3 +254,55 @@ def min_in_text(fn: Any) -> str:
     except Exception:
         return ""
     return ""
+
+
+IGNORED_EOS_TIE = (
+    "under ignore_eos an EOS is ordinary text, on the last allowed token too: the request ran to its limit, so "
+    "answer 'length' there, never 'stop'; 'stop' wins the tie only for an EOS that counts (ignore_eos unset)"
+)
+
+
+def ignored_eos_ties(fn: Any, *extra: Any) -> bool:
+    """Under ignore_eos the answer goes on at an EOS away from the limit and answers 'length' at the limit
+    for a plain token, yet 'stop' when the last allowed token is an EOS: its tie rule ('stop' beats
+    'length') tests the EOS without ignore_eos."""
+
+    def probe(output: list[int], max_new: int) -> Any:
+        return fn(_req(output, max_new=max_new, ignore_eos=True), set(EOS), _decode, *extra)
+
+    try:
+        away, plain = probe([PLAIN, 2], 5), probe([PLAIN, PLAIN], 2)
+        return away is None and plain == "length" and probe([PLAIN, 2], 2) == "stop"
+    except Exception:
+        return False
+
+
+FIRST_STOPS_ONLY = (
+    "look for every string of sampling_params.stop, however long the list: this engine sets no limit on how many "
+    "stop strings a request has (the OpenAI API's four is not part of the contract), so never slice it (stop[:4])"
+)
+PLACES = 8  # the length of the probe's stop list
+
+
+def stops_read(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> int:
+    """How many stop strings from the front of the list the answer reads: it finds the stop string that
+    req's output holds at each of the first k places of a list of PLACES (the others absent from the
+    text and shorter), and at none of the places after. 0 when it does not read a fixed number."""
+    text = _decode(req.output_ids)
+    found = [s for s in req.sampling_params.stop if s in text]
+    fillers = [f"~{i}" for i in range(PLACES - 1)]
+    if not found or any(f in text for f in fillers):
+        return 0
+
+    def probe(place: int) -> bool:
+        stop = fillers[:place] + [found[0]] + fillers[place:]
+        sp = replace(req.sampling_params, stop=stop)
+        fresh = replace(req, sampling_params=sp, output_ids=list(req.output_ids))
+        return fn(fresh, set(eos_ids), _decode, *extra) == "stop"
+
+    try:
+        seen = [probe(place) for place in range(PLACES)]
+    except Exception:
+        return 0
+    k = seen.index(False) if False in seen else PLACES
+    return k if 0 < k < PLACES and not any(seen[k:]) else 0

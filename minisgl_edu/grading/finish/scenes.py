@@ -27,6 +27,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     BROKEN_CHARACTER,
     CASE_SENSITIVE,
     EOS_WITH_STOPS,
+    FIRST_STOPS_ONLY,
     LENGTH_BEFORE_STOP,
     LENGTH_ONE_LATE,
     MIN_IN_TOKENS,
@@ -39,6 +40,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     length_one_late,
     min_in_text,
     skips_broken_tail,
+    stops_read,
     window_ignores_stops,
     window_of_most_characters,
 )
@@ -221,24 +223,9 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
     missed = _how_it_missed(answer[0], scene, n) if a == "stop" and b != "stop" and answer else None
     if missed:
         return missed
-    if a == "stop" and b in (None, "length") and answer:
-        req = _request(scene)
-        req.output_ids = list(scene.output[:n])
-        extra = (scene.stretch_min,) if scene.stretch_min is not None else ()
-        if prompt_changes_answer(answer[0], req, scene.eos_ids, *extra):
-            return f"{prompt_changes_answer(answer[0], req, scene.eos_ids, *extra)}: {PROMPT_CHANGES}"
-        if changed_stops(answer[0], req, scene.eos_ids, *extra):
-            return f"{changed_stops(answer[0], req, scene.eos_ids, *extra)}: {STOPS_CHANGED}"
-        if decoded_too_little(answer[0], req, scene.eos_ids, *extra):
-            return decoded_too_little(answer[0], req, scene.eos_ids, *extra)
-        if skips_broken_tail(answer[0], req, scene.eos_ids, *extra):
-            return BROKEN_CHARACTER
-        if later_stop_undoes(answer[0], req, scene.eos_ids, *extra):
-            return LATER_STOP_UNDOES
-        if window_of_most_characters(answer[0], req, scene.eos_ids, *extra):
-            return MOST_CHARACTERS
-        if window_ignores_stops(answer[0], *extra):
-            return WINDOW_NOT_FROM_THIS_REQUEST
+    stopped = _missed_stop(answer[0], scene, n) if a == "stop" and b in (None, "length") and answer else None
+    if stopped:
+        return stopped
     if a == "stop":
         spaced = [s for s in scene.stop if s in _decode(scene.output[:n]) and s != s.strip()]
         if spaced:
@@ -276,6 +263,26 @@ def _first(scene: FinishScene, n: int) -> Req:
 def _extra(scene: FinishScene) -> tuple:
     """The arguments after decode: min_tokens for the stretch, none for the base part."""
     return (scene.stretch_min,) if scene.stretch_min is not None else ()
+
+
+def _missed_stop(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
+    """The hint for a stop string the answer missed at token n, where a probe on the same output shows why."""
+    req, extra, eos_ids = _first(scene, n), _extra(scene), scene.eos_ids
+    if prompt_changes_answer(fn, req, eos_ids, *extra):
+        return f"{prompt_changes_answer(fn, req, eos_ids, *extra)}: {PROMPT_CHANGES}"
+    if changed_stops(fn, req, eos_ids, *extra):
+        return f"{changed_stops(fn, req, eos_ids, *extra)}: {STOPS_CHANGED}"
+    if decoded_too_little(fn, req, eos_ids, *extra):
+        return decoded_too_little(fn, req, eos_ids, *extra)
+    if skips_broken_tail(fn, req, eos_ids, *extra):
+        return BROKEN_CHARACTER
+    if stops_read(fn, req, eos_ids, *extra):
+        return FIRST_STOPS_ONLY
+    if later_stop_undoes(fn, req, eos_ids, *extra):
+        return LATER_STOP_UNDOES
+    if window_of_most_characters(fn, req, eos_ids, *extra):
+        return MOST_CHARACTERS
+    return WINDOW_NOT_FROM_THIS_REQUEST if window_ignores_stops(fn, *extra) else None
 
 
 def _stop_below_min(scene: FinishScene, n: int, a: Any, answer: Optional[list]) -> str:
