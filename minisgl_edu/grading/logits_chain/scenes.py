@@ -46,6 +46,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _token,
     allowed_tokens,
 )
+from minisgl_edu.grading.logits_chain.min_p_probes import makes_log10_cut, top_k_first
 from minisgl_edu.grading.logits_chain.mistakes import (
     MIN_P_SHORTCUT,
     MISTAKES,
@@ -320,9 +321,10 @@ def _walk(r: Row, t: int, want: float, got: float, stretch: bool) -> str:
     return ", ".join(steps) + f"; expected {want:.4g}, yours {got:.4g}"
 
 
-def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> str:
+def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: Any = None) -> str:
     """The first row that differs, and the mistake its numbers show: a known one (chain.py), a link
-    left out entirely, or the chain walked through for the first token that differs."""
+    left out entirely, or the chain walked through for the first token that differs. `fn`, the answer,
+    is run again on a probe of its own before a min_p mistake that a shrunk row shares is named."""
     got, want = diff.got, diff.expected
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
         return "return one row per request, one column per token"
@@ -378,6 +380,9 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
             + "; ".join(_why_it_changes(r, stretch))
             + shortcut
         )
+    top_k = top_k_first(fn, i, got, logits, reqs) if stretch else None
+    if top_k is not None:
+        return top_k
     # the narrowest first: on a shrunk row (min_p 1, ties) dropping the tokens at the threshold and an
     # absolute threshold drop the same tokens
     narrow = ["min_p_boundary"] + [m for m in MIN_P_MISTAKES if m != "min_p_boundary"] if stretch else []
@@ -386,6 +391,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False) -> s
         narrow.insert(narrow.index("min_p_first"), "min_p_before_mask")
     mistakes = narrow + PENALTY_MISTAKES + BIAS_MISTAKES + MASK_MISTAKES + ["temperature_in_chain"]
     for m in mistakes:
+        if m == "min_p_log10" and not makes_log10_cut(fn):
+            continue  # a shrunk row cut by another mistake can sit where log10's cut would: the probe decides
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
             uncut = m in MIN_P_MISTAKES and _close(got[i], _chain(logits, reqs)[i])
             return f"row {i}: {MISTAKES[m]}" + (_skipped_too(r) if uncut else "")
@@ -492,8 +499,13 @@ HINTS = {
 
 def chain_case(reference: Any, stretch: bool = False, examples: int = 200) -> Any:
     """The generated case of `logits_chain` (stretch=False) or `logits_chain_min_p`."""
-    hints = dict(HINTS, **{"the logits it returned": lambda scene, diff: logits_hint(scene, diff, stretch)})
-    return generated(
+    answer: list = []  # the answer being graded, once its search starts: the hint probes it once more
+
+    def hint(scene: ChainScene, diff: Difference) -> str:
+        return logits_hint(scene, diff, stretch, answer[0] if answer else None)
+
+    hints = dict(HINTS, **{"the logits it returned": hint})
+    case = generated(
         ("stretch: " if stretch else "") + f"generated: {examples} batches against the package's chain",
         chain_scenes(stretch),
         play,
@@ -503,3 +515,10 @@ def chain_case(reference: Any, stretch: bool = False, examples: int = 200) -> An
         examples,
         hint="each row equals the package's chain on that row; the given tensor and the requests stay as they were",
     )
+    search = case.run
+
+    def run(impl: Any) -> None:
+        answer[:] = [impl]
+        search(impl)
+
+    return dataclasses.replace(case, run=run)
