@@ -143,6 +143,12 @@ def crash_cause(exc: BaseException) -> Optional[str]:
         return "an index past the end, or a pop from an empty list: this case reaches a size your code does not expect"
     if isinstance(exc, AttributeError) and "'NoneType'" in text:
         return "a value is None here where your code expects an object (a call that returned nothing?)"
+    if isinstance(exc, RuntimeError) and "during iteration" in text and last is mine[-1]:
+        # Python's own words for a deque, dict or set that changed while the student's loop went through it
+        return (
+            f"{text}: your loop removed (or added) an item of the collection it was going through; loop over "
+            "a copy of it (for r in list(q)), or find the item first and remove it after the loop"
+        )
     if isinstance(exc, ZeroDivisionError):
         return "a division by zero: in this case the divisor is 0"
     return f"your code raised {type(exc).__name__} on this case's inputs: that line does not hold for them"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from minisgl_edu.grading.allocator.refusals import refusal_marks
+from minisgl_edu.grading.allocator.refusals import PAST_THE_END, past_the_end, refusal_marks
 from minisgl_edu.grading.allocator.scenes import _num_free
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.feedback import crash_cause
@@ -279,6 +279,13 @@ def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
     except ValueError:
         return
     except Exception as e:
+        if isinstance(e, IndexError) and past_the_end(type(a)):  # free([2]) of 2 pages raised it too
+            raise Mistake(
+                f"free({pages!r}) raised IndexError; {why} must raise ValueError. A fresh allocator of 2 pages "
+                "raises IndexError for free([2]) too: page 2 is past the end, and your code reads its table "
+                "with it before checking it",
+                PAST_THE_END,
+            ) from e
         raise Mistake(
             f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError", "raise ValueError"
         ) from e

@@ -5,6 +5,8 @@ Where this sits: the base part's cases (base.py, frees.py) and the generated sce
 the symptom, a negative `num_free` or a page in use that `free` refuses. The probes here run the
 answer once more on fresh allocators of 2 pages, to name the mistake only when the answer really
 changed its state in the call it refused: a count taken down before the check, and never put back.
+It also names the one refusal that fails before any state changes: an id past the end, num_pages,
+read from the answer's table before it is checked, so that free() raises IndexError, not ValueError.
 """
 
 from __future__ import annotations
@@ -18,6 +20,23 @@ COUNT_AFTER_REFUSAL = (
     "a refused allocate leaves num_free as it was: check n against the free pages before you take n off the "
     "count (or take it off only once the pages are taken)"
 )
+
+PAST_THE_END = (
+    "check both ends of a page id: an id past the end (p >= num_pages) raises ValueError too, before your "
+    "code looks it up in its table; indexing a list of num_pages entries with it raises IndexError instead"
+)
+
+
+def past_the_end(cls) -> bool:
+    """Does free([2]) on a fresh allocator of 2 pages raise IndexError? Then the id is looked up in a
+    table of 2 entries before anything checks it against num_pages (a check of p < 0 only)."""
+    try:
+        cls(2).free([2])
+    except IndexError:
+        return True
+    except Exception:
+        return False
+    return False
 
 
 def _count_after_refusal(cls, n: int) -> Optional[int]:

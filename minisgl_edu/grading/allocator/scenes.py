@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
 from minisgl_edu.grading.allocator.contiguous_reads import runs_counted
-from minisgl_edu.grading.allocator.refusals import count_taken_first, refusal_marks
+from minisgl_edu.grading.allocator.refusals import PAST_THE_END, count_taken_first, refusal_marks
 from minisgl_edu.grading.allocator.runs import (
     FALLBACK,
     RUNS_AS_ENDS,
@@ -387,6 +387,12 @@ def outcome_hint(scene: AllocScene, diff: Difference) -> str:
             return "refuse only when n > num_free: allocate(0) always fits, even with no page free"
         return "allocate(n) succeeds whenever n <= num_free (asking for exactly num_free gets every free page)"
     if want == "raises ValueError":
+        if (
+            got.startswith("raised IndexError")
+            and op[0] == "bad"
+            and op[2] in ("num_pages", "a bad id among good ones")
+        ):
+            return PAST_THE_END  # the only id not in 0..num_pages-1 in these calls is num_pages
         if got.startswith("raised"):
             repeat = op[0] == "bad" and op[2] in ("the same page twice", "a page twice, apart")
             return BAD_HINTS[op[2]] if repeat else "a page that is not in use raises ValueError"

@@ -12,7 +12,7 @@ from minisgl_edu.kvcache import OutOfPages
 MUST_FAIL = {"free of a page never handed out", "a refused free() loses no page"}
 MUST_SAY = "must raise ValueError"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "raise ValueError"
+HINT_SAYS = "an id past the end (p >= num_pages)"
 
 
 class PageAllocator:
