@@ -44,6 +44,7 @@ from minisgl_edu.grading.schedule.edges import (
     case_unlocked_prefix_tight,
 )
 from minisgl_edu.grading.schedule.engine import engine_cases
+from minisgl_edu.grading.schedule.page_rounding import ONE_PAGE_TOO_MANY, full_last_page_message
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 
@@ -305,11 +306,15 @@ def case_whole_pool(fn):
             "count every request once: list the admitted requests (running, and waiting with a row) before "
             "cache.admit(req), or do not add req to a list built after it",
         )
+    full_page = full_last_page_message(fn) if batch is None or req.table_idx < 0 else ""
     holds(
         batch is not None and req.table_idx >= 0,
         f"request 0 may need {need} pages, exactly the {s.cache.num_available} available, and nothing "
-        "else runs: it fits and must be admitted. Nothing else will ever free more pages, so it would wait forever",
-        "a request whose worst case equals cache.num_available fits: compare with <=, not <",
+        "else runs: it fits and must be admitted. Nothing else will ever free more pages, so it would wait "
+        f"forever.{full_page}",
+        ONE_PAGE_TOO_MANY
+        if full_page
+        else "a request whose worst case equals cache.num_available fits: compare with <=, not <",
     )
     expect(batch, ("prefill", [(0, 0, 8)]), "the request that needs the whole pool runs alone")
 

@@ -26,7 +26,9 @@ from minisgl_edu.grading.schedule.checks import (
     not_admitted,
     sched,
 )
+from minisgl_edu.grading.schedule.page_rounding import refuse_full_last_page
 from minisgl_edu.grading.schedule.page_sizes import other_page_sizes
+from minisgl_edu.grading.schedule.queue_claims import QUEUE_COUNTED, counts_the_queue_behind
 from minisgl_edu.kvcache import pages_for
 
 
@@ -265,13 +267,17 @@ def case_shared_prefix_tight(fn):
         need = pages_for(final, s.cache.page_size)
         batch = decide(fn, s)
         if fits:
-            admitted_now(
-                s,
-                req,
+            why = (
                 f"its prompt starts with 16 tokens cached on 4 pages that running request 0 holds, and "
                 f"cache.admit gives them to request 1 too: its run ({final} tokens, {need} pages) needs "
                 f"{need - 4} pages more, request 0 may still take 96, and 96 + {need - 4} = 251, exactly "
-                "the 251 available",
+                "the 251 available"
+            )
+            refuse_full_last_page(fn, req, why)
+            admitted_now(
+                s,
+                req,
+                why,
                 "count after cache.admit(req): the pages a request holds then include its cached prefix, which "
                 "it does not need again (and a sum equal to cache.num_available fits)",
                 applies=lambda: admits(fn, *_tight(max_tokens - 16)[::2]),  # four pages to spare
@@ -345,7 +351,9 @@ def case_both_orders(fn):
             )
             expect(batch, ("decode", [(0, 8, 1)]), f"{arrived}: request 2 waits behind request 1", hint)
         else:
-            expect(batch, ("prefill", [(2, 0, 8)]), f"{arrived}: request 2 came first and fits")
+            queued = counts_the_queue_behind(fn) if items_of(batch) != ("prefill", [(2, 0, 8)]) else ""
+            what = f"{arrived}: request 2 came first and fits{queued}"
+            expect(batch, ("prefill", [(2, 0, 8)]), what, QUEUE_COUNTED if queued else "")
     s = sched()
     first, second = waiting(s, 1, 9), waiting(s, 2, 6)
     prefilled(s, second)  # request 2's prompt is done first (as under LPM): running is [2, 1]
@@ -392,6 +400,9 @@ def case_unlocked_prefix_tight(fn):
             f"request 0 may still take 96"
         )
         if fits:
+            refuse_full_last_page(
+                fn, req, f"{prefix}: 96 + {need - 4} = 247, exactly the 247 available after admission"
+            )
             admitted_now(
                 s,
                 req,

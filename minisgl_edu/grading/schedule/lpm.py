@@ -47,6 +47,7 @@ from minisgl_edu.grading.schedule.lpm_fraction import fraction_play
 from minisgl_edu.grading.schedule.lpm_head import check_head_sorted
 from minisgl_edu.grading.schedule.lpm_left_out import check_left_out
 from minisgl_edu.grading.schedule.lpm_listed import check_listed_in_queue_order
+from minisgl_edu.grading.schedule.lpm_page_ids import PAGE_IDS, sorts_by_page_ids
 from minisgl_edu.grading.schedule.lpm_ties import case_ties, tie_breaker
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
@@ -335,18 +336,25 @@ def case_room_for_the_cached(fn):
     order = [r.uid for r in s.waiting]
     batch = decide_in_order(fn, s)
     if items_of(batch) != ("prefill", [(2, 12, 1)]):
+        page_ids = sorts_by_page_ids(fn)  # ranked by the page ids, not the page count: say so first
+        rematched = s.reqs[0].table_idx >= 0 and s.reqs[1].table_idx < 0
+        hint = PAGE_IDS if page_ids else REMATCHED if rematched else ""
         raise Mistake(
             "requests 0 (nothing cached), 1 (2 cached pages) and 2 (3 cached pages) wait, and the only room left "
             "is those 5 cached pages. The order, fixed before the batch: 2, 1, 0. Admitting request 2 reserves one "
             "new page for its last prompt token, which evicts request 1's unlocked cached pages; request 1, next in "
             "that order, now needs 5 pages and does not fit, so nobody after it is admitted: the batch is request "
-            f"2's last token alone. Yours: {show(batch)}; admitted: {[u for u in order if s.reqs[u].table_idx >= 0]}",
-            "match every waiting request once, before the batch, and keep that order while you admit: a request "
-            "whose cached prefix an earlier admission evicted keeps its place (and, not fitting, still stops the "
-            "batch); do not match the rest again after each admission"
-            if s.reqs[0].table_idx >= 0 and s.reqs[1].table_idx < 0
-            else "",
+            f"2's last token alone. Yours: {show(batch)}; admitted: {[u for u in order if s.reqs[u].table_idx >= 0]}"
+            f"{page_ids}",
+            hint,
         )
+
+
+REMATCHED = (
+    "match every waiting request once, before the batch, and keep that order while you admit: a request whose "
+    "cached prefix an earlier admission evicted keeps its place (and, not fitting, still stops the batch); do "
+    "not match the rest again after each admission"
+)
 
 
 def case_cache_changes(fn):
