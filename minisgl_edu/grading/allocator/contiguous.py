@@ -37,6 +37,7 @@ from minisgl_edu.grading.allocator.contiguous_probes import (
 )
 from minisgl_edu.grading.allocator.contiguous_reads import read_runs, runs_counted
 from minisgl_edu.grading.allocator.frees import free_nothing
+from minisgl_edu.grading.allocator.refusals import other_error, other_refusal, other_why
 from minisgl_edu.grading.allocator.runs import (
     OVERLAP,
     RUNS_AS_ENDS,
@@ -189,6 +190,8 @@ class _Pair:
             pass
         except Exception as e:
             msg = f"free({pages}) raised {type(e).__name__}; {why} must raise ValueError"
+            if other_refusal(type(self.mine), repeats=True) == type(e).__name__:  # right checks, wrong error
+                raise Mistake(msg + other_why(type(e).__name__, True), other_error(type(e).__name__)) from e
             if only_repeat:
                 raise Mistake(msg + REPEAT_WHY, REPEAT) from e
             raise AssertionError(msg) from e

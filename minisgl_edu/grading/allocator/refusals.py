@@ -7,6 +7,8 @@ answer once more on fresh allocators of 2 pages, to name the mistake only when t
 changed its state in the call it refused: a count taken down before the check, and never put back.
 It also names the one refusal that fails before any state changes: an id past the end, num_pages,
 read from the answer's table before it is checked, so that free() raises IndexError, not ValueError.
+And the refusal that is right in all but its exception: free() turns the bad calls down, changing
+nothing, but with another error than ValueError (KeyError from set.remove, AssertionError from assert).
 """
 
 from __future__ import annotations
@@ -114,3 +116,64 @@ def refusal_marks(cls, what: str, e: ValueError) -> Optional[Mistake]:
         "never be freed again",
         RECORD_AFTER_REFUSAL,
     )
+
+
+def other_refusal(cls, repeats: bool = False) -> Optional[str]:
+    """The name of the exception free() refuses bad calls with, when it is not ValueError but the checks
+    are right: on a fresh allocator of 4 pages with 2 handed out, free([a free page]) and free([a free page,
+    a page in use]) (and with `repeats`, free([a page in use, the same page]): the stretch refuses a whole
+    call) each raise that same exception, num_free stays 2, and freeing the 2 pages then brings it to 4.
+    None when the answer does anything else."""
+    try:
+        a = cls(4)
+        held = list(a.allocate(2))
+        spare = next(p for p in range(4) if p not in held)
+    except Exception:
+        return None
+    names = set()
+    for bad in [[spare], [spare, held[0]]] + ([[held[0], held[0]]] if repeats else []):
+        try:
+            a.free(bad)
+        except ValueError:
+            return None
+        except Exception as e:
+            names.add(type(e).__name__)
+        else:
+            return None
+    try:
+        if len(names) != 1 or a.num_free != 2:
+            return None
+        a.free(held)
+        return names.pop() if a.num_free == 4 else None
+    except Exception:
+        return None
+
+
+def other_error(name: str) -> str:
+    """The hint for a free() whose checks are right but raise `name` (other_refusal), not ValueError."""
+    return (
+        f"a bad free raises ValueError: your free() refuses the right calls, but with {name}, which the caller's "
+        "`except ValueError` does not catch. Test each page yourself (p in ...) and raise ValueError"
+    )
+
+
+def other_why(name: str, repeats: bool = False) -> str:
+    """What other_refusal saw, to end a message that says which bad free raised `name`."""
+    calls = "a free page and a free page with a page in use"
+    if repeats:
+        calls = "a free page, a free page with a page in use and a page in use listed twice"
+    return (
+        f". On a fresh allocator of 4 pages with 2 handed out, your free() refuses {calls}, each with {name} "
+        "and changing nothing: the checks are right, the exception is not"
+    )
+
+
+def refused_with(cls, where: str, how: str, repeats: bool = False) -> None:
+    """Raise the Mistake for the bad free of `where` that `how` says raised (scenes.play's outcome, "raised
+    KeyError: ..."), when other_refusal confirms that the answer refuses bad calls with that exception."""
+    if not how.startswith("raised "):
+        return
+    name = other_refusal(cls, repeats)
+    if name is not None and how.startswith(f"raised {name}:"):
+        msg = f"{where}: a bad free {how}; it must raise ValueError" + other_why(name, repeats)
+        raise Mistake(msg, other_error(name))

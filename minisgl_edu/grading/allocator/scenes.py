@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
 from minisgl_edu.grading.allocator.contiguous_reads import runs_counted
-from minisgl_edu.grading.allocator.refusals import PAST_THE_END, count_taken_first, refusal_marks
+from minisgl_edu.grading.allocator.refusals import PAST_THE_END, count_taken_first, refusal_marks, refused_with
 from minisgl_edu.grading.allocator.runs import (
     FALLBACK,
     RUNS_AS_ENDS,
@@ -303,6 +303,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
             out[field] = "accepted" if how == "returned" else how
             if how == "returned":
                 return out  # an accepted bad free is the difference: what follows only repeats it
+            refused_with(type(a), f"step {i}", how, repeats=stretch)  # right checks, another exception?
             if not stretch:
                 _settle(a, b, pages)
         after(i, who)
