@@ -77,6 +77,12 @@ def _new(cls, page_size: int = PS):
     return cache
 
 
+MATCH_NONE = (
+    "match_prefix returns the node where the match ends, the root when nothing matches (pages []), never None: "
+    "the cache manager locks that node for every request it admits and unlocks it when the request ends"
+)
+
+
 def _match(cache, ids: list[int]) -> tuple[object, list[int]]:
     got = cache.match_prefix(list(ids))
     assert isinstance(got, tuple) and len(got) == 2, (
@@ -87,6 +93,8 @@ def _match(cache, ids: list[int]) -> tuple[object, list[int]]:
     assert isinstance(pages, list) and all(isinstance(p, int) for p in pages), (
         f"match_prefix's pages must be a list of page ids (ints), not {pages!r}"
     )
+    if node is None:  # seen here, before lock(None) crashes on it with a cause that names no call
+        raise Mistake(f"match_prefix({ids}) returned None as its node (pages {pages})", MATCH_NONE)
     note(cache, ids, pages)
     return node, pages
 

@@ -15,6 +15,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
+from minisgl_edu.grading.verify.past_the_end import ACCEPT_PAST_THE_END, reads_past_the_drafts
 from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.skipped import skipped_check
@@ -409,7 +410,12 @@ def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int
 
 
 def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: str, mistakes=ALL_MISTAKES) -> None:
-    got = _call(fn, req, drafts, targets)
+    try:
+        got = _call(fn, req, drafts, targets)
+    except IndexError as e:  # the crash keeps its message (the student's line); the hint names the loop
+        if reads_past_the_drafts(fn):
+            e.hint = ACCEPT_PAST_THE_END
+        raise
     want = package_step(_copy(req), list(drafts), list(targets))
     if got == want:
         return
