@@ -90,7 +90,7 @@ PENALTY_MISTAKES = [
     "pres_needs_freq",
     "freq_pres_pooled",
 ]
-BIAS_MISTAKES = ["bias_replaces", "bias_first"]
+BIAS_MISTAKES = ["bias_replaces", "bias_first", "bias_on_model_logit"]
 MASK_MISTAKES = [
     "mask_not_greedy",
     "mask_skipped",
@@ -195,6 +195,8 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
         def bias():
             for t, b in sp.logit_bias.items():
                 row[t] = b if mistake == "bias_replaces" else row[t] + b
+                if mistake == "bias_on_model_logit":  # the model's logit + bias: the penalties on t undone
+                    row[t] = logits[i, t].float() + b
 
         links = [repetition, frequency_presence, bias]
         if mistake == "freq_before_rep":

@@ -40,6 +40,8 @@ MISTAKES = {
     "bias_replaces": "logit_bias replaced the logit: the bias is added to it",
     "bias_first": "logit_bias was added before the penalties, so the repetition penalty scaled the bias too: "
     "the bias comes after the penalties",
+    "bias_on_model_logit": "logit_bias was added to the model's logit, not to the logit the penalties left: a "
+    "biased token that was also penalised lost its penalty",
     "mask_not_greedy": "the grammar's mask was not applied to this greedy row: the sampler takes the argmax of "
     "what you return, so it would pick a token the grammar forbids. Mask every row that has a grammar, "
     "greedy ones too",
@@ -126,6 +128,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "freq_before_rep": "the repetition penalty scales the model's logit; then subtract",
     "bias_replaces": "logit += bias for every (token, bias) in sampling_params.logit_bias",
     "bias_first": "the order is repetition, frequency and presence, logit_bias, grammar mask",
+    "bias_on_model_logit": "add the bias to the row the penalties left (row[token] += bias), not to the "
+    "model's logits[i, token]: that undoes the penalties on a biased token",
     "mask_not_greedy": MASK,
     "mask_skipped": MASK,
     "mask_mirrored": "token 32 * k + j is allowed when (bitmask[k] >> j) & 1: bit 0 is the lowest bit, so shift "

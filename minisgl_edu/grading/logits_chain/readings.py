@@ -6,7 +6,8 @@ of mistake it belongs to, with the positions, tokens or rows it concerns, so tha
 same kind written another way is named too:
 
 - `one_kind_only` (exclusive_penalties.py): a row that asks for the repetition penalty and for frequency or
-  presence got only one kind, the other skipped because of it (an elif between the penalties).
+  presence got only one kind, the other skipped because of it (an elif between the penalties);
+  `presence_beside_frequency` there: presence skipped because the row has frequency.
 - `uncounted_outputs`: some tokens of req.output_ids were not counted, by the frequency and presence
   penalties or by every penalty: which positions (the newest, the first ones, ...).
 - `unscaled_seen`: some tokens of req.input_ids or req.output_ids were not scaled by the repetition
@@ -43,7 +44,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _reference,
     _token,
 )
-from minisgl_edu.grading.logits_chain.exclusive_penalties import one_kind_only
+from minisgl_edu.grading.logits_chain.exclusive_penalties import one_kind_only, presence_beside_frequency
 from minisgl_edu.grading.logits_chain.mask_bits import wrong_bits
 from minisgl_edu.grading.logits_chain.mistakes import REPETITION
 
@@ -54,6 +55,7 @@ def read_difference(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, r
     """The first reading that names what is wrong with row i, or None."""
     return (
         one_kind_only(fn, i, got, want, logits, reqs, min_p)  # before uncounted_outputs: it looks the same
+        or presence_beside_frequency(fn, i, got, want, logits, reqs, min_p)  # (the same, one link down)
         or uncounted_outputs(i, got, want, logits, reqs, min_p)
         or unscaled_seen(i, got, want, logits, reqs, min_p)
         or kept_changed(i, got, want, logits, reqs, min_p)
