@@ -143,19 +143,20 @@ WINDOW_NOT_FROM_THIS_REQUEST = (
 
 def window_ignores_stops(fn: Any, *extra: Any) -> int:
     """The tokens the answer decodes at once (its widest decode call) on 100 ' ok' tokens, when that is
-    the same for stop=['!'] (1 byte) and for a stop string of 60 bytes, and shorter than the 60: its
-    window does not follow the request's stop strings (kept from an earlier request, or fixed). 0 when
-    it does, or when that window is one token (the newest token alone) or 60 tokens or more (the whole
-    output): other mistakes, with their own hints."""
+    the same for stop=['!'] (1 byte), for a stop string of 60 bytes in one word and for one of 30 words,
+    and shorter than 60: its window does not follow the request's stop strings (kept from an earlier
+    request, or fixed). 0 when it does, or when that window is one token (the newest token alone) or 60
+    tokens or more (the whole output): other mistakes, with their own hints. The 30 words keep a window
+    counted in words (window_words.py) out of this one."""
     widths = []
-    for stop in ("!", "~" * 60):
+    for stop in ("!", "~" * 60, " a" * 30):
         calls: list[list[int]] = []
         try:
             fn(_req([PLAIN] * 100, max_new=500, stop=[stop]), set(EOS), noting_decode(calls), *extra)
         except Exception:
             return 0
         widths.append(max((len(ids) for ids in calls), default=0))
-    return widths[0] if widths[0] == widths[1] and 1 < widths[0] < 60 else 0
+    return widths[0] if len(set(widths)) == 1 and 1 < widths[0] < 60 else 0
 
 
 MOST_CHARACTERS = (

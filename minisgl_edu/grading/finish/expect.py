@@ -15,9 +15,7 @@ from minisgl_edu.grading.finish.decoded_window import NEGATIVE_START, SEARCH_SKI
 from minisgl_edu.grading.finish.diagnoses import (
     COUNT_GATE,
     MOST_CHARACTERS,
-    WINDOW_NOT_FROM_THIS_REQUEST,
     count_gate,
-    window_ignores_stops,
     window_of_most_characters,
 )
 from minisgl_edu.grading.finish.missed_match import missed_in_text
@@ -41,6 +39,7 @@ from minisgl_edu.grading.finish.searched_text import (
     prompt_changes_answer,
 )
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids
+from minisgl_edu.grading.finish.window_words import window_too_short
 
 
 def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:
@@ -119,12 +118,9 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
     )
     if missed:
         why, hint = f"{why}; {missed[0]}", missed[1]
-    if want == "stop" and got in (None, "length") and window_ignores_stops(fn):
-        why += (
-            f"; your check decodes the last {window_ignores_stops(fn)} tokens both for stop=['!'] (1 byte) and for "
-            "a stop string of 60 bytes: its window does not follow this request's stop strings"
-        )
-        hint = WINDOW_NOT_FROM_THIS_REQUEST
+    window = window_too_short(fn) if want == "stop" and got in (None, "length") else None
+    if window:
+        why, hint = f"{why}; {window[0]}", window[1]
     raise Mistake(
         f"{why}: your check_finish returned {got!r}, expected {want!r} "
         f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",

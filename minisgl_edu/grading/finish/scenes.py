@@ -32,7 +32,6 @@ from minisgl_edu.grading.finish.diagnoses import (
     LENGTH_ONE_LATE,
     MIN_IN_TOKENS,
     MOST_CHARACTERS,
-    WINDOW_NOT_FROM_THIS_REQUEST,
     differs_in_case_only,
     eos_skipped_with_stops,
     folds_case,
@@ -41,7 +40,6 @@ from minisgl_edu.grading.finish.diagnoses import (
     min_in_text,
     skips_broken_tail,
     stops_read,
-    window_ignores_stops,
     window_of_most_characters,
 )
 from minisgl_edu.grading.finish.min_probes import (
@@ -61,6 +59,7 @@ from minisgl_edu.grading.finish.searched_text import (
     prompt_changes_answer,
 )
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, noting_decode
+from minisgl_edu.grading.finish.window_words import window_too_short
 from minisgl_edu.grading.pieces import PIECES, stretch_of
 
 PROMPTS = ["Count for me.", "Say END when done.", "我爱北京", "Write 2 + 2 = 4 and stop."]
@@ -282,7 +281,8 @@ def _missed_stop(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
         return LATER_STOP_UNDOES
     if window_of_most_characters(fn, req, eos_ids, *extra):
         return MOST_CHARACTERS
-    return WINDOW_NOT_FROM_THIS_REQUEST if window_ignores_stops(fn, *extra) else None
+    window = window_too_short(fn, *extra)
+    return window[1] if window else None
 
 
 def _stop_below_min(scene: FinishScene, n: int, a: Any, answer: Optional[list]) -> str:
