@@ -10,7 +10,8 @@ are the first rows of the batch, where the j-th grammar request is row j, and a 
 per grammar request fits a batch of grammar rows only: `misplaced` runs the answer again on the
 batch with those rows moved to the front, then on those rows and the others apart, and
 `bitmask_rows` names the mistake when that puts the batch right. `call_or_name` and `run_or_name`
-call the answer and, when it raises, ask the same question before the error goes on to the student.
+call the answer and, when it raises, ask the same question before the error goes on to the student
+(and then mask_padding.py's: a bitmask used with its padding bits).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import torch
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.logits_chain.chain import _call, _close_all, _reference
+from minisgl_edu.grading.logits_chain.mask_padding import padded_mask
 
 
 def _right(fn: Callable, logits: torch.Tensor, reqs: list[Req], rows: list[int], min_p: bool) -> bool:
@@ -102,7 +104,7 @@ def call_or_name(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: boo
     try:
         return _call(fn, logits, reqs)
     except Exception as error:
-        named = bitmask_rows(fn, logits, reqs, min_p, _crashed(fn, error))
+        named = bitmask_rows(fn, logits, reqs, min_p, _crashed(fn, error)) or padded_mask(fn, reqs, _crashed(fn, error))
         if named is None:
             raise
         raise Mistake(*named) from None  # (the line is in the message)
@@ -115,7 +117,7 @@ def run_or_name(fn: Callable, given: torch.Tensor, reqs: list[Req]) -> None:
     try:
         fn(given, reqs)
     except Exception as error:
-        named = bitmask_rows(fn, logits, reqs, False, _crashed(fn, error))
+        named = bitmask_rows(fn, logits, reqs, False, _crashed(fn, error)) or padded_mask(fn, reqs, _crashed(fn, error))
         if named is None:
             raise
         raise Mistake(*named) from None  # (the line is in the message)
