@@ -52,6 +52,7 @@ from minisgl_edu.grading.logits_chain.mistakes import (
     MISTAKES,
 )
 from minisgl_edu.grading.logits_chain.readings import kept_changed
+from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
 
 # Logits from a grid: ties and exact zeros happen, and the numbers stay readable in a failure.
 GRID = [1.0, -1.0, 2.0, 0.0, -2.5, 3.0, 0.5, -0.5]
@@ -393,6 +394,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
     for m in mistakes:
         if m == "min_p_log10" and not makes_log10_cut(fn):
             continue  # a shrunk row cut by another mistake can sit where log10's cut would: the probe decides
+        if not shows_on_probe(fn, m, stretch):
+            continue  # a penalty left out and one the bias undid give the same shrunk row: the probe decides
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
             uncut = m in MIN_P_MISTAKES and _close(got[i], _chain(logits, reqs)[i])
             return f"row {i}: {MISTAKES[m]}" + (_skipped_too(r) if uncut else "")

@@ -14,7 +14,7 @@ from minisgl_edu.core import Req
 MUST_FAIL = {"logit_bias after the penalties"}
 MUST_SAY = "logit_bias was added to the model's logit"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "not to the model's logits[i, token]"
+HINT_SAYS = "the penalties left"
 
 
 def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
