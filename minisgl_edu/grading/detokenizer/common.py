@@ -52,6 +52,15 @@ def pieces_of(detok, ids: list[int]) -> list[str]:
     return pieces
 
 
+def probe_pieces(make, ids: list[int]) -> list[str] | None:
+    """The pieces the answer's object `make()` gives on a probe's own `ids`, or None when it raises there.
+    A probe only confirms a mistake; an answer that fails on the probe's input is left to the case's checks."""
+    try:
+        return pieces_of(make(), ids)
+    except Exception:
+        return None
+
+
 FINISH_REPEATS = (
     "finish() returns only text not yet returned: the look-back token before the unfinished ones was decoded "
     "and returned already, so cut its text off what finish() decodes"

@@ -15,7 +15,7 @@ answer's must equal).
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import REPLACEMENT, pieces_of
+from minisgl_edu.grading.detokenizer.common import REPLACEMENT, pieces_of, probe_pieces
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 
@@ -51,20 +51,13 @@ def special_before_pieces(ids: list[int], stop: list[str]) -> list[str]:
     return pieces_of(special_before(tokenizer(), list(stop)), ids)
 
 
-def _pieces(make, ids: list[int]) -> list[str]:
-    try:
-        return pieces_of(make(tokenizer()), ids)
-    except Exception:
-        return []
-
-
 def check_special_before(make) -> None:
     """Raise SPECIAL_BEFORE when the answer (`make(tokenizer)` builds one without stop strings) gives on
     `probe_ids()` exactly the pieces of `special_before`, which are not the right ones."""
     ids = probe_ids()
     wrong, right = special_before_pieces(ids, []), pieces_of(package_detokenizer(tokenizer(), []), ids)
     assert "".join(wrong) != "".join(right), "setup: a special `before` must lose text on the probe"
-    got = _pieces(make, ids)
+    got = probe_pieces(lambda: make(tokenizer()), ids)
     if got != wrong:
         return
     raise Mistake(

@@ -14,7 +14,7 @@ the package's detokenizer with this one change, and not the right ones.
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import REPLACEMENT, pieces_of
+from minisgl_edu.grading.detokenizer.common import REPLACEMENT, pieces_of, probe_pieces
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 
@@ -42,20 +42,16 @@ class stale_before(package_detokenizer):
         return self._release(final=False)
 
 
-def _joined(cls, ids: list[int]) -> str:
-    try:
-        return "".join(p if isinstance(p, str) else "" for p in pieces_of(cls(tokenizer(), []), ids))
-    except Exception:
-        return ""
-
-
 def check_stale_before(cls) -> None:
     """Raise STALE_BEFORE when the answer's pieces on TEXT (no stop strings, every character one token
     or less) join to what `stale_before` gives, which is not the text."""
     ids = tokenizer().encode(TEXT)
-    wrong = _joined(stale_before, ids)
+    wrong = "".join(pieces_of(stale_before(tokenizer(), []), ids))
     assert wrong != TEXT, "setup: the stale `before` must lose text on TEXT"
-    got = _joined(cls, ids)
+    pieces = probe_pieces(lambda: cls(tokenizer(), []), ids)
+    if pieces is None:
+        return
+    got = "".join(pieces)
     if got != wrong:
         return
     raise Mistake(
