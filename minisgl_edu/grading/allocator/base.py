@@ -28,6 +28,7 @@ from minisgl_edu.grading.allocator.frees import (
     refused_in_use,
 )
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
+from minisgl_edu.grading.allocator.shortage import not_raised
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.grading.limits import CaseTimeout
@@ -261,7 +262,7 @@ def case_out_of_pages(cls):
     a = cls(3)
     _allocate(a, 2)
     try:
-        a.allocate(2)
+        got = a.allocate(2)
     except OutOfPages:
         pass
     except Exception as e:
@@ -273,7 +274,7 @@ def case_out_of_pages(cls):
             RAISE_OUT_OF_PAGES,
         ) from e
     else:
-        raise AssertionError("asking for 2 pages with 1 free must raise OutOfPages")
+        raise not_raised(cls, "asking for 2 pages with 1 free", got)
     assert _num_free(a) == 1, f"a failed allocate must not take any page; num_free went from 1 to {_num_free(a)}"
     assert len(_allocate(a, 1)) == 1, "the last page must still be there after a failed allocate"
     _must_run_out(cls(3), 4, 3, " of 3 pages in all (more than the whole pool)", MORE_THAN_THE_POOL)
@@ -326,7 +327,7 @@ MORE_THAN_THE_POOL = (
 
 def _must_run_out(a, n: int, free: int, pool: str = "", hint: str = RAISE_OUT_OF_PAGES) -> None:
     try:
-        a.allocate(n)
+        got = a.allocate(n)
     except OutOfPages:
         pass
     except Exception as e:
@@ -334,7 +335,7 @@ def _must_run_out(a, n: int, free: int, pool: str = "", hint: str = RAISE_OUT_OF
             raise _ran_dry(a, n, free, e) from e
         raise Mistake(f"allocate({n}) with {free} free{pool} raised {type(e).__name__}: raise OutOfPages", hint) from e
     else:
-        raise AssertionError(f"allocate({n}) with {free} free pages{pool} must raise OutOfPages")
+        raise not_raised(type(a), f"allocate({n}) with {free} free pages{pool}", got)
     left = _num_free(a)
     expect(
         left == free, f"a refused allocate({n}) must take nothing; num_free went from {free} to {left}", TAKE_NOTHING
