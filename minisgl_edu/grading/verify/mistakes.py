@@ -70,6 +70,9 @@ MISTAKES = {
     "have more bytes ('🚀🚀🚀': 3 characters, 12 bytes) and span more tokens than that tail holds",
     "stop_window_shorter": "the tail you decoded was sized by a stop string shorter in bytes than the longest of "
     "the list (the first, the last or the shortest): every stop string of the list must fit in it",
+    "stop_all": "the request finished on a stop string only when the tail held every stop string of the list "
+    "(all(...) where any(...) is due): one stop string is enough, so a token that completes any one of req.stop "
+    "finishes the request ('stop'), whatever the others",
     "kv_no_drafts": "kv_len left out the accepted drafts: their K/V was computed in this pass at their own "
     "positions and is valid, so kv_len counts every token the request now has but its newest, the accepted "
     "drafts included",
@@ -141,6 +144,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "max(len(s.encode()) for s in stop) + 4, not by the bytes of max(stop, key=len)",
     "stop_window_shorter": "the longest stop string of the list sizes the tail: decode max(len(s.encode()) for s in "
     "stop) + 4 tokens, whatever string the list holds first or last",
+    "stop_all": "any stop string of the list that the decoded tail holds finishes the request: any(s in text for "
+    "s in stop), not all(...)",
     "kv_no_drafts": _KV,
     "kv_counts_rejected": _KV,
     "kv_counts_newest": _KV,
@@ -183,6 +188,7 @@ FINISH_MISTAKES = [
     "stop_window_margin",
     "stop_window_most_chars",
     "stop_window_shorter",
+    "stop_all",
     "whole_run",
     "finish_not_on_model_token",
     "stop_in_pieces",

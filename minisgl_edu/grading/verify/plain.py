@@ -61,7 +61,8 @@ def _finish(
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 2) :])
         else:  # the engine's window: a token stands for at least one byte of UTF-8
             text = req.decode(output[-(max(len(s.encode("utf-8")) for s in req.stop) + 4) :])
-        stop = any(s in text for s in req.stop)
+        found = all if mistake == "stop_all" else any  # all(): every stop string had to show
+        stop = found(s in text for s in req.stop)
     if mistake == "finish_not_on_model_token" and model_token:
         eos = stop = False
     limit = req.max_new_tokens + (mistake == "length_one_past") - (mistake == "length_one_early")

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.verify.every_stop import makes_every_stop
 from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.plain import _step
@@ -338,7 +339,14 @@ def _skipped(scene: VerifyScene, want: VerifyResult, fn) -> str:
 def _probed_cut(scene: VerifyScene, want: VerifyResult, fn) -> Optional[str]:
     """A 'stop' the answer missed, named by the class the answer shows on the steps that tell it:
     the model's own token (here the finishing one) not checked, or a stop string's text decoded in
-    pieces (output tail and new tokens apart)."""
+    pieces (output tail and new tokens apart), or every stop string of the list required (all())."""
+    req = _request(scene)
+    try:
+        got = _call(fn, req, list(scene.drafts), list(scene.targets))
+    except Exception:
+        got = None
+    if got is not None and makes_every_stop(fn, req, list(scene.drafts), list(scene.targets), got):
+        return "stop_all"
     if len(want.tokens) == want.accepted + 1 and model_token_unchecked(fn):
         return "finish_not_on_model_token"
     by_eos = want.tokens[-1] in scene.eos_ids and not scene.ignore_eos
