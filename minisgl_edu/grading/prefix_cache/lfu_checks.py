@@ -11,7 +11,9 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_only_at_exactly_n
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
+from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.grading.prefix_cache.tree import _evict, _insert, _match, _new
 
 
@@ -45,6 +47,13 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     freed = _evict(cache, n, nodes)
     if sorted(freed) == sorted(want):
         return
+    # Two mistakes of the base part that change which pages go, whatever the order: name them first.
+    exact, taken = stops_only_at_exactly_n(type(cache)), takes_over(type(cache))
+    if exact or taken:
+        raise Mistake(
+            f"evict({n}) freed pages {sorted(freed)}, expected {sorted(want)}: {why}{exact or taken}",
+            STOPS_AT_EXACTLY_N if exact else TAKES_OVER,
+        )
     said = HITS_IN_LOCK if _hits_only_when_locked(type(cache)) else ""
     said = said or (AGED_BY_EVICT if _evict_ages_counts(type(cache)) else "")
     said = said or count_changed_by(type(cache))

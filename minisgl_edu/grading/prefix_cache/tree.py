@@ -23,11 +23,13 @@ from minisgl_edu.grading.feedback import raised_by_grader
 from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.grading.prefix_cache.aliasing import aliased, note
 from minisgl_edu.grading.prefix_cache.edge_end import EMPTY_LOWER_PART, empty_lower_part
+from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_only_at_exactly_n
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
 from minisgl_edu.grading.prefix_cache.lock_scope import check_leaves_under_a_lock
 from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
+from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -41,7 +43,9 @@ def _own_hint(run):
     of the case's (which only names the part of the contract the case plays). Any failed check first
     plays one split on a fresh tree (split_pages.py): a split that gives its parts other pages than
     their keys' is named as the cause, whatever symptom the check saw; then two walks that end at an
-    edge's end (edge_end.py): a split made there, leaving an empty lower part, is named too."""
+    edge's end (edge_end.py): a split made there, leaving an empty lower part, is named too; then evict(n)
+    on leaves of two pages (exact_n.py): an evict that stops only at exactly n pages is named too, and
+    last an insert over a cached prefix (takes_over.py) that puts the caller's pages on it."""
 
     @functools.wraps(run)
     def case(cls):
@@ -57,6 +61,12 @@ def _own_hint(run):
             empty = empty_lower_part(cls)  # a split at an edge's end: the walks after it stop short
             if empty:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{empty}", EMPTY_LOWER_PART) from None
+            exact = stops_only_at_exactly_n(cls)  # an evict that overshoots breaks most checks of evict
+            if exact:
+                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{exact}", STOPS_AT_EXACTLY_N) from None
+            taken = takes_over(cls)  # the caller's pages on a cached prefix: wrong pages everywhere after
+            if taken:
+                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{taken}", TAKES_OVER) from None
             if "Hint: " not in text:
                 raise
             said, hint = text.rsplit("Hint: ", 1)
