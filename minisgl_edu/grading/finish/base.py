@@ -16,9 +16,11 @@ from minisgl_edu.grading.finish.diagnoses import (
     EOS_WITH_STOPS,
     FIRST_STOPS_ONLY,
     IGNORED_EOS_TIE,
+    LENGTH_WITH_STOPS,
     PLACES,
     folds_case,
     ignored_eos_ties,
+    length_skipped_with_stops,
     stops_read,
 )
 from minisgl_edu.grading.finish.expect import _expect, _spans
@@ -86,6 +88,13 @@ def case_length(fn):
         hint="the max_new_tokens-th token is the last: 'length' once len(req.output_ids) == req.max_new_tokens "
         "(>=, not >)",
     )
+    if length_skipped_with_stops(fn):  # the same output, with a stop string the text does not hold
+        raise Mistake(
+            "3 of max 3 tokens, with the stop string 'xyz', which the text ' ok ok ok' does not hold: your "
+            "check_finish returned None, expected 'length'; without stop strings it returned 'length'. A request "
+            "with stop strings never reaches your length test",
+            LENGTH_WITH_STOPS,
+        )
     # The prompt does not count: 'length' after 1 output token of max 3 behind a prompt of 4 tokens, and
     # not behind a prompt of 1, is a length taken over prompt and output together.
     short = _req([PLAIN], max_new=3, prompt="Hi")

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from minisgl_edu.core import Req
+from minisgl_edu.grading.finish.min_probes import UNREACHABLE_MIN, ends_unreachable_min
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req, noting_decode
 
 CASE_SENSITIVE = (
@@ -112,6 +113,63 @@ def length_one_late(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> bool:
         return fn(same, set(eos_ids), _decode, *extra) is None and fn(lower, set(eos_ids), _decode, *extra) == "length"
     except Exception:
         return False
+
+
+LENGTH_WITH_STOPS = (
+    "the length limit ends a request that has stop strings too: when none of them is in the tail, go on to the "
+    "length test instead of returning None from the stop-string branch (`return 'stop' if any(...) else None` "
+    "skips it); 'length' once len(req.output_ids) >= req.max_new_tokens, for every request"
+)
+
+
+def length_skipped_with_stops(fn: Any, *extra: Any) -> bool:
+    """The answer goes on at the last allowed token of ' ok ok ok' (max_new_tokens=3) with the stop string
+    'xyz', which the text does not hold, yet answers 'length' for the same output without stop strings:
+    it tests the length only for a request that has none. (`*extra` is min_tokens, 0 for the stretch.)"""
+    out = [PLAIN] * 3
+    try:
+        with_stop = fn(_req(out, max_new=3, stop=["xyz"]), set(EOS), _decode, *extra)
+        return with_stop is None and fn(_req(out, max_new=3), set(EOS), _decode, *extra) == "length"
+    except Exception:
+        return False
+
+
+def last_allowed_hint(fn: Any, n: int, cap: int, *extra: Any) -> str:
+    """The generated phase's hint where the answer goes on at output token n, the last allowed
+    (req.max_new_tokens=cap): the mistake a probe of its own confirms, the length skipped for a request
+    with stop strings or tested with > (one token late), else the rule alone."""
+    where = f"output token {n} is the last allowed, req.max_new_tokens={cap}"
+    if length_skipped_with_stops(fn, *extra):
+        return f"{where}, and no stop string is in the text: {LENGTH_WITH_STOPS}"
+    if length_one_late(fn, _req([PLAIN] * 3, max_new=3), set(EOS), *extra):
+        return f"{where}: 'length' once len(req.output_ids) == req.max_new_tokens (>=, not >)"
+    return f"{where}: 'length' once len(req.output_ids) >= req.max_new_tokens, whatever else the request holds"
+
+
+def counts_the_prompt(fn: Any, *extra: Any) -> bool:
+    """The answer returns 'length' for 1 output token of max 3 behind the prompt 'Count for me.' (4 tokens),
+    yet None behind the 1-token prompt 'Hi': its length counts the prompt's tokens too."""
+    try:
+        long, short = (
+            fn(_req([PLAIN], max_new=3, prompt=p), set(EOS), _decode, *extra) for p in ("Count for me.", "Hi")
+        )
+        return long == "length" and short is None
+    except Exception:
+        return False
+
+
+def early_length_hint(fn: Any, n: int, cap: int, prompt: str, min_tokens: Any) -> str:
+    """The generated phase's hint where the answer says 'length' at output token n, below req.max_new_tokens
+    (cap): the mistake a probe of its own confirms, the prompt counted or (stretch) a minimum above the limit
+    that ends the request at once, else the rule alone."""
+    if min_tokens is not None and min_tokens > cap and ends_unreachable_min(fn):
+        return f"min_tokens={min_tokens} is above req.max_new_tokens={cap}: " + UNREACHABLE_MIN
+    if counts_the_prompt(fn, *([0] if min_tokens is not None else [])):
+        return (
+            f"{n} output tokens are below req.max_new_tokens={cap}, with the prompt's {len(_ids(prompt))} tokens "
+            "they are not: max_new_tokens counts len(req.output_ids) only, not the prompt"
+        )
+    return f"{n} output tokens are below req.max_new_tokens={cap}: 'length' only once len(req.output_ids) >= it"
 
 
 LENGTH_BEFORE_STOP = (

@@ -64,6 +64,15 @@ def drops_unreachable_min(fn: Any) -> bool:
         return False
 
 
+def ends_unreachable_min(fn: Any) -> bool:
+    """The answer returns 'length' for 1 output token of max 3 when min_tokens=10 is above the limit, yet
+    None for the same output with min_tokens=0: it ends a request with an unreachable minimum at once."""
+    try:
+        return [fn(_req([PLAIN], max_new=3), set(EOS), _decode, m) for m in (10, 0)] == ["length", None]
+    except Exception:
+        return False
+
+
 STATE_KEPT = (
     "state kept between calls outside the request (keyed by uid or anything else): keep nothing between calls, "
     "everything you need is on req (len(req.output_ids), req.sampling_params) and in the arguments; the answer "

@@ -33,8 +33,10 @@ from minisgl_edu.grading.finish.diagnoses import (
     MIN_IN_TOKENS,
     MOST_CHARACTERS,
     differs_in_case_only,
+    early_length_hint,
     eos_skipped_with_stops,
     folds_case,
+    last_allowed_hint,
     length_before_stop,
     length_one_late,
     min_in_text,
@@ -320,18 +322,12 @@ def _length_hint(scene: FinishScene, n: int, a: Any, b: Any, is_eos: bool, answe
             f"min_tokens={scene.stretch_min} its EOS or stop string is held back: the length still ends the request, "
             "so test the length even when you hold a 'stop' back, and answer 'length'"
         )
-    if a == "length" and b is None and n == scene.max_new_tokens:
-        return (
-            f"output token {n} is the last allowed, req.max_new_tokens={scene.max_new_tokens}: 'length' once "
-            "len(req.output_ids) == req.max_new_tokens (>=, not >)"
-        )
+    if a == "length" and b is None and n == scene.max_new_tokens and answer:
+        return last_allowed_hint(answer[0], n, scene.max_new_tokens, *([0] if scene.stretch_min is not None else []))
     if a == "length":
         return f"{n} output tokens reached req.max_new_tokens={scene.max_new_tokens} (the clamped limit, not sampling_params.max_tokens)"
-    if b == "length" and n < scene.max_new_tokens <= n + len(_ids(scene.prompt)):
-        return (
-            f"{n} output tokens are below req.max_new_tokens={scene.max_new_tokens}, with the prompt's "
-            f"{len(_ids(scene.prompt))} tokens they are not: max_new_tokens counts len(req.output_ids) only, not the prompt"
-        )
+    if b == "length" and answer:
+        return early_length_hint(answer[0], n, scene.max_new_tokens, scene.prompt, scene.stretch_min)
     if b == "length":
         return f"{n} output tokens are below req.max_new_tokens={scene.max_new_tokens}: 'length' only once len(req.output_ids) >= it"
     return HINTS_TEXT

@@ -1,0 +1,44 @@
+"""When min_tokens is above req.max_new_tokens it returns 'length' at once, reading 'the request ends
+with "length"' as 'it cannot meet its minimum, so cut it now'. The contract means the length limit
+still applies as usual: the request runs to max_new_tokens output tokens and ends there with
+'length'; this answer ends it after its first token."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from minisgl_edu.core import Req
+
+MUST_FAIL = {"stretch: max_tokens still ends it"}
+MUST_SAY = "which the request can never reach, still holds the EOS back"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "never drop the minimum"
+
+
+def check_finish(req: Req, eos_ids: set[int], decode: Optional[Callable[[list[int]], str]] = None) -> Optional[str]:
+    """Return "stop", "length" or None for `req`, whose newest token is req.output_ids[-1]."""
+    sp = req.sampling_params
+    if not sp.ignore_eos and req.output_ids[-1] in eos_ids:
+        return "stop"
+    if sp.stop and decode is not None:
+        # a stop string of b bytes spans at most b tokens, + the token it starts in and a margin
+        window = max(len(s.encode("utf-8")) for s in sp.stop) + 4
+        tail = decode(req.output_ids[-window:])
+        if any(s in tail for s in sp.stop):
+            return "stop"
+    if len(req.output_ids) >= req.max_new_tokens:
+        return "length"
+    return None
+
+
+def check_finish_min_tokens(
+    req: Req, eos_ids: set[int], decode: Optional[Callable[[list[int]], str]], min_tokens: int
+) -> Optional[str]:
+    """check_finish, with EOS and stop strings held back until min_tokens output tokens exist."""
+    n = len(req.output_ids)
+    if min_tokens > req.max_new_tokens:
+        return "length"  # the minimum can never be met: cut it off
+    if n < min_tokens:
+        # Too early for EOS and stop strings; the length limit is a hard cap all the same.
+        return "length" if n >= req.max_new_tokens else None
+    return check_finish(req, eos_ids, decode)
