@@ -21,6 +21,8 @@ read by the waiting release too: `changed_after_asked(s, req)`, asked right afte
 the request with what it was when release() was called and names it before the batch lands. The
 generated phase watches its schedulers too: `or_fields_changed` wraps a field's hint, and on a
 difference replays the answer on the scene inside `recording()` to find such a release.
+`watch` also notes an abort that unpins its request itself (`unpinned`): the pin is the batch's, and
+without it release() gives everything back at once; that mistake is named before any field's.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class Watch:
     now: int = 0  # id() of the request whose abort is running, 0 between aborts
     waited: set[int] = field(default_factory=set)  # its release waits for a batch in flight
     asked: dict[int, tuple[dict[str, Any], bool]] = field(default_factory=dict)  # id(req) -> (fields, cache_it)
+    unpinned: set[int] = field(default_factory=set)  # the abort unpinned it itself, its batch in flight
 
 
 _WATCHES: "weakref.WeakKeyDictionary[Any, Watch]" = weakref.WeakKeyDictionary()
@@ -92,6 +95,14 @@ def watch(s: Any) -> None:
         return inner(req, cache_it)
 
     cache.release = release
+    inner_unpin = cache.unpin
+
+    def unpin(reqs: Any) -> None:
+        # the landing batch unpins with w.now == 0; an unpin inside the abort is the answer's own
+        w.unpinned.update(id(r) for r in reqs if w.now == id(r) and pinned.get(id(r)))
+        return inner_unpin(reqs)
+
+    cache.unpin = unpin
 
 
 @contextmanager
@@ -115,6 +126,21 @@ def _show(values: dict[str, Any]) -> str:
         return f"req.{name} = {v}"
 
     return ", ".join(one(k, v) for k, v in values.items())
+
+
+UNPINNED = (
+    "your abort called scheduler.cache.unpin() on the request whose batch is in flight, so release() did not "
+    "wait: it gave the row and pages back at once while the GPU may still write them, and the batch's own "
+    "unpin when it lands finds no pin left",
+    "never unpin the request yourself: the pin is the batch's (the overlap loop unpins it when the batch lands). "
+    "Call scheduler.cache.release() with the pin still on: it waits for the batch, then gives everything back",
+)
+
+
+def unpinned(s: Any) -> Optional[Mistake]:
+    """The mistake when the abort unpinned a request whose batch was in flight (the pin is the batch's)."""
+    w = _WATCHES.get(s)
+    return Mistake(*UNPINNED) if w is not None and w.unpinned else None
 
 
 def changed(s: Any, counted: bool = False) -> Optional[Mistake]:
@@ -212,7 +238,7 @@ def reads_first(check: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return check(s, *args, **kwargs)
         except AssertionError as e:
-            mistake = changed(s)
+            mistake = unpinned(s) or changed(s)
             if mistake is None:
                 raise
             raise mistake from e
@@ -232,7 +258,7 @@ def or_fields_changed(hint: Any, replay: Callable[[Any], Any]) -> Callable[[Any,
             except Exception:
                 pass  # the difference's own hint stands
         for w in watches:
-            mistake = _changed(w)
+            mistake = Mistake(*UNPINNED) if w.unpinned else _changed(w)
             if mistake is not None:
                 return mistake.hint
         return hint(scene, diff) if callable(hint) else hint

@@ -44,7 +44,7 @@ from minisgl_edu.grading.abort.checks import (
     start,
 )
 from minisgl_edu.grading.abort.queue_order import check_waiting_order
-from minisgl_edu.grading.abort.release_seen import changed_after_asked
+from minisgl_edu.grading.abort.release_seen import changed_after_asked, unpinned
 from minisgl_edu.grading.abort.scenes import abort_case
 from minisgl_edu.grading.abort.unknown_uid import case_unknown_uid
 from minisgl_edu.grading.core import Case, Mistake, hinted
@@ -240,7 +240,7 @@ def _in_flight_at(fn, offset: int) -> None:
     b = held(s, 0, match=True)
     _abort(s, 0)
     check_gone(s, 0)
-    mistake = changed_after_asked(s, req)  # a field the waiting release reads, changed after asking
+    mistake = unpinned(s) or changed_after_asked(s, req)  # the batch's pin undone; a field changed after asking
     if mistake is not None:
         raise mistake
     early = [p for p in b.row[b.own_from :] if s.cache.allocator.is_free(p)]
