@@ -40,6 +40,7 @@ from minisgl_edu.grading.schedule.checks import (
     show,
     show_expected,
 )
+from minisgl_edu.grading.schedule.edges import case_memory_margins
 from minisgl_edu.grading.schedule.engine import run_steps
 from minisgl_edu.grading.schedule.lpm_chunked import chunked_first_above_the_threshold, sorted_behind_a_chunk
 from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE, counts_the_deepest_edge
@@ -507,6 +508,13 @@ CASES = [
         "stretch: cached pages make room",
         case_room_for_the_cached,
         "the base part's admission rule, applied in the new order",
+    ),
+    Case(
+        # The base part's own margins (edges.py), one request waiting so the order plays no part: an
+        # admission that counts too few pages is caught here, not only in the base part's score.
+        "stretch: memory, exact fit and one page short",
+        case_memory_margins,
+        "the base part's admission rule: each request's whole run in pages, rounded up per request",
     ),
     Case(
         "stretch: the cache changes while requests wait",
