@@ -431,7 +431,13 @@ def test_dashboard_in_chromium(server, tmp_path):
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(f"{server.url}/dashboard?key={API_KEY}")
             assert "key=" not in page.url  # out of the address bar at once
-            page.wait_for_function("document.body.dataset.updates !== undefined")  # the state came in
+            # The state came in. Polled through page.evaluate: wait_for_function's own polling evaluates a
+            # string inside the page, which the dashboard's CSP (no 'unsafe-eval') refuses whenever the
+            # first look finds the state not there yet.
+            deadline = time.monotonic() + SETTLE_S
+            while not page.evaluate("document.body.dataset.updates !== undefined"):
+                assert time.monotonic() < deadline, f"the dashboard's state did not come in within {SETTLE_S} s"
+                page.wait_for_timeout(100)
             # Four long streams run (cut at the end), four short ones wait behind them, then finish.
             running = Streams(server, [{**body(i, 200), "stream": True} for i in range(1, 5)], cut=[True] * 4)
             first = wait_page(page, lambda v: len(v["rows"]) == 4 and len(v["owners"]) == 4, "4 requests running")
