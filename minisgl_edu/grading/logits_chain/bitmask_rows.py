@@ -11,7 +11,8 @@ per grammar request fits a batch of grammar rows only: `misplaced` runs the answ
 batch with those rows moved to the front, then on those rows and the others apart, and
 `bitmask_rows` names the mistake when that puts the batch right. `call_or_name` and `run_or_name`
 call the answer and, when it raises, ask the same question before the error goes on to the student
-(and then mask_padding.py's: a bitmask used with its padding bits).
+(and then mask_padding.py's, a bitmask used with its padding bits, and crash_reads.py's: counts
+shorter than the vocabulary, a property called).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import torch
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.logits_chain.chain import _call, _close_all, _reference
+from minisgl_edu.grading.logits_chain.crash_reads import read_crash
 from minisgl_edu.grading.logits_chain.mask_padding import padded_mask
 
 
@@ -99,25 +101,36 @@ def _crashed(fn: Callable, error: Exception) -> str:
     return f"your process_logits raised {type(error).__name__} on this batch{at} ({first})"
 
 
+def _named_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception):
+    """(message, hint) for a crash a known mistake explains, asked in this order: misplaced bitmask rows,
+    a bitmask used with its padding bits, then crash_reads.py's; None otherwise."""
+    what = _crashed(fn, error)
+    return (
+        bitmask_rows(fn, logits, reqs, min_p, what)
+        or padded_mask(fn, reqs, what)
+        or read_crash(fn, logits, reqs, min_p, error, what)
+    )
+
+
 def call_or_name(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool = False) -> torch.Tensor:
-    """_call; when the answer raises and misplaced bitmask rows explain it, a Mistake that says so."""
+    """_call; when the answer raises and a known mistake explains it, a Mistake that says so."""
     try:
         return _call(fn, logits, reqs)
     except Exception as error:
-        named = bitmask_rows(fn, logits, reqs, min_p, _crashed(fn, error)) or padded_mask(fn, reqs, _crashed(fn, error))
+        named = _named_crash(fn, logits, reqs, min_p, error)
         if named is None:
             raise
         raise Mistake(*named) from None  # (the line is in the message)
 
 
 def run_or_name(fn: Callable, given: torch.Tensor, reqs: list[Req]) -> None:
-    """fn(given, reqs) on the very tensor (a case that looks for in-place changes); when it raises and
-    misplaced bitmask rows explain it, a Mistake that says so."""
+    """fn(given, reqs) on the very tensor (a case that looks for in-place changes); when it raises and a
+    known mistake explains it, a Mistake that says so."""
     logits = given.clone()
     try:
         fn(given, reqs)
     except Exception as error:
-        named = bitmask_rows(fn, logits, reqs, False, _crashed(fn, error)) or padded_mask(fn, reqs, _crashed(fn, error))
+        named = _named_crash(fn, logits, reqs, False, error)
         if named is None:
             raise
         raise Mistake(*named) from None  # (the line is in the message)

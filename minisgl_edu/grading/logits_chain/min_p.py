@@ -9,6 +9,9 @@ Before that, `_check_min_p` looks for an answer whose min_p never reaches what i
 copies the batch, so min_p counts as a link, yet every row comes back without min_p's cut): that
 is a mistake of how the cut is written, not of the shortcut, and is said as such, unless the cut
 lands once one setting of the row is taken away (readings.py: then min_p skips rows with it).
+Only an answer whose min_p counts as a link is told so: on a batch of one min_p row it does not
+hand back the tensor it was given, as it was. Whatever a batch shows, min_p read from the request
+instead of its sampling params is asked first (min_p_source.py).
 
 Graded on its own score line, so the base exercise's score is unchanged.
 """
@@ -35,6 +38,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     reference_chain,
 )
 from minisgl_edu.grading.logits_chain.check import check_rows
+from minisgl_edu.grading.logits_chain.min_p_source import min_p_on_the_request
 from minisgl_edu.grading.logits_chain.readings import _what_makes_it_skip, min_p_skipped
 from minisgl_edu.grading.logits_chain.scenes import chain_case
 
@@ -49,6 +53,19 @@ MIN_P_NOT_WRITTEN_HINT = (
     "of that tensor (masked_fill without the underscore returns a new tensor and leaves the row as it was, and "
     "so does a cut made on a copy of the row)"
 )
+
+
+def _min_p_is_a_link(fn) -> bool:
+    """On a batch of one row whose only link is min_p, the answer does not hand back the very tensor it was
+    given, as it was: its shortcut takes min_p for a link."""
+    logits = _rows(MIN_P_ROW)
+    given = logits.clone()
+    try:
+        out = fn(given, [_req(temperature=1.0, min_p=0.1)])
+    except Exception:
+        return False
+    same = isinstance(out, torch.Tensor) and out.data_ptr() == given.data_ptr()
+    return not (same and torch.equal(given, logits))
 
 
 def _cut_never_lands(fn, logits: torch.Tensor, reqs: list[Req]) -> bool:
@@ -68,12 +85,24 @@ def _cut_never_lands(fn, logits: torch.Tensor, reqs: list[Req]) -> bool:
         again = _call(fn, more, reqs + [extra])[: len(reqs)]
     except Exception:
         return False  # (check_rows says what is wrong)
-    return _close_all(out.detach().float(), without) and _close_all(
+    never = _close_all(out.detach().float(), without) and _close_all(
         again, package_chain(more.clone(), reqs + [extra]).float()[: len(reqs)]
     )
+    return never and _min_p_is_a_link(fn)  # a shortcut that skips min_p is not a cut that never lands
 
 
 def _check_min_p(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str]) -> None:
+    """`_check_rows_min_p`; when it finds a mistake, min_p read from the request explains it first."""
+    try:
+        _check_rows_min_p(fn, logits, reqs, mistakes)
+    except Mistake as found:
+        on_request = min_p_on_the_request(fn, str(found))
+        if on_request is None:
+            raise
+        raise Mistake(*on_request) from None
+
+
+def _check_rows_min_p(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str]) -> None:
     """`check_rows` with min_p, after telling apart a min_p whose cut never lands on the tensor returned."""
     if _cut_never_lands(fn, logits, reqs):
         got, want = _call(fn, logits, reqs), reference_chain(logits.clone(), reqs).float()

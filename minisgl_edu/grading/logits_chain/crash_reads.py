@@ -1,0 +1,113 @@
+"""A crash of the answer read as one known mistake, before the error goes on to the student.
+
+Where this sits: bitmask_rows.py's `call_or_name` and `run_or_name` call the answer for every hand
+case; when it raises and neither misplaced bitmask rows (bitmask_rows.py) nor a padded mask
+(mask_padding.py) explain it, `read_crash` asks two more questions, each by running the answer
+again on inputs of the grader's own:
+
+* counts shorter than the vocabulary: `torch.bincount(ids)` is only max(ids) + 1 long, so
+  subtracting it from a row of `vocab` logits fails unless the output holds the vocabulary's last
+  token. The answer raises on a row with output [1, 1] yet gets it right with output [1, 11].
+* a property called: `sampling_params.is_greedy` is a bool, and `sp.is_greedy()` calls that bool.
+  The answer gets the batch right once is_greedy is a bool that may also be called.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable, Optional
+
+import torch
+
+from minisgl_edu.core import Req, SamplingParams
+from minisgl_edu.grading.logits_chain.chain import V, _call, _close_all, _reference, _req
+
+# --- counts shorter than the vocabulary -------------------------------------------------------------
+
+
+def _counts_right(fn: Callable, output: list[int]) -> Optional[bool]:
+    """True if the answer gets a row with frequency_penalty 0.5 and this output right, False if it
+    gets it wrong, None if it raises."""
+    logits = torch.linspace(-1.0, 1.0, V).unsqueeze(0)
+    reqs = [_req(output=output, frequency_penalty=0.5)]
+    try:
+        return _close_all(_call(fn, logits, reqs), _reference(logits, reqs, False))
+    except Exception:
+        return None
+
+
+def short_counts(fn: Callable, reqs: list[Req], what: str) -> Optional[tuple[str, str]]:
+    """(message, hint) when a batch with frequency or presence penalties raised, and the answer raises on
+    output [1, 1] yet gets output [1, V - 1] right (its largest id is the vocabulary's last token, so
+    counts of max(ids) + 1 entries have one per token); None otherwise."""
+    counted = any(
+        r.output_ids and (r.sampling_params.frequency_penalty or r.sampling_params.presence_penalty) for r in reqs
+    )
+    if not counted or _counts_right(fn, [1, 1]) is not None or not _counts_right(fn, [1, V - 1]):
+        return None
+    return (
+        f"{what}. On a row of its own with frequency_penalty 0.5 your function raises too when the output is "
+        f"[1, 1], yet gets the row right when the output is [1, {V - 1}], whose largest id is the vocabulary's last "
+        f"token: your counts are max(ids) + 1 long, not one per token of the row's {V}. torch.bincount(ids) "
+        "counts only up to the largest id it is given: pass minlength",
+        "the counts must have one entry per vocabulary token, as long as the row: torch.bincount(ids, "
+        "minlength=vocab) (without minlength they are only max(ids) + 1 long, shorter than the row)",
+    )
+
+
+# --- a property called ------------------------------------------------------------------------------
+
+
+class _Flag:
+    """is_greedy's bool that may also be called: `sp.is_greedy` and `sp.is_greedy()` give the same."""
+
+    def __init__(self, value: bool):
+        self.value = value
+
+    def __bool__(self) -> bool:
+        return self.value
+
+    def __call__(self) -> bool:
+        return self.value
+
+
+class _CallableGreedy(SamplingParams):
+    """The same sampling params, whose is_greedy may also be called."""
+
+    @property
+    def is_greedy(self) -> _Flag:  # type: ignore[override]
+        return _Flag(SamplingParams.is_greedy.fget(self))
+
+
+def _callable_greedy(req: Req) -> Req:
+    """A copy of `req` (its own token lists, the same grammar) with _CallableGreedy sampling params."""
+    sp = copy.copy(req.sampling_params)  # (min_p, the stretch's field, is copied with it)
+    sp.__class__ = _CallableGreedy
+    new = copy.copy(req)
+    new.input_ids, new.output_ids, new.sampling_params = list(req.input_ids), list(req.output_ids), sp
+    return new
+
+
+def called_property(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
+    """(message, hint) when the answer raised TypeError on this batch and gets it right once is_greedy
+    may also be called; None otherwise."""
+    if not isinstance(error, TypeError):
+        return None
+    try:
+        right = _close_all(_call(fn, logits, [_callable_greedy(r) for r in reqs]), _reference(logits, reqs, min_p))
+    except Exception:
+        right = False
+    if not right:
+        return None
+    return (
+        f"{what}. Given sampling params whose is_greedy may also be called, your function gets this batch right: "
+        "sampling_params.is_greedy is a property, already a bool (temperature 0, or top_k 1), so sp.is_greedy() "
+        "calls that bool",
+        "sampling_params.is_greedy is a property, not a method: read it as sp.is_greedy without () (with () "
+        "Python calls the bool it gives: 'bool' object is not callable)",
+    )
+
+
+def read_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
+    """(message, hint) for a crash one of the known mistakes above explains; None otherwise."""
+    return short_counts(fn, reqs, what) or called_property(fn, logits, reqs, min_p, error, what)
