@@ -41,6 +41,7 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
 )
 from minisgl_edu.grading.prefix_cache.lfu_engine import ENGINE_PAGES, ENGINE_REQUESTS, _reference_run, _run
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
+from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.lfu_unmatched import unmatched_named
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
@@ -170,9 +171,11 @@ def case_path(cls):
         Q_PAGES,
         "P (pages 10, 11) was passed by all 4 matches on their way to C1 and C2, so it has 4 hits, Q has 3: "
         "Q goes first",
-        {
+        {  # named only when P has fewer hits than Q whichever child the last match went through
             (10, 11): " (P has fewer hits in your tree: a match counts one hit for every node whose pages it "
             "returns, the ancestors of the deepest node too, not only the node it ends at)"
+            if path_count_probe(cls) == "ancestors uncounted"
+            else ""
         },
     )
     _counts(cache, 2, 2, "evicting Q")

@@ -26,6 +26,7 @@ from minisgl_edu.grading.prefix_cache.edge_end import EMPTY_LOWER_PART, empty_lo
 from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_only_at_exactly_n
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
 from minisgl_edu.grading.prefix_cache.lock_scope import check_leaves_under_a_lock
+from minisgl_edu.grading.prefix_cache.match_cut import MATCH_CUT_TO_A_PAGE_COUNT, cut_to_a_page_count
 from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
@@ -45,7 +46,8 @@ def _own_hint(run):
     their keys' is named as the cause, whatever symptom the check saw; then two walks that end at an
     edge's end (edge_end.py): a split made there, leaving an empty lower part, is named too; then evict(n)
     on leaves of two pages (exact_n.py): an evict that stops only at exactly n pages is named too, and
-    last an insert over a cached prefix (takes_over.py) that puts the caller's pages on it."""
+    an insert over a cached prefix (takes_over.py) that puts the caller's pages on it, and last matches
+    on fresh trees (match_cut.py): a match cut to len(ids) // page_size tokens is named too."""
 
     @functools.wraps(run)
     def case(cls):
@@ -67,6 +69,9 @@ def _own_hint(run):
             taken = takes_over(cls)  # the caller's pages on a cached prefix: wrong pages everywhere after
             if taken:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{taken}", TAKES_OVER) from None
+            cut = cut_to_a_page_count(cls)  # a match of the first len(ids) // page_size tokens: every match short
+            if cut:
+                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{cut}", MATCH_CUT_TO_A_PAGE_COUNT) from None
             if "Hint: " not in text:
                 raise
             said, hint = text.rsplit("Hint: ", 1)
@@ -145,13 +150,14 @@ def drops_the_last_token(ids: list[int], want: list[int], got, page_size: int) -
 
 
 def _drops_the_last_token_alone(cls, page_size: int) -> bool:
-    """The answer drops the last token on a tree of one edge, with no split anywhere: two whole
-    pages inserted and matched again come back as one page."""
+    """The answer drops the last token on a tree of one edge, with no split anywhere: three whole
+    pages inserted and matched again come back as two (with two pages, a match cut to a page count,
+    match_cut.py, would come back one page short as well)."""
     try:
         probe = cls(page_size)
-        ids = [1] * page_size + [2] * page_size
-        probe.insert(list(ids), [10, 11])
-        return probe.match_prefix(list(ids))[1] == [10]
+        ids = [1] * page_size + [2] * page_size + [3] * page_size
+        probe.insert(list(ids), [10, 11, 12])
+        return probe.match_prefix(list(ids))[1] == [10, 11]
     except Exception:
         return False
 
