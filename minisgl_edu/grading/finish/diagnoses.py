@@ -251,6 +251,29 @@ def window_of_most_characters(fn: Any, req: Req, eos_ids: set[int], *extra: Any)
         return False
 
 
+ALPHABETICAL_MAX = (
+    "max() of strings is the one that sorts last alphabetically, not the longest: max(['}', 'two three']) is '}'; "
+    "size the window by the stop string with the most bytes, max(len(s.encode()) for s in stop), plus a margin"
+)
+SIX_TOKENS = "two three four five six seven"  # the last 6 tokens of 'one two three four five six seven'
+
+
+def window_of_alphabetical_max(fn: Any, *extra: Any) -> bool:
+    """The answer finds SIX_TOKENS at the end of its output beside '!' (which sorts before it), in either
+    order, but not beside '}' (which sorts after it), one byte each: its window follows max(stop), the
+    stop string that sorts last, which is '}' there and leaves a window too short for the long one."""
+    ids = _ids("one " + SIX_TOKENS)
+
+    def probe(stop: list[str]) -> Any:
+        return fn(_req(ids, stop=stop), set(EOS), _decode, *extra)
+
+    try:
+        before = all(probe(stop) == "stop" for stop in (["!", SIX_TOKENS], [SIX_TOKENS, "!"]))
+        return before and all(probe(stop) in (None, "length") for stop in (["}", SIX_TOKENS], [SIX_TOKENS, "}"]))
+    except Exception:
+        return False
+
+
 BROKEN_CHARACTER = (
     "search the decoded tail even when it holds '\\ufffd' (U+FFFD): a window of whole tokens can start or end "
     "inside a character (a CJK character or emoji spans several byte tokens), and decode shows that cut "

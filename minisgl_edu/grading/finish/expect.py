@@ -18,6 +18,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     count_gate,
     window_of_most_characters,
 )
+from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, FOUND_BY_INDEX, reads_find_as_truth
 from minisgl_edu.grading.finish.missed_match import missed_in_text
 from minisgl_edu.grading.finish.scenes import (
     DROPS_END_IDS,
@@ -67,6 +68,8 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
         )
         why += f"; your check decoded {what}, so the text it searched is not the output's"
         hint = DROPS_END_IDS
+    elif "stop" in (want, got) and reads_find_as_truth(fn):
+        why, hint = f"{why}; {FOUND_BY_INDEX}", FIND_AS_TRUTH
     elif want == "stop" and got is None and decoded_in_parts(req, calls):
         why = (
             f"the last {len(joined)} output tokens decoded together hold a stop string, but your check decoded them "

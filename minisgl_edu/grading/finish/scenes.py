@@ -44,6 +44,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     stops_read,
     window_of_most_characters,
 )
+from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, reads_find_as_truth
 from minisgl_edu.grading.finish.min_probes import (
     EOS_COUNTS,
     STOP_NOT_SPENT,
@@ -217,6 +218,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         return f"token {n} is {what} and the last allowed (req.max_new_tokens={scene.max_new_tokens}): {LENGTH_BEFORE_STOP}"
     if "stop" in (a, b) and answer and _drops_end_ids(answer[0], scene, n):
         return DROPS_END_IDS
+    if "stop" in (a, b) and answer and reads_find_as_truth(answer[0], *([0] if scene.stretch_min is not None else [])):
+        return FIND_AS_TRUTH
     if a == "stop" and is_eos and not scene.ignore_eos:
         if answer and scene.stop and eos_skipped_with_stops(answer[0], _first(scene, n), scene.eos_ids, *_extra(scene)):
             return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}, and stop={scene.stop!r}: {EOS_WITH_STOPS}"

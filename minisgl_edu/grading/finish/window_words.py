@@ -8,14 +8,22 @@ each call passes to decode: the same width for two one-word strings of 1 and 60 
 that grows by exactly 10 from a string of 10 words to one of 20. A window of bytes grows with the
 60 bytes; a fixed or kept window does not grow with the words (diagnoses.window_ignores_stops names
 that one). A probe that raises counts as "not this mistake". `window_too_short` gives the hand
-cases and the generated phase whichever of the two the answer shows, with what it decoded.
+cases and the generated phase whichever of the two the answer shows, with what it decoded, or a
+window sized by max(stop), the stop string that sorts last, not the longest
+(diagnoses.window_of_alphabetical_max).
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from minisgl_edu.grading.finish.diagnoses import WINDOW_NOT_FROM_THIS_REQUEST, window_ignores_stops
+from minisgl_edu.grading.finish.diagnoses import (
+    ALPHABETICAL_MAX,
+    SIX_TOKENS,
+    WINDOW_NOT_FROM_THIS_REQUEST,
+    window_ignores_stops,
+    window_of_alphabetical_max,
+)
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _req, noting_decode
 
 WINDOW_IN_WORDS = (
@@ -50,7 +58,8 @@ def window_in_words(fn: Any, *extra: Any) -> tuple[int, int]:
 
 def window_too_short(fn: Any, *extra: Any) -> Optional[tuple[str, str]]:
     """(what the answer decoded, the hint) when its window does not follow the bytes of the request's
-    stop strings: the same for every stop string (kept or fixed), or counted in words. None otherwise."""
+    longest stop string: the same for every stop string (kept or fixed), sized by max(stop) (the one that
+    sorts last), or counted in words. None otherwise."""
     width = window_ignores_stops(fn, *extra)
     if width:
         why = (
@@ -58,6 +67,12 @@ def window_too_short(fn: Any, *extra: Any) -> Optional[tuple[str, str]]:
             "bytes: its window does not follow this request's stop strings"
         )
         return why, WINDOW_NOT_FROM_THIS_REQUEST
+    if window_of_alphabetical_max(fn, *extra):
+        why = (
+            f"your check finds {SIX_TOKENS!r} (its last 6 tokens) beside the stop string '!' but not beside '}}', "
+            "which has as many bytes but sorts after it: its window follows max(stop), the alphabetically last"
+        )
+        return why, ALPHABETICAL_MAX
     one, twenty = window_in_words(fn, *extra)
     if one:
         why = (

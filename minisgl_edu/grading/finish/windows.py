@@ -187,6 +187,14 @@ def case_longest_stop_sets_window(fn):
             f"stop={stops!r}: the output now ends with the second stop string, which spans {_spans(text, long)} "
             "tokens: every stop string must fit in what you decode, so size the window by the longest one",
         )
+    for stops in (["}", long], [long, "}"]):  # '}' sorts after the long one: max(stops) is '}'
+        _expect(
+            fn,
+            _req(ids, stop=stops),
+            "stop",
+            f"stop={stops!r}: the output now ends with {long!r}, which spans {_spans(text, long)} tokens beside '}}', "
+            "a stop string of one byte: size the window by the longest one, whatever their order",
+        )
     _expect(fn, _req(ids[:-1], stop=["!", long]), None, "'seven' has not come yet")
     _longest_in_bytes(fn)
     _window_not_whole(fn)
