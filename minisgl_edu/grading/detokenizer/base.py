@@ -44,6 +44,7 @@ from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
 from minisgl_edu.grading.detokenizer.repeated_text import check_no_repeat
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
+from minisgl_edu.grading.detokenizer.space_before_stop import check_space_before_stop_kept
 from minisgl_edu.grading.detokenizer.special_before import check_special_before
 from minisgl_edu.grading.detokenizer.stale_before import check_stale_before
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
@@ -378,6 +379,8 @@ def case_prefix_of_another(cls):
                 if "three" in pieces[-1]
                 else "",
             )
+        if "".join(pieces) == "one two":  # the space before the stop string missing: stripped?
+            check_space_before_stop_kept(cls)
         _check_joined(pieces, stop, "one two ")
         pieces = _stream(cls, tokenizer().encode("one two three four five"), stop)
         check_stopped(pieces, tokenizer().encode("one two three four five"), stop, "one two ")

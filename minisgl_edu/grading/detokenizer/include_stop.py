@@ -54,6 +54,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
     _missed_by_the_shortest_look_back,
     _stream,
 )
+from minisgl_edu.grading.detokenizer.restarted_piece import restarted_at_the_stop
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.detokenizer.special_before import check_special_before, probe_ids
 from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_cut
@@ -117,7 +118,9 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         certain = _complete_prefix(ids, n, full)
         stop_complete = any(s and s in certain for s in stop)
         if not expected.startswith(shown):
-            raise _not_how_it_begins(
+            # a piece that restarts at the stop string first: its repeat is no other mistake's symptom
+            restarted = include and restarted_at_the_stop(n, shown, before, expected, full, winner, where, cls)
+            raise restarted or _not_how_it_begins(
                 n, shown, before, pieces, ids, stop, include, expected, full=full, winner=winner, where=where, cls=cls
             )
         if not stop_complete and len(shown) < len(certain) - (longest - 1):
