@@ -22,6 +22,9 @@ MISTAKES = {
     "not k + 1; the token the model adds after them (targets[k]) goes into tokens, but it is not a draft",
     "finish_on_last_only": "a token inside the run finishes the request, but the run went on past it: check "
     "each new token as if it had come in a step of its own, and stop at the first that finishes",
+    "no_break": "the first finish reason was kept, but the loop did not stop there: the tokens after the one that "
+    "finishes the request were still appended (no break once the reason is set). The request ends on that token: "
+    "nothing after it is kept, so leave the loop (break) right after appending it",
     "finishing_token_dropped": "the token that finishes the request was dropped: the loop checked the finish "
     "before appending the token and left without it. The token that finishes (an EOS, the token that completes a "
     "stop string, the one that reaches max_new_tokens) is part of the answer, as without drafts: append it, then "
@@ -118,6 +121,7 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "past_mismatch": _FIRST_MISMATCH,
     "bonus_accepted": "accepted counts drafts only, at most len(drafts): the model's own token is never one",
     "finish_on_last_only": "check each new token as if it came alone",
+    "no_break": "break out of the loop once a token finishes the request: no token after it is kept",
     "finishing_token_dropped": "keep the token that finishes the request: append it to tokens, then stop the loop",
     "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
     "ignore_eos_stops_off": "ignore_eos turns off the EOS test only: stop strings still end the request",
@@ -192,6 +196,7 @@ FINISH_MISTAKES = [
     "whole_run",
     "finish_not_on_model_token",
     "stop_in_pieces",
+    "no_break",
 ]
 KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut", "kv_no_drafts"]
 PAGE_MISTAKES = [

@@ -86,6 +86,8 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         tokens.append(token)
         if mistake == "finish_on_last_only" and i < len(run) - 1:
             continue
+        if mistake == "no_break" and reason is not None:
+            continue  # finished already: the first reason stays, and the token is kept all the same
         if mistake == "whole_run":  # the checks see the run's later tokens too
             reason = _finish(req, req.output_ids + run, len(req.output_ids), i == n, mistake, token)
         else:
@@ -93,7 +95,8 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         if reason is not None:
             if mistake == "finishing_token_dropped":  # checked before the append, and left without it
                 tokens.pop()
-            break
+            if mistake != "no_break":  # no_break: the loop goes on to the end of the run
+                break
     before = req.prompt_len + len(req.output_ids)
     total = before + len(tokens)
     uncut = before + len(run)

@@ -32,6 +32,7 @@ from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.every_stop import makes_every_stop
 from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, HINTS, MISTAKES
+from minisgl_edu.grading.verify.no_break import goes_on_after_the_finish
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.requests import FIELDS, _as_result, _call, _decode, _id, _req
@@ -301,6 +302,12 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     named = _probed_cut(scene, want, answer[0]) if answer and want.finish_reason == "stop" else None
     if named:
         return f"{MISTAKES[named]} ({HINTS[named]})"
+    if (
+        want.finish_reason
+        and answer
+        and goes_on_after_the_finish(answer[0], _request(scene), scene.drafts, scene.targets)
+    ):
+        return f"{MISTAKES['no_break']} ({HINTS['no_break']})"
     skipped = _skipped(scene, want, answer[0]) if answer and want.finish_reason else ""
     if skipped:
         return skipped

@@ -15,6 +15,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.every_stop import needs_every_stop
 from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
+from minisgl_edu.grading.verify.no_break import keeps_going
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.past_the_end import ACCEPT_PAST_THE_END, reads_past_the_drafts
 from minisgl_edu.grading.verify.plain import _step
@@ -236,13 +237,18 @@ STOP_TEXT = {
 
 def _probed_classes(named: list[str], fn) -> list[str]:
     """`named` where a step cannot tell two newer classes of mistake from others: the model's own token
-    not checked for EOS / stop strings, and the text decoded in pieces. Each is named alone when the
-    answer, tried on the steps that show it, makes it; else it is not named. Requiring every stop string
-    is told the same way: on a step it often looks like a tail too short for the longer one."""
+    not checked for EOS / stop strings, and the text decoded in pieces; also a loop that does not stop at the
+    finish (no_break.py). Each is named alone when the answer, tried on the steps that show it, makes it;
+    else it is not named. Requiring every stop string is told the same way: on a step it often looks
+    like a tail too short for the longer one."""
     if "stop_all" in named:
         if fn is not None and needs_every_stop(fn):
             return ["stop_all"]
         named = [m for m in named if m != "stop_all"]
+    if "no_break" in named:  # its tokens are those of a finish checked on the last token only
+        if fn is not None and keeps_going(fn):
+            return ["no_break"]
+        named = [m for m in named if m != "no_break"]
     if "finish_not_on_model_token" in named:
         if fn is not None and model_token_unchecked(fn):
             return ["finish_not_on_model_token"]

@@ -1,0 +1,43 @@
+"""Records the first finish reason but forgets to leave the loop: every later token of the run is still
+appended (`if reason is None: reason = ...`, no break). The contract: `tokens` ends on the first
+token that finishes the request; the tokens after an EOS, a stop string or the length limit must not
+reach the request."""
+
+from __future__ import annotations
+
+from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
+
+MUST_FAIL = {"an EOS inside the run cuts it", "ignore_eos", "max_new_tokens counts every new token"}
+MUST_SAY = "the loop did not stop there"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "break out of the loop once a token finishes"
+
+
+def verify_step(req: VerifyRequest, drafts: list[int], targets: list[int]) -> VerifyResult:
+    """What the request keeps from one verify step (see the contract above)."""
+    # 1. accept: the drafts the model agrees with, then its own token at the first mismatch
+    n = 0
+    while n < len(drafts) and drafts[n] == targets[n]:
+        n += 1
+    run = drafts[:n] + [targets[n]]
+    # 2. cut: each new token is checked as if it had come in a step of its own. A stop string of
+    # b bytes in UTF-8 spans at most b tokens (a token stands for at least one byte), plus a margin
+    # for the token its text begins in and for special tokens, which decode to nothing.
+    window = max((len(s.encode("utf-8")) for s in req.stop), default=0) + 4
+    tokens: list[int] = []
+    reason = None
+    for token in run:
+        tokens.append(token)
+        output = req.output_ids + tokens
+        if reason is not None:
+            continue  # already finished: keep the first reason
+        if token in req.eos_ids and not req.ignore_eos:
+            reason = "stop"
+        elif req.stop and any(s in req.decode(output[-window:]) for s in req.stop):
+            reason = "stop"
+        elif len(output) >= req.max_new_tokens:
+            reason = "length"
+    # 3. roll back: valid K/V for every token but the newest; pages for positions 0..total-1
+    total = req.prompt_len + len(req.output_ids) + len(tokens)
+    keep = max(-(-total // req.page_size), req.prefix_len // req.page_size)
+    return VerifyResult(accepted=n, tokens=tokens, finish_reason=reason, kv_len=total - 1, free_pages=req.pages[keep:])
