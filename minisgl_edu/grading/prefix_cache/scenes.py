@@ -50,7 +50,7 @@ from minisgl_edu.grading.prefix_cache.lfu_reference import (
     UnlockCountsAHit,
 )
 from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, all_or_nothing, edge_left_whole
-from minisgl_edu.grading.prefix_cache.match_cut import cut_hint
+from minisgl_edu.grading.prefix_cache.node_up import match_hint
 from minisgl_edu.grading.prefix_cache.takes_over import takes_over_hint
 from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, ROOT_LOCK, drops_the_last_token
 
@@ -529,7 +529,7 @@ def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
     """The generated case of `prefix_cache` (lfu=False) or `prefix_cache_lfu`."""
     hints: dict[str, Any] = {}
     for label in [f"step {i}" for i in range(PRELUDE + MAX_STEPS)] + ["at the end"]:
-        hints[f"{label}: what it returned"] = cut_hint(play, reference, returned_hint(lfu, reference))
+        hints[f"{label}: what it returned"] = match_hint(play, reference, returned_hint(lfu, reference))
         hints[f"{label}: cached pages after it"] = takes_over_hint(play, reference, cached_hint)
         hints[f"{label}: num_evictable after it"] = evictable_hint
         hints[f"{label}: num_cached after it"] = "num_cached counts every page in the tree once"

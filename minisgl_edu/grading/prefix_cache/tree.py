@@ -29,6 +29,7 @@ from minisgl_edu.grading.prefix_cache.lock_scope import check_leaves_under_a_loc
 from minisgl_edu.grading.prefix_cache.match_cut import MATCH_CUT_TO_A_PAGE_COUNT, cut_to_a_page_count
 from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
+from minisgl_edu.grading.prefix_cache.node_up import PAGES_GATHERED_UP, gathered_up
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
@@ -47,7 +48,8 @@ def _own_hint(run):
     edge's end (edge_end.py): a split made there, leaving an empty lower part, is named too; then evict(n)
     on leaves of two pages (exact_n.py): an evict that stops only at exactly n pages is named too, and
     an insert over a cached prefix (takes_over.py) that puts the caller's pages on it, and last matches
-    on fresh trees (match_cut.py): a match cut to len(ids) // page_size tokens is named too."""
+    on fresh trees (match_cut.py): a match cut to len(ids) // page_size tokens is named too, and one
+    that lists the nodes' pages from the deepest up (node_up.py)."""
 
     @functools.wraps(run)
     def case(cls):
@@ -72,6 +74,9 @@ def _own_hint(run):
             cut = cut_to_a_page_count(cls)  # a match of the first len(ids) // page_size tokens: every match short
             if cut:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{cut}", MATCH_CUT_TO_A_PAGE_COUNT) from None
+            up = gathered_up(cls)  # pages listed from the deepest node up: every match over two nodes
+            if up:
+                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{up}", PAGES_GATHERED_UP) from None
             if "Hint: " not in text:
                 raise
             said, hint = text.rsplit("Hint: ", 1)
