@@ -15,6 +15,7 @@ from typing import Optional
 
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, past_the_end, refusal_marks
 from minisgl_edu.grading.allocator.scenes import _num_free
+from minisgl_edu.grading.allocator.skips import SKIPS_NOT_IN_USE, skips
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.feedback import crash_cause
 
@@ -296,6 +297,13 @@ def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
             "accepts it while another allocator holds it, so this one accepted pages that an earlier "
             "allocator had handed out",
             SHARED_STATE.format(where=_shared_where(type(a))),
+        )
+    if skips(type(a), pages, getattr(a, "num_pages", None)):
+        # before the case's own hint: that one states the rule the skip already half keeps
+        raise Mistake(
+            f"free({pages!r}) was accepted: {why} must raise ValueError. On a fresh allocator of 4 pages your free() "
+            "skips an id like it and frees the other pages of the same call: it passes over the ids it should refuse",
+            SKIPS_NOT_IN_USE,
         )
     raise Mistake(f"free({pages!r}) was accepted: {why} must raise ValueError (or that page is handed out twice)", hint)
 
