@@ -99,6 +99,13 @@ def _as_result(out) -> VerifyResult:
     return VerifyResult(one_int("accepted"), ints("tokens"), reason, one_int("kv_len"), ints("free_pages"))
 
 
+def _as_from_a_tensor(ids: list[int]) -> list[int]:
+    """The ids as the engine hands them over (`tensor.tolist()`): equal ints, each a new object (CPython
+    shares one object per int only up to 256), so an answer that compares ids with `is` fails here too."""
+    return [int(str(t)) for t in ids]
+
+
 def _call(fn, req: VerifyRequest, drafts: list[int], targets: list[int]) -> VerifyResult:
-    """The student's result on copies of the inputs (only the case that looks for it sees a change)."""
-    return _as_result(fn(_copy(req), list(drafts), list(targets)))
+    """The student's result on copies of the inputs (only the case that looks for it sees a change),
+    with the targets as the engine gives them."""
+    return _as_result(fn(_copy(req), list(drafts), _as_from_a_tensor(targets)))

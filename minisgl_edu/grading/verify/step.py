@@ -14,6 +14,7 @@ from typing import Optional
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.every_stop import needs_every_stop
+from minisgl_edu.grading.verify.identity import COMPARED_BY_IDENTITY, COMPARED_BY_IDENTITY_HINT, compares_by_identity
 from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.no_break import keeps_going
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
@@ -65,6 +66,8 @@ def diagnose(
     hint = ""
     first = first_field(got, want)
     text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
+    if first in ("accepted", "tokens") and fn is not None and compares_by_identity(fn):
+        return f"{text}. {COMPARED_BY_IDENTITY[0].upper()}{COMPARED_BY_IDENTITY[1:]}", COMPARED_BY_IDENTITY_HINT
     if first == "kv_len":
         story, hint = kv_story(req, drafts, want, got.kv_len, fn)
         return f"{text}. {story}", hint
