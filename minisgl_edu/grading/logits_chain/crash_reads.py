@@ -10,6 +10,8 @@ again on inputs of the grader's own:
   token. The answer raises on a row with output [1, 1] yet gets it right with output [1, 11].
 * a property called: `sampling_params.is_greedy` is a bool, and `sp.is_greedy()` calls that bool.
   The answer gets the batch right once is_greedy is a bool that may also be called.
+* a float given to torch: the stretch's `sp.min_p` is a Python float, and `torch.log(min_p)` wants a
+  tensor. The answer gets the batch right once min_p is a 0-d tensor (which math.log takes too).
 """
 
 from __future__ import annotations
@@ -108,6 +110,43 @@ def called_property(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: 
     )
 
 
+# --- a float given to torch ------------------------------------------------------------------------
+
+
+def _tensor_min_p(req: Req) -> Req:
+    """A copy of `req` whose min_p is a 0-d float32 tensor of the same value (a float for torch.log)."""
+    sp = copy.copy(req.sampling_params)
+    sp.min_p = torch.tensor(float(req.sampling_params.min_p))
+    new = copy.copy(req)
+    new.input_ids, new.output_ids, new.sampling_params = list(req.input_ids), list(req.output_ids), sp
+    return new
+
+
+def float_to_torch(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
+    """(message, hint) when a min_p batch raised TypeError or AttributeError and the answer gets it right
+    once every min_p is a 0-d tensor instead of a Python float; None otherwise."""
+    set_ = [r for r in reqs if getattr(r.sampling_params, "min_p", 0.0)]
+    if not min_p or not set_ or not isinstance(error, (TypeError, AttributeError)):
+        return None
+    probe = [_tensor_min_p(r) if r in set_ else r for r in reqs]
+    try:
+        right = _close_all(_call(fn, logits, probe), _reference(logits, reqs, min_p))
+    except Exception:
+        right = False
+    if not right:
+        return None
+    return (
+        f"{what}. Given the same min_p as a 0-d tensor, your function gets this batch right: sampling_params.min_p "
+        "is a Python float, and torch's functions (torch.log, torch.exp, ...) and tensor methods take tensors",
+        "min_p is a Python float, not a tensor: take its log with math.log(min_p) (torch.log(min_p) raises "
+        "TypeError on a float)",
+    )
+
+
 def read_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
     """(message, hint) for a crash one of the known mistakes above explains; None otherwise."""
-    return short_counts(fn, reqs, what) or called_property(fn, logits, reqs, min_p, error, what)
+    return (
+        short_counts(fn, reqs, what)
+        or called_property(fn, logits, reqs, min_p, error, what)
+        or float_to_torch(fn, logits, reqs, min_p, error, what)
+    )

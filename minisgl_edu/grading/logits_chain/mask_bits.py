@@ -7,12 +7,15 @@ but for -inf put on the wrong tokens. `wrong_bits` names that class: the row is 
 the mask everywhere the answer kept a token, -inf everywhere it did not, the set it kept is not the
 set the bits allow, and the row is just as wrong on its own (so no other row of the batch is the
 cause). It says which tokens were allowed with a bit of 0, or forbidden with a bit of 1, and where
-their bits are.
+their bits are. One reading of its own comes first: the 0/1 bits right, but used as an index while
+still ints (`row[~allowed]` without .bool()): ints index positions, so only tokens -1 and -2 (or 0
+and 1) get -inf; `_int_index` plays those indexings on the row and names the one that matches it.
 """
 
 from __future__ import annotations
 
 import copy
+from typing import Optional
 
 import torch
 
@@ -37,6 +40,22 @@ def _unmasked(req: Req) -> Req:
     return Req(req.uid, list(req.input_ids), copy.copy(req.sampling_params), list(req.output_ids), grammar=None)
 
 
+INT_INDEXINGS = (("~allowed", lambda b: ~b), ("1 - allowed", lambda b: 1 - b), ("allowed", lambda b: b))
+
+
+def _int_index(req: Req, got_row, want_row, before) -> Optional[str]:
+    """The int indexing (of INT_INDEXINGS) that gives exactly the answer's row: -inf at the positions the 0/1
+    ints name, the chain's logits elsewhere; None when none does."""
+    vocab = want_row.shape[-1]
+    bits = allowed_tokens(req.grammar, vocab).long()
+    for name, index in INT_INDEXINGS:
+        played = before.clone()
+        played[index(bits).unique() % vocab] = float("-inf")
+        if _close(played, got_row) and not _close(played, want_row):
+            return name
+    return None
+
+
 def wrong_bits(fn, i: int, got, want, logits, reqs: list[Req], min_p: bool):
     """(message, hint) when row i's only difference is which tokens the mask let through; None otherwise."""
     req = reqs[i]
@@ -59,6 +78,15 @@ def wrong_bits(fn, i: int, got, want, logits, reqs: list[Req], min_p: bool):
         return None  # the row depends on the other rows: not a matter of reading the bits
     where = f"row {i} ({_describe(req)})"
     detail = _first_difference(got[i], want[i], logits[i])
+    as_ints = _int_index(req, got[i], want[i], before)
+    if as_ints is not None:
+        return (
+            f"{where}: -inf went only to the positions that the mask's 0/1 values name: your row is the chain's "
+            f"with -inf at the tokens row[{as_ints}] indexes when `allowed` holds ints ({detail}). A tensor of "
+            "ints used as an index is a list of positions (and ~ on ints is the bitwise not: ~1 is -2, ~0 is -1)",
+            "the 0/1 bits are read right, but an int tensor used as an index picks positions: turn them into "
+            "booleans first (allowed = bits.bool(), then row[~allowed] = -inf)",
+        )
     parts = []
     if extra:
         parts.append(f"allowed although their bit is 0: {', '.join(f'{_token(t)} ({_bit(t)})' for t in extra[:4])}")

@@ -22,6 +22,7 @@ import torch
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.logits_chain.chain import (
+    V,
     _call,
     _close_all,
     _describe,
@@ -78,6 +79,36 @@ def _shortcut_reads_the_first_request(fn, i: int, logits: torch.Tensor, reqs: li
     except Exception:
         return False
     return _close_all(got, _reference(moved, moved_reqs, min_p))
+
+
+EVERY_ROW_SHORTCUT = (
+    "the whole batch came back as the model gave it, yet this row's request uses a link; with the rows that "
+    "need no link left out your answer gets every row right, and a batch of one row with a repetition penalty "
+    "beside a plain row comes back untouched too. So the shortcut that returns the logits untouched is taken "
+    "whenever some request needs nothing: it asks whether every request needs a link (all), not whether any does"
+)
+EVERY_ROW_HINT = (
+    "return the logits untouched only when no request needs a link: `if not any(uses_chain(r) for r in reqs)`, "
+    "not `if not all(...)`: one request with nothing to do must not skip the others"
+)
+
+
+def _shortcut_needs_every_row(fn, i: int, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
+    """Row i uses a link, some row uses none, and the answer gets every row right once the rows without a
+    link are left out; confirmed on a batch of the grader's own ([a plain row, a row with a repetition
+    penalty], and the reverse order) that comes back untouched."""
+    linked = [j for j in range(len(reqs)) if _uses_chain(reqs[j])]
+    if i not in linked or len(linked) == len(reqs):
+        return False
+    try:
+        got = _call(fn, logits[linked], [reqs[j] for j in linked])
+        if not _close_all(got, _reference(logits[linked], [reqs[j] for j in linked], min_p)):
+            return False
+        rows = torch.linspace(-1.0, 1.0, V).repeat(2, 1)
+        plain, penalised = _req((1,), ()), _req((0, 1), (), repetition_penalty=2.0)
+        return all(_close_all(_call(fn, rows, pair), rows) for pair in ([plain, penalised], [penalised, plain]))
+    except Exception:
+        return False
 
 
 PENALTY_NAMES = {
@@ -148,6 +179,9 @@ def shortcut_mistake(
     if _shortcut_reads_the_first_request(fn, i, logits, reqs, min_p):
         detail = _first_difference(got[i], want[i], logits[i])
         return f"{where}: {FIRST_ONLY_SHORTCUT} ({detail})", FIRST_ONLY_HINT
+    if _shortcut_needs_every_row(fn, i, logits, reqs, min_p):
+        detail = _first_difference(got[i], want[i], logits[i])
+        return f"{where}: {EVERY_ROW_SHORTCUT} ({detail})", EVERY_ROW_HINT
     missed = _forgot_penalties_in_the_shortcut(fn, logits, reqs, min_p)
     if missed is not None:
         extra = "a logit_bias" if "repetition_penalty" in missed else "a repetition penalty"
