@@ -36,6 +36,7 @@ from minisgl_edu.grading.detokenizer.common import (
 from minisgl_edu.grading.detokenizer.exact_case import check_case_kept
 from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_cut
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
+from minisgl_edu.grading.detokenizer.index_for_find import check_index_for_find
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
 from minisgl_edu.grading.detokenizer.leading_space import check_context_in_add, check_context_in_finish
 from minisgl_edu.grading.detokenizer.literal_stop import check_literal_stops
@@ -43,6 +44,7 @@ from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of
 from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
 from minisgl_edu.grading.detokenizer.repeated_text import check_no_repeat
+from minisgl_edu.grading.detokenizer.replaced_decoded import check_decoded_kept
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
 from minisgl_edu.grading.detokenizer.space_before_stop import check_space_before_stop_kept
 from minisgl_edu.grading.detokenizer.special_before import check_special_before
@@ -457,14 +459,17 @@ def _check_objects_apart(cls) -> None:
 
 def _objects_apart(run):
     """The case, and when it fails, `_check_objects_apart`: an answer whose objects share their state
-    fails every case, and the first failure names that, not what it broke in that case's text."""
+    fails every case, and the first failure names that, not what it broke in that case's text (so do
+    str.index for str.find and a `decoded` replaced by each token's text, each confirmed by a probe)."""
 
     @functools.wraps(run)
     def checked(cls):
         try:
             run(cls)
-        except Exception:
+        except Exception as e:
             _check_objects_apart(cls)
+            check_index_for_find(cls, e)  # a crash named only where a probe shows str.index's ValueError
+            check_decoded_kept(cls)  # text lost or cut: decoded holds only the newest token's text
             raise
 
     return checked

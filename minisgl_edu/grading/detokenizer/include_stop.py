@@ -25,6 +25,7 @@ Graded on its own score line ("detokenizer_include_stop"), so the base exercise'
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.detokenizer.absent_stop import check_absent_stop_read
 from minisgl_edu.grading.detokenizer.base import _tokens_of
 from minisgl_edu.grading.detokenizer.byte_end import cut_in_bytes
 from minisgl_edu.grading.detokenizer.common import (
@@ -56,6 +57,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
 )
 from minisgl_edu.grading.detokenizer.restarted_piece import restarted_at_the_stop
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
+from minisgl_edu.grading.detokenizer.sent_unmoved import sent_left_at_the_start
 from minisgl_edu.grading.detokenizer.special_before import check_special_before, probe_ids
 from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_cut
 from minisgl_edu.grading.detokenizer.stop_keeping import reference_stop_keeping
@@ -110,6 +112,8 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         )
     if cls is not None and "".join(pieces) != expected:
         check_special_before(lambda tok: cls(tok, [], False))  # the base part's `before` kept special tokens
+    if include:  # cut short by a stop string that is not in the text: find's -1 taken as a position
+        check_absent_stop_read(pieces, expected, where, cls)
     winner, _ = _first_to_complete(full, stop)
     longest = max([len(s) for s in stop if s] or [1])
     shown = ""
@@ -118,8 +122,11 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         certain = _complete_prefix(ids, n, full)
         stop_complete = any(s and s in certain for s in stop)
         if not expected.startswith(shown):
-            # a piece that restarts at the stop string first: its repeat is no other mistake's symptom
-            restarted = include and restarted_at_the_stop(n, shown, before, expected, full, winner, where, cls)
+            # a piece that repeats text first: its repeat is no other mistake's symptom
+            restarted = include and (
+                sent_left_at_the_start(n, before, piece, where, cls)
+                or restarted_at_the_stop(n, shown, before, expected, full, winner, where, cls)
+            )
             raise restarted or _not_how_it_begins(
                 n, shown, before, pieces, ids, stop, include, expected, full=full, winner=winner, where=where, cls=cls
             )
