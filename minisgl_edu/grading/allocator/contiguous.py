@@ -35,7 +35,7 @@ from minisgl_edu.grading.allocator.contiguous_probes import (
     split_end_probe,
     unmerged_probe,
 )
-from minisgl_edu.grading.allocator.contiguous_reads import read_runs, runs_counted
+from minisgl_edu.grading.allocator.contiguous_reads import read_runs, returned_pages, runs_counted
 from minisgl_edu.grading.allocator.frees import free_nothing
 from minisgl_edu.grading.allocator.refusals import other_error, other_refusal, other_why
 from minisgl_edu.grading.allocator.runs import (
@@ -120,7 +120,7 @@ class _Pair:
         before = self.ref.runs
         want = self.ref.allocate(n)
         try:
-            got = self.mine.allocate(n)
+            got = returned_pages(self.mine, n, self.mine.allocate(n))
         except OutOfPages as e:
             seen = (
                 f"allocate({n}) with {self.ref.num_free} pages free raised OutOfPages (num_free {_num_free(self.mine)})"

@@ -27,7 +27,7 @@ from typing import Any, Optional
 from hypothesis import strategies as st
 
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
-from minisgl_edu.grading.allocator.contiguous_reads import runs_counted
+from minisgl_edu.grading.allocator.contiguous_reads import free_is_runs_total, listed_runs, returned_pages
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, count_taken_first, refusal_marks, refused_with
 from minisgl_edu.grading.allocator.runs import (
     FALLBACK,
@@ -251,8 +251,8 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
     def after(i: int, who: int) -> None:
         out[f"step {i}: num_free after it"] = _num_free(allocs[who])
         if stretch:
-            out[f"step {i}: runs after it"] = [tuple(r) for r in allocs[who].runs]
-            _free_is_runs_total(allocs[who], i)
+            out[f"step {i}: runs after it"] = listed_runs(allocs[who])
+            free_is_runs_total(allocs[who], i)
         if scene.two:  # the other allocator must not have moved
             out[f"step {i}: the other allocator's num_free"] = _num_free(allocs[1 - who])
 
@@ -270,7 +270,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
                 if how.startswith("raised") and n <= free:
                     return out
             elif stretch:
-                out[field] = got
+                out[field] = returned_pages(a, n, got)
                 if isinstance(got, list) and got:
                     b.held.append(list(got))
             else:
@@ -322,21 +322,12 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
         if how != "returned":
             out[field] = how
         else:
-            out[field] = got if stretch else _pages_seen(got, scene.num_pages, _Books(scene.num_pages))[0]
+            out[field] = (
+                returned_pages(a, scene.num_pages, got)
+                if stretch
+                else _pages_seen(got, scene.num_pages, _Books(scene.num_pages))[0]
+            )
     return out
-
-
-def _free_is_runs_total(a: Any, i: int) -> None:
-    """The stretch's num_free against its own runs: when they disagree, a probe on a fresh allocator
-    says whether num_free counts the runs instead of their pages (named before any hint that reads
-    only which step's count differs)."""
-    runs = [tuple(r) for r in a.runs]
-    total = sum(length for _, length in runs)
-    if a.num_free != total:
-        seen = f"after step {i}, num_free is {a.num_free} with runs {runs} ({total} pages free)"
-        mistake = runs_counted(type(a), seen)
-        if mistake is not None:
-            raise mistake
 
 
 def _refused_in_use(a: Any, pages: list[int], e: Any) -> None:
