@@ -22,6 +22,7 @@ from minisgl_edu.grading.fixtures import waiting
 from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.grading.schedule.engine_fields import check_engine_fields, snapshot
 from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
+from minisgl_edu.grading.schedule.running_alias import RUNNING_ALIASED, aliased_message
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -105,7 +106,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
         batch = None
     if watch.mistake() is not None:
         raise watch.mistake()
-    check_none_moved(s, waited)
+    check_none_moved(s, waited, fn)
     check_engine_fields(fields)
     check_batch(s, batch, fn)
     check_rows(s, batch)
@@ -141,17 +142,25 @@ MOVED_HINT = (
 )
 
 
-def check_none_moved(s: Scheduler, waited: list) -> None:
+def check_none_moved(s: Scheduler, waited: list, fn=None) -> None:
     """No request that waited when the decision began is running after it: a prompt's last chunk
     takes its request to scheduler.running when the chunk's result lands (`Scheduler.advance`,
-    after the batch runs), never in the decision that schedules the chunk."""
+    after the batch runs), never in the decision that schedules the chunk. A request left in both
+    lists may have been added through a name for scheduler.running: `fn` is probed for that."""
     moved = [r for r in waited if any(r is x for x in s.running)]
     if moved:
         req = moved[0]
-        raise Mistake(
+        also_waiting = any(req is x for x in s.waiting)
+        aliased = aliased_message(fn) if fn is not None and also_waiting else ""
+        where = (
             f"request {req.uid} was in scheduler.waiting when your function was called and is in "
-            f"scheduler.running after it (status {req.status.name}), before the batch with its last prompt "
-            "chunk has run: that chunk's K/V and the request's first token do not exist yet",
+            f"scheduler.running after it (status {req.status.name})"
+        )
+        if aliased:
+            raise Mistake(where + aliased, RUNNING_ALIASED)
+        raise Mistake(
+            f"{where}, before the batch with its last prompt chunk has run: that chunk's K/V and the "
+            "request's first token do not exist yet",
             MOVED_HINT,
         )
 

@@ -76,7 +76,7 @@ def run_steps(s: Scheduler, fn, plays: list, student: bool, max_steps: int, keep
         waited, fields = list(s.waiting), snapshot(s)
         batch = s._schedule_next_batch()
         if student:
-            check_none_moved(s, waited)
+            check_none_moved(s, waited, fn)
             check_engine_fields(fields)
             if batch is None and not s.is_idle:
                 raise AssertionError(
