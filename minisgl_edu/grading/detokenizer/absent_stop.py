@@ -11,7 +11,7 @@ two absent stop strings of different lengths (`cuts_at_an_absent_stop`).
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.missed_stop import _stream
+from minisgl_edu.grading.detokenizer.common import probe_pieces
 from minisgl_edu.grading.harness import tokenizer
 
 ABSENT_AS_AN_END = (
@@ -25,11 +25,11 @@ def cuts_at_an_absent_stop(cls) -> bool:
     """On PROBE_TEXT, each of PROBE_STOPS (neither is in it) kept alone cuts the pieces at len(s) - 1
     characters, where -1 + len(s) puts it (False when the answer fails there: a probe only confirms)."""
     ids = tokenizer().encode(PROBE_TEXT)
-    try:
-        joined = ["".join(_stream(cls, ids, [s], True)) for s in PROBE_STOPS]
-    except Exception:
-        return False
-    return joined == [PROBE_TEXT[: len(s) - 1] for s in PROBE_STOPS]
+    for s in PROBE_STOPS:
+        pieces = probe_pieces(lambda: cls(tokenizer(), [s], True), ids)
+        if pieces is None or "".join(pieces) != PROBE_TEXT[: len(s) - 1]:
+            return False
+    return True
 
 
 def check_absent_stop_read(pieces: list[str], expected: str, where: str, cls) -> None:
@@ -38,7 +38,7 @@ def check_absent_stop_read(pieces: list[str], expected: str, where: str, cls) ->
     joined = "".join(pieces)
     if joined == expected or not expected.startswith(joined) or cls is None or not cuts_at_an_absent_stop(cls):
         return
-    got = ["".join(_stream(cls, tokenizer().encode(PROBE_TEXT), [s], True)) for s in PROBE_STOPS]
+    got = [PROBE_TEXT[: len(s) - 1] for s in PROBE_STOPS]  # what the probe just saw
     raise Mistake(
         f"your pieces join to {joined!r}, expected {expected!r} {where}: cut short. On {PROBE_TEXT!r}, with "
         f"stop [{PROBE_STOPS[0]!r}] your pieces join to {got[0]!r} and with [{PROBE_STOPS[1]!r}] to {got[1]!r}: "

@@ -12,7 +12,7 @@ the answer does the same on a small input of its own (`restarts_at_the_stop`): `
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.missed_stop import _stream
+from minisgl_edu.grading.detokenizer.common import probe_pieces
 from minisgl_edu.grading.harness import tokenizer
 
 RESTARTS = (
@@ -33,9 +33,8 @@ def restarts_at_the_stop(cls) -> str:
     """The text the answer returns a second time on PROBE_TEXT with PROBE_STOP kept, when the piece
     that completes the stop string starts where it begins; '' when it does not (or fails there:
     a probe only confirms a mistake, the case's checks say what else is wrong)."""
-    try:
-        pieces = _stream(cls, tokenizer().encode(PROBE_TEXT), [PROBE_STOP], True)
-    except Exception:
+    pieces = probe_pieces(lambda: cls(tokenizer(), [PROBE_STOP], True), tokenizer().encode(PROBE_TEXT))
+    if pieces is None:
         return ""
     begin, expected = PROBE_TEXT.find(PROBE_STOP), PROBE_TEXT[: PROBE_TEXT.find(PROBE_STOP) + len(PROBE_STOP)]
     shown = ""

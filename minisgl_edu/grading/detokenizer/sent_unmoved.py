@@ -10,7 +10,7 @@ the same on a small input of its own with no stop string in it (`sent_never_move
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.missed_stop import _stream
+from minisgl_edu.grading.detokenizer.common import probe_pieces
 from minisgl_edu.grading.harness import tokenizer
 
 SENT_UNMOVED = (
@@ -24,9 +24,8 @@ def sent_never_moves(cls) -> bool:
     """On PROBE_TEXT with PROBE_STOP (absent) kept, at least two add() pieces are non-empty and each
     one starts at the text's first character and reaches further than the one before: the answer
     returns the text from the start each time (False when it fails there: a probe only confirms)."""
-    try:
-        pieces = _stream(cls, tokenizer().encode(PROBE_TEXT), [PROBE_STOP], True)
-    except Exception:
+    pieces = probe_pieces(lambda: cls(tokenizer(), [PROBE_STOP], True), tokenizer().encode(PROBE_TEXT))
+    if pieces is None:
         return False
     grown = [p for p in pieces[:-1] if p]
     return len(grown) >= 2 and all(

@@ -2,7 +2,7 @@
 
 Where this sits: bitmask_rows.py's `call_or_name` and `run_or_name` call the answer for every hand
 case; when it raises and neither misplaced bitmask rows (bitmask_rows.py) nor a padded mask
-(mask_padding.py) explain it, `read_crash` asks two more questions, each by running the answer
+(mask_padding.py) explain it, `read_crash` asks three more questions, each by running the answer
 again on inputs of the grader's own:
 
 * counts shorter than the vocabulary: `torch.bincount(ids)` is only max(ids) + 1 long, so
@@ -57,6 +57,25 @@ def short_counts(fn: Callable, reqs: list[Req], what: str) -> Optional[tuple[str
     )
 
 
+# --- the batch again, one field changed -----------------------------------------------------------
+
+
+def _copy_with(req: Req, sp: SamplingParams) -> Req:
+    """A copy of `req` with its own token lists (the same grammar) and the sampling params `sp`."""
+    new = copy.copy(req)
+    new.input_ids, new.output_ids, new.sampling_params = list(req.input_ids), list(req.output_ids), sp
+    return new
+
+
+def _right_with(fn: Callable, logits: torch.Tensor, probe: list[Req], reqs: list[Req], min_p: bool) -> bool:
+    """True if the answer, given `probe` (the batch `reqs` with one field changed), gives the reference's
+    rows for `reqs`; False if it gives others or raises."""
+    try:
+        return _close_all(_call(fn, logits, probe), _reference(logits, reqs, min_p))
+    except Exception:
+        return False
+
+
 # --- a property called ------------------------------------------------------------------------------
 
 
@@ -85,9 +104,7 @@ def _callable_greedy(req: Req) -> Req:
     """A copy of `req` (its own token lists, the same grammar) with _CallableGreedy sampling params."""
     sp = copy.copy(req.sampling_params)  # (min_p, the stretch's field, is copied with it)
     sp.__class__ = _CallableGreedy
-    new = copy.copy(req)
-    new.input_ids, new.output_ids, new.sampling_params = list(req.input_ids), list(req.output_ids), sp
-    return new
+    return _copy_with(req, sp)
 
 
 def called_property(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
@@ -95,11 +112,7 @@ def called_property(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: 
     may also be called; None otherwise."""
     if not isinstance(error, TypeError):
         return None
-    try:
-        right = _close_all(_call(fn, logits, [_callable_greedy(r) for r in reqs]), _reference(logits, reqs, min_p))
-    except Exception:
-        right = False
-    if not right:
+    if not _right_with(fn, logits, [_callable_greedy(r) for r in reqs], reqs, min_p):
         return None
     return (
         f"{what}. Given sampling params whose is_greedy may also be called, your function gets this batch right: "
@@ -117,9 +130,7 @@ def _tensor_min_p(req: Req) -> Req:
     """A copy of `req` whose min_p is a 0-d float32 tensor of the same value (a float for torch.log)."""
     sp = copy.copy(req.sampling_params)
     sp.min_p = torch.tensor(float(req.sampling_params.min_p))
-    new = copy.copy(req)
-    new.input_ids, new.output_ids, new.sampling_params = list(req.input_ids), list(req.output_ids), sp
-    return new
+    return _copy_with(req, sp)
 
 
 def float_to_torch(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
@@ -128,12 +139,7 @@ def float_to_torch(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: b
     set_ = [r for r in reqs if getattr(r.sampling_params, "min_p", 0.0)]
     if not min_p or not set_ or not isinstance(error, (TypeError, AttributeError)):
         return None
-    probe = [_tensor_min_p(r) if r in set_ else r for r in reqs]
-    try:
-        right = _close_all(_call(fn, logits, probe), _reference(logits, reqs, min_p))
-    except Exception:
-        right = False
-    if not right:
+    if not _right_with(fn, logits, [_tensor_min_p(r) if r in set_ else r for r in reqs], reqs, min_p):
         return None
     return (
         f"{what}. Given the same min_p as a 0-d tensor, your function gets this batch right: sampling_params.min_p "
