@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from minisgl_edu.grading import EXERCISES, exercise, grade
 from minisgl_edu.scheduler import QueueIO
@@ -298,7 +299,17 @@ def _refuse(in_use: set, page: int) -> None:
         ),
         (lambda: [][0], "an index past the end"),
         (lambda: None.pages, "a value is None here"),
-        (lambda: int("x"), "your code raised ValueError on this case's inputs"),
+        (lambda: "one two".index("xyz"), "str.index() raises ValueError when the text is not there"),
+        (lambda: torch.log(0.5), "a torch function was given a Python float where it takes a tensor"),
+        (lambda: torch.zeros(3)[torch.tensor([0.0])], "a tensor used as an index must hold integers or booleans"),
+        (lambda: torch.zeros(3) + torch.zeros(4), "two tensors of different shapes combined: sizes 3 and 4"),
+        (lambda: [1].remove(3), "list.index() and list.remove() raise ValueError"),
+        (lambda: {(): 0}[[1]], "a list cannot be a dict key"),
+        (
+            lambda: torch.bincount(torch.tensor([])),
+            "torch's bincount() has no kernel for Float numbers: torch.tensor() of an empty list",
+        ),
+        (lambda: int("x"), "your code raised ValueError: invalid literal for int()"),
     ],
 )
 def test_a_crash_in_the_students_code_leads_the_hint_with_its_cause(crash, cause):
@@ -309,6 +320,24 @@ def test_a_crash_in_the_students_code_leads_the_hint_with_its_cause(crash, cause
     res = run_case(Case("c", lambda impl: impl(), hint="the scene"), crash)
     assert res.hint.startswith(cause) and res.hint.endswith(". The case: the scene"), res.hint
     assert run_case(Case("c", lambda impl: expect(False, "no", hint="its own")), crash).hint == "its own"
+
+
+def _count(ids: list[int]):
+    return torch.bincount(torch.tensor(ids))
+
+
+def test_torchs_not_implemented_is_a_crash_not_a_stub():
+    """torch raises NotImplementedError for an operation it has no kernel for on a dtype; only the
+    student's own `raise NotImplementedError` is the stub not written yet."""
+    from minisgl_edu.grading.core import Case, run_case
+
+    def stub():
+        raise NotImplementedError
+
+    assert run_case(Case("c", lambda impl: impl()), stub).message.startswith("not implemented yet")
+    res = run_case(Case("c", lambda impl: impl([])), _count)
+    assert res.message.startswith("your code raised NotImplementedError"), res.message
+    assert "torch.tensor() of an empty list makes a float tensor" in res.hint
 
 
 def test_a_crash_inside_the_engine_is_not_blamed_on_a_student_line():

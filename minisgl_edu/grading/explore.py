@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
 from minisgl_edu.grading.core import ENGINE_LIMIT, Case, Mistake
+from minisgl_edu.grading.feedback import crash_cause, is_stub
 from minisgl_edu.grading.limits import untimed
 
 Scene = Any
@@ -249,14 +250,14 @@ def search(
             expected = play(reference, copy.deepcopy(scene))
         try:
             got = play(impl, copy.deepcopy(scene))
-        except NotImplementedError as e:
-            raise _StopSearch(e) from e
         except Mistake as e:  # a check inside play (e.g. a return of the wrong type) names its own mistake
             raise Mistake(f"on this scene:\n{show(scene)}\n{e}", e.hint) from e
         except Exception as e:
-            raise Mistake(
-                f"on this scene:\n{show(scene)}\nyour code raised {type(e).__name__}: {e}", raised_hint
-            ) from e
+            if is_stub(e):
+                raise _StopSearch(e) from e
+            cause = crash_cause(e)  # what the exception itself says about the code, then the grader's words
+            hint = f"{cause}. {raised_hint}" if cause and raised_hint else cause or raised_hint
+            raise Mistake(f"on this scene:\n{show(scene)}\nyour code raised {type(e).__name__}: {e}", hint) from e
         diff = first_difference(expected, got)
         if diff is not None:
             hint = hints.get(diff.field, "")

@@ -21,6 +21,7 @@ from typing import Optional
 
 import minisgl_edu
 from minisgl_edu.grading.limits import CaseTimeout
+from minisgl_edu.grading.python_errors import python_words
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(minisgl_edu.__file__))
 GRADING_DIR = os.path.join(PACKAGE_DIR, "grading")
@@ -69,6 +70,18 @@ def _at(frame: traceback.FrameSummary) -> str:
     return f"line {frame.lineno} of your {frame.name}{line}"
 
 
+def is_stub(exc: BaseException) -> bool:
+    """Did the student's own line raise NotImplementedError, as the exercise's stub does? torch raises
+    it too (an operation it has no kernel for, on that dtype): that is a crash, not a stub."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return (
+        isinstance(exc, NotImplementedError)
+        and bool(frames)
+        and is_student_file(frames[-1].filename)
+        and _own_check(frames[-1])
+    )
+
+
 def explain(exc: BaseException) -> Feedback:
     frames = traceback.extract_tb(exc.__traceback__)
     mine = [f for f in frames if is_student_file(f.filename)]
@@ -87,7 +100,7 @@ def explain(exc: BaseException) -> Feedback:
             if theirs:
                 return Feedback(f"{msg} ({_at(theirs[-1])})", f"{theirs[-1].filename}:{theirs[-1].lineno}")
         return Feedback(msg)
-    if isinstance(exc, NotImplementedError) and mine:
+    if is_stub(exc):
         return Feedback(f"not implemented yet ({_at(mine[-1])})", where)
     if mine:
         inner = ""
@@ -111,9 +124,7 @@ def crash_cause(exc: BaseException) -> Optional[str]:
     stub not written yet). The hint a case carries was written for the mistakes its checks look
     for; a crash stops the case before any check runs, so that hint alone would send the student
     after a mistake they may not have made. The cause comes first, the case's hint after it."""
-    if isinstance(exc, (CaseTimeout, NotImplementedError)) or (
-        isinstance(exc, AssertionError) and raised_by_grader(exc)
-    ):
+    if isinstance(exc, CaseTimeout) or is_stub(exc) or (isinstance(exc, AssertionError) and raised_by_grader(exc)):
         return None
     frames = traceback.extract_tb(exc.__traceback__)
     mine = [f for f in frames if is_student_file(f.filename)]
@@ -125,6 +136,9 @@ def crash_cause(exc: BaseException) -> Optional[str]:
             f"your own check refused a call the contract allows ({_exc_text(exc)}): either that check "
             "asks for more than the contract does, or an earlier step of your code left the state it reads wrong"
         )
+    words = python_words(exc)
+    if words:
+        return words
     if isinstance(exc, ValueError) and ("empty sequence" in text or "argument is empty" in text):
         return (
             "max() or min() of nothing: in this case the sequence is empty (no stop strings, no pages, "
@@ -151,4 +165,4 @@ def crash_cause(exc: BaseException) -> Optional[str]:
         )
     if isinstance(exc, ZeroDivisionError):
         return "a division by zero: in this case the divisor is 0"
-    return f"your code raised {type(exc).__name__} on this case's inputs: that line does not hold for them"
+    return f"your code raised {_exc_text(exc)} on this case's inputs: that line does not hold for them"
