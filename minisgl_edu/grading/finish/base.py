@@ -56,6 +56,15 @@ def case_eos(fn):
         hint="test req.output_ids[-1] only, not every output token",
     )
     _expect(fn, _req([PLAIN, PLAIN, PLAIN]), None, "no EOS, no stop string, room left")
+    assert _decode([1]) == "" and 1 not in EOS, "setup: token 1 should be <|im_start|>, a special token, not EOS"
+    _expect(
+        fn,
+        _req([PLAIN, PLAIN, 1]),
+        None,
+        "the newest token 1 is <|im_start|>, a special token: decode gives '' for it, yet it is not in eos_ids "
+        "{0, 2}, so the request goes on",
+        hint="only the ids of eos_ids end the request, whatever text a token decodes to",
+    )
 
 
 def case_eos_argument(fn):

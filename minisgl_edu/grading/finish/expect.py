@@ -7,7 +7,7 @@ mistake it shows. `_completes` and `_spans` measure a stop string's tokens for t
 from __future__ import annotations
 
 import copy
-from typing import Optional
+from typing import Any, Optional
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
@@ -18,6 +18,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     count_gate,
     window_of_most_characters,
 )
+from minisgl_edu.grading.finish.end_ids import SILENT_FOUND, SILENT_NOT_EOS, odd_reason, silent_is_eos
 from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, FOUND_BY_INDEX, reads_find_as_truth
 from minisgl_edu.grading.finish.missed_match import missed_in_text
 from minisgl_edu.grading.finish.scenes import (
@@ -57,9 +58,26 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
         )
     if got == want and type(got) is type(want):
         return
+    why, hint = _diagnosed(fn, req, want, got, eos_ids, calls, why, hint)
+    raise Mistake(
+        f"{why}: your check_finish returned {got!r}, expected {want!r} (output {_decode(req.output_ids)!r}, "
+        f"{len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",
+        RETURNS_A_REASON if isinstance(got, bool) else hint,
+    )
+
+
+def _diagnosed(fn, req: Req, want: Any, got: Any, eos_ids: set[int], calls: list[list[int]], why: str, hint: str):
+    """(why, hint) for a call that returned `got` where the case wants `want`, `calls` the ids of each
+    decode call it made: the case's own, or, where a probe of the answer confirms a mistake, that mistake's."""
     shown, case_hint = _decode(req.output_ids), hint
     joined = [t for ids in calls for t in ids]
-    if "stop" in (want, got) and dropped_end_ids(req, eos_ids, calls):
+    # first what the answer returned (a reason the contract has?), then how it found an EOS
+    eos_now = bool(req.output_ids) and req.output_ids[-1] in eos_ids and not req.sampling_params.ignore_eos
+    if odd_reason(fn, got):
+        hint = odd_reason(fn, got)
+    elif (got == "stop") != eos_now and (_decode(req.output_ids[-1:]) == "") != eos_now and silent_is_eos(fn):
+        why, hint = f"{why}; {SILENT_FOUND}", SILENT_NOT_EOS
+    elif "stop" in (want, got) and dropped_end_ids(req, eos_ids, calls):
         last = max((i for i, t in enumerate(req.output_ids) if t in eos_ids), default=-1)
         what = (
             f"only the {len(joined)} tokens after the last id of eos_ids in the output ({req.output_ids[last]})"
@@ -124,11 +142,7 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
     window = window_too_short(fn) if want == "stop" and got in (None, "length") else None
     if window:
         why, hint = f"{why}; {window[0]}", window[1]
-    raise Mistake(
-        f"{why}: your check_finish returned {got!r}, expected {want!r} "
-        f"(output {shown!r}, {len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",
-        RETURNS_A_REASON if isinstance(got, bool) else hint,
-    )
+    return why, hint
 
 
 def _completes(ids: list[int], stop: str) -> tuple[int, int]:

@@ -44,6 +44,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     stops_read,
     window_of_most_characters,
 )
+from minisgl_edu.grading.finish.end_ids import end_test_hint
 from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, reads_find_as_truth
 from minisgl_edu.grading.finish.min_probes import (
     EOS_COUNTS,
@@ -192,6 +193,9 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
         return RETURNS_A_REASON
     n, token = k + 1, scene.output[k]
     is_eos = token in scene.eos_ids
+    named = end_test_hint(answer, b, token, is_eos and not scene.ignore_eos, scene.stretch_min is not None)
+    if named:  # a reason outside the contract, or an EOS found by its empty text
+        return named
     if scene.stretch_min is not None and answer and min_in_text(answer[0]):
         return f"{min_in_text(answer[0])}. {MIN_IN_TOKENS}"
     if scene.stretch_min is not None and n == scene.stretch_min and a == "stop":
