@@ -43,6 +43,7 @@ from minisgl_edu.grading.detokenizer.literal_stop import check_literal_stops
 from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of_all
 from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
+from minisgl_edu.grading.detokenizer.one_character_start import check_one_character_start
 from minisgl_edu.grading.detokenizer.repeated_text import check_no_repeat
 from minisgl_edu.grading.detokenizer.replaced_decoded import check_decoded_kept
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
@@ -149,6 +150,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
                 SEARCH_ALL,
             )
         if piece and len(shown) - len(piece) == len(expected) and stop.startswith(piece):
+            check_one_character_start(cls)
             if cls is not None:
                 check_longest_start_tried(cls)
             raise Mistake(
@@ -159,6 +161,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
                 "that length included",
             )
         if len(shown) > len(expected):
+            check_one_character_start(cls)
             if cls is not None:
                 check_longest_start_tried(cls)
                 check_every_tail_length(cls)
@@ -232,11 +235,13 @@ def case_stop_across_tokens(cls):
     for text, stops, expected in WHITESPACE_PLAYS:
         pieces = _stream(cls, tokenizer().encode(text), stops)
         check_whitespace_kept(cls, pieces, text, stops)
-        _check_joined(pieces, stops, expected)
+        _check_joined(pieces, stops, expected, cls)
 
 
-def _check_joined(pieces: list[str], stop: list[str], expected: str) -> None:
+def _check_joined(pieces: list[str], stop: list[str], expected: str, cls=None) -> None:
     joined = "".join(pieces)
+    if any(s in joined for s in stop):
+        check_one_character_start(cls)  # its first character shown before the token that completes it
     for s in stop:
         expect(
             s not in joined,
@@ -344,6 +349,7 @@ def case_earliest_stop(cls):
                 EARLIEST_START,
             )
         if pieces[0] == "one":
+            check_one_character_start(cls)
             raise Mistake(
                 f"stop={stops}: after the token 'one' your add() had returned 'one', but its 'e' could still be "
                 "the start of 'e two' (the next token completes it), so it waits until the next token shows",

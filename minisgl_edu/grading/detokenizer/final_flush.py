@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.detokenizer.common import REPLACEMENT, _full, check_joined_to, pieces_of
+from minisgl_edu.grading.detokenizer.kept_at_token_end import kept_only_at_a_token_end
 from minisgl_edu.grading.detokenizer.missed_stop import _stream
+from minisgl_edu.grading.detokenizer.one_character_start import check_one_character_start
 from minisgl_edu.grading.harness import tokenizer
 
 NOT_SEARCHED = (
@@ -52,6 +54,8 @@ def check_final_flush_cut(cls) -> None:
             "held-back '.': finish() did not search the text it released, and showed the stop string",
             NOT_SEARCHED_BASE,
         )
+    if joined != "one two":
+        check_one_character_start(cls)  # the '.' shown at once, so the flush's ' ' completes no '. ' unsent
     check_joined_to(pieces, "one two", f"stop=[{STOP!r}]: the pieces")
 
 
@@ -90,7 +94,9 @@ def check_final_flush_searched(cls, judge) -> None:
         check_unfinished_flushed(cls)
     before, last = "".join(pieces[:-1]), pieces[-1]
     if expected.startswith(before) and (before + last).startswith(expected) and len(before + last) > len(expected):
-        raise Mistake(
+        said = f"stop=[{STOP!r}], include_stop_str_in_output=True: the answer reads {before + last!r}"
+        # it searched, found '. ' going on into ' \ufffd', and fell back to the base rule's search
+        raise kept_only_at_a_token_end(cls, f"{said}, expected {expected!r}") or Mistake(
             f"stop=[{STOP!r}], include_stop_str_in_output=True: the request ended (max_tokens) inside '🚀', after "
             f"your add()s had returned {before!r}; finish() returned {last!r}, so the answer reads "
             f"{before + last!r}, expected {expected!r}. The unfinished tokens decode to {full[len('one two.') :]!r}, "

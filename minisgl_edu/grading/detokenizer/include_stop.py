@@ -41,6 +41,7 @@ from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_search
 from minisgl_edu.grading.detokenizer.first_to_end import ORDERS, TEXT, choice_rule, probe_choice
 from minisgl_edu.grading.detokenizer.flags_apart import check_flags_apart
 from minisgl_edu.grading.detokenizer.include_stop_engine import case_real_engine
+from minisgl_edu.grading.detokenizer.kept_at_token_end import kept_only_at_a_token_end
 from minisgl_edu.grading.detokenizer.missed_stop import (
     ENDS_INSIDE,
     LATE_START,
@@ -53,6 +54,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
     _missed_by_a_negative_start,
     _missed_by_a_slice_offset,
     _missed_by_the_shortest_look_back,
+    _misses_a_stop_begun_in_returned_text,
     _stream,
 )
 from minisgl_edu.grading.detokenizer.restarted_piece import restarted_at_the_stop
@@ -251,6 +253,12 @@ def _leaked(
             "but not 'thr', which ends inside the token ' three'",
             ENDS_INSIDE,
         )
+    leaked = f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+    kept = kept_only_at_a_token_end(
+        cls, leaked + f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}"
+    )
+    if kept:
+        return kept
     if start < len(before):
         note = (
             f" The stop string began in text you had already returned ({before!r}): if you look for "
@@ -260,8 +268,8 @@ def _leaked(
         f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
         f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Cut right after the "
         f"end of the stop string, even in the middle of a token.{note}",
-        # it went on after the leak: it never found the stop string that began in shown text
-        SEARCH_SHOWN if note and "".join(pieces[n:]) else LEAKED,
+        # it went on after the leak and a probe shows it never finds a stop string begun in shown text
+        SEARCH_SHOWN if note and "".join(pieces[n:]) and _misses_a_stop_begun_in_returned_text(cls) else LEAKED,
     )
 
 
@@ -289,7 +297,7 @@ def _judge_joined(
     if moved:
         raise moved
     if include and winner and joined == expected[: -len(winner)]:
-        raise Mistake(
+        raise kept_only_at_a_token_end(cls, f"{said}: the stop string {winner!r} is missing") or Mistake(
             f"{said}: the stop string {winner!r} is missing. With include_stop_str_in_output=True the answer "
             "keeps it: cut right after the stop string, not before it",
             MISSING,
