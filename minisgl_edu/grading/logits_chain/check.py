@@ -19,6 +19,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
 from minisgl_edu.grading.logits_chain.borrowed import borrowed_setting
 from minisgl_edu.grading.logits_chain.boundary import boundary_as_off
+from minisgl_edu.grading.logits_chain.carried_min_p import carried_min_p
 from minisgl_edu.grading.logits_chain.chain import (
     BATCH_MISTAKES,
     MIN_P_SHORTCUT_HINT,
@@ -45,7 +46,7 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     """Every row of the answer against the reference; the first wrong row raises a Mistake that names,
     in this order, state kept from an earlier call for the same request (kept_state.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that skipped the
     batch (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py),
-    one request's setting used for every row (borrowed.py), a penalty below neutral skipped (neutral.py), a link
+    an earlier row's min_p carried to a row without one (carried_min_p.py), one request's setting used for every row (borrowed.py), a penalty below neutral skipped (neutral.py), a link
     written into a copy made by indexing (copy_writes.py), a known mistake (mistakes.py), changes that never
     reached the returned tensor (lost_links.py), or what the difference is (readings.py). A crash is first read
     by bitmask_rows.py."""
@@ -66,6 +67,9 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             edge = boundary_as_off(fn, i, got, want, logits, reqs, min_p)  # min_p 1 skipped as if it were off
             if edge is not None:
                 raise Mistake(*edge)
+            carried = carried_min_p(fn, i, got, logits, reqs) if min_p else None  # an earlier row's min_p
+            if carried is not None:
+                raise Mistake(*carried)
             alone = _right_alone(fn, i, logits, reqs, want) if len(reqs) > 1 else None  # None: nothing beside it
             borrowed = borrowed_setting(fn, i, got, want, logits, reqs, min_p) if alone else None
             if borrowed is not None:

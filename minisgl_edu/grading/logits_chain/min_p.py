@@ -124,9 +124,10 @@ MIN_P_ROW = [4.0, 2.2, 1.95, 1.0, 0.0, -1.0, -3.0, -0.5, 0.5, 1.5, -2.0, 0.2]
 
 def case_min_p_relative(fn):
     # At temperature 1 with min_p 0.1 the threshold is 4 - 2.30 = 1.70: tokens 0, 1, 2 stay. Token 2's
-    # probability is about 0.09, below 0.1: an absolute threshold drops it.
-    logits = _rows(MIN_P_ROW, MIN_P_ROW)
-    reqs = [_req(temperature=1.0, min_p=0.1), _req(temperature=1.0, min_p=0.3)]
+    # probability is about 0.09, below 0.1: an absolute threshold drops it. Row 2 samples and sets no
+    # min_p: it comes back as the model gave it, whatever the rows above it asked for.
+    logits = _rows(MIN_P_ROW, MIN_P_ROW, MIN_P_ROW)
+    reqs = [_req(temperature=1.0, min_p=0.1), _req(temperature=1.0, min_p=0.3), _req(temperature=1.0)]
     _check_min_p(fn, logits, reqs, MIN_P_MISTAKES)
 
 
