@@ -51,6 +51,7 @@ from minisgl_edu.grading.prefix_cache.lfu_reference import (
 )
 from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, all_or_nothing, edge_left_whole
 from minisgl_edu.grading.prefix_cache.node_up import match_hint
+from minisgl_edu.grading.prefix_cache.root_leaf import root_leaf_hint
 from minisgl_edu.grading.prefix_cache.takes_over import takes_over_hint
 from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, ROOT_LOCK, drops_the_last_token
 
@@ -95,8 +96,7 @@ class TreeScene:
 @st.composite
 def tree_scenes(draw: Any, drain: bool = False) -> TreeScene:
     ps = draw(st.sampled_from([1, 2, 2, 3]))
-    # a few stems of one to four pages on two tokens: sequences cut from them share prefixes
-    # and part pages, and part ways inside an edge
+    # stems of 1 to 4 pages on two tokens: sequences cut from them share prefixes, part pages, part ways in an edge
     stems = draw(st.lists(st.lists(st.integers(1, 2), min_size=ps, max_size=4 * ps), min_size=2, max_size=3))
 
     @st.composite
@@ -165,8 +165,7 @@ def hot_cut_scenes(draw: Any) -> TreeScene:
 # Situations the drawn scenes rarely line up, played first as they are: a parent left childless
 # competes with its own last use (or, in the stretch, its own hits) against the other leaves.
 FIXED = [
-    # a match that ends inside an edge uses its upper part only: once the lower part goes, the
-    # upper part is a leaf newer than [3, 3, 4, 4]
+    # a match that ends inside an edge uses its upper part only: once the lower part goes, it is newer than [3, 3, 4, 4]
     TreeScene(
         2,
         [("insert", [5, 5, 6, 6, 7, 7], 0), ("insert", [3, 3, 4, 4], 0), ("match", [5, 5, 8, 8], False), ("evict", 3)],
@@ -528,9 +527,10 @@ def evictable_hint(scene: TreeScene, diff: Difference) -> str:
 def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
     """The generated case of `prefix_cache` (lfu=False) or `prefix_cache_lfu`."""
     hints: dict[str, Any] = {}
+    cached = root_leaf_hint(play, reference, takes_over_hint(play, reference, cached_hint))
     for label in [f"step {i}" for i in range(PRELUDE + MAX_STEPS)] + ["at the end"]:
         hints[f"{label}: what it returned"] = match_hint(play, reference, returned_hint(lfu, reference))
-        hints[f"{label}: cached pages after it"] = takes_over_hint(play, reference, cached_hint)
+        hints[f"{label}: cached pages after it"] = cached
         hints[f"{label}: num_evictable after it"] = evictable_hint
         hints[f"{label}: num_cached after it"] = "num_cached counts every page in the tree once"
         hints[f"{label}: root.lock_ref after it"] = ROOT_LOCK

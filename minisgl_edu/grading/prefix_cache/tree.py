@@ -30,6 +30,7 @@ from minisgl_edu.grading.prefix_cache.match_cut import MATCH_CUT_TO_A_PAGE_COUNT
 from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.node_up import PAGES_GATHERED_UP, gathered_up
+from minisgl_edu.grading.prefix_cache.root_leaf import ROOT_LEAF_KEPT, root_leaf_kept
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
@@ -49,7 +50,8 @@ def _own_hint(run):
     on leaves of two pages (exact_n.py): an evict that stops only at exactly n pages is named too, and
     an insert over a cached prefix (takes_over.py) that puts the caller's pages on it, and last matches
     on fresh trees (match_cut.py): a match cut to len(ids) // page_size tokens is named too, and one
-    that lists the nodes' pages from the deepest up (node_up.py)."""
+    that lists the nodes' pages from the deepest up (node_up.py), and an evict that frees a leaf under
+    the root but leaves it in the tree (root_leaf.py)."""
 
     @functools.wraps(run)
     def case(cls):
@@ -77,6 +79,9 @@ def _own_hint(run):
             up = gathered_up(cls)  # pages listed from the deepest node up: every match over two nodes
             if up:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{up}", PAGES_GATHERED_UP) from None
+            kept = root_leaf_kept(cls)  # a freed leaf under the root left in the tree: its pages cached and free
+            if kept:
+                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{kept}", ROOT_LEAF_KEPT) from None
             if "Hint: " not in text:
                 raise
             said, hint = text.rsplit("Hint: ", 1)
