@@ -14,6 +14,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_only_at_exactly_n
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import DEEPEST_COUNT_COPIED, path_count_probe
+from minisgl_edu.grading.prefix_cache.lfu_tiers import TWO_TIERS, ranks_in_two_tiers
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.grading.prefix_cache.tree import _evict, _insert, _match, _new
 
@@ -61,6 +62,7 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     said = said or (REPEAT_COUNTED_ONCE if _repeated_match_counted_once(type(cache)) else "")
     said = said or (DEEPEST_NOT_COUNTED if _deepest_not_counted(type(cache)) else "")
     said = said or (DEEPEST_COUNT_COPIED if path_count_probe(type(cache)) == "deepest count" else "")
+    said = said or (TWO_TIERS if ranks_in_two_tiers(type(cache)) else "")  # its wrong pages look like others'
     said = said or (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
     if not said and _hits_outlive_eviction(type(cache)):
         said = HITS_OUTLIVE_THE_NODE
