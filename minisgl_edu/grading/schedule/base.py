@@ -23,6 +23,7 @@ from __future__ import annotations
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.core import expect as holds
 from minisgl_edu.grading.fixtures import FAKE_TOKEN, apply, decoding, token_ids, waiting
+from minisgl_edu.grading.schedule.budget_slots import check_budget_in_page_slots
 from minisgl_edu.grading.schedule.checks import (
     admits,
     admits_when_unclamped,
@@ -44,6 +45,7 @@ from minisgl_edu.grading.schedule.edges import (
     case_unlocked_prefix_tight,
 )
 from minisgl_edu.grading.schedule.engine import engine_cases
+from minisgl_edu.grading.schedule.limit_first import check_limit_before_admit
 from minisgl_edu.grading.schedule.page_rounding import ONE_PAGE_TOO_MANY, full_last_page_message
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -117,6 +119,9 @@ def case_budget(fn):
     for uid, n in enumerate([10, 6, 5]):
         waiting(s, uid, n)
     batch = decide(fn, s)
+    check_budget_in_page_slots(
+        fn, batch, ("prefill", [(0, 0, 10), (1, 0, 6)]), "prompts of 10, 6 and 5 tokens, budget 16"
+    )
     expect(
         batch,
         ("prefill", [(0, 0, 10), (1, 0, 6)]),
@@ -343,6 +348,7 @@ def case_max_running(fn):
         "scheduler.max_running is 2: only two requests may be admitted at once",
         "count the admitted requests (running, and waiting ones that hold a row) against scheduler.max_running",
     )
+    check_limit_before_admit(fn)  # every row taken, as in the engine: no admission past the limit
 
 
 RUNNING_ONLY = (

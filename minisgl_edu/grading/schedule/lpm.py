@@ -44,6 +44,7 @@ from minisgl_edu.grading.schedule.edges import case_memory_margins
 from minisgl_edu.grading.schedule.engine import run_steps
 from minisgl_edu.grading.schedule.lpm_chunked import chunked_first_above_the_threshold, sorted_behind_a_chunk
 from minisgl_edu.grading.schedule.lpm_edges import DEEPEST_EDGE, counts_the_deepest_edge
+from minisgl_edu.grading.schedule.lpm_fcfs_matches import check_fcfs_leaves_the_cache
 from minisgl_edu.grading.schedule.lpm_fraction import fraction_play
 from minisgl_edu.grading.schedule.lpm_head import check_head_sorted
 from minisgl_edu.grading.schedule.lpm_left_out import check_left_out
@@ -254,6 +255,7 @@ def case_threshold(fn):
         order,
     )
     chunked_first_above_the_threshold(fn, n)
+    check_fcfs_leaves_the_cache(fn, n)  # no request matched that admission never reached
 
 
 def case_only_new_requests(fn):
