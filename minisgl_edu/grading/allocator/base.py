@@ -27,6 +27,7 @@ from minisgl_edu.grading.allocator.frees import (
     not_back,
     refused_in_use,
 )
+from minisgl_edu.grading.allocator.frozen import frozen_count
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
 from minisgl_edu.grading.allocator.shortage import not_raised
 from minisgl_edu.grading.core import Case, Mistake, expect
@@ -175,6 +176,9 @@ def case_allocate_distinct(cls):
     assert sorted(x + y) == list(range(10)), (
         f"allocate(4) and allocate(6) gave {x!r} and {y!r}: 10 distinct ids from range(num_pages) expected"
     )
+    seen = f"every page is handed out, but num_free is {_num_free(a)}"
+    if _num_free(a) != 0 and (mistake := frozen_count(cls, seen)) is not None:
+        raise mistake
     assert _num_free(a) == 0, f"every page is handed out, but num_free is {_num_free(a)}"
 
 
@@ -200,7 +204,10 @@ def case_free_and_reuse(cls):
         mistake = not_back(cls, 4, f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3")
         if mistake is not None:
             raise mistake
-    assert free == 3, f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3"
+    seen = f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3"
+    if free > 3 and (mistake := frozen_count(cls, seen)) is not None:
+        raise mistake
+    assert free == 3, seen
     y = _allocate(a, 3)
     assert len(set(y)) == 3 and x[2] not in y, (
         f"allocate(3) gave {y!r} while page {x[2]} is still in use: a page in use is never handed out twice"

@@ -31,11 +31,12 @@ from minisgl_edu.grading.allocator.contiguous_probes import (
     fallback_probe,
     free_difference,
     left_merge,
+    left_start_probe,
     one_run_probe,
     split_end_probe,
     unmerged_probe,
 )
-from minisgl_edu.grading.allocator.contiguous_reads import read_runs, returned_pages, runs_counted
+from minisgl_edu.grading.allocator.contiguous_reads import mispaired, read_runs, returned_pages, runs_counted
 from minisgl_edu.grading.allocator.frees import free_nothing
 from minisgl_edu.grading.allocator.refusals import other_error, other_refusal, other_why
 from minisgl_edu.grading.allocator.runs import (
@@ -83,6 +84,9 @@ class _Pair:
         want_runs, got_runs = self.ref.runs, read_runs(self.mine)
         want_free, got_free = self.ref.num_free, _num_free(self.mine)
         if got_runs != want_runs:
+            mistake = mispaired(type(self.mine), f"after {after}, your runs are {got_runs}", got_runs, want_runs)
+            if mistake is not None:  # before the shape: wrong pairs overlap or touch, not for want of merging
+                raise mistake
             shape = run_shape(got_runs)
             if shape is not None and (shape[1] != OVERLAP or not runs_as_ends(got_runs, want_runs)):
                 raise Mistake(f"after {after}, {shape[0]} (expected {want_runs})", shape[1])
@@ -158,7 +162,8 @@ class _Pair:
         try:
             self.mine.free(list(pages))
         except KeyError as e:
-            mistake = split_end_probe(type(self.mine), f"free({pages}) raised KeyError: {e}", before, e)
+            seen = f"free({pages}) raised KeyError: {e}"
+            mistake = left_start_probe(type(self.mine), seen) or split_end_probe(type(self.mine), seen, before, e)
             if mistake is None:
                 raise
             raise mistake from e
@@ -169,7 +174,11 @@ class _Pair:
                 type(self.mine),
                 f"after free({pages}) your runs are {read_runs(self.mine)}, expected {self.ref.runs}",
             )
-            mistake = one_run_probe(cls, pages, before, read_runs(self.mine)) or split_end_probe(cls, seen)
+            mistake = (
+                one_run_probe(cls, pages, before, read_runs(self.mine))
+                or left_start_probe(cls, seen)
+                or split_end_probe(cls, seen)
+            )
             if mistake is None:
                 raise
             raise mistake from e

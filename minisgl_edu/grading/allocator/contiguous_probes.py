@@ -314,3 +314,45 @@ def split_end_probe(
         "its right. Your books lost the end of the rest of a split run",
         SPLIT_REST_END,
     )
+
+
+LEFT_START = (
+    "a freed page finds the free run that ends just before it by that run's end, so what you store under "
+    "a run's end must give that run's start (end -> start), not its length: the start is what finds the run "
+    "among the runs kept by their start"
+)
+
+
+def _after_frees(cls, frees: list[list[int]]) -> object:
+    """On a fresh allocator of 6 pages, all handed out by allocate(6): the runs after each free of `frees`,
+    'raised ...' when a free raised, or None when the allocate went otherwise."""
+    try:
+        a = cls(6)
+        if sorted(a.allocate(6)) != list(range(6)):
+            return None
+    except Exception:
+        return None
+    try:
+        for pages in frees:
+            a.free(pages)
+        return [tuple(r) for r in a.runs]
+    except Exception as e:
+        return f"raised {type(e).__name__}"
+
+
+def left_start_probe(cls, seen: str) -> Optional[Mistake]:
+    """When a freed page joins the run after it, and the run (1, 1) before it (whose start equals its
+    length), but not the run (3, 1) before page 4, the Mistake that says the run's length was read where
+    its start belongs: the index of runs by their end holds lengths (`seen`: what the case saw)."""
+    if _after_frees(cls, [[4], [3]]) != [(3, 2)] or _after_frees(cls, [[1], [2]]) != [(1, 2)]:
+        return None  # no merge on the right, or none on the left even at (1, 1): another mistake
+    got = _after_frees(cls, [[3], [4]])
+    if got is None or got == [(3, 2)]:
+        return None
+    return Mistake(
+        f"{seen}. On a fresh allocator of 6 pages, all handed out by allocate(6): free([1]) then free([2]) gives "
+        f"runs [(1, 2)], and free([4]) then free([3]) gives [(3, 2)], but free([3]) then free([4]) gives {got}. "
+        "Page 2 joins the run (1, 1), whose start and length are both 1, yet page 4 does not join the run (3, 1): "
+        "your free() reads the left run's length where its start should be",
+        LEFT_START,
+    )

@@ -160,3 +160,43 @@ def sort_returned(cls, seen: str) -> Optional[Mistake]:
         "of them (the result of pages.sort(), or no return at all)",
         SORT_RETURNS_NONE,
     )
+
+
+MISPAIRED = (
+    "pair each start with its own length: sorting the starts alone and zipping them with the lengths in "
+    "another order (a dict's .values() come in the order the runs were made) gives a start another run's "
+    "length; sort the (start, length) pairs together, e.g. sorted(self.by_start.items())"
+)
+
+
+def _runs_made(cls, frees: list[list[int]]) -> Optional[list[tuple]]:
+    """On a fresh allocator of 10 pages, all handed out by allocate(10), the runs after each free of
+    `frees`; None if the allocate handed out other pages or anything raised."""
+    try:
+        a = cls(10)
+        if sorted(a.allocate(10)) != list(range(10)):
+            return None
+        for pages in frees:
+            a.free(pages)
+        return [tuple(r) for r in a.runs]
+    except Exception:
+        return None
+
+
+def mispaired(cls, seen: str, got: list[tuple], want: list[tuple]) -> Optional[Mistake]:
+    """Runs `got` have the right starts and the right lengths, but not paired as in `want`: when a fresh
+    allocator lists the runs right if they were made in order of their starts, and pairs the starts with
+    the lengths in the order the runs were made otherwise, the Mistake that says so. Else None."""
+    if [s for s, _ in got] != [s for s, _ in want] or sorted(n for _, n in got) != sorted(n for _, n in want):
+        return None
+    in_order = _runs_made(cls, [[1], [7, 8]])
+    out_of_order = _runs_made(cls, [[7, 8], [1]])
+    if in_order != [(1, 1), (7, 2)] or out_of_order != [(1, 2), (7, 1)]:
+        return None
+    return Mistake(
+        f"{seen}: the right starts and the right lengths, paired wrong. On a fresh allocator of 10 pages, all "
+        "handed out by allocate(10): free([1]) then free([7, 8]) gives runs [(1, 1), (7, 2)], but free([7, 8]) "
+        "then free([1]) gives [(1, 2), (7, 1)]: your runs pair the sorted starts with the lengths in the order "
+        "the runs were made",
+        MISPAIRED,
+    )

@@ -230,6 +230,51 @@ def _free(a, pages: list[int], what: str) -> None:
             raise
         raise mistake from e
     kept_list(pages, before, f"free({before!r}) of {what}")
+    mistake = adopted(a, pages, f"free({before!r}) of {what}")
+    if mistake is not None:
+        raise mistake
+
+
+ADOPTED = (
+    "free() never keeps the caller's list object as its own free list: copy the ids onto a list of its own "
+    "(append each page, extend, or list(pages)), because the list still belongs to the caller, who may clear "
+    "or reuse it after free() returns"
+)
+
+
+def _caller_clears(cls) -> Optional[int]:
+    """On a fresh allocator of 3 pages: allocate(3), free(pages), then the caller clears its list `pages`.
+    num_free after that when it is no longer 3 (the allocator's free pages went with the caller's list),
+    else None (also when anything raised)."""
+    try:
+        a = cls(3)
+        pages = a.allocate(3)
+        a.free(pages)
+        if a.num_free != 3:
+            return None
+        pages.clear()
+        left = a.num_free
+    except Exception:
+        return None
+    return left if isinstance(left, int) and left != 3 else None
+
+
+def adopted(a, pages: list, call: str) -> Optional[Mistake]:
+    """After `call` returned: when an attribute of `a` is the very list free() was given (the same object,
+    not an equal one), and a fresh allocator loses its free pages once the caller clears its list, the
+    Mistake that says free() took the caller's list as its free list; None otherwise."""
+    own = next((name for name, value in getattr(a, "__dict__", {}).items() if value is pages), None)
+    if own is None:
+        return None
+    left = _caller_clears(type(a))
+    if left is None:
+        return None
+    return Mistake(
+        f"after {call}, self.{own} is the very list the caller passed to free(), not a copy of its ids. On a "
+        f"fresh allocator of 3 pages, after allocate(3) and free(pages), the caller clearing its own list "
+        f"`pages` changed num_free from 3 to {left}: your allocator's free pages live in the caller's list",
+        ADOPTED,
+    )
 
 
 NOT_IN_USE = "only a page in use may be freed: remember the pages in use and refuse every other id"
