@@ -33,7 +33,8 @@ from minisgl_edu.grading.logits_chain.chain import (
 )
 from minisgl_edu.grading.logits_chain.copy_writes import copy_write_mistake
 from minisgl_edu.grading.logits_chain.kept_state import kept_between_calls
-from minisgl_edu.grading.logits_chain.lost_links import lost_links
+from minisgl_edu.grading.logits_chain.late_binding import last_request_links
+from minisgl_edu.grading.logits_chain.lost_links import _sampling, lost_links
 from minisgl_edu.grading.logits_chain.min_p_axis import over_the_batch, shortcut_confirmed
 from minisgl_edu.grading.logits_chain.mistakes import MISTAKES
 from minisgl_edu.grading.logits_chain.neutral import below_neutral_skipped
@@ -46,7 +47,8 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     """Every row of the answer against the reference; the first wrong row raises a Mistake that names,
     in this order, state kept from an earlier call for the same request (kept_state.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that skipped the
     batch (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py),
-    an earlier row's min_p carried to a row without one (carried_min_p.py), one request's setting used for every row (borrowed.py), a penalty below neutral skipped (neutral.py), a link
+    an earlier row's min_p carried to a row without one (carried_min_p.py), every row given the last
+    request's links by closures called after the loop (late_binding.py), one request's setting used for every row (borrowed.py), a penalty below neutral skipped (neutral.py), a link
     written into a copy made by indexing (copy_writes.py), a known mistake (mistakes.py), changes that never
     reached the returned tensor (lost_links.py), or what the difference is (readings.py). A crash is first read
     by bitmask_rows.py."""
@@ -71,6 +73,9 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             if carried is not None:
                 raise Mistake(*carried)
             alone = _right_alone(fn, i, logits, reqs, want) if len(reqs) > 1 else None  # None: nothing beside it
+            late = last_request_links(fn, i, got, want, logits, reqs, min_p) if alone else None  # closures
+            if late is not None:
+                raise Mistake(*late)
             borrowed = borrowed_setting(fn, i, got, want, logits, reqs, min_p) if alone else None
             if borrowed is not None:
                 raise Mistake(*borrowed)
@@ -84,6 +89,8 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if hint == MIN_P_SHORTCUT_HINT and not shortcut_confirmed(fn, logits, reqs):
                 message, hint = f"row {i} ({_describe(reqs[i])}): {_first_difference(got[i], want[i], logits[i])}", ""
+            if hint == GREEDY_ROWS and not _right_when_sampling(fn, i, logits, reqs, min_p):
+                message, hint = f"row {i} ({_describe(reqs[i])}): {_first_difference(got[i], want[i], logits[i])}", ""
             if hint in ("", GREEDY_ROWS):  # no known mistake: a greedy row, or changes that never reached `out`?
                 lost = lost_links(fn, i, got, want, logits, reqs, min_p)
                 if lost is not None:
@@ -96,6 +103,16 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
 
 
 GREEDY_ROWS = "apply the chain to every row, greedy ones too"  # chain._explain_row's hint for a greedy row left alone
+
+
+def _right_when_sampling(fn, i: int, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
+    """Whether the answer gets greedy row i right once every row of the batch samples: only then was it left
+    alone for being greedy (a row skipped for another reason, no output yet, stays wrong)."""
+    sampling = [_sampling(r) for r in reqs]
+    try:
+        return _close(_call(fn, logits, sampling)[i], _reference(logits, sampling, min_p)[i])
+    except Exception:
+        return False
 
 
 def _right_alone(fn, i: int, logits: torch.Tensor, reqs: list[Req], want: torch.Tensor) -> bool:

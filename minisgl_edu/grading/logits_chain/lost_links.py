@@ -7,7 +7,9 @@ early (the logits as given, or after the repetition penalty only, which is often
 `row[seen] = ...`), and stay so when the whole batch samples (temperature 1): then the lost links are
 not a greedy row left alone, but changes that never reached the tensor. A logit_bias added to the row's
 request must be lost too (a rebound name loses every link after it): where it reaches the row, the
-name was not rebound, and the hint is left to the diagnoses after this one.
+name was not rebound, and the hint is left to the diagnoses after this one. A row whose request has
+no output yet must lose its links with an output token too: an answer that skips the first token's
+rows loses them only while the output is empty.
 """
 
 from __future__ import annotations
@@ -61,6 +63,22 @@ def _later_link_lost(fn, i: int, logits, reqs: list[Req], stopped: torch.Tensor,
         return False
 
 
+def _lost_with_an_output(fn, i: int, logits, reqs: list[Req], after_repetition: bool, min_p: bool) -> bool:
+    """Whether row i still loses its links once its request has an output token: a rebound name loses them
+    whatever the output, an answer that skips the rows with no output yet (the first token) does not."""
+    req = reqs[i]
+    if req.output_ids:
+        return True
+    variant = Req(req.uid, list(req.input_ids), req.sampling_params, list(req.input_ids[:1]), grammar=req.grammar)
+    probe = list(reqs)
+    probe[i] = variant
+    stopped = _reference(logits[i : i + 1], [_stopped(variant, after_repetition)], min_p)[0]
+    try:
+        return _close(_call(fn, logits, probe)[i], stopped)
+    except Exception:
+        return False
+
+
 def lost_links(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, reqs: list[Req], min_p: bool):
     """(message, hint) when row i is the chain stopped early, on this batch and on the same batch made to
     sample; None otherwise. A row with a penalty below neutral is asked first whether the answer gets it
@@ -82,6 +100,8 @@ def lost_links(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, reqs: 
             return None
         if not _later_link_lost(fn, i, logits, reqs, stopped, min_p):
             return None  # a link added after them reaches the row: the name was not rebound (copy_writes.py)
+        if not _lost_with_an_output(fn, i, logits, reqs, after_repetition, min_p):
+            return None  # lost only while the output is empty: the first token skipped, not a rebound name
         lost = "every link after the repetition penalty" if after_repetition else "every link"
         return (
             f"row {i} ({_describe(reqs[i])}): {lost} left this row as it was, on this batch and on the same batch "
