@@ -121,3 +121,31 @@ def holds_back_one_too_few(fn: Any) -> bool:
     except Exception:
         return False
     return fourth == "stop" and third is None
+
+
+EOS_IDS_CHANGED = (
+    "eos_ids is the scheduler's own set, passed to every call for every request: do not change eos_ids in place "
+    "(eos_ids -= ..., .clear(), .discard() change the set itself, not just your name for it). Below min_tokens hold "
+    "the EOS back by what you return, or give check_finish a new set (set()), never by emptying the caller's"
+)
+
+
+def one_set_two_requests(fn: Any) -> tuple[Any, list[int], Any]:
+    """One eos_ids set passed to two calls, as the scheduler passes its own: request A (output ' ok' + the EOS 2,
+    min_tokens=5, held back), then request B (4 output tokens, the newest the EOS 2, min_tokens=2, 'stop').
+    (A's answer, the set after it, B's answer); both requests under uids no call used before."""
+    eos = set(EOS)
+    held = fn(replace(_req([PLAIN, 2]), uid=next(_UNSEEN_UIDS)), eos, _decode, 5)
+    after = sorted(eos)
+    return held, after, fn(replace(_req([PLAIN] * 3 + [2]), uid=next(_UNSEEN_UIDS)), eos, _decode, 2)
+
+
+def eos_ids_changed(fn: Any) -> Optional[list[int]]:
+    """The eos_ids set after the answer held back an EOS below the minimum (output ' ok' + EOS 2,
+    min_tokens=5), when that call changed it (None when it left it as it was, or raised)."""
+    eos = set(EOS)
+    try:
+        fn(replace(_req([PLAIN, 2]), uid=next(_UNSEEN_UIDS)), eos, _decode, 5)
+    except Exception:
+        return None
+    return None if eos == set(EOS) else sorted(eos)

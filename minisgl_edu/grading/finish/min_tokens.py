@@ -29,12 +29,15 @@ from minisgl_edu.grading.finish.diagnoses import (
 )
 from minisgl_edu.grading.finish.min_probes import (
     EOS_COUNTS,
+    EOS_IDS_CHANGED,
     ONE_TOO_FEW,
     STATE_KEPT,
     STOP_NOT_SPENT,
     UNREACHABLE_MIN,
+    eos_ids_changed,
     holds_back_one_too_few,
     kept_between_calls,
+    one_set_two_requests,
 )
 from minisgl_edu.grading.finish.scenes import RETURNS_A_REASON, finish_case, params_changed
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
@@ -362,6 +365,27 @@ def case_ignore_eos(fn):
     )
 
 
+def case_eos_ids_shared(fn):
+    """The scheduler passes its one eos_ids set to every call, for every request: a call that holds an EOS
+    back must leave that set as it was, so that the next request's EOS still finishes it."""
+    held, after, later = one_set_two_requests(fn)
+    if (held, later) == (None, "stop"):
+        return
+    what = (
+        f"one eos_ids set {sorted(EOS)} passed to two calls, as the scheduler passes its own: request A (output "
+        f"' ok' + the EOS 2, min_tokens=5) returned {held!r}, expected None; then request B (4 output tokens, the "
+        f"newest the EOS 2, min_tokens=2) returned {later!r}, expected 'stop'"
+    )
+    changed = eos_ids_changed(fn) if after != sorted(EOS) else None
+    if changed is not None:  # the same on a call of its own: the set itself was changed by the held-back call
+        raise Mistake(
+            f"{what}. Your check_finish_min_tokens changed the set it was given: {sorted(EOS)} before the call for "
+            f"request A, {changed} after it, and request B was checked against what was left of it",
+            EOS_IDS_CHANGED,
+        )
+    raise Mistake(what, "the answer depends on req and the arguments alone: the same eos_ids set comes every call")
+
+
 # Per request: its min_tokens. Request 0 samples an EOS early (after 1-3 tokens with no min_tokens)
 # and must go on to 8; request 1 would stop on "2 =" at once and must go on; request 2 asks for a
 # minimum above max_tokens and ends by length.
@@ -420,6 +444,11 @@ CASES = [
         "stretch: with ignore_eos",
         case_ignore_eos,
         "min_tokens and ignore_eos are two separate rules: from min_tokens on, check_finish's rules decide unchanged",
+    ),
+    Case(
+        "stretch: one eos_ids set for every request",
+        case_eos_ids_shared,
+        "eos_ids is the scheduler's set, the same for every request: only read it",
     ),
     Case(
         "stretch: in the real engine",
