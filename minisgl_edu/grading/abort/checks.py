@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
+from minisgl_edu.grading.abort.message_stop import check_stop
 from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, row_zero, skips_row_zero
 from minisgl_edu.grading.abort.release_seen import aborting, changed, reads_first, watch
 from minisgl_edu.grading.core import Mistake, hinted
@@ -163,13 +164,7 @@ def check_message(msgs, uid: int, stop: Optional[list[str]] = None) -> None:
             "be detokenized and shown to the client",
             NEXT_TOKEN_HINT,
         )
-    if stop is not None and list(last.stop or []) != stop:
-        raise Mistake(
-            f"the abort message carries stop={list(last.stop or [])!r}, but the request's stop strings are "
-            f"{stop!r}: like every message of the request, it repeats them",
-            "send the request's own stop strings in the abort message: "
-            "DetokenizeMsg(uid, -1, True, 'abort', list(req.sampling_params.stop)), not an empty list",
-        )
+    check_stop(last, stop)
     assert len([m for m in mine if m.finished]) == 1, (
         "the detokenizer got more than one finished message for the request"
     )

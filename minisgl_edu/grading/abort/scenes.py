@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Req
 from minisgl_edu.grading.abort.cache_checks import FILED_ANYWHERE, misfiled
 from minisgl_edu.grading.abort.checks import NEXT_TOKEN_HINT, REASON_HINT, returns
+from minisgl_edu.grading.abort.message_stop import NONE_STOP_HINT
 from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
     PROMPT_ONLY,
@@ -111,7 +112,12 @@ def show(scene: AbortScene) -> str:
 
 # ------------------------------------------------------------------------------- observing
 def messages(s: Scheduler) -> list[tuple]:
-    return [(m.uid, m.next_token, m.finished, m.finish_reason, list(m.stop)) for m in s.io.drain()]
+    # stop as sent when it is no list (None, a string): shown as it is, not a TypeError of the grader's
+    return [(m.uid, m.next_token, m.finished, m.finish_reason, _listed(m.stop)) for m in s.io.drain()]
+
+
+def _listed(stop: Any) -> Any:
+    return list(stop) if isinstance(stop, (list, tuple)) else stop
 
 
 def _row_owners(s: Scheduler) -> dict[int, int]:
@@ -284,6 +290,8 @@ def _messages(scene: Any, diff: Difference) -> str:
         if got[0][1] != want[0][1]:
             return NEXT_TOKEN_HINT
     if isinstance(got, list) and [m[:4] for m in got] == [m[:4] for m in want]:
+        if any(m[4] is None for m in got):
+            return NONE_STOP_HINT
         return (
             "the message carries the request's stop strings, as every message of the request does: "
             "DetokenizeMsg(uid, -1, True, 'abort', list(req.sampling_params.stop))"

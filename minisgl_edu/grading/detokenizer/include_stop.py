@@ -65,6 +65,7 @@ from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_
 from minisgl_edu.grading.detokenizer.stop_keeping import reference_stop_keeping
 from minisgl_edu.grading.detokenizer.stop_piece import cut_one_short, slice_after_the_move
 from minisgl_edu.grading.detokenizer.stops_passed_on import stops_not_passed_on
+from minisgl_edu.grading.detokenizer.unset_ends_first import ends_first_unset
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
 
@@ -226,14 +227,30 @@ def _not_how_it_begins(
         )
     if shown.startswith(expected) and include:
         return _leaked(n, shown, before, pieces, expected, full, winner=winner, where=where, cls=cls)
-    if shown.startswith(expected):
-        return (not include and stops_not_passed_on(cls, f"{cut_after} {where}")) or Mistake(
-            f"after token {n} your add() had returned {shown!r}: with include_stop_str_in_output={include} "
-            f"nothing of the stop string {winner!r} may be shown, the base part's rule {where}",
-            BASE_RULE,
-        )
+    if shown.startswith(expected):  # (the flag is unset: with it set, _leaked answered above)
+        return _showed_the_stop(n, shown, expected, stop, full=full, winner=winner, where=where, cls=cls)
     return AssertionError(
         f"after token {n} your add() had returned {shown!r}, which is not how the answer {expected!r} begins {where}"
+    )
+
+
+def _showed_the_stop(
+    n: int, shown: str, expected: str, stop: list[str], *, full: str, winner: str, where: str, cls
+) -> Mistake:
+    """With the flag unset, the first `n` add() calls returned `shown`, text past the cut `expected`:
+    the stop strings never reached the base part, the cut was before the stop string that ends first,
+    or else some of the stop string was shown."""
+    said = f"after token {n} your add() had returned {shown!r} {where}"
+    # the cut is before the stop string that begins where `expected` ends
+    cut_at = next((s for s in stop if s and full.startswith(s, len(expected))), winner)
+    return (
+        stops_not_passed_on(cls, said)
+        or ends_first_unset(cls, said)
+        or Mistake(
+            f"after token {n} your add() had returned {shown!r}: with include_stop_str_in_output=False "
+            f"nothing of the stop string {cut_at!r} may be shown, the base part's rule {where}",
+            BASE_RULE,
+        )
     )
 
 
@@ -432,6 +449,8 @@ def case_flag_false(cls):
     _play(cls, "Hello there", ["Hel"], False, "")
     _play(cls, "北京欢迎你", ["欢迎"], False, "北京")
     _play(cls, "one two three", ["wo", " t"], False, "one")
+    # ' two' completes both: 'tw' ends first, but 'e two' begins first and the cut is before it
+    _play(cls, "one two three", ["e two", "tw"], False, "on")
     # Requests with and without the flag stream at once: each object keeps its own flag.
     check_flags_apart(cls)
 
