@@ -31,6 +31,10 @@ MISTAKES = {
     "stop",
     "ignore_eos_ignored": "an EOS stopped a request that has ignore_eos set: with ignore_eos only stop "
     "strings and max_new_tokens end it",
+    "ignored_eos_dropped": "an end id that ignore_eos lets pass was left out of tokens: ignore_eos only keeps it "
+    "from ending the request. It is still the model's output (one token at a time, greedy decoding gives it too, "
+    "and the tokens after it were computed with it in place), so append it like any other token: it stays in the "
+    "output and counts toward max_new_tokens, kv_len and the pages",
     "ignore_eos_stops_off": "no stop string was looked for because ignore_eos is set: ignore_eos turns off the "
     "EOS test only, and stop strings and max_new_tokens still end the request",
     "length_overshoot": "the run went past max_new_tokens: count every new token, and stop at the last one allowed",
@@ -124,6 +128,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "no_break": "break out of the loop once a token finishes the request: no token after it is kept",
     "finishing_token_dropped": "keep the token that finishes the request: append it to tokens, then stop the loop",
     "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
+    "ignored_eos_dropped": "keep the ignored end id in tokens: ignore_eos only stops it from ending the request, "
+    "append it like any other token",
     "ignore_eos_stops_off": "ignore_eos turns off the EOS test only: stop strings still end the request",
     "length_overshoot": _LENGTH,
     "length_one_past": "'length' once len(output_ids) + the new tokens so far >= max_new_tokens (not >): the "
@@ -179,6 +185,7 @@ FINISH_MISTAKES = [
     "finish_on_last_only",
     "finishing_token_dropped",
     "ignore_eos_ignored",
+    "ignored_eos_dropped",
     "ignore_eos_stops_off",
     "length_overshoot",
     "length_one_past",

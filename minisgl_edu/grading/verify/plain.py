@@ -83,6 +83,8 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
     tokens: list[int] = []
     reason = None
     for i, token in enumerate(run):
+        if mistake == "ignored_eos_dropped" and req.ignore_eos and token in req.eos_ids:
+            continue  # "the EOS is ignored": the end id left out of the tokens
         tokens.append(token)
         if mistake == "finish_on_last_only" and i < len(run) - 1:
             continue

@@ -31,6 +31,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.every_stop import makes_every_stop
+from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_it_here
 from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.no_break import goes_on_after_the_finish
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
@@ -282,9 +283,9 @@ def finish_story(scene: VerifyScene, want: VerifyResult) -> str:
 
 
 def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
-    """tokens or finish_reason: a run that went on past its finish, one cut by tokens that come after
-    the finish check's token (the answer tried once more), an acceptance mistake by name, or the finish
-    check's facts."""
+    """tokens or finish_reason: an ignored end id left out, a run that went on past its finish, one cut by
+    tokens that come after the finish check's token (the answer tried once more), an acceptance mistake by
+    name, or the finish check's facts."""
     want = _step(_request(scene), scene.drafts, scene.targets)
     got = diff.got if isinstance(diff.got, list) else []
     late = want.finish_reason == "length" and (len(got) == len(want.tokens) + 1 or diff.got is None)
@@ -296,6 +297,8 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     chars_first = bool(scene.stop) and len(max(scene.stop, key=len).encode()) < max(len(x.encode()) for x in scene.stop)
     if want.finish_reason == "stop" and chars_first and answer and window_of_most_characters(answer[0]):
         return f"{MISTAKES['stop_window_most_chars']} ({HINTS['stop_window_most_chars']})"
+    if scene.ignore_eos and answer and drops_it_here(answer[0], _request(scene), scene.drafts, scene.targets):
+        return f"{MISTAKES[DROPPED]} ({HINTS[DROPPED]})"
     tail = _tail_class(scene, want, answer[0]) if answer and want.finish_reason == "stop" else None
     if tail:
         return tail

@@ -15,6 +15,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.every_stop import needs_every_stop
 from minisgl_edu.grading.verify.identity import COMPARED_BY_IDENTITY, COMPARED_BY_IDENTITY_HINT, compares_by_identity
+from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_ignored_eos
 from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.no_break import keeps_going
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
@@ -241,7 +242,7 @@ STOP_TEXT = {
 def _probed_classes(named: list[str], fn) -> list[str]:
     """`named` where a step cannot tell two newer classes of mistake from others: the model's own token
     not checked for EOS / stop strings, and the text decoded in pieces; also a loop that does not stop at the
-    finish (no_break.py). Each is named alone when the answer, tried on the steps that show it, makes it;
+    finish (no_break.py) and an end id that ignore_eos lets pass left out of the tokens (ignored_eos.py). Each is named alone when the answer, tried on the steps that show it, makes it;
     else it is not named. Requiring every stop string is told the same way: on a step it often looks
     like a tail too short for the longer one."""
     if "stop_all" in named:
@@ -252,6 +253,10 @@ def _probed_classes(named: list[str], fn) -> list[str]:
         if fn is not None and keeps_going(fn):
             return ["no_break"]
         named = [m for m in named if m != "no_break"]
+    if DROPPED in named:  # fewer tokens, as many other mistakes of the run give on one step
+        if fn is not None and drops_ignored_eos(fn):
+            return [DROPPED]
+        named = [m for m in named if m != DROPPED]
     if "finish_not_on_model_token" in named:
         if fn is not None and model_token_unchecked(fn):
             return ["finish_not_on_model_token"]
