@@ -67,7 +67,8 @@ request never runs out of pages half-way, so nothing ever has to be pre-empted):
   not need again. `cache.num_available` is the free pages plus the cached pages that no admitted
   request holds (`reserve` evicts those when needed); cached pages that a running request holds are
   neither;
-* at most `scheduler.max_running` requests are admitted at once;
+* at most `scheduler.max_running` requests are admitted at once (the engine has exactly that many
+  page-table rows, and `cache.admit` takes one: check the limit before you call it);
 * a request that is not admitted leaves no trace: no row, no pages, `cached_len` and `prefix_len` 0.
 
 A prompt that could never fit (longer than the KV cache or the context) does not reach you:
@@ -197,8 +198,9 @@ admitted are considered**:
 * **most cached pages first**; requests with the same number (none cached at all, for instance)
   keep their **arrival order**;
 * when **more than `LPM_MAX_WAITING` = 8** requests are in `scheduler.waiting`, keep the arrival
-  order (SGLang does the same above 128 waiting requests: matching every one of them every step
-  costs too much);
+  order and do not call `cache.match` at all (SGLang does the same above 128 waiting requests:
+  matching every one of them every step costs too much, and a match marks the cached prefix it
+  finds as just used, which changes what eviction frees next);
 * a request part-way through a chunked prefill (it holds a row, `req.table_idx >= 0`) still goes
   first, as in the base part; the decode batch keeps `scheduler.running` order;
 * `scheduler.waiting` itself stays in arrival order: change only the order you consider the
