@@ -12,7 +12,7 @@ its end id: an accepted end id as draft 1, and the model's own token an end id.
 
 from __future__ import annotations
 
-from minisgl_edu.grading.verify.plain import _step
+from minisgl_edu.grading.verify.plain import answers_with
 from minisgl_edu.grading.verify.requests import _call, _req, _w
 from minisgl_edu.scheduler.verify_step import VerifyRequest
 
@@ -34,11 +34,4 @@ def drops_ignored_eos(fn) -> bool:
 def drops_it_here(fn, req: VerifyRequest, drafts: list[int], targets: list[int]) -> bool:
     """On this step the answer's result is the one that dropping the ignored end ids gives (and not the
     package's), and its small steps show that it drops them."""
-    mistaken = _step(req, list(drafts), list(targets), DROPPED)
-    if fn is None or mistaken == _step(req, list(drafts), list(targets)):
-        return False
-    try:
-        got = _call(fn, req, list(drafts), list(targets))
-    except Exception:
-        return False
-    return got == mistaken and drops_ignored_eos(fn)
+    return answers_with(fn, req, drafts, targets, DROPPED) and drops_ignored_eos(fn)

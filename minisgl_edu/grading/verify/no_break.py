@@ -11,7 +11,7 @@ answer, on two small steps of its own, keeps the whole run with the first reason
 
 from __future__ import annotations
 
-from minisgl_edu.grading.verify.plain import _step
+from minisgl_edu.grading.verify.plain import answers_with
 from minisgl_edu.grading.verify.requests import _call, _req, _w
 from minisgl_edu.scheduler.verify_step import VerifyRequest
 
@@ -32,11 +32,4 @@ def keeps_going(fn) -> bool:
 def goes_on_after_the_finish(fn, req: VerifyRequest, drafts: list[int], targets: list[int]) -> bool:
     """On this step the answer's result is the one a loop without a break gives (and not the
     package's), and its small steps show that loop."""
-    mistaken = _step(req, list(drafts), list(targets), "no_break")
-    if fn is None or mistaken == _step(req, list(drafts), list(targets)):
-        return False
-    try:
-        got = _call(fn, req, list(drafts), list(targets))
-    except Exception:
-        return False
-    return got == mistaken and keeps_going(fn)
+    return answers_with(fn, req, drafts, targets, "no_break") and keeps_going(fn)

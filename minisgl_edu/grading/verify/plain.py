@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.verify.requests import _call
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 
@@ -124,3 +125,15 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
     if mistake == "pages_minus_zero" and not free:  # req.pages[-drop:] with drop == 0
         free = list(req.pages)
     return VerifyResult(accepted, tokens, reason, kv_len, free)
+
+
+def answers_with(fn, req: VerifyRequest, drafts: list[int], targets: list[int], mistake: str) -> bool:
+    """On this step the answer returns what the step with `mistake` returns, and that result is not the
+    right one (so the step tells the mistake apart). The diagnoses ask their own small probes after it."""
+    mistaken = _step(req, list(drafts), list(targets), mistake)
+    if fn is None or mistaken == _step(req, list(drafts), list(targets)):
+        return False
+    try:
+        return _call(fn, req, list(drafts), list(targets)) == mistaken
+    except Exception:
+        return False

@@ -35,7 +35,7 @@ from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_it_here
 from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.no_break import goes_on_after_the_finish
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
-from minisgl_edu.grading.verify.plain import _step
+from minisgl_edu.grading.verify.plain import _step, answers_with
 from minisgl_edu.grading.verify.requests import FIELDS, _as_result, _call, _decode, _id, _req
 from minisgl_edu.grading.verify.skipped import skipped_check
 from minisgl_edu.grading.verify.step import (
@@ -387,16 +387,7 @@ def _sees_the_whole_run(fn, scene: VerifyScene) -> bool:
     """The answer's whole result on the scene is the step whose finish checks see the whole run, and
     on a step that tells that mistake from a length tested only after the loop (a length reached on
     the run's last token, or a stop string completed inside the run) it is that step's too."""
-    req = _request(scene)
-    mistaken = _step(req, list(scene.drafts), list(scene.targets), "whole_run")
-    if mistaken == _step(req, list(scene.drafts), list(scene.targets)):
-        return False
-    try:
-        if _call(fn, req, list(scene.drafts), list(scene.targets)) != mistaken:
-            return False
-    except Exception:
-        return False
-    return whole_run_probed(fn)
+    return answers_with(fn, _request(scene), scene.drafts, scene.targets, "whole_run") and whole_run_probed(fn)
 
 
 def accepted_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
