@@ -64,7 +64,7 @@ def fallback_not_counted(n: int, before: list[tuple[int, int]], got: list[int], 
     )
 
 
-def _runs_after(cls, frees: list[list[int]], takes: tuple[int, ...] = (1, 1, 1, 1)) -> Optional[list[tuple[int, int]]]:
+def runs_after(cls, frees: list[list[int]], takes: tuple[int, ...] = (1, 1, 1, 1)) -> Optional[list[tuple[int, int]]]:
     """On a fresh allocator of sum(takes) pages, all handed out in order by one allocate(k) for each
     k of `takes` (by default allocate(1) four times: pages 0, 1, 2, 3), the runs after each free of
     `frees`; None if the allocates handed out other pages or anything raised."""
@@ -95,9 +95,9 @@ def left_at_zero(cls, seen: str) -> Optional[Mistake]:
     """When a freed page joins the run (1, 1) before it but never the run (0, 1) before it, though page 0
     freed next to page 1 joins that one, the Mistake that says a left run starting at page 0 is missed:
     its start 0 was read as "no run" (a truthiness test of the stored start)."""
-    at_one = _runs_after(cls, [[1], [2]])
-    at_zero = _runs_after(cls, [[0], [1]])
-    if at_one != [(1, 2)] or _runs_after(cls, [[1], [0]]) != [(0, 2)] or at_zero in (None, [(0, 2)]):
+    at_one = runs_after(cls, [[1], [2]])
+    at_zero = runs_after(cls, [[0], [1]])
+    if at_one != [(1, 2)] or runs_after(cls, [[1], [0]]) != [(0, 2)] or at_zero in (None, [(0, 2)]):
         return None
     return Mistake(
         f"{seen}. On a fresh allocator of 4 pages, each page handed out by allocate(1): free([1]) then free([2]) "
@@ -112,14 +112,14 @@ def left_merge(cls, seen: str, touching: bool) -> Optional[Mistake]:
     before it, the Mistake that says so (`seen`: what the case saw); a run that ends one page earlier
     joined across a page in use names the lookup one page off. With `touching` (the case's own message
     already says runs were not merged), only the one-page-off lookup is named."""
-    if _runs_after(cls, [[2], [1]]) != [(1, 2)]:
+    if runs_after(cls, [[2], [1]]) != [(1, 2)]:
         return None  # the run after is not joined either: another mistake
     if (zero := left_at_zero(cls, seen)) is not None:
         return zero
-    left = _runs_after(cls, [[1], [2]])
+    left = runs_after(cls, [[1], [2]])
     if left is None or left == [(1, 2)]:
         return None
-    across = _runs_after(cls, [[0], [2]])
+    across = runs_after(cls, [[0], [2]])
     probe = (
         f"{seen}. On a fresh allocator of 4 pages, each page handed out by allocate(1): free([2]) then free([1]) "
         f"gives runs [(1, 2)], but free([1]) then free([2]) gives {left}: page 2 does not join the run (1, 1) "
@@ -235,7 +235,7 @@ def one_run_probe(
     added = sorted(now - was)
     if not was <= now or not added or set(added) == set(pages) or added != list(range(added[0], added[-1] + 1)):
         return None
-    apart, together = _runs_after(cls, [[1], [5]], takes=(8,)), _runs_after(cls, [[1, 5]], takes=(8,))
+    apart, together = runs_after(cls, [[1], [5]], takes=(8,)), runs_after(cls, [[1, 5]], takes=(8,))
     if apart != [(1, 1), (5, 1)] or together is None or len(together) != 1:
         return None
     return Mistake(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.contiguous_probes import runs_after
 from minisgl_edu.grading.core import Mistake
 
 RUNS_AS_LISTS = (
@@ -169,28 +170,14 @@ MISPAIRED = (
 )
 
 
-def _runs_made(cls, frees: list[list[int]]) -> Optional[list[tuple]]:
-    """On a fresh allocator of 10 pages, all handed out by allocate(10), the runs after each free of
-    `frees`; None if the allocate handed out other pages or anything raised."""
-    try:
-        a = cls(10)
-        if sorted(a.allocate(10)) != list(range(10)):
-            return None
-        for pages in frees:
-            a.free(pages)
-        return [tuple(r) for r in a.runs]
-    except Exception:
-        return None
-
-
 def mispaired(cls, seen: str, got: list[tuple], want: list[tuple]) -> Optional[Mistake]:
     """Runs `got` have the right starts and the right lengths, but not paired as in `want`: when a fresh
     allocator lists the runs right if they were made in order of their starts, and pairs the starts with
     the lengths in the order the runs were made otherwise, the Mistake that says so. Else None."""
     if [s for s, _ in got] != [s for s, _ in want] or sorted(n for _, n in got) != sorted(n for _, n in want):
         return None
-    in_order = _runs_made(cls, [[1], [7, 8]])
-    out_of_order = _runs_made(cls, [[7, 8], [1]])
+    in_order = runs_after(cls, [[1], [7, 8]], takes=(10,))
+    out_of_order = runs_after(cls, [[7, 8], [1]], takes=(10,))
     if in_order != [(1, 1), (7, 2)] or out_of_order != [(1, 2), (7, 1)]:
         return None
     return Mistake(
