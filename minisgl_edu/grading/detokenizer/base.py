@@ -17,6 +17,7 @@ import functools
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake, expect
+from minisgl_edu.grading.detokenizer.absent_in_min import check_absent_in_min
 from minisgl_edu.grading.detokenizer.answer_start import check_answer_start_kept
 from minisgl_edu.grading.detokenizer.before_text import check_before_text
 from minisgl_edu.grading.detokenizer.common import (
@@ -144,6 +145,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
         shown += piece
         if len(shown) > len(expected) and stop in shown:
             check_search_start(cls, n + 1, shown, stop)
+            check_absent_in_min(cls, pieces, [stop])  # the other stop string of the list is absent: min() took -1
             raise Mistake(
                 f"after token {n + 1} your add() had returned {shown!r}, the stop string {stop!r} included: look "
                 "for stop strings in all the text not yet returned, not only in the newest piece",
@@ -378,6 +380,7 @@ def case_prefix_of_another(cls):
     for stop in (["three", "three four"], ["three four", "three"]):
         pieces = _stream(cls, tokenizer().encode("one two three"), stop)
         if "three" in "".join(pieces):
+            check_absent_in_min(cls, pieces, stop)  # not cut at finish: 'three four' is absent, min() took -1
             raise Mistake(
                 f"stop={stop!r}: the request ended right after ' three', and your pieces {pieces!r} show 'three'. It "
                 "is a whole stop string, even though it is also the start of 'three four' (the scheduler ends the "

@@ -210,8 +210,9 @@ def _not_how_it_begins(
             f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
             f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your search missed "
             f"{winner!r}, which begins at character {full.find(winner)}: early in the stream, starting "
-            "len(s) - 1 characters before the text not yet returned gives a negative start, and str.find "
-            "counts a negative start from the end of the text, so it looked only at the last few characters",
+            "len(s) - 1 characters before the text not yet returned gives a negative start. Skipping the stop "
+            "string while it is negative never looks for it, and str.find counts a negative start from the end "
+            "of the text, so it looks only at the last few characters, too few to hold it: either way it is missed",
             NEGATIVE_START,
         )
     if shown.startswith(expected) and include and (_missed_by_a_late_start(pieces, ids, stop, cls)):

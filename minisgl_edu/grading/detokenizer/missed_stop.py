@@ -22,15 +22,19 @@ def _stream(cls, ids: list[int], stop, include: bool) -> list[str]:
 
 
 SHORTEST_LOOK_BACK = "look back len(s) - 1 characters for each stop string s, not the shortest one's for all"
+# Skipping a stop string while its start is negative and passing that start to find raw miss exactly the
+# same stop strings (a window of fewer than len(s) characters at the end holds none): the hint names both.
 NEGATIVE_START = (
-    "clamp the search window's start at 0, text.find(s, max(0, sent - len(s) + 1)): a negative start counts "
-    "from the end of the string"
+    "clamp the search window's start at 0, text.find(s, max(0, sent - len(s) + 1)): early in the stream that "
+    "start is below 0, and the stop string must still be searched for, from character 0. Neither skip it until "
+    "enough text has come, nor pass the negative start to find: a negative start counts from the end of the string"
 )
 
 
 def _missed_by_a_negative_start(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
     """The pieces join to what the reference gives with its search start left unclamped (_unclamped_start),
-    which here is not the answer."""
+    which here is not the answer. An answer that skips the stop string while that start is negative
+    gives the same pieces: the unclamped window is the last len(s) - 1 - sent characters, too few."""
     mine = "".join(_stream(_unclamped_start, ids, stop, True))
     return mine != expected and "".join(pieces) == mine
 

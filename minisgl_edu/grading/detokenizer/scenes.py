@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from minisgl_edu.grading.detokenizer.absent_in_min import ABSENT_IN_MIN, min_of_find_pieces
 from minisgl_edu.grading.detokenizer.answer_start import START_KEPT, start_stripped
 from minisgl_edu.grading.detokenizer.common import (
     EARLIEST_START,
@@ -295,8 +296,13 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         s = folded_at(decoded, len(shown_got), stream.stop)
         if s:
             return f"{CASE_SENSITIVE}. Here {changed_case(decoded, len(shown_got), s)}"
-    if dropped_whitespace(stream.ids, stream.stop, got):
-        return WHITESPACE
+    # a stop string passed over: dropped for being whitespace only, or lost to an absent one's -1 in
+    # min(); where the scene cannot tell the two apart, the hint names both
+    blank, absent = dropped_whitespace(stream.ids, stream.stop, got), min_of_find_pieces(stream.ids, stream.stop, got)
+    if blank and absent:
+        return f"{WHITESPACE}. Or, if you take min() of find's results: {ABSENT_IN_MIN}"
+    if blank or absent:
+        return WHITESPACE if blank else ABSENT_IN_MIN
     if went_on_after_the_stop(got, stream.ids, stream.stop, "".join(want)):
         return STOPPED
     if "".join(got) != "".join(want) and (k, "".join(got)) == _cut_at_the_first_to_end(stream):
