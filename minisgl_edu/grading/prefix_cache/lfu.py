@@ -39,6 +39,7 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
     check_recycled_ids,
     lower_part_counted,
 )
+from minisgl_edu.grading.prefix_cache.lfu_counted_only import counted_leaves_only
 from minisgl_edu.grading.prefix_cache.lfu_engine import ENGINE_PAGES, ENGINE_REQUESTS, _reference_run, _run
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_probe
@@ -290,7 +291,8 @@ def case_insert_no_hit(cls):
         Y_PAGES,
         "X was matched once; Y was only inserted (twice): an insert is a finished request handing its pages "
         "back, not a hit, so Y has 0 hits and goes first",
-        {tuple(X_PAGES): " (your insert counted hits: only match_prefix does)"},
+        # an evict that never sees the unmatched Y keeps it too: named only when Y alone can be evicted
+        {tuple(X_PAGES): "" if counted_leaves_only(cls) else " (your insert counted hits: only match_prefix does)"},
     )
     _counts(cache, 2, 2, "evicting Y")
 
