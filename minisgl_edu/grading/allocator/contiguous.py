@@ -26,13 +26,13 @@ import random
 from dataclasses import dataclass
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_probes import (
     fallback_not_counted,
     fallback_probe,
     free_difference,
+    good_free_failed,
     left_merge,
-    left_start_probe,
-    one_run_probe,
     split_end_probe,
     unmerged_probe,
 )
@@ -162,23 +162,16 @@ class _Pair:
         try:
             self.mine.free(list(pages))
         except KeyError as e:
-            seen = f"free({pages}) raised KeyError: {e}"
-            mistake = left_start_probe(type(self.mine), seen) or split_end_probe(type(self.mine), seen, before, e)
+            mistake = good_free_failed(type(self.mine), f"free({pages}) raised KeyError: {e}", pages, before, error=e)
             if mistake is None:
                 raise
             raise mistake from e
         try:
             self.same_state(f"free({pages})", pages)
         except AssertionError as e:
-            cls, seen = (
-                type(self.mine),
-                f"after free({pages}) your runs are {read_runs(self.mine)}, expected {self.ref.runs}",
-            )
-            mistake = (
-                one_run_probe(cls, pages, before, read_runs(self.mine))
-                or left_start_probe(cls, seen)
-                or split_end_probe(cls, seen)
-            )
+            got = read_runs(self.mine)
+            seen = f"after free({pages}) your runs are {got}, expected {self.ref.runs}"
+            mistake = good_free_failed(type(self.mine), seen, pages, before, got)
             if mistake is None:
                 raise
             raise mistake from e
@@ -470,8 +463,9 @@ def case_real_engine(impl):
     ref, ref_calls = remember("allocator_contiguous", lambda: _run(ReferenceContiguousAllocator))
     try:
         got, calls = _run(impl)
-    except ValueError as e:  # the answer's own free() refused pages the cache manager gives back
-        mistake = fallback_probe(impl, f"in the real engine, your free() raised ValueError ({e})")
+    except (ValueError, KeyError) as e:  # a free() of pages the cache manager gives back went wrong
+        probe = fallback_probe if isinstance(e, ValueError) else exact_fit_end_probe  # KeyError: a stale end entry?
+        mistake = probe(impl, f"in the real engine, your free() raised {type(e).__name__} ({e})")
         if mistake is None:
             raise
         raise mistake from e

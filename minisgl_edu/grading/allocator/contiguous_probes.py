@@ -13,12 +13,15 @@ show, used by the cases of contiguous.py when the runs or num_free differ from t
 * `unmerged_probe`: on a fresh allocator of 7 pages, pages 1, 2 and 3 freed by three calls are listed as
   the run (1, 3), but allocate(3), which only that run holds, does not take it: the pieces are merged
   only when `runs` is listed (or not in what allocate chooses from), not at free() time.
+* `good_free_failed`: the probes tried, in order, when a free() of pages in use raised KeyError or
+  left other runs (the exact fit's end entry is probed in contiguous_exact_fit.py).
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.core import Mistake
 
 
@@ -356,3 +359,14 @@ def left_start_probe(cls, seen: str) -> Optional[Mistake]:
         "your free() reads the left run's length where its start should be",
         LEFT_START,
     )
+
+
+def good_free_failed(
+    cls, seen: str, pages: list[int], before: list[tuple[int, int]], got=None, error: Optional[KeyError] = None
+) -> Optional[Mistake]:
+    """free(pages) of pages in use, with free runs `before`, raised KeyError `error` or left the runs `got`
+    (`seen`: what the case saw). The probes that may name why, tried in order; None when none confirms its
+    mistake on its own small allocator."""
+    if error is None and (mistake := one_run_probe(cls, pages, before, got)) is not None:
+        return mistake
+    return left_start_probe(cls, seen) or split_end_probe(cls, seen, before, error) or exact_fit_end_probe(cls, seen)

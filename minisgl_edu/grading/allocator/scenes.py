@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from hypothesis import strategies as st
 
+from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
 from minisgl_edu.grading.allocator.contiguous_reads import free_is_runs_total, listed_runs, returned_pages
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, count_taken_first, refusal_marks, refused_with
@@ -205,10 +206,10 @@ def _good(n: int) -> str:
 
 
 def _call(fn, *args) -> tuple[str, Any]:
-    """Run one call of the answer: ("returned", value), or its exception as an outcome to compare
-    (with the exception, for the contract's own). The exceptions the contract names are compared by
-    type; any other is shown with the answer's
-    line, and the scene stops there (what follows would only repeat it)."""
+    """Run one call of the answer: ("returned", value), or its exception as an outcome to compare,
+    with the exception itself (for a probe that names why). The exceptions the contract names are
+    compared by type; any other is shown with the answer's line, and the scene stops there (what
+    follows would only repeat it)."""
     try:
         return "returned", fn(*args)
     except (OutOfPages, ValueError) as e:
@@ -218,7 +219,7 @@ def _call(fn, *args) -> tuple[str, Any]:
     except Exception as e:
         mine = [f for f in traceback.extract_tb(e.__traceback__) if is_student_file(f.filename)]
         at = f" (line {mine[-1].lineno} of your {mine[-1].name})" if mine else ""
-        return f"raised {type(e).__name__}: {e}{at}", None
+        return f"raised {type(e).__name__}: {e}{at}", e
 
 
 def _bad_pages(kind: str, books: _Books, k: int) -> Optional[list[int]]:
@@ -289,7 +290,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
             how, e = _call(a.free, list(pages))
             out[field] = "accepted" if how == "returned" else how
             if how != "returned":
-                _refused_in_use(a, pages, e)
+                _refused_in_use(a, pages, e, stretch)
                 return out  # a good free refused: what follows would only repeat it
             b.give_back(pages)
         else:
@@ -313,7 +314,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
         for g in list(b.held):
             how, e = _call(a.free, list(g))
             if how != "returned":
-                _refused_in_use(a, g, e)
+                _refused_in_use(a, g, e, stretch)
                 out[field] = how
                 return out
         out[field] = "accepted"
@@ -330,13 +331,18 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
     return out
 
 
-def _refused_in_use(a: Any, pages: list[int], e: Any) -> None:
+def _refused_in_use(a: Any, pages: list[int], e: Any, stretch: bool = False) -> None:
     """A free of pages in use that raised ValueError: when fresh allocators show that a refused free
-    changed a page's record (refusals.refusal_marks), name that; else the scene's hint stands."""
+    changed a page's record (refusals.refusal_marks), name that. The stretch's KeyError: when a fresh
+    allocator shows the end entry of a run an exact fit emptied left behind, name that. Else the
+    scene's hint stands."""
+    mistake = None
     if isinstance(e, ValueError):
         mistake = refusal_marks(type(a), f"the pages {sorted(pages)}", e)
-        if mistake is not None:
-            raise mistake
+    elif isinstance(e, KeyError) and stretch:
+        mistake = exact_fit_end_probe(type(a), f"free({sorted(pages)}) of pages in use raised KeyError: {e}")
+    if mistake is not None:
+        raise mistake
 
 
 def _settle(a: Any, b: _Books, pages: list[int]) -> None:
