@@ -41,22 +41,27 @@ from minisgl_edu.grading.logits_chain.neutral import below_neutral_skipped
 from minisgl_edu.grading.logits_chain.readings import read_difference
 from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
 from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
+from minisgl_edu.grading.logits_chain.zeroed_rows import zeroed_row
 
 
 def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
-    """Every row of the answer against the reference; the first wrong row raises a Mistake that names,
-    in this order, state kept from an earlier call for the same request (kept_state.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that skipped the
-    batch (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py),
-    an earlier row's min_p carried to a row without one (carried_min_p.py), every row given the last
-    request's links by closures called after the loop (late_binding.py), one request's setting used for every row (borrowed.py), a penalty below neutral skipped (neutral.py), a link
-    written into a copy made by indexing (copy_writes.py), a known mistake (mistakes.py), changes that never
-    reached the returned tensor (lost_links.py), or what the difference is (readings.py). A crash is first read
-    by bitmask_rows.py."""
+    """Every row of the answer against the reference; the first wrong row raises a Mistake that names, in this order, a
+    row that asks for nothing left at zero (zeroed_rows.py), state kept from an earlier call for the same request
+    (kept_state.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that skipped the batch
+    (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py), an
+    earlier row's min_p carried to a row without one (carried_min_p.py), every row given the last request's links by
+    closures called after the loop (late_binding.py), one request's setting used for every row (borrowed.py), a
+    penalty below neutral skipped (neutral.py), a link written into a copy made by indexing (copy_writes.py), a
+    known mistake (mistakes.py), changes that never reached the returned tensor (lost_links.py), or what the
+    difference is (readings.py). A crash is first read by bitmask_rows.py."""
     got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
+            zeroed = zeroed_row(fn, i, got, want, logits, reqs)  # a plain row never copied into a result of zeros
+            if zeroed is not None:
+                raise Mistake(*zeroed)
             kept = kept_between_calls(fn, i, got, want, logits, reqs)  # right once the requests are new to it
             if kept is not None:
                 raise Mistake(*kept)

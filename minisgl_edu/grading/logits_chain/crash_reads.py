@@ -2,8 +2,8 @@
 
 Where this sits: bitmask_rows.py's `call_or_name` and `run_or_name` call the answer for every hand
 case; when it raises and neither misplaced bitmask rows (bitmask_rows.py) nor a padded mask
-(mask_padding.py) explain it, `read_crash` asks three more questions, each by running the answer
-again on inputs of the grader's own:
+(mask_padding.py) explain it, `read_crash` asks four more questions, each by running the answer
+again on inputs of the grader's own (the generated case asks the last one too, scenes.py's `play`):
 
 * counts shorter than the vocabulary: `torch.bincount(ids)` is only max(ids) + 1 long, so
   subtracting it from a row of `vocab` logits fails unless the output holds the vocabulary's last
@@ -12,6 +12,9 @@ again on inputs of the grader's own:
   The answer gets the batch right once is_greedy is a bool that may also be called.
 * a float given to torch: the stretch's `sp.min_p` is a Python float, and `torch.log(min_p)` wants a
   tensor. The answer gets the batch right once min_p is a 0-d tensor (which math.log takes too).
+* min_p read without its default: SamplingParams has no min_p field, the grader sets it only on the
+  requests that use it, so `sp.min_p` raises AttributeError on the others. The answer gets the batch
+  right once every request has min_p = 0.0.
 """
 
 from __future__ import annotations
@@ -136,10 +139,10 @@ def _tensor_min_p(req: Req) -> Req:
 def float_to_torch(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
     """(message, hint) when a min_p batch raised TypeError or AttributeError and the answer gets it right
     once every min_p is a 0-d tensor instead of a Python float; None otherwise."""
-    set_ = [r for r in reqs if getattr(r.sampling_params, "min_p", 0.0)]
+    set_ = [i for i, r in enumerate(reqs) if getattr(r.sampling_params, "min_p", 0.0)]  # (by row: equal Reqs exist)
     if not min_p or not set_ or not isinstance(error, (TypeError, AttributeError)):
         return None
-    if not _right_with(fn, logits, [_tensor_min_p(r) if r in set_ else r for r in reqs], reqs, min_p):
+    if not _right_with(fn, logits, [_tensor_min_p(r) if i in set_ else r for i, r in enumerate(reqs)], reqs, min_p):
         return None
     return (
         f"{what}. Given the same min_p as a 0-d tensor, your function gets this batch right: sampling_params.min_p "
@@ -149,10 +152,46 @@ def float_to_torch(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: b
     )
 
 
+# --- min_p read without its default ------------------------------------------------------------------
+
+
+def _min_p_set(req: Req) -> Req:
+    """A copy of `req` whose sampling params have min_p = 0.0 (off), the value getattr's default gives."""
+    sp = copy.copy(req.sampling_params)
+    sp.min_p = 0.0
+    return _copy_with(req, sp)
+
+
+def min_p_without_default(
+    fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str
+):
+    """(message, hint) when the answer raised AttributeError about min_p on a batch where some request has no
+    min_p, and gets the batch right once those requests have min_p = 0.0; None otherwise."""
+    bare = [i for i, r in enumerate(reqs) if not hasattr(r.sampling_params, "min_p")]
+    if not isinstance(error, AttributeError) or "min_p" not in str(error) or not bare:
+        return None
+    if not _right_with(fn, logits, [_min_p_set(r) if i in bare else r for i, r in enumerate(reqs)], reqs, min_p):
+        return None
+    return (
+        f"{what}. {'Rows' if len(bare) > 1 else 'Row'} {', '.join(map(str, bare))} {'have' if len(bare) > 1 else 'has'} "
+        "no min_p: SamplingParams has no min_p field, the stretch's field is set only on "
+        "the requests that use it. Given the same batch with min_p = 0.0 set on those rows, your function gets it "
+        "right: sp.min_p raises AttributeError on every request that does not use min_p",
+        MIN_P_DEFAULT_HINT,
+    )
+
+
+MIN_P_DEFAULT_HINT = (
+    'read min_p with getattr(sp, "min_p", 0.0), not sp.min_p: SamplingParams has no min_p field, only the '
+    "requests that use min_p carry one, so a request without it raises AttributeError"
+)
+
+
 def read_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
     """(message, hint) for a crash one of the known mistakes above explains; None otherwise."""
     return (
         short_counts(fn, reqs, what)
         or called_property(fn, logits, reqs, min_p, error, what)
+        or min_p_without_default(fn, logits, reqs, min_p, error, what)
         or float_to_torch(fn, logits, reqs, min_p, error, what)
     )

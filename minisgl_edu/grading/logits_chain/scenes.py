@@ -46,6 +46,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _token,
     allowed_tokens,
 )
+from minisgl_edu.grading.logits_chain.crash_reads import min_p_without_default
 from minisgl_edu.grading.logits_chain.min_p_probes import makes_log10_cut, top_k_first
 from minisgl_edu.grading.logits_chain.mistakes import (
     MIN_P_SHORTCUT,
@@ -53,6 +54,7 @@ from minisgl_edu.grading.logits_chain.mistakes import (
 )
 from minisgl_edu.grading.logits_chain.readings import kept_changed
 from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
+from minisgl_edu.grading.logits_chain.zeroed_rows import ZEROED, ZEROED_HINT, is_zeroed
 
 # Logits from a grid: ties and exact zeros happen, and the numbers stay readable in a failure.
 GRID = [1.0, -1.0, 2.0, 0.0, -2.5, 3.0, 0.5, -0.5]
@@ -207,7 +209,14 @@ def play(fn: Any, scene: ChainScene) -> dict:
     given = logits.clone()
     prompts, outputs = [list(r.input_ids) for r in reqs], [list(r.output_ids) for r in reqs]
     params, allowed = [_params(r) for r in reqs], _allowed(reqs, logits.shape[-1])
-    out = fn(logits, reqs)
+    try:
+        out = fn(logits, reqs)
+    except AttributeError as error:  # sp.min_p on a request that has none: said as such, after a probe
+        what = f"your process_logits raised AttributeError ({error})"
+        named = min_p_without_default(fn, given.clone(), reqs, any(r.min_p for r in scene.rows), error, what)
+        if named is None:
+            raise
+        raise Mistake(*named) from None
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(logits.shape):
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
         raise Mistake(
@@ -347,6 +356,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
         return f"row {i}, {_token(leak[0])}: not in its own logit_bias but in row {leak[1]}'s: {BIAS_OWN_ROW}"
     if not links and not _greedy(r) and r.temperature != 1 and _close(got[i], logits[i] / r.temperature):
         return f"row {i} asks for nothing, yet {MISTAKES['temperature_in_chain'].replace('this row', 'it', 1)}"
+    if not links and is_zeroed(fn, got[i], logits[i], reqs[i]):
+        return f"row {i}: {ZEROED}. {ZEROED_HINT}"
     if not links:
         return (
             f"row {i} asks for nothing, yet its logits changed: apply each link only to the rows whose request "
