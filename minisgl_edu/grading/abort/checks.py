@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.abort.message_stop import check_stop
+from minisgl_edu.grading.abort.one_try import one_try_mistake, stops_at_waiting_remove
 from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, row_zero, skips_row_zero
 from minisgl_edu.grading.abort.release_seen import aborting, changed, reads_first, watch
 from minisgl_edu.grading.core import Mistake, hinted
@@ -183,6 +184,8 @@ def check_gone(s: Scheduler, uid: int) -> None:
             "somewhere in that deque, not necessarily the head; look for it there whatever its status (WAITING, "
             "or PREFILLING once admitted) or its row",
         )
+    if any(r.uid == uid for r in s.running) and stops_at_waiting_remove(s.abort_fn):
+        raise one_try_mistake(uid)
     assert all(r.uid != uid for r in s.running), (
         f"the request (uid {uid}) is still in the running set (scheduler.running). Hint: remove that request "
         "itself from the list"

@@ -1,0 +1,69 @@
+"""Exercise 2's probe for one `try` around both removes, called by `checks.check_gone`.
+
+`try: waiting.remove(req); running.remove(req) except ValueError: pass` looks as if it takes the
+request out of whichever queue holds it. It does for a waiting request; for a decoding one the
+first remove raises ValueError, the except swallows it, and the second remove never runs: the
+request stays in `scheduler.running`. A request left in `scheduler.running` is also what an abort
+that never touches that list leaves, so the probe checks the cause itself: on a scheduler of its
+own, it aborts one decoding request with a `scheduler.waiting` that records each remove() that
+raised, and names this mistake only when waiting.remove(req) raised for that request, the abort
+still returned, and the request is still in `scheduler.running`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+
+from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.fixtures import decoding
+from minisgl_edu.grading.harness import new_scheduler
+
+ONE_TRY = (
+    "one try around both removes stops at the first: for a decoding request scheduler.waiting.remove(req) "
+    "raises ValueError, the except swallows it, and the scheduler.running.remove(req) after it never runs. "
+    "Give each queue its own test (if req in scheduler.waiting: ... else: scheduler.running.remove(req)) "
+    "or its own try"
+)
+
+# uids no case uses, a new one for each probe: what an answer remembers of the cases before is not met
+_PROBE_UIDS = itertools.count(7_100_000)
+
+
+class _Waiting(deque):
+    """scheduler.waiting as a deque that remembers each request its remove() did not find."""
+
+    def __init__(self, items) -> None:
+        super().__init__(items)
+        self.not_found: list = []
+
+    def remove(self, value) -> None:
+        try:
+            super().remove(value)
+        except ValueError:
+            self.not_found.append(value)
+            raise
+
+
+def stops_at_waiting_remove(fn) -> bool:
+    """`fn`, aborting a decoding request, calls scheduler.waiting.remove(req), catches the ValueError
+    it raises, and leaves the request in scheduler.running."""
+    s = new_scheduler()
+    s.abort_fn = fn
+    uid = next(_PROBE_UIDS)
+    req = decoding(s, uid, 6)
+    s.waiting = _Waiting(s.waiting)
+    try:
+        s.abort(uid)
+    except Exception:
+        return False  # it did not swallow the error: the failed check's own hint stands
+    return any(r is req for r in s.waiting.not_found) and any(r is req for r in s.running)
+
+
+def one_try_mistake(uid: int) -> Mistake:
+    return Mistake(
+        f"the request (uid {uid}) is still in the running set (scheduler.running). Your abort, given a decoding "
+        "request on a scheduler of its own, called scheduler.waiting.remove(req), which raised ValueError (the "
+        "request is not waiting); your code caught it and went on, and the request stayed in scheduler.running",
+        ONE_TRY,
+    )
