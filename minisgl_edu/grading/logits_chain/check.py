@@ -41,6 +41,7 @@ from minisgl_edu.grading.logits_chain.neutral import below_neutral_skipped
 from minisgl_edu.grading.logits_chain.readings import read_difference
 from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
 from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
+from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
 from minisgl_edu.grading.logits_chain.zeroed_rows import zeroed_row
 
 
@@ -91,6 +92,9 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             if lost_copy is not None:
                 raise Mistake(*lost_copy)
             suspects = _suspects(mistakes, alone)
+            if "bias_on_model_logit" in suspects and not shows_on_probe(fn, "bias_on_model_logit", min_p):
+                # a biased token whose output occurrences went uncounted looks the same: the probe decides
+                suspects = [m for m in suspects if m != "bias_on_model_logit"]
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if hint == MIN_P_SHORTCUT_HINT and not shortcut_confirmed(fn, logits, reqs):
                 message, hint = f"row {i} ({_describe(reqs[i])}): {_first_difference(got[i], want[i], logits[i])}", ""

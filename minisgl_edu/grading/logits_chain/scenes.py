@@ -52,7 +52,7 @@ from minisgl_edu.grading.logits_chain.mistakes import (
     MIN_P_SHORTCUT,
     MISTAKES,
 )
-from minisgl_edu.grading.logits_chain.readings import kept_changed
+from minisgl_edu.grading.logits_chain.readings import kept_changed, uncounted_outputs
 from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
 from minisgl_edu.grading.logits_chain.zeroed_rows import ZEROED, ZEROED_HINT, is_zeroed
 
@@ -370,9 +370,16 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
         return walk  # it says how far back the token was seen
     # (a negative one left out may be a shortcut that takes only positive penalties for links: said below)
     if _close(got[i], logits[i]) and r.presence_penalty > 0 and not r.frequency_penalty and r.output:
-        if _close(got[i], _chain(logits, reqs, "pres_needs_freq", stretch)[i]):
+        # (confirmed on a probe of its own: an answer that skips the output tokens that are in the prompt too
+        # also gives this row back unchanged, and applies presence alone on the probe)
+        if _close(got[i], _chain(logits, reqs, "pres_needs_freq", stretch)[i]) and shows_on_probe(
+            fn, "pres_needs_freq", stretch
+        ):
             newest = ". Or: its only output token, the newest (req.output_ids[-1]), was not counted"
             return f"row {i}: {MISTAKES['pres_needs_freq']}" + (newest if len(r.output) == 1 else "")
+        uncounted = uncounted_outputs(i, got, want, logits, reqs, stretch) if fn is not None and not stretch else None
+        if uncounted is not None:
+            return f"row {i}: {uncounted[1]}"
     if stretch and _close(got[i], logits[i]) and _shortcut_forgets_min_p(scene, got, want, logits):
         return f"row {i}: {MIN_P_SHORTCUT}"
     beside = r.top_k != -1 or r.top_p != 1.0
