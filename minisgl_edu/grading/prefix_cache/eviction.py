@@ -26,7 +26,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
     _match,
     _new,
 )
-from minisgl_edu.grading.prefix_cache.unused_leaf import NEW_LEAF_UNUSED, new_leaf_unused
+from minisgl_edu.grading.prefix_cache.unused_leaf import check_new_leaf_used
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
 
@@ -49,8 +49,8 @@ def case_lru(cls):
             f"first. Hint: {hint}"
         )
 
-    by_use = NEW_LEAF_UNUSED if new_leaf_unused(cls) else LRU_BY_USE  # Y's new leaf left unused goes first too
-    expect(two(), [20, 21], f"{xy}, and neither was used since: [1, 1, 2, 2] is the older", by_use)
+    check_new_leaf_used(cls)  # else the two leaves below tie and the answer's tie-breaker decides
+    expect(two(), [20, 21], f"{xy}, and neither was used since: [1, 1, 2, 2] is the older", LRU_BY_USE)
     cache = two()
     _expect_pages(cache, x, [20, 21], f"{x} is cached")
     expect(

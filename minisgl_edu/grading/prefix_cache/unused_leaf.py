@@ -7,6 +7,10 @@ nobody has used for a long time. Evicting the newest leaf first is a symptom oth
 and names this mistake only when both answers are this mistake's: X is inserted and matched, then Y is
 inserted (a new leaf) and evict(1) frees Y; on a second tree, where Y is inserted a second time (that
 insert passes Y's node, which is a use), evict(1) frees X.
+
+`check_new_leaf_used` fails on that first tree. The cases on eviction order call it before they
+evict among leaves that were only inserted: such an answer leaves them all at the same last use, and
+the tie-breaker it uses (often `id(node)`, an address) would pick the freed leaf by chance.
 """
 
 from __future__ import annotations
@@ -36,3 +40,13 @@ def new_leaf_unused(cls, page_size: int = 2) -> bool:
         return _first_freed(cls, page_size, False) == [20] and _first_freed(cls, page_size, True) == [10]
     except Exception:
         return False
+
+
+def check_new_leaf_used(cls, page_size: int = 2) -> None:
+    """Fail, with the story of the probe, when `cls` leaves the leaf an insert creates unused."""
+    if new_leaf_unused(cls, page_size):
+        raise AssertionError(
+            f"{[1] * page_size} (page 10) was inserted and matched, then {[2] * page_size} (page 20) was "
+            "inserted; evict(1) freed [20], expected [10]: page 20 is not the least recently used, its insert "
+            f"came after the match of page 10. Hint: {NEW_LEAF_UNUSED}"
+        )
