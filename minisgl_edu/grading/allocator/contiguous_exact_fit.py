@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.contiguous_replay import replay
 from minisgl_edu.grading.core import Mistake
 
 EXACT_FIT_END = (
@@ -28,21 +29,13 @@ EXACT_FIT_END = (
 def _free_4_after(cls, take: Optional[int]) -> object:
     """On a fresh allocator of 6 pages, all handed out by allocate(6): free([2, 3]), then allocate(take)
     (none when `take` is None), then free([4]), page 4 just after the run (2, 2). The runs after it,
-    'raised <exception>', or None when the steps before free([4]) went otherwise than the contract's."""
-    try:
-        a = cls(6)
-        if sorted(a.allocate(6)) != list(range(6)):
-            return None
+    'raised <exception name>', or None when the steps before free([4]) went otherwise than the contract's."""
+
+    def setup(a) -> bool:
         a.free([2, 3])
-        if take is not None and sorted(a.allocate(take)) != list(range(2, 2 + take)):
-            return None
-    except Exception:
-        return None
-    try:
-        a.free([4])
-        return [tuple(r) for r in a.runs]
-    except Exception as e:
-        return f"raised {type(e).__name__}: {e}"
+        return take is None or sorted(a.allocate(take)) == list(range(2, 2 + take))
+
+    return replay(cls, setup, lambda a: a.free([4]))
 
 
 def exact_fit_end_probe(cls, seen: str) -> Optional[Mistake]:
@@ -56,7 +49,7 @@ def exact_fit_end_probe(cls, seen: str) -> Optional[Mistake]:
         return None
     if isinstance(got, list) and not any(s <= p < s + n for s, n in got for p in (2, 3)):
         return None  # wrong, but not by joining the pages allocate(2) took
-    said = got.split(":")[0] if isinstance(got, str) else f"gives {got}"  # "raised KeyError", not its key
+    said = got if isinstance(got, str) else f"gives {got}"
     return Mistake(
         f"{seen}. On a fresh allocator of 6 pages, all handed out by allocate(6): after free([2, 3]), free([4]) "
         "gives runs [(2, 3)], and after free([2, 3]) and allocate(1), which leaves the rest (3, 1), free([4]) gives "

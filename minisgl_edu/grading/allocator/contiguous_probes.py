@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Optional
 
 from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
+from minisgl_edu.grading.allocator.contiguous_replay import replay
 from minisgl_edu.grading.core import Mistake
 
 
@@ -276,23 +277,17 @@ def _free_after(cls, split: bool) -> object:
     (page 0, so the rest of the run is (1, 2)) when `split`, else free([1, 2]); then free([3]), page 3
     just after the run (1, 2). The runs after it, 'raised ...', or None when the steps before it went
     otherwise."""
-    try:
-        a = cls(6)
-        if sorted(a.allocate(6)) != list(range(6)):
-            return None
-        if split and (a.free([0, 1, 2]) or a.allocate(1) != [0]):
-            return None
-        if not split:
+
+    def setup(a) -> bool:
+        if split:
+            a.free([0, 1, 2])
+            if a.allocate(1) != [0]:
+                return False
+        else:
             a.free([1, 2])
-        if [tuple(r) for r in a.runs] != [(1, 2)]:
-            return None
-    except Exception:
-        return None
-    try:
-        a.free([3])
-        return [tuple(r) for r in a.runs]
-    except Exception as e:
-        return f"raised {type(e).__name__}"
+        return [tuple(r) for r in a.runs] == [(1, 2)]
+
+    return replay(cls, setup, lambda a: a.free([3]))
 
 
 def split_end_probe(
@@ -329,18 +324,12 @@ LEFT_START = (
 def _after_frees(cls, frees: list[list[int]]) -> object:
     """On a fresh allocator of 6 pages, all handed out by allocate(6): the runs after each free of `frees`,
     'raised ...' when a free raised, or None when the allocate went otherwise."""
-    try:
-        a = cls(6)
-        if sorted(a.allocate(6)) != list(range(6)):
-            return None
-    except Exception:
-        return None
-    try:
+
+    def step(a) -> None:
         for pages in frees:
             a.free(pages)
-        return [tuple(r) for r in a.runs]
-    except Exception as e:
-        return f"raised {type(e).__name__}"
+
+    return replay(cls, lambda a: True, step)
 
 
 def left_start_probe(cls, seen: str) -> Optional[Mistake]:
