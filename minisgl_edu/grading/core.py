@@ -25,7 +25,7 @@ is the fallback; a check that knows its own mistake says so, and its hint is the
 Both raise `Mistake` (an AssertionError with a `hint`); `run_case` reports the hint of the
 exception it caught when it has one, else the case's. A case stopped by a crash in the student's
 own code (an exception raised there, not a failed check) gets the crash's cause first and the
-case's hint after it (`feedback.crash_cause`): the case's hint alone would name a mistake that
+case's hint after it (`feedback.crash_hint`): the case's hint alone would name a mistake that
 its checks never reached. `expect` builds its message before it
 checks: a message that only makes sense on failure (`bad[0]`) goes in `if bad: raise Mistake(...)`.
 """
@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
-from minisgl_edu.grading.feedback import crash_cause, explain, raised_by_grader
+from minisgl_edu.grading.feedback import crash_hint, explain, raised_by_grader
 from minisgl_edu.grading.limits import CaseTimeout, time_limit
 from minisgl_edu.grading.own_code import not_own_code
 
@@ -147,21 +147,15 @@ def _wrong_shape(impl: Any, reference: Any) -> Optional[str]:
     return None
 
 
-def _crash_hint(exc: BaseException, case_hint: str) -> str:
-    """The hint of a case stopped by a crash in the student's code: the crash's cause, then the case's."""
-    cause = crash_cause(exc)
-    if cause is None:
-        return case_hint
-    return f"{cause}. The case: {case_hint}" if case_hint else cause
-
-
 def run_case(case: Case, impl: Any, limit: Optional[float] = None) -> CaseResult:
     try:
         with time_limit(limit or case.limit):
             case.run(impl)
     except (Exception, SystemExit, CaseTimeout) as e:  # KeyboardInterrupt still stops the grader
         fb = explain(e)
-        return CaseResult(case.name, False, fb.message, getattr(e, "hint", "") or _crash_hint(e, case.hint), fb.where)
+        return CaseResult(
+            case.name, False, fb.message, getattr(e, "hint", "") or crash_hint(e, case.hint, "The case: "), fb.where
+        )
     return CaseResult(case.name, True)
 
 

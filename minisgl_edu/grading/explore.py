@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
 from minisgl_edu.grading.core import ENGINE_LIMIT, Case, Mistake
-from minisgl_edu.grading.feedback import crash_cause, is_stub
+from minisgl_edu.grading.feedback import crash_hint, is_stub
 from minisgl_edu.grading.limits import untimed
 
 Scene = Any
@@ -255,8 +255,7 @@ def search(
         except Exception as e:
             if is_stub(e):
                 raise _StopSearch(e) from e
-            cause = crash_cause(e)  # what the exception itself says about the code, then the grader's words
-            hint = f"{cause}. {raised_hint}" if cause and raised_hint else cause or raised_hint
+            hint = crash_hint(e, raised_hint)  # what the exception itself says about the code, then the grader's words
             raise Mistake(f"on this scene:\n{show(scene)}\nyour code raised {type(e).__name__}: {e}", hint) from e
         diff = first_difference(expected, got)
         if diff is not None:

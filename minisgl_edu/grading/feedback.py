@@ -166,3 +166,12 @@ def crash_cause(exc: BaseException) -> Optional[str]:
     if isinstance(exc, ZeroDivisionError):
         return "a division by zero: in this case the divisor is 0"
     return f"your code raised {_exc_text(exc)} on this case's inputs: that line does not hold for them"
+
+
+def crash_hint(exc: BaseException, hint: str, label: str = "") -> str:
+    """The hint for a crash: its cause in the student's code (`crash_cause`) first, then `hint`, the
+    grader's own words for this case or scene (after `label`); `hint` alone when the cause is unknown."""
+    cause = crash_cause(exc)
+    if cause is None:
+        return hint
+    return f"{cause}. {label}{hint}" if hint else cause
