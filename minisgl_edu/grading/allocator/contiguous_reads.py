@@ -133,13 +133,25 @@ SORT_RETURNS_NONE = (
 )
 
 
+NOT_A_LIST = (
+    "allocate(n) returns a list of page ids, not a {kind}: a {kind} never equals the list of the same ids, and "
+    "the caller cannot append to it or add a list to it; build the list, e.g. list(range(start, start + n))"
+)
+
+
 def returned_pages(a, n: int, got):
     """allocate(n)'s result `got`, as it is, unless it is None and `sort_returned` confirms the pages were
-    taken all the same: then the Mistake that names `return pages.sort()`."""
+    taken all the same (then the Mistake that names `return pages.sort()`), or it is not a list: then the
+    Mistake that names the type it is (a range for the run it took, a tuple, a set)."""
     if got is None:
         mistake = sort_returned(type(a), f"allocate({n}) returned None: it must return a list of page ids")
         if mistake is not None:
             raise mistake
+    if got is not None and not isinstance(got, list):
+        kind = type(got).__name__
+        raise Mistake(
+            f"allocate({n}) returned {got!r}, a {kind}: it must return a list of page ids", NOT_A_LIST.format(kind=kind)
+        )
     return got
 
 

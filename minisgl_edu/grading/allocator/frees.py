@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.falsy_record import first_allocation_refused
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, past_the_end, refusal_marks
 from minisgl_edu.grading.allocator.scenes import _num_free
 from minisgl_edu.grading.allocator.skips import SKIPS_NOT_IN_USE, skips
@@ -153,9 +154,10 @@ def marked_other_pages(cls, what: str, e: ValueError) -> Optional[Mistake]:
 def refused_in_use(cls, what: str, e: ValueError) -> Optional[Mistake]:
     """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh allocators
     show why: each allocate() forgets the pages of the ones before it, or a refused free() left its
-    page's record changed, or free() takes back only whole allocations as allocate() handed them out,
-    or allocate() marks other pages than it returns; None otherwise."""
-    mistake = forgetting(cls, what, e) or refusal_marks(cls, what, e)
+    page's record changed, or the first allocation's record, 0, reads as none, or free() takes back only
+    whole allocations as allocate() handed them out, or allocate() marks other pages than it returns;
+    None otherwise."""
+    mistake = forgetting(cls, what, e) or refusal_marks(cls, what, e) or first_allocation_refused(cls, what, e)
     if mistake is not None:
         return mistake
     refused = _whole_allocations_only(cls)
