@@ -36,6 +36,7 @@ from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, H
 from minisgl_edu.grading.verify.no_break import goes_on_after_the_finish
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.plain import _step, answers_with
+from minisgl_edu.grading.verify.repeated import PLACE_BY_VALUE_HINT, finds_places_by_value, run_repeats
 from minisgl_edu.grading.verify.requests import FIELDS, _as_result, _call, _decode, _id, _req
 from minisgl_edu.grading.verify.skipped import skipped_check
 from minisgl_edu.grading.verify.step import (
@@ -283,11 +284,15 @@ def finish_story(scene: VerifyScene, want: VerifyResult) -> str:
 
 
 def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = None) -> str:
-    """tokens or finish_reason: an ignored end id left out, a run that went on past its finish, one cut by
-    tokens that come after the finish check's token (the answer tried once more), an acceptance mistake by
-    name, or the finish check's facts."""
+    """tokens or finish_reason: a place looked up by value in a run that repeats a token, an ignored end
+    id left out, a run that went on past its finish, one cut by tokens that come after the finish
+    check's token (the answer tried once more), an acceptance mistake by name, or the finish check's
+    facts."""
     want = _step(_request(scene), scene.drafts, scene.targets)
     got = diff.got if isinstance(diff.got, list) else []
+    if answer and run_repeats(_request(scene), scene.drafts, scene.targets, want.accepted):
+        if finds_places_by_value(answer[0]):  # the run repeats a token and the answer looks places up by value
+            return PLACE_BY_VALUE_HINT
     late = want.finish_reason == "length" and (len(got) == len(want.tokens) + 1 or diff.got is None)
     if late and answer and length_one_past(answer[0]):
         return f"{MISTAKES['length_one_past']} ({HINTS['length_one_past']})"

@@ -21,6 +21,7 @@ from minisgl_edu.grading.verify.no_break import keeps_going
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.past_the_end import ACCEPT_PAST_THE_END, reads_past_the_drafts
 from minisgl_edu.grading.verify.plain import _step
+from minisgl_edu.grading.verify.repeated import PLACE_BY_VALUE, PLACE_BY_VALUE_HINT, finds_places_by_value, run_repeats
 from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.skipped import skipped_check
 from minisgl_edu.grading.verify.window import window_class
@@ -69,6 +70,10 @@ def diagnose(
     text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
     if first in ("accepted", "tokens") and fn is not None and compares_by_identity(fn):
         return f"{text}. {COMPARED_BY_IDENTITY[0].upper()}{COMPARED_BY_IDENTITY[1:]}", COMPARED_BY_IDENTITY_HINT
+    # a run that repeats a token is cut wrong by an answer that looks places up by value (repeated.py)
+    by_value = first in ("tokens", "finish_reason") and run_repeats(req, drafts, targets, want.accepted)
+    if by_value and fn is not None and finds_places_by_value(fn):
+        return f"{text}. {PLACE_BY_VALUE[0].upper()}{PLACE_BY_VALUE[1:]}", PLACE_BY_VALUE_HINT
     if first == "kv_len":
         story, hint = kv_story(req, drafts, want, got.kv_len, fn)
         return f"{text}. {story}", hint
