@@ -24,6 +24,7 @@ from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.grading.prefix_cache.aliasing import aliased, note
 from minisgl_edu.grading.prefix_cache.edge_end import EMPTY_LOWER_PART, empty_lower_part
 from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_only_at_exactly_n
+from minisgl_edu.grading.prefix_cache.kept_state import kept_state
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
 from minisgl_edu.grading.prefix_cache.lock_scope import check_leaves_under_a_lock
 from minisgl_edu.grading.prefix_cache.match_cut import MATCH_CUT_TO_A_PAGE_COUNT, cut_to_a_page_count
@@ -51,7 +52,8 @@ def _own_hint(run):
     an insert over a cached prefix (takes_over.py) that puts the caller's pages on it, and last matches
     on fresh trees (match_cut.py): a match cut to len(ids) // page_size tokens is named too, and one
     that lists the nodes' pages from the deepest up (node_up.py), and an evict that frees a leaf under
-    the root but leaves it in the tree (root_leaf.py)."""
+    the root but leaves it in the tree (root_leaf.py), and state kept from an earlier call, an evict's
+    heap or a match's answer (kept_state.py)."""
 
     @functools.wraps(run)
     def case(cls):
@@ -82,6 +84,10 @@ def _own_hint(run):
             kept = root_leaf_kept(cls)  # a freed leaf under the root left in the tree: its pages cached and free
             if kept:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{kept}", ROOT_LEAF_KEPT) from None
+            seen, why = kept_state(cls)  # an evict heap or a match kept from an earlier call: stale later
+            if seen:  # a case that repeats an earlier case's message has the probe's words already
+                said = text.split("Hint: ")[0].rstrip()
+                raise Mistake(said if seen in said else f"{said}{seen}", why) from None
             if "Hint: " not in text:
                 raise
             said, hint = text.rsplit("Hint: ", 1)
