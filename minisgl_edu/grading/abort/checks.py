@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
+from minisgl_edu.grading.abort.head_of_queue import head_skipped, skips_the_head
 from minisgl_edu.grading.abort.message_stop import check_stop
 from minisgl_edu.grading.abort.one_try import one_try_mistake, stops_at_waiting_remove
 from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, row_zero, skips_row_zero
@@ -177,6 +178,8 @@ def check_gone(s: Scheduler, uid: int) -> None:
         f"the request (uid {uid}) is still in scheduler.reqs: the scheduler still counts it as live, and a "
         "second abort would free it again. Hint: pop it from scheduler.reqs"
     )
+    if any(r.uid == uid for r in s.waiting) and skips_the_head(s.abort_fn):
+        raise head_skipped(uid)
     if any(r.uid == uid for r in s.waiting):
         raise Mistake(
             f"the request (uid {uid}) is still in the waiting queue (scheduler.waiting)",
