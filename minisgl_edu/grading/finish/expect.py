@@ -20,6 +20,7 @@ from minisgl_edu.grading.finish.diagnoses import (
 )
 from minisgl_edu.grading.finish.end_ids import SILENT_FOUND, SILENT_NOT_EOS, odd_reason, silent_is_eos
 from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, FOUND_BY_INDEX, reads_find_as_truth
+from minisgl_edu.grading.finish.lost_search import lost_search
 from minisgl_edu.grading.finish.missed_match import missed_in_text
 from minisgl_edu.grading.finish.scenes import (
     DROPS_END_IDS,
@@ -134,14 +135,23 @@ def _diagnosed(fn, req: Req, want: Any, got: Any, eos_ids: set[int], calls: list
                 "and fewer bytes: its window follows the stop string with the most characters"
             )
             hint = MOST_CHARACTERS
+    # a probe on requests of its own confirms where the stop string was lost before the search: then the test
+    # on the text is not at fault (missed_in_text), and the window's size is not either (window_too_short)
+    lost = lost_search(fn) if want == "stop" and got in (None, "length") else None
     missed = (
-        want == "stop" and got in (None, "length") and hint == case_hint and missed_in_text(fn, req, eos_ids, calls)
+        want == "stop"
+        and got in (None, "length")
+        and hint == case_hint
+        and not lost
+        and missed_in_text(fn, req, eos_ids, calls)
     )
     if missed:
         why, hint = f"{why}; {missed[0]}", missed[1]
-    window = window_too_short(fn) if want == "stop" and got in (None, "length") else None
+    window = window_too_short(fn) if want == "stop" and got in (None, "length") and not lost else None
     if window:
         why, hint = f"{why}; {window[0]}", window[1]
+    if lost:
+        why, hint = f"{why}; {lost[0]}", lost[1]
     return why, hint
 
 

@@ -46,6 +46,7 @@ from minisgl_edu.grading.finish.diagnoses import (
 )
 from minisgl_edu.grading.finish.end_ids import end_test_hint
 from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, reads_find_as_truth
+from minisgl_edu.grading.finish.lost_search import lost_search
 from minisgl_edu.grading.finish.min_probes import (
     EOS_COUNTS,
     STOP_NOT_SPENT,
@@ -290,8 +291,9 @@ def _missed_stop(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
         return LATER_STOP_UNDOES
     if window_of_most_characters(fn, req, eos_ids, *extra):
         return MOST_CHARACTERS
+    lost = lost_search(fn, *([0] if scene.stretch_min is not None else [])) or ("", None)  # no minimum: own requests
     window = window_too_short(fn, *extra)
-    return window[1] if window else None
+    return lost[1] or (window[1] if window else None)
 
 
 def _stop_below_min(scene: FinishScene, n: int, a: Any, answer: Optional[list]) -> str:
