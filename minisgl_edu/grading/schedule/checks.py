@@ -20,6 +20,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.fixtures import waiting
 from minisgl_edu.grading.harness import new_scheduler
+from minisgl_edu.grading.schedule.budget_kept import check_budget_kept
 from minisgl_edu.grading.schedule.engine_fields import check_engine_fields, snapshot
 from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
 from minisgl_edu.grading.schedule.running_alias import RUNNING_ALIASED, aliased_message
@@ -96,7 +97,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
     if fn is not reference:
         hide_engine_answer(s)
     watch = ReleaseWatch(s)
-    waited, fields = list(s.waiting), snapshot(s)
+    waited, fields, budget = list(s.waiting), snapshot(s), s.max_prefill_tokens
     try:
         with watch:
             batch = _call(fn, s)
@@ -108,6 +109,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
         raise watch.mistake()
     check_none_moved(s, waited, fn)
     check_engine_fields(fields)
+    check_budget_kept(s, budget)
     check_batch(s, batch, fn)
     check_rows(s, batch)
     try:

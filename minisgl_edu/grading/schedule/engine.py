@@ -7,6 +7,7 @@ from __future__ import annotations
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import collect, new_scheduler, remember, require_passing
+from minisgl_edu.grading.schedule.budget_kept import check_budget_kept
 from minisgl_edu.grading.schedule.checks import (
     check_batch,
     check_none_moved,
@@ -73,11 +74,12 @@ def run_steps(s: Scheduler, fn, plays: list, student: bool, max_steps: int, keep
         if student:
             hide_engine_answer(s)
         before = [r.uid for r in s.waiting]
-        waited, fields = list(s.waiting), snapshot(s)
+        waited, fields, budget = list(s.waiting), snapshot(s), s.max_prefill_tokens
         batch = s._schedule_next_batch()
         if student:
             check_none_moved(s, waited, fn)
             check_engine_fields(fields)
+            check_budget_kept(s, budget)
             if batch is None and not s.is_idle:
                 raise AssertionError(
                     f"at step {n}, {len(s.waiting)} request(s) wait and {len(s.running)} run, but your "
