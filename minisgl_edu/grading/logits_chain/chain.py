@@ -81,6 +81,7 @@ PENALTY_MISTAKES = [
     "rep_subtract_excess",
     "rep_inverted",
     "rep_neg_divided",
+    "rep_neg_kept",
     "rep_per_occurrence",
     "freq_pres_prompt",
     "freq_once",
@@ -177,7 +178,7 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
                         row[t] = row[t] * p if row[t] > 0 else row[t] / p
                     elif row[t] > 0 or mistake == "rep_neg_divided":
                         row[t] = row[t] / p
-                    else:
+                    elif mistake != "rep_neg_kept":  # (rep_neg_kept: a negative logit left as it is)
                         row[t] = row[t] * p
 
         def frequency_presence():
@@ -397,14 +398,24 @@ MIN_P_DROPPED = "a token min_p drops becomes -inf, not 0 or another finite logit
 
 def _leaked_bias(i: int, got: torch.Tensor, want: torch.Tensor, reqs: list[Req]) -> Optional[tuple[int, int]]:
     """Row i differs only at tokens of the batch's logit_biases, one of them not in its own but in row
-    j's: (that token, j). None otherwise."""
+    j's, and off by row j's bias there (or by the other rows' biases together): (that token, j). None
+    otherwise: a penalty left out on a token that another row happens to bias is not a leak."""
     own = reqs[i].sampling_params.logit_bias
     others = {t: j for j in reversed(range(len(reqs))) if j != i for t in reqs[j].sampling_params.logit_bias}
     differ = [t for t in range(want.shape[-1]) if not _close(got[i, t : t + 1], want[i, t : t + 1])]
-    leaked = [t for t in differ if t in others and t not in own]
+    leaked = [t for t in differ if t in others and t not in own and _off_by_a_bias(i, t, got, want, reqs)]
     if leaked and all(t in others or t in own for t in differ) and bool(torch.isfinite(got[i, leaked]).all()):
         return leaked[0], others[leaked[0]]
     return None
+
+
+def _off_by_a_bias(i: int, t: int, got: torch.Tensor, want: torch.Tensor, reqs: list[Req]) -> bool:
+    """Row i's token t is off by another row's bias for t, or by the other rows' biases summed."""
+    biases = [
+        r.sampling_params.logit_bias[t] for j, r in enumerate(reqs) if j != i and t in r.sampling_params.logit_bias
+    ]
+    delta = float(got[i, t]) - float(want[i, t])
+    return any(abs(delta - b) <= 1e-4 + 1e-4 * abs(b) for b in biases + [sum(biases)])
 
 
 def _dropped_as_finite(got: torch.Tensor, want: torch.Tensor, before: torch.Tensor) -> bool:

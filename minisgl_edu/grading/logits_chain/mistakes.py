@@ -18,6 +18,9 @@ MISTAKES = {
     "positive logit by it, multiply a negative one)",
     "rep_neg_divided": "a negative logit was divided by the repetition penalty, which moves it toward 0 and "
     "makes the token more likely: divide positive logits, multiply negative ones",
+    "rep_neg_kept": "the repetition penalty left the seen tokens' negative logits as they were: it changes every "
+    "seen token's logit, whatever its sign, and a negative one is multiplied by it (with a penalty above 1 the "
+    "token becomes less likely still, below 1 more likely)",
     "rep_inverted": "the repetition penalty was applied in the wrong direction: positive logits were multiplied "
     "by it and negative ones divided, so a penalty above 1 makes the seen tokens MORE likely (as 1 / penalty would)",
     "rep_per_occurrence": "the repetition penalty was applied once per occurrence: it applies once to every "
@@ -113,6 +116,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "rep_subtract": REPETITION,
     "rep_subtract_excess": REPETITION,
     "rep_neg_divided": REPETITION,
+    "rep_neg_kept": "negative logits are penalised too: a seen token's logit is multiplied by the penalty when "
+    "it is not positive (logit * p) and divided when positive, never left as it is",
     "rep_inverted": "the repetition penalty is applied the other way round: divide a positive logit by it and "
     "multiply a negative one, so that a penalty above 1 moves every seen token's logit down",
     "rep_per_occurrence": "once per distinct token id, however often it occurs: scale each id of "

@@ -53,6 +53,7 @@ from minisgl_edu.grading.logits_chain.mistakes import (
     MISTAKES,
 )
 from minisgl_edu.grading.logits_chain.readings import kept_changed, uncounted_outputs
+from minisgl_edu.grading.logits_chain.shortcuts import ROW_ZERO_HINT, skips_row_zero
 from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
 from minisgl_edu.grading.logits_chain.zeroed_rows import ZEROED, ZEROED_HINT, is_zeroed
 
@@ -332,13 +333,11 @@ def _walk(r: Row, t: int, want: float, got: float, stretch: bool) -> str:
 
 
 def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: Any = None) -> str:
-    """The first row that differs, and the mistake its numbers show: a known one (chain.py), a link
-    left out entirely, or the chain walked through for the first token that differs. `fn`, the answer,
-    is run again on a probe of its own before a min_p mistake that a shrunk row shares is named."""
-    got, want = diff.got, diff.expected
+    """The first row that differs and the mistake its numbers show (a known one, a link left out, or the chain
+    walked through); `fn`, the answer, runs on a probe before a mistake a shrunk row shares is named."""
+    got, want, logits, reqs = diff.got, diff.expected, _logits(scene), _requests(scene)
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
         return "return one row per request, one column per token"
-    logits, reqs = _logits(scene), _requests(scene)
     i = next((i for i in range(len(reqs)) if not _close(got[i], want[i])), None)
     if i is None:  # close to 1e-4 but not to 1e-5: a formula with other rounding
         return "the numbers are close but not the chain's: compute each link as the contract defines it"
@@ -380,6 +379,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
         uncounted = uncounted_outputs(i, got, want, logits, reqs, stretch) if fn is not None and not stretch else None
         if uncounted is not None:
             return f"row {i}: {uncounted[1]}"
+    if skips_row_zero(fn, got, logits, reqs, stretch):  # before the links a whole batch seems to forget
+        return f"row 0: {ROW_ZERO_HINT}"
     if stretch and _close(got[i], logits[i]) and _shortcut_forgets_min_p(scene, got, want, logits):
         return f"row {i}: {MIN_P_SHORTCUT}"
     beside = r.top_k != -1 or r.top_p != 1.0

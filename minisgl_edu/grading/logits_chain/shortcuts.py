@@ -11,6 +11,10 @@ forgets a link. When a whole batch comes back as the model gave it, `check_rows`
   alone, say), with one more row that has another link the answer gets every row right, so its shortcut
   does not count those penalties; the hint names them.
 
+- `skips_row_zero`: only row 0 uses a link, and on the grader's own pair of rows the answer leaves a
+  penalised row 0 alone but penalises the same row at row 1: its shortcut tests the row numbers of the
+  rows that need a link (`any([0])` is False), not the rows. The generated case's hint asks it too.
+
 `shortcut_mistake` returns the failure's message and hint for the first of these that holds.
 """
 
@@ -111,6 +115,34 @@ def _shortcut_needs_every_row(fn, i: int, logits: torch.Tensor, reqs: list[Req],
         return False
 
 
+ROW_ZERO_SHORTCUT = (
+    "the whole batch came back as the model gave it, yet row 0 uses a link; the same penalised row is penalised "
+    "right at row 1 of a batch, but left alone at row 0. So the shortcut tests the row numbers of the rows that "
+    "need a link, and row 0 is falsy: any([0]) is False"
+)
+ROW_ZERO_HINT = (
+    "row 0 is falsy: `any(touched)` over a list of row numbers is False when only row 0 needs a link. Test the "
+    "requests themselves (`if not any(uses_chain(r) for r in reqs)`) or the list's length (`if not touched`)"
+)
+
+
+def skips_row_zero(fn, got: torch.Tensor, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
+    """The batch came back untouched, only row 0 uses a link, and on the grader's own pair of rows the
+    answer leaves [a penalised row, a plain row] as it was but gets [the plain row, the penalised row]
+    right: only row 0's place makes it take the shortcut."""
+    if fn is None or not _close_all(got, logits.float()) or not _uses_chain(reqs[0]):
+        return False
+    if any(_uses_chain(r) for r in reqs[1:]):
+        return False
+    rows = torch.linspace(-1.0, 1.0, V).repeat(2, 1)
+    plain, penalised = _req((1,), ()), _req((0, 1), (), repetition_penalty=2.0)
+    try:
+        first, behind = _call(fn, rows, [penalised, plain]), _call(fn, rows, [plain, penalised])
+    except Exception:
+        return False
+    return _close_all(first, rows) and _close_all(behind, _reference(rows, [plain, penalised], min_p))
+
+
 PENALTY_NAMES = {
     "repetition_penalty": lambda sp: sp.repetition_penalty != 1.0,
     "frequency_penalty": lambda sp: sp.frequency_penalty != 0.0,
@@ -173,6 +205,8 @@ def shortcut_mistake(
 ) -> Optional[tuple[str, str]]:
     """(message, hint) when the batch came back untouched because of the answer's shortcut; None otherwise."""
     where = f"row {i} ({_describe(reqs[i])})"
+    if skips_row_zero(fn, got, logits, reqs, min_p):
+        return f"{where}: {ROW_ZERO_SHORTCUT} ({_first_difference(got[i], want[i], logits[i])})", ROW_ZERO_HINT
     if reqs[i].sampling_params.logit_bias and _forgot_bias_in_the_shortcut(fn, logits, reqs, min_p):
         detail = _first_difference(got[i], want[i], logits[i])
         return f"{where}: {BIAS_SHORTCUT} ({detail})", BIAS_SHORTCUT_HINT

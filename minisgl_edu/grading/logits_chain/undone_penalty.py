@@ -14,6 +14,10 @@ a small row of its own, where they differ, and names the mistake only when the a
   are in the prompt too, say) looks there like its penalty undone by the bias.
 * the same with no output yet: waiting for the first output token leaves token 1 at 2 too.
 
+The repetition penalty over the prompt only (`rep_prompt_only`) and one that leaves negative logits as
+they are give the same shrunk row when its output tokens are the negative ones. Its probe, a row of 2.0s
+with prompt [0] and output [1], tells them apart: only the first leaves token 1 at 2.
+
 Presence left out of a row whose frequency_penalty is 0 (`pres_needs_freq`) gives the model's row
 back, and so does an answer that skips output tokens that also occur in the prompt, on a shrunk row
 whose prompt holds its only output token. Its probe, presence 0.75 alone with an output token that is
@@ -36,6 +40,7 @@ PROBES = {
     "rep_output_only": ([0, 1], [2], UNDONE),
     "bias_on_model_logit": ([0, 1], [2], UNDONE),
     "rep_waits_for_output": ([0, 1], [], UNDONE),
+    "rep_prompt_only": ([0], [1], {"repetition_penalty": 2.0}),
     "pres_needs_freq": ([1], [0], {"presence_penalty": 0.75}),
 }
 
