@@ -17,7 +17,8 @@ same kind written another way is named too:
 - `min_p_skipped`: a row that samples with min_p came back with no cut at all. The answer is run
   again on that row with one of its other settings taken away (its grammar, its bias, its
   penalties, top_k and top_p, its temperature, the other rows of the batch) to find the one that
-  makes it skip min_p.
+  makes it skip min_p, or with a grammar that forbids nothing added (`min_p_only_with_grammar`, for
+  the generated phase too): min_p written inside the grammar's `if`.
 - `misplaced_mask`: a row with a grammar is wrong, and the answer gets the batch right once the rows
   that have a grammar are moved to its front: the bitmask's rows are not the batch's (bitmask_rows.py).
 - `wrong_bits` (mask_bits.py): a row with a grammar kept the wrong tokens: which ones were allowed with a
@@ -36,10 +37,13 @@ import torch
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.logits_chain.bitmask_rows import bitmask_rows
 from minisgl_edu.grading.logits_chain.chain import (
+    WIDE,
+    V,
     _call,
     _close,
     _describe,
     _first_difference,
+    _grammar,
     _min_p_of,
     _reference,
     _token,
@@ -369,6 +373,17 @@ def _cut_right(fn: Callable, rows: torch.Tensor, reqs: list[Req], k: int) -> boo
 
 
 ALONE, PLACE = "the other rows of the batch", "its place in the batch"
+NO_GRAMMAR = "no grammar"
+ANY_TEXT = "[abceosny{}]*"  # a grammar that allows every token of the cases' vocabularies, <eos> included
+
+
+def _with_open_grammar(req: Req, vocab: int) -> Optional[Req]:
+    """`req` given a grammar that forbids nothing (None when it has a grammar, or the row is not one
+    of the cases' vocabularies)."""
+    if req.grammar is not None or vocab not in (V, WIDE):
+        return None
+    grammar = _grammar(ANY_TEXT, vocab=vocab)
+    return Req(req.uid, list(req.input_ids), req.sampling_params, list(req.output_ids), grammar=grammar)
 
 
 def _what_makes_it_skip(fn: Callable, i: int, logits, reqs: list[Req]) -> Optional[str]:
@@ -384,7 +399,22 @@ def _what_makes_it_skip(fn: Callable, i: int, logits, reqs: list[Req]) -> Option
         variant = _without(req, what)
         if variant is not None and _cut_right(fn, row, [variant], 0):
             return what
+    variant = _with_open_grammar(req, row.shape[-1])
+    if variant is not None and _cut_right(fn, row, [variant], 0):
+        return NO_GRAMMAR  # its min_p sits inside the grammar's `if`
     return None
+
+
+def min_p_only_with_grammar(fn: Callable, i: int, got, want, logits, reqs: list[Req]) -> Optional[str]:
+    """The hint for row i, which skipped min_p, when the answer cuts it right once the row is given a grammar
+    that forbids nothing (its min_p sits inside the grammar's `if`); None otherwise."""
+    if fn is None or not _samples_with_min_p(reqs[i].sampling_params, True):
+        return None
+    variant = _with_open_grammar(reqs[i], logits.shape[-1])
+    if variant is None or not _cut_right(fn, logits[i : i + 1], [variant], 0):
+        return None
+    reading = min_p_skipped(fn, i, got, want, logits, reqs, True)
+    return reading[1] if reading is not None else None
 
 
 def _why_skipped(setting: Optional[str], i: int, rows: str) -> tuple[str, str]:
@@ -400,6 +430,13 @@ def _why_skipped(setting: Optional[str], i: int, rows: str) -> tuple[str, str]:
             f" Behind another row (row 1 of a batch) your function cuts it right: it skips min_p on the row at this "
             f"place in the batch (row {i}).",
             f"{rows} skipped it at its place in the batch, yet behind another row it is cut right",
+        )
+    if setting == NO_GRAMMAR:
+        return (
+            " Given a grammar that forbids no token (all else the same), your function cuts the row right: it "
+            "applies min_p only to rows that have a grammar.",
+            f"{rows} skipped it, and row {i} has no grammar: your min_p runs only on rows with a grammar (is it "
+            "inside the `if req.grammar is not None:` block?)",
         )
     if setting is not None:
         return (

@@ -52,7 +52,7 @@ from minisgl_edu.grading.logits_chain.mistakes import (
     MIN_P_SHORTCUT,
     MISTAKES,
 )
-from minisgl_edu.grading.logits_chain.readings import kept_changed, uncounted_outputs
+from minisgl_edu.grading.logits_chain.readings import kept_changed, min_p_only_with_grammar, uncounted_outputs
 from minisgl_edu.grading.logits_chain.shortcuts import ROW_ZERO_HINT, skips_row_zero
 from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
 from minisgl_edu.grading.logits_chain.zeroed_rows import ZEROED, ZEROED_HINT, is_zeroed
@@ -382,7 +382,7 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
     if skips_row_zero(fn, got, logits, reqs, stretch):  # before the links a whole batch seems to forget
         return f"row 0: {ROW_ZERO_HINT}"
     if stretch and _close(got[i], logits[i]) and _shortcut_forgets_min_p(scene, got, want, logits):
-        return f"row {i}: {MIN_P_SHORTCUT}"
+        return f"row {i}: {min_p_only_with_grammar(fn, i, got, want, logits, reqs) or MIN_P_SHORTCUT}"
     beside = r.top_k != -1 or r.top_p != 1.0
     if stretch and r.min_p and not _greedy(r) and beside and _close(got[i], _chain(logits, reqs)[i]):
         return (

@@ -15,7 +15,7 @@ from minisgl_edu.core import Req
 MUST_FAIL = {"stretch: min_p after the other links"}
 MUST_SAY = "min_p was not applied on this row"
 CAUGHT_BY = {"hand", "generated"}
-HINT_SAYS = "min_p was not applied on some rows"
+HINT_SAYS = "your min_p runs only on rows with a grammar"
 
 
 def process_logits(logits: torch.Tensor, reqs: list[Req]) -> torch.Tensor:
