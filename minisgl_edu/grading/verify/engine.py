@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import new_scheduler, remember, tiny_model
 from minisgl_edu.grading.verify.requests import PAGE, _as_result, _call, _copy, _decode, _req, _w
-from minisgl_edu.grading.verify.step import describe, explain
+from minisgl_edu.grading.verify.step import describe, diagnose
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler import verify_step as step_module
 from minisgl_edu.scheduler.verify_step import VerifyRequest
@@ -184,25 +185,31 @@ def _at_the_end(s) -> Optional[str]:
     return None
 
 
-def _first_wrong_call(calls: list[Call], fn=None) -> Optional[str]:
-    """The first verify step where the student's result is not the package's on the same input
-    (`fn`: the answer, tried on small steps where one step cannot tell two mistakes apart)."""
+def _first_wrong_call(calls: list[Call], fn=None) -> tuple[Optional[str], str]:
+    """The first verify step where the student's result is not the package's on the same input, and the
+    hint for the mistake it shows ("" when none is named); (None, "") when every step is right (`fn`: the
+    answer, tried on small steps where one step cannot tell two mistakes apart)."""
     for i, call in enumerate(calls):
         want = package_step(_copy(call.req), list(call.drafts), list(call.targets))
         try:
             got = _as_result(call.result)
         except AssertionError as e:
-            return f"verify {i + 1} of the run: {e}"
+            return f"verify {i + 1} of the run: {e}", ""
         if got != want:
-            why = explain(got, want, call.req, call.drafts, call.targets, fn=fn)
-            return f"verify {i + 1} of the run ({describe(call.req, call.drafts, call.targets, words=False)}): {why}"
-    return None
+            why, hint = diagnose(got, want, call.req, call.drafts, call.targets, fn=fn)
+            return (
+                f"verify {i + 1} of the run ({describe(call.req, call.drafts, call.targets, words=False)}): {why}",
+                hint,
+            )
+    return None, ""
 
 
 def _fail(what: str, run: EngineRun) -> None:
-    wrong = _first_wrong_call(run.calls, run.fn)
-    raise AssertionError(
-        f"{what}. The first verify where your function differs from the package's: {wrong}" if wrong else what
+    """Fail the case on `what` the run shows, with the first wrong verify step and the hint for its mistake
+    (the case's own hint when no mistake is named)."""
+    wrong, hint = _first_wrong_call(run.calls, run.fn)
+    raise Mistake(
+        f"{what}. The first verify where your function differs from the package's: {wrong}" if wrong else what, hint
     )
 
 
@@ -236,15 +243,16 @@ def _compare(got: EngineRun, ref: EngineRun, scenario: Scenario, again: bool) ->
                     "(K/V in the cache or in the pages the request kept was wrong)",
                     got,
                 )
-    wrong = _first_wrong_call(got.calls, got.fn)
+    wrong, hint = _first_wrong_call(got.calls, got.fn)
     if wrong:
         # Say only what the run did show: a wrong free_pages or kv_len in the step that finishes a
         # request leaves no trace (all its pages go back, or to the prefix cache, when it finishes).
-        raise AssertionError(
+        raise Mistake(
             "the requests' tokens and finish reasons equal the run without drafts and the cache's checks held "
             "after every step, but a verify result was not the package's (a mistake this run's output does not "
             "show: a field of the step that finished a request, fewer tokens in a step, or a finish that the "
-            f"scheduler's own check of each token it appends caught): {wrong}"
+            f"scheduler's own check of each token it appends caught): {wrong}",
+            hint,
         )
 
 
