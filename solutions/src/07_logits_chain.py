@@ -22,7 +22,7 @@ What you get:
 
 | what | where |
 |---|---|
-| one row of logits per request, one column per token | `logits`, a float tensor `[N, vocab]`; row `i` belongs to `reqs[i]` |
+| one row of logits per request, one column per token | `logits`, a float32 tensor `[N, vocab]` (the model returns float32 logits on every device); row `i` belongs to `reqs[i]` |
 | the prompt's token ids, and the tokens generated so far | `req.input_ids`, `req.output_ids` (empty for the first token) |
 | what the request asked for | `req.sampling_params`: `repetition_penalty` (1 means off), `frequency_penalty` and `presence_penalty` (0 means off), `logit_bias` (a dict: token id → bias), `temperature`, `is_greedy` |
 | its grammar (from `json_schema`, `regex` or `ebnf`), or `None` | `req.grammar` |
