@@ -2,6 +2,7 @@
 calls ('rebuilding it every call is wasteful'), skipping entries that are no longer unlocked leaves.
 Leaves inserted (or unlocked, or left childless) after that first call never enter the heap, so a
 later evict() frees less than it can, or nothing, while num_evictable counts those pages as free."""
+
 from __future__ import annotations
 
 import heapq
@@ -16,8 +17,14 @@ HINT_SAYS = "build the heap of unlocked leaves afresh each time"
 class Node:
     """A node of the tree and the edge that leads to it from its parent."""
 
-    def __init__(self, key: tuple[int, ...] = (), pages: Optional[list[int]] = None,
-                 parent: Optional[Node] = None, lock_ref: int = 0, last_access: int = 0) -> None:
+    def __init__(
+        self,
+        key: tuple[int, ...] = (),
+        pages: Optional[list[int]] = None,
+        parent: Optional[Node] = None,
+        lock_ref: int = 0,
+        last_access: int = 0,
+    ) -> None:
         self.key = key  # tokens on the edge from the parent (a multiple of page_size)
         self.pages = pages if pages is not None else []  # one page id per page_size tokens of key
         self.parent = parent
@@ -150,7 +157,12 @@ class RadixCache:
         freed: list[int] = []
         while heap and len(freed) < num_pages:
             _, _, node = heapq.heappop(heap)
-            if node.children or node.lock_ref or node.parent is None or node.parent.children.get(node.key[: self.page_size]) is not node:
+            if (
+                node.children
+                or node.lock_ref
+                or node.parent is None
+                or node.parent.children.get(node.key[: self.page_size]) is not node
+            ):
                 continue  # stale entry
             freed += node.pages
             parent = node.parent

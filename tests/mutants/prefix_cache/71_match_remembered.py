@@ -3,6 +3,7 @@ when the same ids come back ('the cache manager matches the same prompt twice: o
 to admit it'). Between the two calls the tree can change: evict() may have freed those pages (handed
 out again to another request) and insert() may have extended the prefix, so the remembered node and
 pages are stale, and the repeat match is not counted as a use."""
+
 from __future__ import annotations
 
 import heapq
@@ -17,8 +18,14 @@ HINT_SAYS = "do not remember an earlier call's answer for the same ids"
 class Node:
     """A node of the tree and the edge that leads to it from its parent."""
 
-    def __init__(self, key: tuple[int, ...] = (), pages: Optional[list[int]] = None,
-                 parent: Optional[Node] = None, lock_ref: int = 0, last_access: int = 0) -> None:
+    def __init__(
+        self,
+        key: tuple[int, ...] = (),
+        pages: Optional[list[int]] = None,
+        parent: Optional[Node] = None,
+        lock_ref: int = 0,
+        last_access: int = 0,
+    ) -> None:
         self.key = key  # tokens on the edge from the parent (a multiple of page_size)
         self.pages = pages if pages is not None else []  # one page id per page_size tokens of key
         self.parent = parent
