@@ -43,6 +43,7 @@ from minisgl_edu.grading.abort.checks import (
     snapshot,
     start,
 )
+from minisgl_edu.grading.abort.followers import case_leader_with_followers
 from minisgl_edu.grading.abort.queue_order import check_waiting_order
 from minisgl_edu.grading.abort.release_seen import changed_after_asked
 from minisgl_edu.grading.abort.scenes import abort_case
@@ -478,6 +479,12 @@ CASES = [
         case_shared_held,
         "two requests with the same prompt read the same cached prefix; one is aborted, the other decodes on; "
         "then the first of n=2 answers to one prompt is aborted while the second decodes",
+        engine=True,
+    ),
+    Case(
+        "abort the first of n answers while the others wait",
+        case_leader_with_followers,
+        "answers 3 and 4 to one prompt (4 waits for 3's prompt to be computed) and request 5; 3 is aborted at once",
         engine=True,
     ),
     Case(
