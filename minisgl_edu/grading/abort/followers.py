@@ -13,12 +13,11 @@ only when the follower alone went with it.
 
 from __future__ import annotations
 
-import itertools
-
 from minisgl_edu.grading.abort.checks import GREEDY, OTHER, SHORT, abort, check_gone, engine_step, start
+from minisgl_edu.grading.abort.probes import probe_uid, scheduler_with
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import waiting
-from minisgl_edu.grading.harness import encode, new_scheduler, remember
+from minisgl_edu.grading.harness import encode, remember
 from minisgl_edu.scheduler.abort import abort_request as reference
 
 FOLLOWERS_ABORTED = (
@@ -27,15 +26,11 @@ FOLLOWERS_ABORTED = (
     "leader is gone. Do not abort the requests whose prompt_leader is the aborted one"
 )
 
-# uids no case uses, a new one for each probe: what an answer remembers of the cases before is not met
-_PROBE_UIDS = itertools.count(7_300_000)
-
 
 def aborts_followers(fn) -> bool:
     """`fn`, aborting a waiting leader, also takes out its waiting follower and nothing else."""
-    s = new_scheduler()
-    s.abort_fn = fn
-    leader, follower, other = (next(_PROBE_UIDS) for _ in range(3))
+    s = scheduler_with(fn)
+    leader, follower, other = (probe_uid() for _ in range(3))
     waiting(s, leader, 5)
     s.add_request(follower, list(s.reqs[leader].input_ids), s.reqs[leader].sampling_params, prompt_leader=leader)
     waiting(s, other, 5)

@@ -12,11 +12,9 @@ and the second stayed at its head.
 
 from __future__ import annotations
 
-import itertools
-
+from minisgl_edu.grading.abort.probes import probe_uid, scheduler_with
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import waiting
-from minisgl_edu.grading.harness import new_scheduler
 
 HEAD_SKIPPED = (
     "position 0 is a real position in scheduler.waiting (the head: a request alone in the queue, or the one "
@@ -25,15 +23,11 @@ HEAD_SKIPPED = (
     "scheduler.waiting.remove(req)"
 )
 
-# uids no case uses, a new one for each probe: what an answer remembers of the cases before is not met
-_PROBE_UIDS = itertools.count(7_200_000)
-
 
 def skips_the_head(fn) -> bool:
     """`fn` removes a waiting request at position 1 and leaves one at position 0 (the head) queued."""
-    s = new_scheduler()
-    s.abort_fn = fn
-    head, middle, last = (waiting(s, next(_PROBE_UIDS), 5).uid for _ in range(3))
+    s = scheduler_with(fn)
+    head, middle, last = (waiting(s, probe_uid(), 5).uid for _ in range(3))
     try:
         s.abort(middle)
         behind_removed = [r.uid for r in s.waiting] == [head, last]

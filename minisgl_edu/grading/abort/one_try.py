@@ -12,12 +12,11 @@ still returned, and the request is still in `scheduler.running`.
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 
+from minisgl_edu.grading.abort.probes import probe_uid, scheduler_with
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import decoding
-from minisgl_edu.grading.harness import new_scheduler
 
 ONE_TRY = (
     "one try around both removes stops at the first: for a decoding request scheduler.waiting.remove(req) "
@@ -25,9 +24,6 @@ ONE_TRY = (
     "Give each queue its own test (if req in scheduler.waiting: ... else: scheduler.running.remove(req)) "
     "or its own try"
 )
-
-# uids no case uses, a new one for each probe: what an answer remembers of the cases before is not met
-_PROBE_UIDS = itertools.count(7_100_000)
 
 
 class _Waiting(deque):
@@ -48,9 +44,8 @@ class _Waiting(deque):
 def stops_at_waiting_remove(fn) -> bool:
     """`fn`, aborting a decoding request, calls scheduler.waiting.remove(req), catches the ValueError
     it raises, and leaves the request in scheduler.running."""
-    s = new_scheduler()
-    s.abort_fn = fn
-    uid = next(_PROBE_UIDS)
+    s = scheduler_with(fn)
+    uid = probe_uid()
     req = decoding(s, uid, 6)
     s.waiting = _Waiting(s.waiting)
     try:

@@ -18,6 +18,22 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import decoding, modelless, step_until, waiting
 from minisgl_edu.grading.harness import new_scheduler
 
+# uids no case uses, a new one for each probe: what an answer remembers of the cases before is not met
+_PROBE_UIDS = itertools.count(7_000_000)
+
+
+def probe_uid() -> int:
+    """A uid that no case and no earlier probe used (the probes of every module of this folder share them)."""
+    return next(_PROBE_UIDS)
+
+
+def scheduler_with(fn):
+    """A fresh scheduler on the grader's tiny model whose abort is `fn`."""
+    s = new_scheduler()
+    s.abort_fn = fn
+    return s
+
+
 ROW_ZERO = (
     "row 0 is a real page-table row (the first admitted request often gets it); table_idx is -1 when the "
     "request has none. Test req.table_idx < 0 (or >= 0), not its truth value or > 0, which take row 0 for "
@@ -28,8 +44,7 @@ ROW_ZERO = (
 def skips_row_zero(fn) -> bool:
     """Of two decoding requests, `fn` gives back the one on row 1 and leaves the one on row 0 holding
     its row: it takes table_idx 0 for "no row"."""
-    s = new_scheduler()
-    s.abort_fn = fn
+    s = scheduler_with(fn)
     on_row = {decoding(s, uid, 6).table_idx: uid for uid in (0, 1)}
     if sorted(on_row) != [0, 1]:
         return False
@@ -84,9 +99,6 @@ def row_zero(row: int) -> Mistake:
     )
 
 
-# uids no case uses, a new one for each probe: what an answer remembers of the cases before is not met
-_PROBE_UIDS = itertools.count(7_000_000)
-
 CARRIED_OVER = (
     "state kept outside the scheduler (a module-level or class-level set/dict) carried over from an earlier "
     "scheduler: two fresh schedulers must not share what your abort remembers. Read what the scheduler holds "
@@ -96,8 +108,7 @@ CARRIED_OVER = (
 
 def _aborts_cleanly(fn, uid: int) -> bool:
     """On a fresh scheduler, `fn` aborts the decoding request `uid`: True back, the uid gone, marked finished."""
-    s = new_scheduler()
-    s.abort_fn = fn
+    s = scheduler_with(fn)
     req = decoding(s, uid, 6)
     try:
         got = s.abort(uid)
@@ -109,7 +120,7 @@ def _aborts_cleanly(fn, uid: int) -> bool:
 def carried_over(fn) -> bool:
     """`fn` aborts a request on one fresh scheduler, and fails to abort a request of the same uid on a
     second fresh one: something it remembers outlived the first scheduler."""
-    uid = next(_PROBE_UIDS)
+    uid = probe_uid()
     return _aborts_cleanly(fn, uid) and not _aborts_cleanly(fn, uid)
 
 
