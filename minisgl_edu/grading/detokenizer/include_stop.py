@@ -42,6 +42,7 @@ from minisgl_edu.grading.detokenizer.first_to_end import ORDERS, TEXT, choice_ru
 from minisgl_edu.grading.detokenizer.flags_apart import check_flags_apart
 from minisgl_edu.grading.detokenizer.include_stop_engine import case_real_engine
 from minisgl_edu.grading.detokenizer.kept_at_token_end import kept_only_at_a_token_end
+from minisgl_edu.grading.detokenizer.look_back_start import skipped_near_the_start
 from minisgl_edu.grading.detokenizer.missed_stop import (
     ENDS_INSIDE,
     LATE_START,
@@ -184,13 +185,16 @@ def _not_how_it_begins(
         return at_end
     if include and _at_a_later_occurrence(shown, full, winner):
         return Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
+    skipped = include and shown.startswith(expected) and skipped_near_the_start(cls, leaked.rstrip(", "))
+    if skipped:
+        return skipped
     cut_after = f"after token {n} your add() had returned {shown!r}"
     other = [t for t in stop if t and t != winner and t in full and shown == full[: full.find(t) + len(t)]]
     # cut after another stop string, which of them a probe of the answer names (its choice rule)
     rule = probe_choice(cls, _stream, tokenizer().encode(TEXT)) if include and other and cls is not None else ""
     if rule:
         return Mistake(f"{cut_after} {where}: you cut after {other[0]!r}, but {winner!r} ends first in the text", rule)
-    if include and _missed_by_the_shortest_look_back(pieces, ids, stop, expected):
+    if include and _missed_by_the_shortest_look_back(pieces, ids, stop, expected, cls):
         shortest = min((s for s in stop if s), key=len)
         return Mistake(
             f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
@@ -415,7 +419,11 @@ def case_first_to_complete(cls):
         joined = "".join(pieces)
         chose = joined != expected and joined in {TEXT[: TEXT.find(s) + len(s)] for s in stops}
         if chose and not _went_on_after_the_cut(pieces, ids, expected):  # (else _judge says it)
-            raise Mistake(
+            said = (
+                f"stop={stops}, include_stop_str_in_output=True: your pieces join to {joined!r}, expected {expected!r}"
+            )
+            # a stop string missed because it began in the first characters returned, not a choice rule
+            raise skipped_near_the_start(cls, said) or Mistake(
                 f"stop={stops}, include_stop_str_in_output=True: one token completes all of them, and your pieces "
                 f"join to {joined!r}, expected {expected!r}: {why}. The stop string that ends first in the text "
                 "wins, whatever its place in the list",

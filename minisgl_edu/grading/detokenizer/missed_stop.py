@@ -39,13 +39,28 @@ def _missed_by_a_negative_start(pieces: list[str], ids: list[int], stop: list[st
     return mine != expected and "".join(pieces) == mine
 
 
-def _missed_by_the_shortest_look_back(pieces: list[str], ids: list[int], stop: list[str], expected: str) -> bool:
-    """The pieces join to what _shortest_look_back gives, which is neither the answer nor _no_look_back's."""
+def _missed_by_the_shortest_look_back(pieces: list[str], ids: list[int], stop: list[str], expected: str, cls) -> bool:
+    """The pieces join to what _shortest_look_back gives, which is neither the answer nor _no_look_back's,
+    and the probe `_looks_back_the_shortest_distance` shows the answer does so."""
     if len({len(s) for s in stop if s}) < 2:
         return False
     mine = "".join(_stream(_shortest_look_back, ids, stop, True))
     none = "".join(_stream(_no_look_back, ids, stop, True))
-    return mine not in (expected, none) and "".join(pieces) == mine
+    return mine not in (expected, none) and "".join(pieces) == mine and _looks_back_the_shortest_distance(cls)
+
+
+def _looks_back_the_shortest_distance(cls) -> bool:
+    """On 'one two three' (tokens 'one', ' two', ' three') the answer finds 'one t', begun in 'one', when
+    it is the only stop string, but misses it once the 2-character 'zz' is listed too: its look-back is
+    the shortest stop string's, 1 character, for all of them."""
+    if cls is None:
+        return False
+    ids = tokenizer().encode("one two three")
+    try:
+        kept = ["".join(_stream(cls, ids, stop, True)) for stop in (["one t"], ["one t", "zz"])]
+    except Exception:
+        return False
+    return kept == ["one t", "one two three"]
 
 
 LATE_START = (
