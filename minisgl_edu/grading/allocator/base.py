@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.allocator.appended_call import appended_call
 from minisgl_edu.grading.allocator.frees import (
     LOST_ON_REFUSAL,
     NEGATIVE_ID,
@@ -31,6 +32,7 @@ from minisgl_edu.grading.allocator.frozen import frozen_count
 from minisgl_edu.grading.allocator.last_page import last_page_only
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
 from minisgl_edu.grading.allocator.shortage import not_raised
+from minisgl_edu.grading.allocator.used_up import used_up
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import reference_run, run_requests
 from minisgl_edu.grading.limits import CaseTimeout
@@ -125,10 +127,13 @@ def _allocate(a, n: int) -> list[int]:
             f"list, not a new list of the {n} pages it took",
             OWN_LIST.format(own=f" (self.{own})"),
         )
+    if n > 0 and pages == [] and (mistake := used_up(type(a), f"allocate({n}) returned 0 pages: []")):
+        raise mistake
+    # free[-0:] is the whole free list: the slice remark can name the cause only for n == 0
     expect(
         len(pages) == n,
         f"allocate({n}) returned {len(pages)} pages: {pages!r}",
-        "allocate(n) returns exactly n pages; mind slices like free[-n:] when n is 0",
+        "allocate(n) returns exactly n pages" + ("; mind slices like free[-n:] when n is 0" if n == 0 else ""),
     )
     return pages
 
@@ -203,7 +208,7 @@ def case_free_and_reuse(cls):
     free = _num_free(a)
     if free < 3:
         seen = f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3"
-        mistake = not_back(cls, 4, seen) or last_page_only(cls, seen)
+        mistake = appended_call(cls, seen) or not_back(cls, 4, seen) or last_page_only(cls, seen)
         if mistake is not None:
             raise mistake
     seen = f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3"

@@ -38,6 +38,7 @@ from minisgl_edu.grading.allocator.contiguous_probes import (
 )
 from minisgl_edu.grading.allocator.contiguous_reads import mispaired, read_runs, returned_pages, runs_counted
 from minisgl_edu.grading.allocator.frees import free_nothing
+from minisgl_edu.grading.allocator.one_index import one_index
 from minisgl_edu.grading.allocator.refusals import other_error, other_refusal, other_why
 from minisgl_edu.grading.allocator.runs import (
     OVERLAP,
@@ -84,8 +85,9 @@ class _Pair:
         want_runs, got_runs = self.ref.runs, read_runs(self.mine)
         want_free, got_free = self.ref.num_free, _num_free(self.mine)
         if got_runs != want_runs:
-            mistake = mispaired(type(self.mine), f"after {after}, your runs are {got_runs}", got_runs, want_runs)
-            if mistake is not None:  # before the shape: wrong pairs overlap or touch, not for want of merging
+            seen = f"after {after}, your runs are {got_runs}"
+            mistake = one_index(type(self.mine), seen) or mispaired(type(self.mine), seen, got_runs, want_runs)
+            if mistake is not None:  # before the shape: one dict, or wrong pairs, overlap or touch
                 raise mistake
             shape = run_shape(got_runs)
             if shape is not None and (shape[1] != OVERLAP or not runs_as_ends(got_runs, want_runs)):

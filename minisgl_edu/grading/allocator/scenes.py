@@ -401,8 +401,10 @@ def outcome_hint(scene: AllocScene, diff: Difference) -> str:
         return "a page in use is never handed out twice: take only pages that are free now"
     if "not a page id" in got:
         return "page ids come from range(num_pages): hand out the freed ids again"
-    if "pages for allocate" in got:
-        return "allocate(n) returns exactly n pages; mind slices like free[-n:] when n is 0"
+    if "pages for allocate" in got:  # the slice remark only where it can be the cause: free[-0:] is all
+        return "allocate(n) returns exactly n pages" + (
+            "; mind slices like free[-n:] when n is 0" if "allocate(0)" in got else ""
+        )
     return "allocate(n) returns a list of n distinct free page ids"
 
 
