@@ -1,10 +1,13 @@
 """Diagnoses for exercise 1 that read WHICH IDS the answer decoded on a call where it missed a stop
 string the reference finds: the contract decodes req.output_ids[-window:] on every call.
 
-Two classes of mistakes decode less than that window, each named only once probes confirm it:
+Three classes of mistakes decode less than that window, each named only once probes confirm it:
 - a negative slice start (`negative_start`): output_ids[len(output_ids) - window:] counts from the
   end while the output is shorter than the window, so the answer decodes only the last
   window - len tokens, and FEWER tokens as the output grows, until it reaches the window;
+- a slice from the front (`front_slice`): output_ids[window:], the minus sign dropped, skips the
+  FIRST window tokens, so it decodes nothing while the output is no longer than the window, and
+  later everything after them: its start stays at the same index as the output grows;
 - a search skipped (`search_skipped`): on this call the answer decoded no text that holds the stop
   string (no window at all, or only the newest token for a pre-filter), yet on the same output cut
   right after the token that completes the stop string it decodes a wider window and finds it.
@@ -28,6 +31,11 @@ NEGATIVE_START = (
     "a negative slice start: output_ids[len(output_ids) - window:] wraps around while the output is shorter "
     "than the window (a negative start counts from the end, so only the last window - len tokens are decoded); "
     "use output_ids[-window:] or output_ids[max(0, len(output_ids) - window):]"
+)
+FRONT_SLICE = (
+    "slice the window from the end: output_ids[-window:] is the last window tokens, while output_ids[window:] "
+    "(the minus sign dropped) skips the first window tokens instead, so it is empty while the output is no longer "
+    "than the window, and a stop string among the first tokens is never seen"
 )
 SEARCH_SKIPPED = (
     "the search was skipped (a pre-filter on the newest token's text, or any condition of your own): search "
@@ -108,6 +116,34 @@ def negative_start(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> Optiona
     )
 
 
+def front_slice(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> Optional[str]:
+    """Where every call of the answer decodes the output from one same index k > 0 on (output_ids[k:]):
+    on req's L output tokens (nothing where L <= k), and behind p and p + 1 tokens that decode to nothing,
+    the last L + p - k and L + p + 1 - k, the window growing with the output while its start stays put.
+    A window taken from the end keeps its size instead. What it decoded, as a sentence; None otherwise."""
+    stop, out = req.sampling_params.stop, list(req.output_ids)
+    if not stop or not out or all(t in eos_ids for t in SILENT):
+        return None
+    pad = 2 * max(len(s.encode()) for s in stop) + 8 + len(out)  # enough to pass any window of the stop strings
+    starts = []
+    try:
+        for p in (0, pad, pad + 1):
+            _, calls = _calls(fn, req, eos_ids, p, *extra)
+            n = len(out) + p
+            starts.append(n - _widest_suffix(calls, n, p, req, eos_ids))
+    except Exception:
+        return None
+    k = starts[1]
+    if not (0 < k < len(out) + pad and starts[2] == k and starts[0] == min(k, len(out))):
+        return None
+    here = "nothing" if k >= len(out) else f"the last {len(out) - k}"
+    return (
+        f"with {len(out)} output tokens your check decoded {here}; behind {pad} tokens that decode to nothing it "
+        f"decoded the last {len(out) + pad - k}, and behind {pad + 1} the last {len(out) + pad + 1 - k}: every time "
+        f"the output from token {k} on, output_ids[{k}:], a window counted from the front"
+    )
+
+
 def search_skipped(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> Optional[str]:
     """Where no decode call of the answer on req gives a text that holds a stop string of req's list
     (the reference finds one), it returns what the reference returns without stop strings, yet on the
@@ -148,11 +184,15 @@ def search_skipped(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> Optiona
 
 def decoded_too_little(fn: Any, req: Req, eos_ids: set[int], *extra: Any) -> Optional[str]:
     """The hint for a stop string the answer missed on req by decoding less than the window, asked in
-    this order: a negative slice start, a test that waits for the output to have enough tokens
-    (diagnoses.count_gate, which the negative start fools), a search skipped. None for none of them."""
+    this order: a negative slice start, a slice from the front, a test that waits for the output to have
+    enough tokens (diagnoses.count_gate, which both slices fool: behind enough tokens they find the stop
+    string too), a search skipped. None for none of them."""
     wrapped = negative_start(fn, req, eos_ids, *extra)
     if wrapped:
         return f"{wrapped}: {NEGATIVE_START}"
+    front = front_slice(fn, req, eos_ids, *extra)
+    if front:
+        return f"{front}: {FRONT_SLICE}"
     if count_gate(fn, req, eos_ids, *extra):
         return COUNT_GATE
     skipped = search_skipped(fn, req, eos_ids, *extra)

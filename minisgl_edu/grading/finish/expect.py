@@ -11,7 +11,14 @@ from typing import Any, Optional
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.finish.decoded_window import NEGATIVE_START, SEARCH_SKIPPED, negative_start, search_skipped
+from minisgl_edu.grading.finish.decoded_window import (
+    FRONT_SLICE,
+    NEGATIVE_START,
+    SEARCH_SKIPPED,
+    front_slice,
+    negative_start,
+    search_skipped,
+)
 from minisgl_edu.grading.finish.diagnoses import (
     COUNT_GATE,
     MOST_CHARACTERS,
@@ -47,8 +54,10 @@ from minisgl_edu.grading.finish.window_words import window_too_short
 
 def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:
     calls: list[list[int]] = []
-    params = copy.deepcopy(req.sampling_params)
+    params, before = copy.deepcopy(req.sampling_params), list(req.output_ids)
     got = fn(req, set(eos_ids), noting_decode(calls))
+    if req.output_ids != before:
+        raise Mistake(_output_changed(before, req.output_ids), OUTPUT_CHANGED)
     changed = params_changed(params, req)
     if changed:
         raise Mistake(
@@ -64,6 +73,25 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
         f"{why}: your check_finish returned {got!r}, expected {want!r} (output {_decode(req.output_ids)!r}, "
         f"{len(req.output_ids)} of max {req.max_new_tokens} tokens, eos_ids {sorted(eos_ids)})",
         RETURNS_A_REASON if isinstance(got, bool) else hint,
+    )
+
+
+OUTPUT_CHANGED = (
+    "only read req: leave req.output_ids as it is, and read the newest token as req.output_ids[-1]; the "
+    "scheduler has just appended that token and keeps the list as the answer (pop(), remove() or del take "
+    "tokens out of it)"
+)
+
+
+def _output_changed(before: list[int], after: list[int]) -> str:
+    """What the answer did to req.output_ids in one call, seen by comparing the list before and after it."""
+    what = f"{len(before)} tokens before the call, {len(after)} after"
+    if after == before[:-1]:
+        what += f": the newest token ({before[-1]}, {_decode(before[-1:])!r}) was taken out, as pop() does"
+    return (
+        f"your check_finish changed req.output_ids ({what}): it only decides whether the request is finished. "
+        "The scheduler appended the newest token to that list before calling you, and the list is the answer "
+        "the client gets"
     )
 
 
@@ -109,6 +137,9 @@ def _diagnosed(fn, req: Req, want: Any, got: Any, eos_ids: set[int], calls: list
     elif want == "stop" and got in (None, "length") and negative_start(fn, req, eos_ids):
         why += f"; {negative_start(fn, req, eos_ids)}"
         hint = NEGATIVE_START
+    elif want == "stop" and got in (None, "length") and front_slice(fn, req, eos_ids):
+        why += f"; {front_slice(fn, req, eos_ids)}"
+        hint = FRONT_SLICE
     elif want == "stop" and got in (None, "length") and count_gate(fn, req, eos_ids):
         held = next(s for s in req.sampling_params.stop if s in shown)
         why = (
