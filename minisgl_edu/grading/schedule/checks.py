@@ -22,6 +22,7 @@ from minisgl_edu.grading.fixtures import waiting
 from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.grading.schedule.budget_kept import check_budget_kept
 from minisgl_edu.grading.schedule.engine_fields import check_engine_fields, snapshot
+from minisgl_edu.grading.schedule.fit_after_undo import check_admitted
 from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
 from minisgl_edu.grading.schedule.running_alias import RUNNING_ALIASED, aliased_message
 from minisgl_edu.kvcache import OutOfPages, pages_for
@@ -199,9 +200,7 @@ def check_batch(s: Scheduler, batch, fn=None) -> None:
                 f"request {req.uid} is in the batch with {it.num_tokens} tokens to compute",
                 "stop adding requests once the token budget is used up: a batch item computes at least one token",
             )
-        assert req.table_idx >= 0, (
-            f"request {req.uid} is in the batch but was never admitted (it has no page-table row): admit it first"
-        )
+        check_admitted(req, fn)
         if batch.is_prefill:
             _check_prefill_item(s, it)
         else:
