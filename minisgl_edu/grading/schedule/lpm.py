@@ -49,6 +49,7 @@ from minisgl_edu.grading.schedule.lpm_fraction import fraction_play
 from minisgl_edu.grading.schedule.lpm_head import check_head_sorted
 from minisgl_edu.grading.schedule.lpm_left_out import check_left_out
 from minisgl_edu.grading.schedule.lpm_listed import check_listed_in_queue_order
+from minisgl_edu.grading.schedule.lpm_new_join import check_new_join
 from minisgl_edu.grading.schedule.lpm_page_ids import PAGE_IDS, sorts_by_page_ids
 from minisgl_edu.grading.schedule.lpm_ties import case_ties, tie_breaker
 from minisgl_edu.grading.schedule.scenes import schedule_case
@@ -245,6 +246,7 @@ def case_threshold(fn):
     add_waiting(s, n, shared + token_ids(3, 40), pages=2)
     order = [r.uid for r in s.waiting]
     batch = decide_in_order(fn, s)
+    check_new_join(fn, s, batch, started=[0])
     expect_order(
         batch,
         [0, 1, 2],
@@ -271,6 +273,7 @@ def case_only_new_requests(fn):
         if n == 2:
             add_waiting(s, 1, shared + token_ids(4, 15), pages=6)
         batch = decide_in_order(fn, s)
+        check_new_join(fn, s, batch, started=[0])
         assert items_of(batch) == expected, (
             f"step {n}: request 0 is part-way through its 40-token prompt ({s.reqs[0].cached_len} tokens done "
             "before this step; it holds a page-table row) and request 1 waits with 6 cached prefix pages: a "
@@ -396,6 +399,7 @@ def case_naive_cache(fn):
         add_waiting(s, uid, token_ids(n, 30 + uid), pages=0)
     order = [r.uid for r in s.waiting]
     batch = decide_in_order(fn, s)
+    check_new_join(fn, s, batch, started=[0])
     expect_order(
         batch,
         [0, 1, 2],
