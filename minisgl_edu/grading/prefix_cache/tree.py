@@ -23,6 +23,7 @@ from minisgl_edu.grading.feedback import raised_by_grader
 from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.grading.prefix_cache.aliasing import aliased, note
 from minisgl_edu.grading.prefix_cache.edge_end import EMPTY_LOWER_PART, empty_lower_part
+from minisgl_edu.grading.prefix_cache.edge_pages import PAGES_BEFORE_THE_SPLIT, pages_before_the_split
 from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_only_at_exactly_n
 from minisgl_edu.grading.prefix_cache.kept_state import kept_state
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
@@ -46,8 +47,9 @@ def _own_hint(run):
     """A failed check whose message ends in "Hint: ..." shows that hint, its own mistake's, in place
     of the case's (which only names the part of the contract the case plays). Any failed check first
     plays one split on a fresh tree (split_pages.py): a split that gives its parts other pages than
-    their keys' is named as the cause, whatever symptom the check saw; then two walks that end at an
-    edge's end (edge_end.py): a split made there, leaving an empty lower part, is named too; then evict(n)
+    their keys' is named as the cause, whatever symptom the check saw, then a match that took the whole
+    edge's pages before cutting it (edge_pages.py); then two walks that end at an edge's end
+    (edge_end.py): a split made there, leaving an empty lower part, is named too; then evict(n)
     on leaves of two pages (exact_n.py): an evict that stops only at exactly n pages is named too, and
     an insert over a cached prefix (takes_over.py) that puts the caller's pages on it, and last matches
     on fresh trees (match_cut.py): a match cut to len(ids) // page_size tokens is named too, and one
@@ -66,6 +68,9 @@ def _own_hint(run):
             split = split_pages_wrong(cls)  # the usual cause of pages a match should not have
             if split is not None:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()} {split}", SPLIT_PAGES) from None
+            whole = pages_before_the_split(cls)  # the whole edge's pages, taken before the cut: pages too many
+            if whole:
+                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{whole}", PAGES_BEFORE_THE_SPLIT) from None
             empty = empty_lower_part(cls)  # a split at an edge's end: the walks after it stop short
             if empty:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{empty}", EMPTY_LOWER_PART) from None
