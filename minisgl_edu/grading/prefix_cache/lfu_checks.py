@@ -15,6 +15,7 @@ from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_o
 from minisgl_edu.grading.prefix_cache.lfu_counted_only import COUNTED_ONLY, counted_leaves_only
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import DEEPEST_COUNT_COPIED, path_count_probe
+from minisgl_edu.grading.prefix_cache.lfu_path_rank import PATH_RANKED, ranks_by_path
 from minisgl_edu.grading.prefix_cache.lfu_tiers import TWO_TIERS, ranks_in_two_tiers
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.grading.prefix_cache.tree import _evict, _insert, _match, _new
@@ -65,6 +66,7 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     said = said or (DEEPEST_NOT_COUNTED if _deepest_not_counted(type(cache)) else "")
     said = said or (DEEPEST_COUNT_COPIED if path_count_probe(type(cache)) == "deepest count" else "")
     said = said or (TWO_TIERS if ranks_in_two_tiers(type(cache)) else "")  # its wrong pages look like others'
+    said = said or (PATH_RANKED if ranks_by_path(type(cache)) else "")  # so do a leaf ranked by its path's hits
     said = said or (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
     if not said and _hits_outlive_eviction(type(cache)):
         said = HITS_OUTLIVE_THE_NODE
@@ -257,7 +259,8 @@ NEW_LEAF_AT_ZERO = "a new leaf starts at 0 hits, not its parent's; insert counts
 def _leaf_takes_parent_hits(cls) -> bool:
     """Whether a leaf that insert adds below a node with hits starts with that node's count: P (2
     hits) gets a new leaf, page 22, and Q (1 hit) goes before it; while of two plain leaves the one
-    with fewer hits goes first (an answer that evicts the most hits first frees Q for that reason)."""
+    with fewer hits goes first (an answer that evicts the most hits first frees Q for that reason).
+    An answer that ranks a leaf by its path's hits frees Q too: it is not taken for this one."""
     try:
         cache = _fresh(cls, ([1, 1, 2, 2], [20, 21]))
         _hit(cache, [1, 1, 2, 2], 2)
@@ -266,7 +269,7 @@ def _leaf_takes_parent_hits(cls) -> bool:
         _hit(cache, [3, 3, 4, 4])
         plain = _fresh(cls, ([5, 5], [50]), ([6, 6], [60]))
         _hit(plain, [6, 6])
-        return sorted(cache.evict(1)) == [30, 31] and sorted(plain.evict(1)) == [50]
+        return sorted(cache.evict(1)) == [30, 31] and sorted(plain.evict(1)) == [50] and not ranks_by_path(cls)
     except Exception:
         return False
 
@@ -311,7 +314,8 @@ def lower_part_counted(cls) -> str:
     it (the lower part, whose pages it does not return, gains the hit), if the class makes it; else
     ''. E (4 pages, 1 hit) and F (2 hits, used before E): evict(2) frees E. After E_HEAD's match cuts
     E after two pages, its lower part L keeps 1 hit and goes; with the hit counted before the cut, L
-    has 2, as many as F, and F, used longer ago, goes instead."""
+    has 2, as many as F, and F, used longer ago, goes instead. An answer that ranks L by its path's
+    hits (U's too) frees F as well: it is not taken for this one."""
     try:
         caches = [_fresh(cls, (E, E_PAGES), (F, F_PAGES)) for _ in range(2)]
         for cache in caches:
@@ -321,7 +325,7 @@ def lower_part_counted(cls) -> str:
         freed = [sorted(cache.evict(2)) for cache in caches]
     except Exception:
         return ""
-    if freed != [E_PAGES, F_PAGES]:
+    if freed != [E_PAGES, F_PAGES] or ranks_by_path(cls):
         return ""
     return (
         " (in your tree L gained the hit of the match that cut A's edge: it was counted on the whole edge before "
