@@ -31,6 +31,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _first_difference,
     _reference,
 )
+from minisgl_edu.grading.logits_chain.copy_per_row import copy_per_row
 from minisgl_edu.grading.logits_chain.copy_writes import copy_write_mistake
 from minisgl_edu.grading.logits_chain.kept_state import kept_between_calls
 from minisgl_edu.grading.logits_chain.late_binding import last_request_links
@@ -51,7 +52,8 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     (kept_state.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that skipped the batch
     (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py), an
     earlier row's min_p carried to a row without one (carried_min_p.py), every row given the last request's links by
-    closures called after the loop (late_binding.py), one request's setting used for every row (borrowed.py), a
+    closures called after the loop (late_binding.py), every row but the last lost to a copy made inside the loop
+    (copy_per_row.py), one request's setting used for every row (borrowed.py), a
     penalty below neutral skipped (neutral.py), a link written into a copy made by indexing (copy_writes.py), a
     known mistake (mistakes.py), changes that never reached the returned tensor (lost_links.py), or what the
     difference is (readings.py). A crash is first read by bitmask_rows.py."""
@@ -82,6 +84,9 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             late = last_request_links(fn, i, got, want, logits, reqs, min_p) if alone else None  # closures
             if late is not None:
                 raise Mistake(*late)
+            fresh = copy_per_row(fn, i, got, want, logits, reqs, min_p) if alone else None  # a copy in the loop
+            if fresh is not None:
+                raise Mistake(*fresh)
             borrowed = borrowed_setting(fn, i, got, want, logits, reqs, min_p) if alone else None
             if borrowed is not None:
                 raise Mistake(*borrowed)

@@ -9,7 +9,9 @@ not a greedy row left alone, but changes that never reached the tensor. A logit_
 request must be lost too (a rebound name loses every link after it): where it reaches the row, the
 name was not rebound, and the hint is left to the diagnoses after this one. A row whose request has
 no output yet must lose its links with an output token too: an answer that skips the first token's
-rows loses them only while the output is empty.
+rows loses them only while the output is empty. And the row must lose them on its own, as the only row
+of a batch: a copy made inside the loop over the rows loses every row's links but the last one's
+(copy_per_row.py), so a row alone keeps them.
 """
 
 from __future__ import annotations
@@ -79,6 +81,15 @@ def _lost_with_an_output(fn, i: int, logits, reqs: list[Req], after_repetition: 
         return False
 
 
+def _lost_alone(fn, i: int, logits, reqs: list[Req], stopped: torch.Tensor) -> bool:
+    """Whether row i, as the only row of a batch, still comes back as the chain stopped early: a rebound name
+    loses the links whatever the batch, a copy made for every row loses only the rows before the last."""
+    try:
+        return _close(_call(fn, logits[i : i + 1], reqs[i : i + 1])[0], stopped)
+    except Exception:
+        return False
+
+
 def lost_links(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, reqs: list[Req], min_p: bool):
     """(message, hint) when row i is the chain stopped early, on this batch and on the same batch made to
     sample; None otherwise. A row with a penalty below neutral is asked first whether the answer gets it
@@ -102,6 +113,8 @@ def lost_links(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, reqs: 
             return None  # a link added after them reaches the row: the name was not rebound (copy_writes.py)
         if not _lost_with_an_output(fn, i, logits, reqs, after_repetition, min_p):
             return None  # lost only while the output is empty: the first token skipped, not a rebound name
+        if len(reqs) > 1 and not _lost_alone(fn, i, logits, reqs, stopped):
+            return None  # kept when the row is alone: lost to a copy made for each row (copy_per_row.py)
         lost = "every link after the repetition penalty" if after_repetition else "every link"
         return (
             f"row {i} ({_describe(reqs[i])}): {lost} left this row as it was, on this batch and on the same batch "
