@@ -14,6 +14,8 @@ same kind written another way is named too:
   penalty: which tokens, and at which positions (the newest output token, the first ones, ...).
 - `kept_changed`: min_p cut the right tokens, but the tokens it keeps did not keep their logits
   (log-probabilities, a shift, a factor).
+- `no_token_left` (no_token_left.py): min_p dropped every token of a row, the top one too (a cut above
+  the max, as math.log1p(min_p) = ln(1 + min_p) puts it).
 - `min_p_skipped`: a row that samples with min_p came back with no cut at all. The answer is run
   again on that row with one of its other settings taken away (its grammar, its bias, its
   penalties, top_k and top_p, its temperature, the other rows of the batch) to find the one that
@@ -51,6 +53,7 @@ from minisgl_edu.grading.logits_chain.chain import (
 from minisgl_edu.grading.logits_chain.exclusive_penalties import one_kind_only, presence_beside_frequency
 from minisgl_edu.grading.logits_chain.mask_bits import wrong_bits
 from minisgl_edu.grading.logits_chain.mistakes import REPETITION
+from minisgl_edu.grading.logits_chain.no_token_left import no_token_left
 
 Reading = Optional[tuple[str, str]]  # (the failure's message, its hint), or None when it does not apply
 
@@ -63,6 +66,7 @@ def read_difference(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, r
         or uncounted_outputs(i, got, want, logits, reqs, min_p)
         or unscaled_seen(i, got, want, logits, reqs, min_p)
         or kept_changed(i, got, want, logits, reqs, min_p)
+        or no_token_left(fn, i, got, want, logits, reqs, min_p)
         or min_p_skipped(fn, i, got, want, logits, reqs, min_p)
         or misplaced_mask(fn, i, got, want, logits, reqs, min_p)
         or wrong_bits(fn, i, got, want, logits, reqs, min_p)
