@@ -1,6 +1,7 @@
 """Exercise 2's case for the first of n answers aborted while the others still wait for its prompt.
 
-Where this sits: base.py lists `case_leader_with_followers` among its cases. With n > 1 the
+Where this sits: base.py lists `case_leader_with_followers` among its cases, and to_cache.py (the
+stretch) among its own: the leader is aborted before it has a row, so it has computed nothing to cache. With n > 1 the
 scheduler admits the other answers (`req.prompt_leader` set) only once the first answer's prompt
 is computed; an abort of that first answer ends that uid only. The API server sends one abort per
 uid it wants ended, and `prompt_sharing.waits` lets a follower whose leader is gone be admitted like

@@ -43,6 +43,7 @@ from minisgl_edu.grading.abort.checks import (
     engine_step,
     start,
 )
+from minisgl_edu.grading.abort.followers import case_leader_with_followers
 from minisgl_edu.grading.abort.queue_order import check_waiting_order
 from minisgl_edu.grading.abort.release_seen import changed_after_asked, unpinned
 from minisgl_edu.grading.abort.scenes import abort_case
@@ -414,6 +415,12 @@ CASES = [
         case_first_of_n,
         "the first of n answers handed its prompt's pages to the cache after its prefill (req.shared_len): they "
         "are the cache's, not copies",
+        engine=True,
+    ),
+    Case(
+        "stretch: abort the first of n answers while the others wait",
+        case_leader_with_followers,  # the base part's case: nothing is cached, the follower stays live
+        "answers 3 and 4 to one prompt (4 waits for 3's prompt to be computed) and request 5; 3 is aborted at once",
         engine=True,
     ),
     Case(
