@@ -15,15 +15,16 @@ node returned is the upper part, holding the right pages, and the list holds the
 
 from __future__ import annotations
 
+from minisgl_edu.grading.prefix_cache.split_pages import _CUT, _IDS, _PAGES
+
 PAGES_BEFORE_THE_SPLIT = (
     "take a child's pages after the split, from the node the walk goes on to: when the match ends inside an "
     "edge, cut it first, then add the upper part's pages only. Adding child.pages before the cut adds the "
     "whole edge's pages, those past the match too"
 )
 
-_IDS = list(range(1, 13))  # six pages of page size 2, every token distinct
-_PAGES = [10, 11, 12, 13, 14, 15]
-_CUT = 4  # tokens: the match below shares the edge's first two pages, then differs
+# The split probe's tree (six pages of page size 2); the match below shares the edge's first two
+# pages, then differs.
 _MATCH = _IDS[:_CUT] + [99, 99]
 
 
