@@ -40,6 +40,7 @@ from minisgl_edu.grading.allocator.contiguous_reads import mispaired, read_runs,
 from minisgl_edu.grading.allocator.frees import free_nothing
 from minisgl_edu.grading.allocator.one_index import one_index
 from minisgl_edu.grading.allocator.refusals import other_error, other_refusal, other_why
+from minisgl_edu.grading.allocator.right_entry import right_entry_kept
 from minisgl_edu.grading.allocator.runs import (
     OVERLAP,
     RUNS_AS_ENDS,
@@ -86,8 +87,9 @@ class _Pair:
         want_free, got_free = self.ref.num_free, _num_free(self.mine)
         if got_runs != want_runs:
             seen = f"after {after}, your runs are {got_runs}"
-            mistake = one_index(type(self.mine), seen) or mispaired(type(self.mine), seen, got_runs, want_runs)
-            if mistake is not None:  # before the shape: one dict, or wrong pairs, overlap or touch
+            cls = type(self.mine)
+            mistake = one_index(cls, seen) or mispaired(cls, seen, got_runs, want_runs) or right_entry_kept(cls, seen)
+            if mistake is not None:  # before the shape: one dict, wrong pairs, a stale entry, overlap or touch
                 raise mistake
             shape = run_shape(got_runs)
             if shape is not None and (shape[1] != OVERLAP or not runs_as_ends(got_runs, want_runs)):
