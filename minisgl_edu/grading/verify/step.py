@@ -14,6 +14,7 @@ from typing import Optional
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.every_stop import needs_every_stop
+from minisgl_edu.grading.verify.from_prefix import FROM_PREFIX, FROM_PREFIX_HINT, counts_from_prefix
 from minisgl_edu.grading.verify.identity import COMPARED_BY_IDENTITY, COMPARED_BY_IDENTITY_HINT, compares_by_identity
 from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_ignored_eos
 from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
@@ -424,6 +425,9 @@ def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int
     if got == total and want.finish_reason and fn is not None and _kv_right_without_a_cut(fn):
         if _newest_at_a_finish(fn):
             return KV_NEWEST_AT_A_FINISH[0].upper() + KV_NEWEST_AT_A_FINISH[1:], KV_NEWEST_AT_A_FINISH
+    # short by the prompt after the prefix: counted from prefix_len (with no prefix, that is all the prompt)
+    if got == want.kv_len - req.prompt_len + req.prefix_len and fn is not None and counts_from_prefix(fn):
+        return FROM_PREFIX[0].upper() + FROM_PREFIX[1:], FROM_PREFIX_HINT
     if got in known and got != want.kv_len:
         m = known[got]
         return MISTAKES[m][0].upper() + MISTAKES[m][1:], f"{MISTAKES[m]} ({HINTS[m]})"
