@@ -48,6 +48,7 @@ from minisgl_edu.grading.detokenizer.one_character_start import check_one_charac
 from minisgl_edu.grading.detokenizer.repeated_text import check_no_repeat
 from minisgl_edu.grading.detokenizer.replaced_decoded import check_decoded_kept
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
+from minisgl_edu.grading.detokenizer.short_start import check_start_not_lost
 from minisgl_edu.grading.detokenizer.space_before_stop import check_space_before_stop_kept
 from minisgl_edu.grading.detokenizer.special_before import check_special_before
 from minisgl_edu.grading.detokenizer.stale_before import check_stale_before
@@ -374,6 +375,7 @@ def case_false_starts(cls):
     check_stopped(pieces, ids, stop, "They threw three trees, then ")
     _check_never_partly_shown(pieces, "They threw three trees, then ", "three four", cls)
     _check_joined(pieces, stop, "They threw three trees, then ")
+    check_start_not_lost(cls)  # the stream begins with 'Th', a start of 'Three four', then a long token
 
 
 def case_prefix_of_another(cls):
