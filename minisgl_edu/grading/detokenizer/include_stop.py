@@ -60,6 +60,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
 )
 from minisgl_edu.grading.detokenizer.restarted_piece import restarted_at_the_stop
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
+from minisgl_edu.grading.detokenizer.search_after_move import searched_after_the_move
 from minisgl_edu.grading.detokenizer.sent_unmoved import sent_left_at_the_start
 from minisgl_edu.grading.detokenizer.special_before import check_special_before, probe_ids
 from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_cut
@@ -263,16 +264,23 @@ def _leaked(
     n: int, shown: str, before: str, pieces: list[str], expected: str, full: str, *, winner: str, where: str, cls
 ) -> Mistake:
     """With the flag set, text after the stop string was shown, for none of the reasons
-    _not_how_it_begins names first: a stop string found only at the end of the decoded text, one
-    that began in text already returned, or else a cut not right after the stop string."""
+    _not_how_it_begins names first: no stop string found at all, one found only at the end of the
+    decoded text, one that began in text already returned, or else a cut not right after it."""
     start = full.find(winner)
     note = ""
+    said = (
+        f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
+        f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}"
+    )
+    never = searched_after_the_move(said, cls)  # no stop string found at all, confirmed by a probe
+    if never:
+        return never
     if start < len(before) and _found_only_at_the_end(cls):
         return Mistake(
             f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
             f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}. Your add() finds a "
-            "stop string only when the decoded text ends with it: on 'one two three' it finds 'three' "
-            "but not 'thr', which ends inside the token ' three'",
+            "stop string only when the decoded text ends with it: on 'one two three' it finds 'two', which "
+            "the text ends with after the token ' two', but not 'tw', which ends inside that token",
             ENDS_INSIDE,
         )
     leaked = f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
