@@ -17,6 +17,7 @@ from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import DEEPEST_COUNT_COPIED, path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_path_rank import PATH_RANKED, ranks_by_path
 from minisgl_edu.grading.prefix_cache.lfu_tiers import TWO_TIERS, ranks_in_two_tiers
+from minisgl_edu.grading.prefix_cache.lfu_tree_order import TIES_BY_TREE_ORDER, ties_by_tree_order
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.grading.prefix_cache.tree import _evict, _insert, _match, _new
 
@@ -67,6 +68,7 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     said = said or (DEEPEST_COUNT_COPIED if path_count_probe(type(cache)) == "deepest count" else "")
     said = said or (TWO_TIERS if ranks_in_two_tiers(type(cache)) else "")  # its wrong pages look like others'
     said = said or (PATH_RANKED if ranks_by_path(type(cache)) else "")  # so do a leaf ranked by its path's hits
+    said = said or (TIES_BY_TREE_ORDER if ties_by_tree_order(type(cache)) else "")  # ties in the walk's order
     said = said or (wrong or {}).get(tuple(sorted(freed)), "")  # a known wrong answer: its mistake is the hint
     if not said and _hits_outlive_eviction(type(cache)):
         said = HITS_OUTLIVE_THE_NODE
