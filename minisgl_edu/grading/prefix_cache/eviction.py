@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.prefix_cache.clock import check_no_clock
 from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, edge_left_whole
-from minisgl_edu.grading.prefix_cache.not_a_use import check_not_a_use
+from minisgl_edu.grading.prefix_cache.not_a_use import NOT_A_USE, check_not_a_use, evict_marks_used
 from minisgl_edu.grading.prefix_cache.tree import (
     LRU_BY_USE,
     LRU_HINT,
@@ -200,6 +200,14 @@ def _older_parent(cls):
     return cache, {(1, 1, 2, 2, 3, 3): [[10, 11], [12]], (5, 5): [[50]]}
 
 
+def _stamped_by_evict(cls) -> bool:
+    """not_a_use.evict_marks_used, False when its scene goes wrong some other way."""
+    try:
+        return evict_marks_used(cls)
+    except Exception:
+        return False
+
+
 def _parent_before_a_newer_leaf(cls) -> None:
     """A parent left childless whose own last use is older than another leaf's goes before that leaf.
     With the parent put last (or never in the same call), [5, 5] goes instead; which of the two shows
@@ -209,7 +217,9 @@ def _parent_before_a_newer_leaf(cls) -> None:
     if freed == [10, 11, 12]:
         return
     hint = LRU_HINT
-    if freed == [12, 50]:
+    if freed == [12, 50] and _stamped_by_evict(cls):  # stamped as used when it lost its child, it comes last
+        hint = NOT_A_USE
+    elif freed == [12, 50]:
         probe, probe_nodes = _older_parent(cls)
         hint = PARENT_BY_OWN_USE if {10, 11} <= set(_evict(probe, 4, probe_nodes)) else PARENT_SAME_CALL
     raise AssertionError(
