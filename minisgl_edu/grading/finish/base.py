@@ -24,6 +24,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     stops_read,
 )
 from minisgl_edu.grading.finish.expect import _expect, _spans
+from minisgl_edu.grading.finish.first_token import case_first_token
 from minisgl_edu.grading.finish.scenes import finish_case
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
 from minisgl_edu.grading.finish.windows import (
@@ -318,6 +319,7 @@ CASES = [
     Case("eos_ids is the model's set", case_eos_argument, "the scheduler passes the served model's end ids"),
     Case("max_tokens finishes with 'length'", case_length, "len(req.output_ids) against req.max_new_tokens"),
     Case("the clamped limit", case_clamped, "req.max_new_tokens, not sampling_params.max_tokens"),
+    Case("the first output token", case_first_token, "the scheduler checks every new token, the first one too"),
     Case("stop beats length", case_order, "EOS first, then stop strings, then the length"),
     Case("ignore_eos", case_ignore_eos, "req.sampling_params.ignore_eos turns off the EOS test only"),
     Case(
