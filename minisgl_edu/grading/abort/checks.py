@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Optional
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.abort.head_of_queue import head_skipped, skips_the_head
 from minisgl_edu.grading.abort.message_stop import check_stop
+from minisgl_edu.grading.abort.naive_handle import by_the_handle
 from minisgl_edu.grading.abort.one_try import one_try_mistake, stops_at_waiting_remove
 from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, row_zero, skips_row_zero
 from minisgl_edu.grading.abort.release_seen import aborting, changed, reads_first, watch
@@ -259,7 +260,8 @@ def check_row(s: Scheduler, row: int) -> None:
     # only once the row is known to be still held
     if row == 0 and skips_row_zero(s.abort_fn):
         raise row_zero(row)
-    raise AssertionError(f"the request's page-table row ({row}) was not given back. Hint: {RELEASE_HINT}")
+    kept = f"the request's page-table row ({row}) was not given back"
+    raise by_the_handle(s, kept) or AssertionError(f"{kept}. Hint: {RELEASE_HINT}")
 
 
 WAITING_HOLDS = (
@@ -273,7 +275,7 @@ def check_release_asked(s: Scheduler, row: int, deferred: int) -> None:
     """Right after the abort of a request whose batch is in flight (it held `row`; `deferred`
     releases were waiting before): a release was asked for, which waits for the batch to land."""
     if s.cache.num_deferred == deferred and row in s.cache.page_table.used_rows():
-        raise Mistake(
+        raise by_the_handle(s, "your abort asked for no release of the request whose batch is in flight") or Mistake(
             "your abort asked for no release of the request whose batch is in flight: nothing gives its row, its "
             "pages and its lock back later (the overlap loop only finishes a release it was asked for)",
             "call scheduler.cache.release(req, cache_it=False) while its batch is in flight too: release() itself "

@@ -32,6 +32,7 @@ from minisgl_edu.core import Req
 from minisgl_edu.grading.abort.cache_checks import FILED_ANYWHERE, misfiled
 from minisgl_edu.grading.abort.checks import NEXT_TOKEN_HINT, REASON_HINT, returns
 from minisgl_edu.grading.abort.message_stop import NONE_STOP_HINT
+from minisgl_edu.grading.abort.naive_handle import or_by_the_handle
 from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
     PROMPT_ONLY,
@@ -469,7 +470,8 @@ def hints(stretch: bool, answer: list) -> SceneHints:
     """The hints by field; `answer` holds the answer being graded once its search starts."""
     by_kind = _hints(stretch, answer)
     if not stretch:
-        by_kind = SceneHints({kind: _or_row_zero(hint, answer) for kind, hint in by_kind.items()})
+        handle = {kind: or_by_the_handle(hint, answer) if kind in MEMORY else hint for kind, hint in by_kind.items()}
+        by_kind = SceneHints({kind: _or_row_zero(hint, answer) for kind, hint in handle.items()})
     return SceneHints(
         {
             kind: or_fields_changed(hint, lambda scene: answer and play(answer[0], scene)) if kind in MEMORY else hint
