@@ -23,6 +23,7 @@ from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.grading.schedule.budget_kept import check_budget_kept
 from minisgl_edu.grading.schedule.engine_fields import check_engine_fields, snapshot
 from minisgl_edu.grading.schedule.fit_after_undo import check_admitted
+from minisgl_edu.grading.schedule.last_token import check_last_token
 from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
 from minisgl_edu.grading.schedule.running_alias import RUNNING_ALIASED, aliased_message
 from minisgl_edu.kvcache import OutOfPages, pages_for
@@ -111,6 +112,7 @@ def decide(fn, s: Scheduler) -> Optional[Batch]:
     check_none_moved(s, waited, fn)
     check_engine_fields(fields)
     check_budget_kept(s, budget)
+    check_last_token(s, batch, budget, None if fn is reference else fn)
     check_batch(s, batch, fn)
     check_rows(s, batch)
     try:
