@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, require_passing
+from minisgl_edu.grading.prefix_cache.leaf_again import leaf_again_named
 from minisgl_edu.grading.prefix_cache.lfu_checks import (
     NEVER,
     NEW_LEAF_AT_ZERO,
@@ -41,9 +42,11 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
 )
 from minisgl_edu.grading.prefix_cache.lfu_counted_only import counted_leaves_only
 from minisgl_edu.grading.prefix_cache.lfu_engine import ENGINE_PAGES, ENGINE_REQUESTS, _reference_run, _run
+from minisgl_edu.grading.prefix_cache.lfu_heap_entry import heap_entry_named
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
+from minisgl_edu.grading.prefix_cache.lfu_split_return import split_return_named
 from minisgl_edu.grading.prefix_cache.lfu_unmatched import unmatched_named
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
 from minisgl_edu.grading.prefix_cache.split_pages import split_pages_first
@@ -525,6 +528,9 @@ CASES = [
 ]
 CASES = unmatched_named(CASES)  # a KeyError from a leaf never matched, named when a probe confirms it
 CASES = split_pages_first(CASES)  # a split that cuts its pages in the wrong unit is named first
+CASES = split_return_named(CASES)  # a split that returns the lower part, named when a probe confirms it
+CASES = heap_entry_named(CASES)  # an AttributeError from the hit count taken for the node, when confirmed
+CASES = leaf_again_named(CASES)  # a KeyError from the evicted leaf pushed again, when confirmed
 SYMBOL = "LFURadixCache"
 SOLUTION = ReferenceLFURadixCache
 # The package's RadixCache is the base part's answer (the student's own from the base part is fine).

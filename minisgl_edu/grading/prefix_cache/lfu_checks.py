@@ -323,11 +323,11 @@ def lower_part_counted(cls) -> str:
         for cache in caches:
             _hit(cache, F, 2)
             _hit(cache, E)
-        _hit(caches[1], E_HEAD)
+        cut = list(caches[1].match_prefix(list(E_HEAD))[1])  # the upper part's pages, else another mistake
         freed = [sorted(cache.evict(2)) for cache in caches]
     except Exception:
         return ""
-    if freed != [E_PAGES, F_PAGES] or ranks_by_path(cls):
+    if cut != E_PAGES[:2] or freed != [E_PAGES, F_PAGES] or ranks_by_path(cls):
         return ""
     return (
         " (in your tree L gained the hit of the match that cut A's edge: it was counted on the whole edge before "

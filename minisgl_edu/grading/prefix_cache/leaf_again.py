@@ -1,0 +1,74 @@
+"""Exercise 6: an evict that pushes the leaf it just evicted back onto its heap, read when the
+answer's code raised KeyError in a hand case (base.py and lfu.py wrap their hand cases with
+`leaf_again_named`).
+
+When a leaf's eviction leaves its parent childless and unlocked, the parent joins the candidates.
+Pushing `node` (the leaf just evicted) there instead of `parent` is a slip of the loop variable: the
+parent never becomes a candidate, and the leaf comes off the heap a second time, where unhooking it
+from its parent raises KeyError. A KeyError alone has other causes, so the cause is confirmed on a
+fresh tree of its own: a parent with two leaves, whose first leaf is evicted fine (the parent keeps a
+child), while the call that frees the second one, and should go on to the parent, raises KeyError
+with the key of that second leaf, leaving the parent in the tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from minisgl_edu.grading.core import Case, Mistake
+from minisgl_edu.grading.feedback import explain
+
+LEAF_PUSHED_AGAIN = (
+    "when a leaf's eviction leaves its parent childless and unlocked, push the parent onto the heap, not "
+    "the leaf just evicted: pushing `node` instead of `parent` takes the same leaf off the heap again, and "
+    "unhooking it a second time raises KeyError, while the parent never becomes a candidate"
+)
+
+
+def leaf_pushed_again(cls) -> str:
+    """' (...)' saying how evict failed on a fresh tree when it took the leaf it had just evicted off
+    its heap again, in place of the parent that leaf left childless; else ''."""
+    try:
+        cache = cls(2)
+        cache.insert([1, 2, 3, 4], [10, 11])
+        cache.insert([1, 2, 5, 5], [10, 20])  # [1, 2] -> [10], leaves [3, 4] -> [11] and [5, 5] -> [20]
+        first = sorted(cache.evict(1))
+        if first not in ([11], [20]):
+            return ""
+        second = (5, 5) if first == [11] else (3, 4)
+        try:
+            cache.evict(2)
+        except KeyError as e:
+            if tuple(e.args[0]) != second or sorted(cache.cached_pages()) != [10]:
+                return ""
+        else:
+            return ""
+    except Exception:
+        return ""
+    return (
+        f". On a fresh tree, page size 2, [1, 2] -> [10] with two leaves [3, 4] -> [11] and [5, 5] -> [20], "
+        f"evict(1) freed {first} (its parent kept a child); then evict(2) raised KeyError: {second}, the key of the "
+        "leaf it had just evicted, and page 10, their parent's, stayed cached: that leaf came off the heap twice"
+    )
+
+
+def _leaf_again_first(run):
+    """`run`, with a KeyError named as the evicted leaf pushed again when the probe confirms it."""
+
+    @functools.wraps(run)
+    def case(cls):
+        try:
+            run(cls)
+        except KeyError as e:
+            seen = leaf_pushed_again(cls)
+            if not seen:
+                raise
+            raise Mistake(f"{explain(e).message}{seen}", LEAF_PUSHED_AGAIN) from None
+
+    return case
+
+
+def leaf_again_named(cases: list[Case]) -> list[Case]:
+    """The hand-written cases of `cases` with `_leaf_again_first` around each."""
+    return [c if c.generated else dataclasses.replace(c, run=_leaf_again_first(c.run)) for c in cases]
