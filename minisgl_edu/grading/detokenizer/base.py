@@ -38,6 +38,7 @@ from minisgl_edu.grading.detokenizer.exact_case import check_case_kept
 from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_cut
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.index_for_find import check_index_for_find
+from minisgl_edu.grading.detokenizer.last_token_before import check_last_token_before
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
 from minisgl_edu.grading.detokenizer.leading_space import check_context_in_add, check_context_in_finish
 from minisgl_edu.grading.detokenizer.literal_stop import check_literal_stops
@@ -53,6 +54,7 @@ from minisgl_edu.grading.detokenizer.space_before_stop import check_space_before
 from minisgl_edu.grading.detokenizer.special_before import check_special_before
 from minisgl_edu.grading.detokenizer.stale_before import check_stale_before
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
+from minisgl_edu.grading.detokenizer.stripped_tail import check_stripped_tail
 from minisgl_edu.grading.detokenizer.tail_lengths import check_every_tail_length, check_longest_start_tried
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE_PLAYS, check_whitespace_kept
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
@@ -245,6 +247,9 @@ def _check_joined(pieces: list[str], stop: list[str], expected: str, cls=None) -
     joined = "".join(pieces)
     if any(s in joined for s in stop):
         check_one_character_start(cls)  # its first character shown before the token that completes it
+        check_stripped_tail(
+            cls, pieces, stop
+        )  # a newline that begins it shown at once: the tail tested on text.rstrip()
     for s in stop:
         expect(
             s not in joined,
@@ -471,7 +476,8 @@ def _check_objects_apart(cls) -> None:
 def _objects_apart(run):
     """The case, and when it fails, `_check_objects_apart`: an answer whose objects share their state
     fails every case, and the first failure names that, not what it broke in that case's text (so do
-    str.index for str.find and a `decoded` replaced by each token's text, each confirmed by a probe)."""
+    str.index for str.find, a `decoded` replaced by each token's text and `before` decoded from the last read
+    token alone, each confirmed by a probe)."""
 
     @functools.wraps(run)
     def checked(cls):
@@ -481,6 +487,7 @@ def _objects_apart(run):
             _check_objects_apart(cls)
             check_index_for_find(cls, e)  # a crash named only where a probe shows str.index's ValueError
             check_decoded_kept(cls)  # text lost or cut: decoded holds only the newest token's text
+            check_last_token_before(cls)  # text lost or repeated after a character of several tokens
             raise
 
     return checked

@@ -43,8 +43,10 @@ from minisgl_edu.grading.detokenizer.common import (
     repeated_at_finish,
 )
 from minisgl_edu.grading.detokenizer.exact_case import CASE_SENSITIVE, changed_case, folded_at
+from minisgl_edu.grading.detokenizer.last_token_before import LAST_TOKEN_BEFORE, last_token_pieces
 from minisgl_edu.grading.detokenizer.special_before import SPECIAL_BEFORE, special_before_pieces
 from minisgl_edu.grading.detokenizer.stopped import STOPPED, went_on_after_the_stop
+from minisgl_edu.grading.detokenizer.stripped_tail import STRIPPED_TAIL, stripped_pieces
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE, dropped_whitespace
 from minisgl_edu.grading.explore import Difference, generated
 from minisgl_edu.grading.harness import tokenizer
@@ -275,16 +277,39 @@ def _begins_where_the_search_begins(stream: Stream, k: int, want: list[str]) -> 
     )
 
 
+def _passed_over(stream: Stream, got: list[str]) -> str:
+    """The hint for a stop string passed over: dropped for being whitespace only, lost to an absent
+    one's -1 in min(), or begun by whitespace that a hold-back test on stripped text let out. The pieces
+    are compared with those of each mistake; where more than one gives them, the hint names each."""
+    ids, stop = stream.ids, stream.stop
+    # (the hint alone, how it begins when it follows another) of each mistake the pieces match
+    found = [
+        (hint, lead)
+        for hint, lead, same in (
+            (WHITESPACE, "", dropped_whitespace(ids, stop, got)),
+            (ABSENT_IN_MIN, "if you take min() of find's results: ", min_of_find_pieces(ids, stop, got)),
+            (STRIPPED_TAIL, "if you test the tail with .rstrip(): ", stripped_pieces(ids, stop, got)),
+        )
+        if same
+    ]
+    if len(found) == 1:
+        return found[0][0]
+    return ". Or, ".join(lead + hint if i else hint for i, (hint, lead) in enumerate(found))
+
+
 def pieces_hint(scene: DetokScene, diff: Difference) -> str:
     """The mistake a stream's pieces show, read at the first piece where they part."""
     want, got = list(diff.expected), list(diff.got)
     k = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
     shown_want, shown_got = "".join(want[: k + 1]), "".join(got[: k + 1])
     stream = scene.streams["AB".index(diff.field[8])]
-    # two mistakes read off the whole stream: its pieces are exactly those of the package's detokenizer
-    # with `before` decoded keeping special tokens, or it joins to the text less its leading whitespace
+    # three mistakes read off the whole stream: its pieces are exactly those of the package's detokenizer
+    # with `before` decoded keeping special tokens or from the last read token alone, or it joins to the
+    # text less its leading whitespace
     if got != want and got == special_before_pieces(stream.ids, stream.stop):
         return SPECIAL_BEFORE
+    if got != want and last_token_pieces(stream.ids, stream.stop, got):
+        return LAST_TOKEN_BEFORE
     if start_stripped("".join(got), "".join(want)):
         return START_KEPT
     if REPLACEMENT in shown_got and REPLACEMENT not in shown_want:
@@ -296,13 +321,9 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         s = folded_at(decoded, len(shown_got), stream.stop)
         if s:
             return f"{CASE_SENSITIVE}. Here {changed_case(decoded, len(shown_got), s)}"
-    # a stop string passed over: dropped for being whitespace only, or lost to an absent one's -1 in
-    # min(); where the scene cannot tell the two apart, the hint names both
-    blank, absent = dropped_whitespace(stream.ids, stream.stop, got), min_of_find_pieces(stream.ids, stream.stop, got)
-    if blank and absent:
-        return f"{WHITESPACE}. Or, if you take min() of find's results: {ABSENT_IN_MIN}"
-    if blank or absent:
-        return WHITESPACE if blank else ABSENT_IN_MIN
+    passed_over = _passed_over(stream, got)
+    if passed_over:
+        return passed_over
     if went_on_after_the_stop(got, stream.ids, stream.stop, "".join(want)):
         return STOPPED
     if "".join(got) != "".join(want) and (k, "".join(got)) == _cut_at_the_first_to_end(stream):
