@@ -27,6 +27,7 @@ from minisgl_edu.grading.finish.expect import _expect, _spans
 from minisgl_edu.grading.finish.first_token import case_first_token
 from minisgl_edu.grading.finish.scenes import finish_case
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _ids, _req
+from minisgl_edu.grading.finish.window_text import WINDOW_OF_DECODED_TEXT, window_of_decoded_text
 from minisgl_edu.grading.finish.windows import (
     case_ignored_eos_in_stop,
     case_longest_stop_sets_window,
@@ -255,13 +256,18 @@ def case_stop_inside_token(fn):
     text, stop = "one two three", "two th"
     ids = _ids(text)
     assert not _decode(ids).endswith(stop) and stop in _decode(ids), "setup: the stop string must end inside a token"
-    _expect(
-        fn,
-        _req(ids, stop=[stop]),
-        "stop",
-        f"the newest token ' three' completes the stop string {stop!r} and goes on past it: look for the "
-        "stop string anywhere in the decoded tail, not only at its end",
-    )
+    try:
+        _expect(
+            fn,
+            _req(ids, stop=[stop]),
+            "stop",
+            f"the newest token ' three' completes the stop string {stop!r} and goes on past it: look for the "
+            "stop string anywhere in the decoded tail, not only at its end",
+        )
+    except Mistake as e:
+        if not e.hint and window_of_decoded_text(fn):  # ' three' alone has the 6 characters of 'two th'
+            e.hint = WINDOW_OF_DECODED_TEXT
+        raise
     # stop strings with whitespace match only as given: '\n\n' is two newlines, ' four' needs its space
     _expect(fn, _req(_ids("one two"), stop=["\n\n"]), None, "the output 'one two' holds no '\\n\\n' (two newlines)")
     _expect(

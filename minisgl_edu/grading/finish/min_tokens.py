@@ -60,8 +60,17 @@ def reference_min_tokens(
 
 
 def _expect(fn, req: Req, min_tokens: int, want: Optional[str], why: str, hint: str = "", decode=_decode) -> None:
-    before, params = list(req.output_ids), copy.deepcopy(req.sampling_params)
+    before, params, limit = list(req.output_ids), copy.deepcopy(req.sampling_params), req.max_new_tokens
     got = fn(req, set(EOS), decode, min_tokens)
+    if req.max_new_tokens != limit:  # compared before and after the call: the answer wrote it
+        raise Mistake(
+            f"your check_finish_min_tokens changed req.max_new_tokens from {limit} to {req.max_new_tokens} "
+            f"(min_tokens={min_tokens}): it only decides. The limit is the request's own, set from max_tokens when "
+            "it was added, and min_tokens never moves it: a min_tokens above it still ends the request at "
+            f"{limit} tokens with 'length'",
+            "only read req: leave req.max_new_tokens as it is; min_tokens holds back EOS and stop strings, never "
+            "the length limit, so do not raise the limit to make room for the minimum",
+        )
     if req.output_ids != before:
         raise Mistake(
             "your check_finish_min_tokens changed req.output_ids: it only decides whether the request "

@@ -12,6 +12,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.finish.expect import _completes, _expect, _spans
 from minisgl_edu.grading.finish.searched_text import ALTERED_TEXT
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, _req, noting_decode
+from minisgl_edu.grading.finish.window_text import WINDOW_OF_DECODED_TEXT, window_of_decoded_text
 
 WINDOW_IN_CHARACTERS = (
     "count the stop string's bytes, len(s.encode()), not its characters, len(s): your window holds a stop "
@@ -46,7 +47,9 @@ def case_stop_multibyte(fn):
             "len(stop) tokens",
         )
     except Mistake as e:
-        if not e.hint and _window_fits_characters(fn):  # else the case's hint: a window too short
+        if not e.hint and window_of_decoded_text(fn):  # grown until its text has len(s) characters
+            e.hint = WINDOW_OF_DECODED_TEXT
+        elif not e.hint and _window_fits_characters(fn):  # else the case's hint: a window too short
             e.hint = WINDOW_IN_CHARACTERS
         raise
     # 'a', the first token of '我' without its last byte (the model may sample that), then 'b': the text
