@@ -26,6 +26,7 @@ from minisgl_edu.grading.schedule.checks import (
     not_admitted,
     sched,
 )
+from minisgl_edu.grading.schedule.held_of_the_new import NEW_REQUESTS_HELD_PAGES, credits_the_new_requests_pages
 from minisgl_edu.grading.schedule.page_rounding import refuse_full_last_page
 from minisgl_edu.grading.schedule.page_sizes import other_page_sizes
 from minisgl_edu.grading.schedule.queue_claims import QUEUE_COUNTED, counts_the_queue_behind
@@ -203,6 +204,15 @@ def case_memory_margins(fn):
         need = pages_for(final, s.cache.page_size)
         batch = decide(fn, s)
         if fits:
+            if req.table_idx < 0 and credits_the_new_requests_pages(fn, _margins, _tight):
+                raise Mistake(
+                    f"request 1 was not admitted, but its run (6 + {max_tokens} = {final} tokens) takes {need} pages "
+                    "and request 0 (513 tokens, 129 pages, 3 held) may still take 126: 253, exactly the 253 "
+                    "available. Your count wants 3 pages to spare here, where request 1 holds none, and 1 where "
+                    "request 1 holds 4 pages of a cached prefix and request 0 holds 5: it takes request 1's held "
+                    "pages off request 0's need, not request 0's own",
+                    NEW_REQUESTS_HELD_PAGES,
+                )
             admitted_now(
                 s,
                 req,
