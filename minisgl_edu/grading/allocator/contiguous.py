@@ -26,6 +26,7 @@ import random
 from dataclasses import dataclass
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.allocator.closest_size import closest_size_probe
 from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_probes import (
     fallback_not_counted,
@@ -145,7 +146,9 @@ class _Pair:
         if got != want:
             msg, hint = _wrong_pages(n, before, got, want, why)
             seen = f"allocate({n}) with free runs {before} gave {got}, expected {want}"
-            raise unmerged_probe(type(self.mine), seen) or Mistake(msg, hint)
+            raise (
+                unmerged_probe(type(self.mine), seen) or closest_size_probe(type(self.mine), msg) or Mistake(msg, hint)
+            )
         overlap = sorted(p for start, length in read_runs(self.mine) for p in range(start, start + length) if p in got)
         expect(
             not overlap,

@@ -14,7 +14,8 @@ show, used by the cases of contiguous.py when the runs or num_free differ from t
   the run (1, 3), but allocate(3), which only that run holds, does not take it: the pieces are merged
   only when `runs` is listed (or not in what allocate chooses from), not at free() time.
 * `good_free_failed`: the probes tried, in order, when a free() of pages in use raised KeyError or
-  left other runs (the exact fit's end entry is probed in contiguous_exact_fit.py).
+  left other runs (the exact fit's end entry is probed in contiguous_exact_fit.py, the left run looked
+  up under the freed page in left_pop.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Optional
 
 from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_replay import replay
+from minisgl_edu.grading.allocator.left_pop import left_pop_probe
 from minisgl_edu.grading.core import Mistake
 
 
@@ -357,5 +359,7 @@ def good_free_failed(
     (`seen`: what the case saw). The probes that may name why, tried in order; None when none confirms its
     mistake on its own small allocator."""
     if error is None and (mistake := one_run_probe(cls, pages, before, got)) is not None:
+        return mistake
+    if error is not None and (mistake := left_pop_probe(cls, seen)) is not None:
         return mistake
     return left_start_probe(cls, seen) or split_end_probe(cls, seen, before, error) or exact_fit_end_probe(cls, seen)
