@@ -2,13 +2,15 @@
 hold (`pages_story`), the known page mistake whose pages match (`page_mistake`, with `confirmed` and
 `_pages_on_a_longer_row`, which try the answer once more where one step cannot tell two apart), and
 the classes of mistakes that a probe of the answer tells (`page_class`): pages kept only on a step
-that finishes the request, and prefix_len (tokens) compared with a count of pages.
+that finishes the request, every page of its own given back on such a step, and prefix_len (tokens)
+compared with a count of pages.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.verify.finish_frees import FINISH_FREED, frees_its_pages_on_a_finish
 from minisgl_edu.grading.verify.mistakes import _PAGES, ALL_MISTAKES, PAGE_MISTAKES
 from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.requests import _call, _copy, _req, _w
@@ -175,10 +177,14 @@ def keeps_prefix_len_pages(fn, req, drafts, targets) -> bool:
 
 def page_class(fn, req: VerifyRequest, drafts, targets, want: VerifyResult, got: list[int]) -> Optional[str]:
     """The class of page mistakes that the answer's kept pages show here, told by probes of the answer:
-    prefix_len compared with a count of pages, or pages kept only when the step finishes the request.
-    None when the answer kept no page too many here, or the probes do not show either."""
+    prefix_len compared with a count of pages, pages kept only when the step finishes the request, or
+    every page of its own given back when it does (finish_frees.py). None when the probes show none."""
     kept = _kept(req, got)
-    if fn is None or kept is None or kept <= len(req.pages) - len(want.free_pages):
+    if fn is None or kept is None:
+        return None
+    if kept < len(req.pages) - len(want.free_pages):  # pages still needed given back
+        return FINISH_FREED if want.finish_reason is not None and frees_its_pages_on_a_finish(fn) else None
+    if kept == len(req.pages) - len(want.free_pages):
         return None
     if req.prefix_len and keeps_prefix_len_pages(fn, req, drafts, targets):
         return PREFIX_IN_TOKENS

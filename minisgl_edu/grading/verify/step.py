@@ -17,6 +17,7 @@ from minisgl_edu.grading.verify.every_stop import needs_every_stop
 from minisgl_edu.grading.verify.from_prefix import FROM_PREFIX, FROM_PREFIX_HINT, counts_from_prefix
 from minisgl_edu.grading.verify.identity import COMPARED_BY_IDENTITY, COMPARED_BY_IDENTITY_HINT, compares_by_identity
 from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_ignored_eos
+from minisgl_edu.grading.verify.last_index import LAST_INDEX, LAST_INDEX_HINT, stops_on_the_last_index
 from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.no_break import keeps_going
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
@@ -71,6 +72,8 @@ def diagnose(
     text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
     if first in ("accepted", "tokens") and fn is not None and compares_by_identity(fn):
         return f"{text}. {COMPARED_BY_IDENTITY[0].upper()}{COMPARED_BY_IDENTITY[1:]}", COMPARED_BY_IDENTITY_HINT
+    if first == "accepted" and got.accepted == len(drafts) - 1 and fn is not None and stops_on_the_last_index(fn):
+        return f"{text}. {LAST_INDEX[0].upper()}{LAST_INDEX[1:]}", LAST_INDEX_HINT
     # a run that repeats a token is cut wrong by an answer that looks places up by value (repeated.py)
     by_value = first in ("tokens", "finish_reason") and run_repeats(req, drafts, targets, want.accepted)
     if by_value and fn is not None and finds_places_by_value(fn):
