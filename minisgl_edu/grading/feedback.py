@@ -17,9 +17,11 @@ import os
 import sysconfig
 import traceback
 from dataclasses import dataclass
+from types import FrameType
 from typing import Optional
 
 import minisgl_edu
+from minisgl_edu.grading.crash_frames import frame_words
 from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.grading.python_errors import python_words
 
@@ -62,6 +64,8 @@ class Feedback:
 
 def _exc_text(exc: BaseException) -> str:
     text = str(exc)
+    if len(text) > 200:  # a message holding an object's repr (a whole request): its start and its end
+        text = f"{text[:80]} ... {text[-60:]}"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
@@ -118,6 +122,17 @@ def _own_check(frame: traceback.FrameSummary) -> bool:
     return line.startswith(("raise ", "assert "))
 
 
+def _student_frame(exc: BaseException) -> Optional[FrameType]:
+    """The innermost frame of the student's code in `exc`'s traceback: its variables are those of
+    the line that failed."""
+    frame, tb = None, exc.__traceback__
+    while tb is not None:
+        if is_student_file(tb.tb_frame.f_code.co_filename):
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    return frame
+
+
 def crash_cause(exc: BaseException) -> Optional[str]:
     """What a crash in the student's own code says about their mistake, for the hint, or None when
     the exception is not a crash of their code (a failed check, the engine's failure, a time-out, a
@@ -136,7 +151,7 @@ def crash_cause(exc: BaseException) -> Optional[str]:
             f"your own check refused a call the contract allows ({_exc_text(exc)}): either that check "
             "asks for more than the contract does, or an earlier step of your code left the state it reads wrong"
         )
-    words = python_words(exc)
+    words = frame_words(exc, _student_frame(exc)) or python_words(exc)
     if words:
         return words
     if isinstance(exc, ValueError) and ("empty sequence" in text or "argument is empty" in text):

@@ -35,10 +35,10 @@ RULES: list[Rule] = [
     ),
     Rule(
         ValueError,
-        r"not in list",
-        lambda: (
-            "list.index() and list.remove() raise ValueError for an item the list does not hold: test "
-            "`x in the_list` first, or find out why the item is not there (removed already? never added?)"
+        r"not in (list|deque)$",
+        lambda kind: (
+            f"{kind}.index() and {kind}.remove() raise ValueError for an item the {kind} does not hold: test "
+            f"`x in the_{kind}` first, or find out why the item is not there (removed already? never added?)"
         ),
     ),
     Rule(
@@ -47,6 +47,14 @@ RULES: list[Rule] = [
         lambda few: (
             f"{few} values to unpack: the names on the left do not match what the right side holds "
             "(check what the call returns: one value, a pair, a list)"
+        ),
+    ),
+    Rule(
+        TypeError,
+        r"cannot unpack non-iterable (\w+) object",
+        lambda what: (
+            f"a single {what} where your code unpacks several values (a, b = x, or for a, b in ...): "
+            "check what each item of the loop, or the call, really is"
         ),
     ),
     Rule(
@@ -120,6 +128,14 @@ RULES: list[Rule] = [
         lambda: (
             "a tensor used as an index must hold integers or booleans: .long() for positions, .bool() "
             "for a mask (a float tensor cannot index)"
+        ),
+    ),
+    Rule(
+        IndexError,
+        r"shape of the mask \[([\d, ]*)\] at index (\d+) does not match the shape of the indexed tensor \[([\d, ]*)\]",
+        lambda mask, dim, target: (
+            f"a boolean mask of shape [{mask}] used on a tensor of shape [{target}] (they differ on dimension "
+            f"{dim}): a mask must have the shape of the tensor it indexes; index the one it was made for"
         ),
     ),
     Rule(
