@@ -16,6 +16,11 @@ from minisgl_edu.core import Batch, ScheduledReq
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.core import expect as holds
 from minisgl_edu.grading.fixtures import apply, cached, decoding, prefilled, token_ids, waiting
+from minisgl_edu.grading.schedule.admitted_this_call import (
+    HELD_FROM_CACHED_LEN,
+    counts_held_from_cached_len,
+    two_new,
+)
 from minisgl_edu.grading.schedule.checks import (
     admits,
     admitted_now,
@@ -253,6 +258,27 @@ def case_memory_margins(fn):
             )
             expect(batch, ("decode", [(0, 9, 1)]), "request 1 is one page short: decode the running request")
     other_page_sizes(fn)  # the same margins with pages of 8 and of 2 tokens
+    _two_new_exact_fit(fn)  # and an exact fit for two requests admitted in one call
+
+
+def _two_new_exact_fit(fn) -> None:
+    # Two new requests in one call, 127 + 129 = 256 pages for the 256 free: request 0, admitted
+    # first, holds its chunk's 2 pages before request 1 is counted, its cached_len still 0.
+    s, _, req = two_new(6, 0)
+    batch = decide(fn, s)
+    why = (
+        "request 0 (508 tokens, 127 pages, 2 held for its chunk) and request 1 (516 tokens, 129 pages) "
+        "need 125 + 129 = 254 more pages, exactly the 254 left once request 0's chunk has its pages"
+    )
+    if req.table_idx < 0 and counts_held_from_cached_len(fn):
+        raise Mistake(
+            f"request 1 was not admitted, but {why}. Your count wants as many pages to spare as request 0's "
+            "chunk holds (2 for a 6-token prompt, 4 for a 13-token one): it counts the pages request 0 holds "
+            "from its cached_len, which is still 0 in this call",
+            HELD_FROM_CACHED_LEN,
+        )
+    admitted_now(s, req, why)
+    expect(batch, ("prefill", [(0, 0, 6), (1, 0, 6)]), "both new requests fit exactly: prefill both")
 
 
 PREFIX = token_ids(16, 50)  # 16 tokens, 4 pages of the prefix cache
