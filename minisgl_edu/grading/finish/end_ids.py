@@ -1,15 +1,17 @@
 """Diagnoses for exercise 1 and its stretch about the EOS test itself: which token is an EOS (an id
 of eos_ids, not a token that prints no text) and which reason it ends the request with ('stop').
 
-The hand cases (expect.py) and the generated phase (scenes.reason_hint) both ask them. Each probe
-runs the answer on a small request of its own, so a hint names the mistake only where the answer
-really makes it. `*extra` is min_tokens for the stretch (0 there: nothing held back).
+The hand cases (expect.py, through `end_test_reading`) and the generated phase (scenes.reason_hint,
+through `end_test_hint`) both ask them, and whether the EOS test is inverted (it stops only under
+ignore_eos=True). Each probe runs the answer on a small request of its own, so a hint names the mistake
+only where the answer really makes it. `*extra` is min_tokens for the stretch (0 there: nothing held back).
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
+from minisgl_edu.core import Req
 from minisgl_edu.grading.finish.tokens import EOS, PLAIN, _decode, _req
 from minisgl_edu.grading.harness import tokenizer
 
@@ -80,8 +82,52 @@ def end_test_hint(answer: list, got: Any, token: int, counts: bool, stretch: boo
     odd = odd_reason(fn, got, *extra)
     if odd:
         return odd
+    inverted = token in EOS and (got == "stop") != counts and eos_test_inverted(fn, *extra)
+    if inverted:
+        return EOS_TEST_INVERTED
     wrong = (got == "stop") != counts and (_decode([token]) == "") != counts
     if wrong and silent_is_eos(fn, *extra):
         kind = "one of eos_ids" if counts else "not one of eos_ids"
         return f"token {token} ({_decode([token])!r}) is {kind}: {SILENT_NOT_EOS}"
+    return None
+
+
+EOS_TEST_INVERTED = (
+    "the EOS test is inverted: an id of eos_ids ends the request when ignore_eos is NOT set, so the test reads "
+    "`not req.sampling_params.ignore_eos and req.output_ids[-1] in eos_ids` (ignore_eos=True is the benchmark "
+    "flag that asks to run past the EOS)"
+)
+
+
+def eos_test_inverted(fn: Any, *extra: Any) -> Optional[str]:
+    """What the answer does with ' ok' + an EOS (2 of eos_ids {0, 2}, room left) under ignore_eos False
+    and True, where it goes on in the first and answers 'stop' in the second: it stops on an EOS only
+    for the requests that asked to ignore it (the `not` of `not sp.ignore_eos` lost). None otherwise."""
+    try:
+        counted = fn(_req([PLAIN, 2]), set(EOS), _decode, *extra)
+        ignored = fn(_req([PLAIN, 2], ignore_eos=True), set(EOS), _decode, *extra)
+    except Exception:
+        return None
+    if counted is not None or ignored != "stop":
+        return None
+    return (
+        "your check goes on at ' ok' + token 2 (in eos_ids {0, 2}) with ignore_eos=False, and answers 'stop' for "
+        "the same output with ignore_eos=True: its EOS test stops only the requests that ask to ignore the EOS"
+    )
+
+
+def end_test_reading(fn: Any, req: Req, eos_ids: set[int], got: Any) -> Optional[tuple[str, str]]:
+    """A hand case's (what to add to its message, hint) where the answer returned `got` for `req`: a
+    reason outside the contract, an EOS test inverted by ignore_eos, or an EOS found by its empty text,
+    each confirmed by a probe of the answer; None for other mistakes."""
+    odd = odd_reason(fn, got)
+    if odd:
+        return "", odd
+    eos_last = bool(req.output_ids) and req.output_ids[-1] in eos_ids
+    eos_now = eos_last and not req.sampling_params.ignore_eos
+    inverted = eos_last and (got == "stop") != eos_now and eos_test_inverted(fn)
+    if inverted:
+        return f"; {inverted}", EOS_TEST_INVERTED
+    if (got == "stop") != eos_now and (_decode(req.output_ids[-1:]) == "") != eos_now and silent_is_eos(fn):
+        return f"; {SILENT_FOUND}", SILENT_NOT_EOS
     return None

@@ -25,7 +25,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     count_gate,
     window_of_most_characters,
 )
-from minisgl_edu.grading.finish.end_ids import SILENT_FOUND, SILENT_NOT_EOS, odd_reason, silent_is_eos
+from minisgl_edu.grading.finish.end_ids import end_test_reading
 from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, FOUND_BY_INDEX, reads_find_as_truth
 from minisgl_edu.grading.finish.lost_search import lost_search
 from minisgl_edu.grading.finish.missed_match import missed_in_text
@@ -100,12 +100,10 @@ def _diagnosed(fn, req: Req, want: Any, got: Any, eos_ids: set[int], calls: list
     decode call it made: the case's own, or, where a probe of the answer confirms a mistake, that mistake's."""
     shown, case_hint = _decode(req.output_ids), hint
     joined = [t for ids in calls for t in ids]
-    # first what the answer returned (a reason the contract has?), then how it found an EOS
-    eos_now = bool(req.output_ids) and req.output_ids[-1] in eos_ids and not req.sampling_params.ignore_eos
-    if odd_reason(fn, got):
-        hint = odd_reason(fn, got)
-    elif (got == "stop") != eos_now and (_decode(req.output_ids[-1:]) == "") != eos_now and silent_is_eos(fn):
-        why, hint = f"{why}; {SILENT_FOUND}", SILENT_NOT_EOS
+    # first what the answer returned (a reason the contract has?), then how it tests for an EOS
+    end_test = end_test_reading(fn, req, eos_ids, got)
+    if end_test:
+        why, hint = why + end_test[0], end_test[1]
     elif "stop" in (want, got) and dropped_end_ids(req, eos_ids, calls):
         last = max((i for i, t in enumerate(req.output_ids) if t in eos_ids), default=-1)
         what = (
