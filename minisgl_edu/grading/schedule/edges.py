@@ -31,6 +31,7 @@ from minisgl_edu.grading.schedule.checks import (
     not_admitted,
     sched,
 )
+from minisgl_edu.grading.schedule.held_from_total_len import HELD_FROM_TOTAL_LEN, counts_held_from_total_len
 from minisgl_edu.grading.schedule.held_of_the_new import NEW_REQUESTS_HELD_PAGES, credits_the_new_requests_pages
 from minisgl_edu.grading.schedule.page_rounding import refuse_full_last_page
 from minisgl_edu.grading.schedule.page_sizes import other_page_sizes
@@ -245,6 +246,14 @@ def case_memory_margins(fn):
                     "a request's pages come from its whole run, len(req.input_ids) + req.max_new_tokens, fixed at "
                     "admission: do not subtract (or add) the tokens it has output so far; what it already holds "
                     "comes off as held pages (cache.held_pages)",
+                )
+            if req.table_idx >= 0 and counts_held_from_total_len(fn):
+                raise Mistake(
+                    f"request 1 was admitted, but its run ({final} tokens, {need} pages) and request 0's 126 pages "
+                    "to come are 254, one more than the 253 available. Your count lets request 1 be short by "
+                    "as many pages as its prompt takes (2 for 6 tokens, 4 for 13), and by one more once request "
+                    "0's length is one past a page boundary: it reads held pages from each request's length",
+                    HELD_FROM_TOTAL_LEN,
                 )
             not_admitted(
                 s,
