@@ -33,6 +33,7 @@ from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.node_up import PAGES_GATHERED_UP, gathered_up
 from minisgl_edu.grading.prefix_cache.root_leaf import ROOT_LEAF_KEPT, root_leaf_kept
+from minisgl_edu.grading.prefix_cache.split_children import SPLIT_CHILDREN, children_moved_up
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
@@ -43,19 +44,32 @@ A = [1, 2, 3, 4, 5, 6, 7, 8]  # four pages
 A_PAGES = [10, 11, 12, 13]
 
 
+# Asked in turn for any failed check, after the split's page cut: the first that recognises its
+# mistake names it, whatever symptom the check saw. Each returns ' (...)' saying what it saw, or ''.
+_PROBES = (
+    (children_moved_up, SPLIT_CHILDREN),  # a split's children hung beside the lower part: matches past it short
+    (pages_before_the_split, PAGES_BEFORE_THE_SPLIT),  # the whole edge's pages, taken before the cut: too many
+    (empty_lower_part, EMPTY_LOWER_PART),  # a split at an edge's end: the walks after it stop short
+    (stops_only_at_exactly_n, STOPS_AT_EXACTLY_N),  # an evict that overshoots breaks most checks of evict
+    (takes_over, TAKES_OVER),  # the caller's pages on a cached prefix: wrong pages everywhere after
+    (cut_to_a_page_count, MATCH_CUT_TO_A_PAGE_COUNT),  # a match of the first len(ids) // page_size tokens
+    (gathered_up, PAGES_GATHERED_UP),  # pages listed from the deepest node up: every match over two nodes
+    (root_leaf_kept, ROOT_LEAF_KEPT),  # a freed leaf under the root left in the tree: cached and free
+)
+
+
 def _own_hint(run):
     """A failed check whose message ends in "Hint: ..." shows that hint, its own mistake's, in place
     of the case's (which only names the part of the contract the case plays). Any failed check first
     plays one split on a fresh tree (split_pages.py): a split that gives its parts other pages than
-    their keys' is named as the cause, whatever symptom the check saw, then a match that took the whole
-    edge's pages before cutting it (edge_pages.py); then two walks that end at an edge's end
-    (edge_end.py): a split made there, leaving an empty lower part, is named too; then evict(n)
-    on leaves of two pages (exact_n.py): an evict that stops only at exactly n pages is named too, and
-    an insert over a cached prefix (takes_over.py) that puts the caller's pages on it, and last matches
-    on fresh trees (match_cut.py): a match cut to len(ids) // page_size tokens is named too, and one
-    that lists the nodes' pages from the deepest up (node_up.py), and an evict that frees a leaf under
-    the root but leaves it in the tree (root_leaf.py), and state kept from an earlier call, an evict's
-    heap or a match's answer (kept_state.py)."""
+    their keys' is named as the cause, whatever symptom the check saw; then the probes of `_PROBES`, in
+    turn: a split that hands the cut node's children to the upper part (split_children.py), a match
+    that took the whole edge's pages before cutting it (edge_pages.py), a split at an edge's end that
+    leaves an empty lower part (edge_end.py), an evict that stops only at exactly n pages (exact_n.py),
+    an insert that puts the caller's pages on a cached prefix (takes_over.py), a match cut to
+    len(ids) // page_size tokens (match_cut.py), pages listed from the deepest node up (node_up.py), a
+    freed leaf under the root left in the tree (root_leaf.py); last, state kept from an earlier call,
+    an evict's heap or a match's answer (kept_state.py)."""
 
     @functools.wraps(run)
     def case(cls):
@@ -68,30 +82,13 @@ def _own_hint(run):
             split = split_pages_wrong(cls)  # the usual cause of pages a match should not have
             if split is not None:
                 raise Mistake(f"{text.split('Hint: ')[0].rstrip()} {split}", SPLIT_PAGES) from None
-            whole = pages_before_the_split(cls)  # the whole edge's pages, taken before the cut: pages too many
-            if whole:
-                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{whole}", PAGES_BEFORE_THE_SPLIT) from None
-            empty = empty_lower_part(cls)  # a split at an edge's end: the walks after it stop short
-            if empty:
-                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{empty}", EMPTY_LOWER_PART) from None
-            exact = stops_only_at_exactly_n(cls)  # an evict that overshoots breaks most checks of evict
-            if exact:
-                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{exact}", STOPS_AT_EXACTLY_N) from None
-            taken = takes_over(cls)  # the caller's pages on a cached prefix: wrong pages everywhere after
-            if taken:
-                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{taken}", TAKES_OVER) from None
-            cut = cut_to_a_page_count(cls)  # a match of the first len(ids) // page_size tokens: every match short
-            if cut:
-                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{cut}", MATCH_CUT_TO_A_PAGE_COUNT) from None
-            up = gathered_up(cls)  # pages listed from the deepest node up: every match over two nodes
-            if up:
-                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{up}", PAGES_GATHERED_UP) from None
-            kept = root_leaf_kept(cls)  # a freed leaf under the root left in the tree: its pages cached and free
-            if kept:
-                raise Mistake(f"{text.split('Hint: ')[0].rstrip()}{kept}", ROOT_LEAF_KEPT) from None
+            said = text.split("Hint: ")[0].rstrip()
+            for probe, hint in _PROBES:
+                found = probe(cls)
+                if found:
+                    raise Mistake(f"{said}{found}", hint) from None
             seen, why = kept_state(cls)  # an evict heap or a match kept from an earlier call: stale later
             if seen:  # a case that repeats an earlier case's message has the probe's words already
-                said = text.split("Hint: ")[0].rstrip()
                 raise Mistake(said if seen in said else f"{said}{seen}", why) from None
             if "Hint: " not in text:
                 raise
