@@ -42,6 +42,7 @@ from minisgl_edu.grading.detokenizer.common import (
     last_occurrence,
     repeated_at_finish,
 )
+from minisgl_edu.grading.detokenizer.empty_window import check_empty_window
 from minisgl_edu.grading.detokenizer.exact_case import CASE_SENSITIVE, changed_case, folded_at
 from minisgl_edu.grading.detokenizer.last_token_before import LAST_TOKEN_BEFORE, last_token_pieces
 from minisgl_edu.grading.detokenizer.special_before import SPECIAL_BEFORE, special_before_pieces
@@ -204,6 +205,16 @@ def play_base(cls: Any, scene: DetokScene) -> dict:
         for i, p in enumerate(together):
             out[f"request {'AB'[i]}, both streaming at once: the text of each add(), then finish()"] = p
     return out
+
+
+def play_base_named(cls: Any, scene: DetokScene) -> dict:
+    """play_base, and when the answer crashes, `check_empty_window`: an IndexError on a window that
+    decodes to no text is named (confirmed by a probe), others keep Python's own words."""
+    try:
+        return play_base(cls, scene)
+    except IndexError as e:
+        check_empty_window(cls, e)
+        raise
 
 
 def play_stretch(cls: Any, scene: DetokScene, reference: Any, judge: Callable[..., None]) -> dict:
@@ -404,7 +415,7 @@ def detokenizer_case(reference: Any, judge: Optional[Callable[..., None]] = None
     return generated(
         f"generated: {examples} streams, one or two at once",
         detok_scenes(),
-        play_base,
+        play_base_named,
         show,
         reference,
         hints,
