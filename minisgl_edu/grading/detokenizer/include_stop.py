@@ -58,6 +58,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
     _misses_a_stop_begun_in_returned_text,
     _stream,
 )
+from minisgl_edu.grading.detokenizer.paired_ends import check_paired_ends
 from minisgl_edu.grading.detokenizer.restarted_piece import restarted_at_the_stop
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.detokenizer.search_after_move import searched_after_the_move
@@ -119,6 +120,7 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         check_special_before(lambda tok: cls(tok, [], False))  # the base part's `before` kept special tokens
     if include:  # cut short by a stop string that is not in the text: find's -1 taken as a position
         check_absent_stop_read(pieces, expected, where, cls)
+        check_paired_ends(pieces, expected, where, cls)  # an end with another stop string's length
     winner, _ = _first_to_complete(full, stop)
     longest = max([len(s) for s in stop if s] or [1])
     shown = ""
