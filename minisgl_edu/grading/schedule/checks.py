@@ -24,6 +24,7 @@ from minisgl_edu.grading.schedule.budget_kept import check_budget_kept
 from minisgl_edu.grading.schedule.engine_fields import check_engine_fields, snapshot
 from minisgl_edu.grading.schedule.fit_after_undo import check_admitted
 from minisgl_edu.grading.schedule.last_token import check_last_token
+from minisgl_edu.grading.schedule.lpm_queue_positions import check_queue_positions
 from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
 from minisgl_edu.grading.schedule.running_alias import RUNNING_ALIASED, aliased_message
 from minisgl_edu.kvcache import OutOfPages, pages_for
@@ -195,7 +196,9 @@ def check_batch(s: Scheduler, batch, fn=None) -> None:
     for it in batch.items:
         assert isinstance(it, ScheduledReq), "a batch's items are ScheduledReq(req, start, num_tokens)"
         req = it.req
-        assert req.uid not in seen, f"request {req.uid} is twice in the batch"
+        if req.uid in seen:
+            check_queue_positions(fn, req.uid)  # the duplicate of positions used on the wrong list
+            raise AssertionError(f"request {req.uid} is twice in the batch")
         seen.add(req.uid)
         if it.num_tokens < 1:
             raise Mistake(
