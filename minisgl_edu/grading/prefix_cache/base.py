@@ -26,9 +26,10 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import require_passing
 from minisgl_edu.grading.prefix_cache.evict_count import PAGES_NOT_TOKENS, counts_tokens
 from minisgl_edu.grading.prefix_cache.eviction import case_locked_pressure, case_lru, case_parent_own_use
-from minisgl_edu.grading.prefix_cache.leaf_again import leaf_again_named
-from minisgl_edu.grading.prefix_cache.lock_order import lock_order_named
+from minisgl_edu.grading.prefix_cache.leaf_again import LEAF_PUSHED_AGAIN, leaf_pushed_again
+from minisgl_edu.grading.prefix_cache.lock_order import LOCK_MOVES_UP_FIRST, lock_moves_up_first
 from minisgl_edu.grading.prefix_cache.manager import case_manager, case_many_steps
+from minisgl_edu.grading.prefix_cache.probe_named import named_by_probe
 from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
 from minisgl_edu.grading.prefix_cache.tree import (
     A_PAGES,
@@ -494,7 +495,7 @@ CASES = [
     tree_case(reference),
 ]
 CASES = own_hints(CASES)  # a failed check's "Hint: ..." is the hint shown
-CASES = lock_order_named(CASES)  # a lock loop that counts one node too high is named first
-CASES = leaf_again_named(CASES)  # a KeyError from the evicted leaf pushed again, named when a probe confirms it
+CASES = named_by_probe(CASES, AssertionError, lock_moves_up_first, LOCK_MOVES_UP_FIRST)  # counts one node too high
+CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
 SYMBOL = "RadixCache"
 SOLUTION = reference

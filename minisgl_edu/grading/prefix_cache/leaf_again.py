@@ -1,6 +1,6 @@
 """Exercise 6: an evict that pushes the leaf it just evicted back onto its heap, read when the
 answer's code raised KeyError in a hand case (base.py and lfu.py wrap their hand cases with
-`leaf_again_named`).
+`named_by_probe`, probe_named.py).
 
 When a leaf's eviction leaves its parent childless and unlocked, the parent joins the candidates.
 Pushing `node` (the leaf just evicted) there instead of `parent` is a slip of the loop variable: the
@@ -13,12 +13,6 @@ with the key of that second leaf, leaving the parent in the tree.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-
-from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.feedback import explain
-
 LEAF_PUSHED_AGAIN = (
     "when a leaf's eviction leaves its parent childless and unlocked, push the parent onto the heap, not "
     "the leaf just evicted: pushing `node` instead of `parent` takes the same leaf off the heap again, and "
@@ -27,7 +21,7 @@ LEAF_PUSHED_AGAIN = (
 
 
 def leaf_pushed_again(cls) -> str:
-    """' (...)' saying how evict failed on a fresh tree when it took the leaf it had just evicted off
+    """What evict did on a fresh tree when it took the leaf it had just evicted off
     its heap again, in place of the parent that leaf left childless; else ''."""
     try:
         cache = cls(2)
@@ -47,28 +41,7 @@ def leaf_pushed_again(cls) -> str:
     except Exception:
         return ""
     return (
-        f". On a fresh tree, page size 2, [1, 2] -> [10] with two leaves [3, 4] -> [11] and [5, 5] -> [20], "
+        f"On a fresh tree, page size 2, [1, 2] -> [10] with two leaves [3, 4] -> [11] and [5, 5] -> [20], "
         f"evict(1) freed {first} (its parent kept a child); then evict(2) raised KeyError: {second}, the key of the "
         "leaf it had just evicted, and page 10, their parent's, stayed cached: that leaf came off the heap twice"
     )
-
-
-def _leaf_again_first(run):
-    """`run`, with a KeyError named as the evicted leaf pushed again when the probe confirms it."""
-
-    @functools.wraps(run)
-    def case(cls):
-        try:
-            run(cls)
-        except KeyError as e:
-            seen = leaf_pushed_again(cls)
-            if not seen:
-                raise
-            raise Mistake(f"{explain(e).message}{seen}", LEAF_PUSHED_AGAIN) from None
-
-    return case
-
-
-def leaf_again_named(cases: list[Case]) -> list[Case]:
-    """The hand-written cases of `cases` with `_leaf_again_first` around each."""
-    return [c if c.generated else dataclasses.replace(c, run=_leaf_again_first(c.run)) for c in cases]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, require_passing
-from minisgl_edu.grading.prefix_cache.leaf_again import leaf_again_named
+from minisgl_edu.grading.prefix_cache.leaf_again import LEAF_PUSHED_AGAIN, leaf_pushed_again
 from minisgl_edu.grading.prefix_cache.lfu_checks import (
     NEVER,
     NEW_LEAF_AT_ZERO,
@@ -42,14 +42,15 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
 )
 from minisgl_edu.grading.prefix_cache.lfu_counted_only import counted_leaves_only
 from minisgl_edu.grading.prefix_cache.lfu_engine import ENGINE_PAGES, ENGINE_REQUESTS, _reference_run, _run
-from minisgl_edu.grading.prefix_cache.lfu_heap_entry import heap_entry_named
+from minisgl_edu.grading.prefix_cache.lfu_heap_entry import HITS_TAKEN_FOR_THE_NODE, hits_taken_for_the_node
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
-from minisgl_edu.grading.prefix_cache.lfu_split_return import split_return_named
-from minisgl_edu.grading.prefix_cache.lfu_unmatched import unmatched_named
+from minisgl_edu.grading.prefix_cache.lfu_split_return import SPLIT_RETURNS_LOWER, split_returns_lower
+from minisgl_edu.grading.prefix_cache.lfu_unmatched import NO_COUNT_YET, no_count_for_unmatched
+from minisgl_edu.grading.prefix_cache.probe_named import named_by_probe
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
-from minisgl_edu.grading.prefix_cache.split_pages import split_pages_first
+from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.grading.prefix_cache.tree import POOL_PAGES, _evict, _insert, _match, _play, _workload
 from minisgl_edu.kvcache.radix_cache import RadixCache as PackageRadixCache
 
@@ -526,11 +527,13 @@ CASES = [
     ),
     tree_case(ReferenceLFURadixCache, lfu=True),
 ]
-CASES = unmatched_named(CASES)  # a KeyError from a leaf never matched, named when a probe confirms it
-CASES = split_pages_first(CASES)  # a split that cuts its pages in the wrong unit is named first
-CASES = split_return_named(CASES)  # a split that returns the lower part, named when a probe confirms it
-CASES = heap_entry_named(CASES)  # an AttributeError from the hit count taken for the node, when confirmed
-CASES = leaf_again_named(CASES)  # a KeyError from the evicted leaf pushed again, when confirmed
+# A hand case's failure that a probe confirms is named by that probe's hint (probe_named.py); each line wraps
+# the ones above it, so where two probes confirm, the lower line's hint is shown.
+CASES = named_by_probe(CASES, KeyError, no_count_for_unmatched, NO_COUNT_YET)  # a leaf never matched
+CASES = named_by_probe(CASES, Exception, split_pages_wrong, SPLIT_PAGES)  # pages cut in the wrong unit
+CASES = named_by_probe(CASES, Exception, split_returns_lower, SPLIT_RETURNS_LOWER)  # the lower part returned
+CASES = named_by_probe(CASES, AttributeError, hits_taken_for_the_node, HITS_TAKEN_FOR_THE_NODE)  # count for node
+CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
 SYMBOL = "LFURadixCache"
 SOLUTION = ReferenceLFURadixCache
 # The package's RadixCache is the base part's answer (the student's own from the base part is fine).

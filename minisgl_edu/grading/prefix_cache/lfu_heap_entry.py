@@ -1,6 +1,6 @@
 """Exercise 6's LFU stretch: an evict that takes the hit count off its heap entry where it needs the
 node, read when the answer's code raised AttributeError in a hand case (lfu.py wraps its hand cases
-with `heap_entry_named`).
+with `named_by_probe`, probe_named.py).
 
 An LFU heap entry sorts by its first fields, (hits, last use, ...), and carries the node last. Taking
 `heapq.heappop(heap)[0]` gives the hit count, an int, and the next `node.pages` raises AttributeError
@@ -10,12 +10,6 @@ on fresh trees of its own: one leaf matched 3 times, then 5 times, and the int e
 """
 
 from __future__ import annotations
-
-import dataclasses
-import functools
-
-from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.feedback import explain
 
 HITS_TAKEN_FOR_THE_NODE = (
     "evict took the first field of the heap entry, the hit count, where it needed the node: an entry "
@@ -39,7 +33,7 @@ def _stumbles_on(cls, hits: int):
 
 
 def hits_taken_for_the_node(cls) -> str:
-    """' (...)' saying what evict read a node's attribute on when it took the leaf's hit count for the
+    """What evict read a node's attribute on when it took the leaf's hit count for the
     node (confirmed with two counts); else ''."""
     try:
         got = [_stumbles_on(cls, hits) for hits in (3, 5)]
@@ -48,27 +42,6 @@ def hits_taken_for_the_node(cls) -> str:
     if not all(type(x) is int for x in got) or got != [3, 5]:
         return ""
     return (
-        ". On a fresh tree, page size 2, with [1, 1, 2, 2] on pages 20, 21 matched 3 times, evict(1) read an "
+        "On a fresh tree, page size 2, with [1, 1, 2, 2] on pages 20, 21 matched 3 times, evict(1) read an "
         "attribute of the int 3, and of the int 5 after 5 matches: the leaf's hit count, taken for the leaf"
     )
-
-
-def _heap_entry_first(run):
-    """`run`, with an AttributeError named as the hit count taken for the node when the probe confirms it."""
-
-    @functools.wraps(run)
-    def case(cls):
-        try:
-            run(cls)
-        except AttributeError as e:
-            seen = hits_taken_for_the_node(cls)
-            if not seen:
-                raise
-            raise Mistake(f"{explain(e).message}{seen}", HITS_TAKEN_FOR_THE_NODE) from None
-
-    return case
-
-
-def heap_entry_named(cases: list[Case]) -> list[Case]:
-    """The hand-written cases of `cases` with `_heap_entry_first` around each."""
-    return [c if c.generated else dataclasses.replace(c, run=_heap_entry_first(c.run)) for c in cases]

@@ -1,5 +1,5 @@
 """Exercise 6's LFU stretch: a split override that returns the lower part, read when a hand case fails
-(lfu.py wraps its hand cases with `split_return_named`).
+(lfu.py wraps its hand cases with `named_by_probe`, probe_named.py).
 
 walk() takes what split() returns as the node where the match ends, so split must return the upper
 part, the node that now holds the matched tokens. An override that copies the hit count to the new
@@ -11,12 +11,6 @@ such match on a fresh tree and compares its pages with the edge's lower part.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-
-from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.feedback import explain
-
 SPLIT_RETURNS_LOWER = (
     "split must return the upper part, the node that now holds the first n tokens: walk takes what split "
     "returns as the node where the match ends. After the cut, `node` is the lower part (the rest of the "
@@ -25,7 +19,7 @@ SPLIT_RETURNS_LOWER = (
 
 
 def split_returns_lower(cls) -> str:
-    """' (...)' saying what a match that ends inside an edge returned when it gave the edge's lower
+    """What a match that ends inside an edge returned when it gave the edge's lower
     part (the pages past the match) in place of its upper part; else ''."""
     try:
         cache = cls(2)
@@ -37,29 +31,7 @@ def split_returns_lower(cls) -> str:
     if list(pages) != [22] or not lower:
         return ""
     return (
-        ". On a fresh tree, page size 2, with [1, 1, 2, 2, 3, 3] on pages 20, 21, 22, match_prefix([1, 1, 2, 2, 9, 9]) "
+        "On a fresh tree, page size 2, with [1, 1, 2, 2, 3, 3] on pages 20, 21, 22, match_prefix([1, 1, 2, 2, 9, 9]) "
         "returned pages [22] and the node of key (3, 3), expected [20, 21] and the node of key (1, 1, 2, 2): the "
         "lower part of the cut edge, which the match did not reach, came back as the node it ended at"
     )
-
-
-def _split_return_first(run):
-    """`run`, with a failure of any kind named as split's return when the probe confirms it."""
-
-    @functools.wraps(run)
-    def case(cls):
-        try:
-            run(cls)
-        except Exception as e:  # a time-out is a BaseException: it is never read here
-            seen = split_returns_lower(cls)
-            if not seen:
-                raise
-            said = explain(e).message.split("Hint: ")[0].rstrip().rstrip(".")
-            raise Mistake(said if seen in said else f"{said}{seen}", SPLIT_RETURNS_LOWER) from None
-
-    return case
-
-
-def split_return_named(cases: list[Case]) -> list[Case]:
-    """The hand-written cases of `cases` with `_split_return_first` around each."""
-    return [c if c.generated else dataclasses.replace(c, run=_split_return_first(c.run)) for c in cases]

@@ -1,5 +1,5 @@
 """Exercise 6's LFU stretch: a KeyError named when its cause is a leaf no match has reached yet
-(lfu.py wraps its hand-written cases with `unmatched_named`).
+(lfu.py wraps its hand-written cases with `named_by_probe`, probe_named.py).
 
 An answer that keeps its hit counts in a dict and reads them as `hits[node]` has no entry for a leaf
 that insert added and no match has counted: evict raises KeyError as soon as such a leaf is a
@@ -9,12 +9,6 @@ the same page matched once before the evict does not.
 """
 
 from __future__ import annotations
-
-import dataclasses
-import functools
-
-from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.feedback import explain
 
 NO_COUNT_YET = (
     "a leaf that no match has reached yet has 0 hits, and it has no entry in your hit counts until a match "
@@ -36,34 +30,15 @@ def _evicts(cls, page_size: int, matched: bool) -> bool:
     return False
 
 
-def no_count_for_unmatched(cls, page_size: int = 2) -> bool:
-    """evict raises KeyError on a leaf that was only inserted, and not once it has been matched."""
+def no_count_for_unmatched(cls, page_size: int = 2) -> str:
+    """What evict did when it raised KeyError on a leaf that was only inserted, and not once that leaf
+    had been matched; else ''."""
     try:
-        return _evicts(cls, page_size, matched=False) and not _evicts(cls, page_size, matched=True)
+        if not _evicts(cls, page_size, matched=False) or _evicts(cls, page_size, matched=True):
+            return ""
     except Exception:
-        return False
-
-
-def _unmatched_first(run):
-    """`run`, with a KeyError named as a never-matched leaf's missing count when the probe confirms it."""
-
-    @functools.wraps(run)
-    def case(cls):
-        try:
-            run(cls)
-        except KeyError as e:
-            if not no_count_for_unmatched(cls):
-                raise
-            said = explain(e).message
-            raise Mistake(
-                f"{said}. A leaf that was inserted and never matched makes evict raise KeyError (one page "
-                "inserted, then evict(1)); matched once first, it is evicted",
-                NO_COUNT_YET,
-            ) from None
-
-    return case
-
-
-def unmatched_named(cases: list[Case]) -> list[Case]:
-    """The hand-written cases of `cases` with `_unmatched_first` around each."""
-    return [c if c.generated else dataclasses.replace(c, run=_unmatched_first(c.run)) for c in cases]
+        return ""
+    return (
+        "A leaf that was inserted and never matched makes evict raise KeyError (one page inserted, then "
+        "evict(1)); matched once first, it is evicted"
+    )

@@ -6,16 +6,10 @@ every node one place too high: the node locked gets nothing and the root gets 1.
 shows only a symptom (pages of a locked match still evictable, or the root's lock_ref at 2, which
 other mistakes give too), so `lock_moves_up_first` locks the deepest node of a fresh two-node path
 and reads lock_ref on the node, its parent and the root. base.py wraps its hand cases with
-`lock_order_named`.
+`named_by_probe` (probe_named.py).
 """
 
 from __future__ import annotations
-
-import dataclasses
-import functools
-
-from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.feedback import explain
 
 LOCK_MOVES_UP_FIRST = (
     "your lock loop steps to the parent before it counts, so it counts one node too high: the node "
@@ -25,7 +19,7 @@ LOCK_MOVES_UP_FIRST = (
 
 
 def lock_moves_up_first(cls) -> str:
-    """' (...)' saying what lock() did on a fresh path of two nodes when it counted the parent and the
+    """What lock() did on a fresh path of two nodes when it counted the parent and the
     root instead of the node and the parent; else ''."""
     try:
         cache = cls(2)
@@ -39,30 +33,8 @@ def lock_moves_up_first(cls) -> str:
     if got != (0, 1, 2):
         return ""
     return (
-        " (on a fresh tree, page size 2, with [1, 2, 3, 4, 5, 6] on pages 10, 11, 12 cut by [1, 2, 7, 7] into "
+        "On a fresh tree, page size 2, with [1, 2, 3, 4, 5, 6] on pages 10, 11, 12 cut by [1, 2, 7, 7] into "
         "[1, 2] -> [10] and [3, 4, 5, 6] -> [11, 12] below it, lock() on the node that match_prefix([1, 2, 3, 4, 5, 6]) "
         "returned left its lock_ref at 0, gave its parent 1 and the root 2: each count landed one node "
-        "above where it belongs)"
+        "above where it belongs"
     )
-
-
-def _lock_order_first(run):
-    """`run`, with a failed check named as the lock loop's order when the probe confirms it."""
-
-    @functools.wraps(run)
-    def case(cls):
-        try:
-            run(cls)
-        except AssertionError as e:
-            seen = lock_moves_up_first(cls)
-            if not seen:
-                raise
-            said = explain(e).message.split("Hint: ")[0].rstrip()
-            raise Mistake(said if seen in said else f"{said}{seen}", LOCK_MOVES_UP_FIRST) from None
-
-    return case
-
-
-def lock_order_named(cases: list[Case]) -> list[Case]:
-    """The hand-written cases of `cases` with `_lock_order_first` around each."""
-    return [c if c.generated else dataclasses.replace(c, run=_lock_order_first(c.run)) for c in cases]

@@ -9,7 +9,7 @@ partial-page match), so `split_pages_wrong` plays one split on a fresh tree of t
 and reads the two parts, through the given `Node` (`root`, `children`, `key`, `pages`).
 
 The base part's hand cases call it from `own_hints` (tree.py); the LFU stretch's hand cases are
-wrapped by `split_pages_first`, which also reads it when the answer's own code crashed (an LFU
+wrapped by `named_by_probe` (probe_named.py), which also reads it when the answer's own code crashed (an LFU
 `evict` that reads `node.pages[0]` of a lower part left with no pages raises IndexError first).
 
 It speaks only when that split really gives a part other pages than its key's: the edge was
@@ -19,12 +19,7 @@ its tree some other way, or that does not cut the edge on a match, is not looked
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from typing import Any, Optional
-
-from minisgl_edu.grading.core import Case, Mistake
-from minisgl_edu.grading.feedback import explain
 
 SPLIT_PAGES = (
     "a split cuts the key at n tokens but the pages at n // page_size: `pages` holds one id per page_size "
@@ -89,27 +84,3 @@ def split_pages_wrong(cls: Any) -> Optional[str]:
         f"{_PAGES[: _CUT // 2]}, and the lower part (key {_IDS[_CUT:]}) holds pages {low}, expected "
         f"{_PAGES[_CUT // 2 :]}.{_unit(up, low)}"
     )
-
-
-def _split_first(run):
-    """`run`, with a failure of any kind (a check, or a crash in the answer's code) named as the
-    split's when `split_pages_wrong` finds the answer's split gives a part other pages than its key's."""
-
-    @functools.wraps(run)
-    def case(cls):
-        try:
-            run(cls)
-        except Exception as e:  # a time-out is a BaseException: it is never read here
-            split = split_pages_wrong(cls)
-            if split is None:
-                raise
-            said = explain(e).message.split("Hint: ")[0].rstrip()
-            raise Mistake(f"{said} {split}" if said.endswith(".") else f"{said}. {split}", SPLIT_PAGES) from None
-
-    return case
-
-
-def split_pages_first(cases: list[Case]) -> list[Case]:
-    """The hand-written cases of `cases` with `_split_first` around each (the generated one compares
-    every step with the reference and has its own hints)."""
-    return [c if c.generated else dataclasses.replace(c, run=_split_first(c.run)) for c in cases]
