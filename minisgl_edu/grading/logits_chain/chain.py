@@ -84,6 +84,7 @@ PENALTY_MISTAKES = [
     "rep_neg_kept",
     "rep_per_occurrence",
     "freq_pres_prompt",
+    "freq_pres_added",
     "freq_once",
     "freq_normalised",
     "pres_per_occurrence",
@@ -191,7 +192,7 @@ def _chain(logits: torch.Tensor, reqs: list[Req], mistake: Optional[str] = None,
                 r = sp.presence_penalty * (count if mistake == "pres_per_occurrence" else 1)
                 if mistake == "pres_needs_freq" and sp.frequency_penalty == 0:
                     r = 0.0
-                row[t] = row[t] - f - r
+                row[t] = row[t] + f + r if mistake == "freq_pres_added" else row[t] - f - r
 
         def bias():
             for t, b in sp.logit_bias.items():

@@ -97,9 +97,9 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             if lost_copy is not None:
                 raise Mistake(*lost_copy)
             suspects = _suspects(mistakes, alone)
-            if "bias_on_model_logit" in suspects and not shows_on_probe(fn, "bias_on_model_logit", min_p):
-                # a biased token whose output occurrences went uncounted looks the same: the probe decides
-                suspects = [m for m in suspects if m != "bias_on_model_logit"]
+            # a biased token whose output occurrences went uncounted looks like bias_on_model_logit, and a
+            # penalty's sign is named only when the answer flips it alone as well: each one's probe decides
+            suspects = [m for m in suspects if m not in PROBED_IN_CASES or shows_on_probe(fn, m, min_p)]
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if hint == MIN_P_SHORTCUT_HINT and not shortcut_confirmed(fn, logits, reqs):
                 message, hint = f"row {i} ({_describe(reqs[i])}): {_first_difference(got[i], want[i], logits[i])}", ""
@@ -116,6 +116,7 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             raise Mistake(message, hint)
 
 
+PROBED_IN_CASES = ("bias_on_model_logit", "freq_pres_added")  # named by a hand case only when its probe agrees
 GREEDY_ROWS = "apply the chain to every row, greedy ones too"  # chain._explain_row's hint for a greedy row left alone
 
 

@@ -29,6 +29,9 @@ MISTAKES = {
     "output only (the repetition penalty is the one that also counts the prompt)",
     "freq_pres_pooled": "the frequency or presence penalty counted the output tokens of every row of the batch: "
     "a row counts only its own request's req.output_ids, never the tokens other rows generated",
+    "freq_pres_added": "the frequency and presence penalties were added to the logit, like the bias: they are "
+    "subtracted, so that a positive penalty makes a token the output already holds LESS likely (added, it makes "
+    "the model repeat itself more)",
     "freq_once": "the frequency penalty was subtracted once per token, as if it were the presence penalty: "
     "subtract frequency_penalty times the token's count in the output",
     "freq_normalised": "the frequency penalty was scaled by the token's share of the output, count / "
@@ -123,6 +126,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "rep_per_occurrence": "once per distinct token id, however often it occurs: scale each id of "
     "set(req.input_ids + req.output_ids) once, not every entry of the list",
     "freq_pres_prompt": FREQUENCY,
+    "freq_pres_added": "the sign of the frequency and presence penalties: subtract them (logit - count * "
+    "frequency_penalty - (count > 0) * presence_penalty); only logit_bias is added",
     "freq_once": FREQUENCY,
     "freq_pres_pooled": "count each row's own req.output_ids, not the outputs of the other rows of the batch",
     "freq_normalised": "subtract frequency_penalty times the token's raw count in req.output_ids, not count / "

@@ -1,4 +1,4 @@
-"""Probes of the answer itself, for exercise 7's hints: a penalty left out, or undone by the bias.
+"""Probes of the answer itself, for exercise 7's hints: a penalty left out, undone by the bias, or added.
 
 The generated case's hint (`logits_hint` in scenes.py) reads a shrunk row, and on a row whose every
 penalised token is also biased, three mistakes give the same numbers: the bias added to the model's
@@ -22,6 +22,12 @@ Presence left out of a row whose frequency_penalty is 0 (`pres_needs_freq`) give
 back, and so does an answer that skips output tokens that also occur in the prompt, on a shrunk row
 whose prompt holds its only output token. Its probe, presence 0.75 alone with an output token that is
 not in the prompt, tells them apart: only the first leaves that token unpenalised.
+
+Frequency and presence added to the logit like the bias (`freq_pres_added`) is named only when the answer
+adds them on a probe of its own too: a row of 2.0s, prompt [0], output [1, 1, 2], frequency 0.5 and
+presence 0.25, where token 1 must come out 0.75 and token 2 1.25 (added: 3.25 and 2.75). A row that a
+case's larger batch got wrong for another reason can land on the added numbers by chance; the probe
+asks the sign alone.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ PROBES = {
     "rep_waits_for_output": ([0, 1], [], UNDONE),
     "rep_prompt_only": ([0], [1], {"repetition_penalty": 2.0}),
     "pres_needs_freq": ([1], [0], {"presence_penalty": 0.75}),
+    "freq_pres_added": ([0], [1, 1, 2], {"frequency_penalty": 0.5, "presence_penalty": 0.25}),
 }
 
 
