@@ -34,7 +34,6 @@ from minisgl_edu.grading.allocator.contiguous_probes import (
     free_difference,
     good_free_failed,
     left_merge,
-    split_end_probe,
     unmerged_probe,
 )
 from minisgl_edu.grading.allocator.contiguous_reads import mispaired, read_runs, returned_pages, runs_counted
@@ -52,6 +51,7 @@ from minisgl_edu.grading.allocator.runs import (
     runs_as_ends,
     touching,
 )
+from minisgl_edu.grading.allocator.runs_snapshot import allocate_key_error
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.allocator.shortage import not_raised
 from minisgl_edu.grading.core import Case, Mistake, expect
@@ -136,7 +136,7 @@ class _Pair:
             )
             raise runs_counted(type(self.mine), seen) or Mistake(*refused(n, before)) from e
         except KeyError as e:
-            mistake = split_end_probe(type(self.mine), f"allocate({n}) raised KeyError: {e}", before, e)
+            mistake = allocate_key_error(type(self.mine), f"allocate({n}) raised KeyError: {e}", before, e)
             if mistake is None:
                 raise
             raise mistake from e
