@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
-from minisgl_edu.grading.abort.head_of_queue import head_skipped, skips_the_head
 from minisgl_edu.grading.abort.message_stop import check_stop
 from minisgl_edu.grading.abort.naive_handle import by_the_handle
 from minisgl_edu.grading.abort.one_try import one_try_mistake, stops_at_waiting_remove
-from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, row_zero, skips_row_zero
+from minisgl_edu.grading.abort.own_mark import row_kept
+from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, skips_row_zero
+from minisgl_edu.grading.abort.queue_copy import left_waiting
 from minisgl_edu.grading.abort.release_seen import aborting, changed, reads_first, watch
 from minisgl_edu.grading.core import Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, plugged
@@ -179,8 +180,8 @@ def check_gone(s: Scheduler, uid: int) -> None:
         f"the request (uid {uid}) is still in scheduler.reqs: the scheduler still counts it as live, and a "
         "second abort would free it again. Hint: pop it from scheduler.reqs"
     )
-    if any(r.uid == uid for r in s.waiting) and skips_the_head(s.abort_fn):
-        raise head_skipped(uid)
+    if any(r.uid == uid for r in s.waiting) and (mistake := left_waiting(s.abort_fn, uid)):
+        raise mistake
     if any(r.uid == uid for r in s.waiting):
         raise Mistake(
             f"the request (uid {uid}) is still in the waiting queue (scheduler.waiting)",
@@ -256,10 +257,10 @@ def check_row(s: Scheduler, row: int) -> None:
     """`row` is the request's page-table row before the abort (-1: it had none)."""
     if row < 0 or row not in s.cache.page_table.used_rows():
         return
-    # the row-0 probe builds a scheduler on the shared engine, which resets this one's rows: run it
+    # the probes (row_kept) build a scheduler on the shared engine, which resets this one's rows: run them
     # only once the row is known to be still held
-    if row == 0 and skips_row_zero(s.abort_fn):
-        raise row_zero(row)
+    if mistake := row_kept(s, row):
+        raise mistake
     kept = f"the request's page-table row ({row}) was not given back"
     raise by_the_handle(s, kept) or AssertionError(f"{kept}. Hint: {RELEASE_HINT}")
 
@@ -319,8 +320,8 @@ def check_waiting_released(s: Scheduler, row: int, free_before: int) -> None:
     if row < 0 or row not in s.cache.page_table.used_rows() or s.cache.num_free != free_before:
         return
     held = len(s.cache.page_table.pages[row])
-    if row == 0 and skips_row_zero(s.abort_fn):
-        raise row_zero(row)
+    if mistake := row_kept(s, row):
+        raise mistake
     raise Mistake(
         f"the request was aborted part-way through its chunked prefill, while still in scheduler.waiting: your "
         f"abort gave back nothing of what it held (its page-table row {row} and its {held} page(s) are still "
