@@ -180,6 +180,30 @@ def test_a_looping_answer_fails_its_case_on_the_time_limit():
         assert r.where and r.where.startswith(__file__), r.where
 
 
+def test_cases_after_a_time_out_get_a_share_of_their_limit():
+    from minisgl_edu.grading.core import AFTER_A_TIMEOUT, Case, run_cases
+
+    def loops(impl):
+        while impl():
+            pass
+
+    def returns(impl):
+        assert impl() in (True, False)
+
+    # each case's own limit, 2 s: the first loop runs to it, the one after it to a tenth of it
+    cases = [Case("fine", returns, time_limit=2.0)] + [Case(f"loop {i}", loops, time_limit=2.0) for i in range(2)]
+    res = run_cases("looping", cases, lambda: True)
+    fine, first, second = res.results
+    assert fine.passed and not fine.timed_out
+    assert first.timed_out and "did not finish within 2 s" in first.message, first.message
+    assert "a case before this one" not in first.message
+    assert second.timed_out and f"did not finish within {2.0 * AFTER_A_TIMEOUT:g} s" in second.message, second.message
+    assert "a case before this one ran past its limit" in second.message
+    # a limit given for the whole grading (the mutation suite's TIME_LIMIT) stays as it is
+    again = run_cases("looping", cases[1:], lambda: True, time_limit=0.3)
+    assert all(r.timed_out and "within 0.3 s" in r.message for r in again.results), again.report()
+
+
 def test_time_limit_gives_an_armed_timer_back():
     import signal
 

@@ -42,6 +42,9 @@ from minisgl_edu.grading.own_code import not_own_code
 
 UNIT_LIMIT = 60.0  # seconds; a correct unit case takes milliseconds
 ENGINE_LIMIT = 300.0  # a few short requests on the real model (model loading is not counted)
+# Once a case ran past its limit, the answer most likely loops and would loop in the next cases too:
+# each later case gets this share of its limit, still far above what a right answer needs.
+AFTER_A_TIMEOUT = 0.1
 
 
 class Mistake(AssertionError):
@@ -100,6 +103,7 @@ class CaseResult:
     message: str = ""
     hint: str = ""
     where: Optional[str] = None  # "file:line" of the student's code the message points at
+    timed_out: bool = False  # ran past its time limit
 
 
 @dataclass
@@ -153,9 +157,8 @@ def run_case(case: Case, impl: Any, limit: Optional[float] = None) -> CaseResult
             case.run(impl)
     except (Exception, SystemExit, CaseTimeout) as e:  # KeyboardInterrupt still stops the grader
         fb = explain(e)
-        return CaseResult(
-            case.name, False, fb.message, getattr(e, "hint", "") or crash_hint(e, case.hint, "The case: "), fb.where
-        )
+        hint = getattr(e, "hint", "") or crash_hint(e, case.hint, "The case: ")
+        return CaseResult(case.name, False, fb.message, hint, fb.where, timed_out=isinstance(e, CaseTimeout))
     return CaseResult(case.name, True)
 
 
@@ -170,16 +173,25 @@ def run_cases(
     """Grade `impl` on `cases`. `reference` is the package's answer, one object or a list of them
     (the first is the one whose shape `impl` must have: a function or a class): an `impl` that uses
     any of them fails every case (unless `allow_reference`, for checking the reference itself).
-    `time_limit` overrides every case's limit."""
+    `time_limit` overrides every case's limit; without it, the cases after one that ran past its limit
+    get AFTER_A_TIMEOUT of theirs, so that an answer that loops costs one full limit, not one per case."""
     result = GradeResult(exercise)
     refs = list(reference) if isinstance(reference, (list, tuple)) else [] if reference is None else [reference]
     problem = _wrong_shape(impl, refs[0]) if refs else None
     hint = SHAPE_HINT
     if problem is None and refs and not allow_reference:
         problem, hint = not_own_code(impl, refs), OWN_CODE_HINT
+    looped = False
     for case in cases:
         if problem:  # the rule it breaks is not the case's: its own hint, not the case's
             result.results.append(CaseResult(case.name, False, problem, hint))
-        else:
-            result.results.append(run_case(case, impl, time_limit))
+            continue
+        limit = time_limit or (case.limit * AFTER_A_TIMEOUT if looped else None)
+        r = run_case(case, impl, limit)
+        if r.timed_out and looped and not time_limit:
+            r.message += (
+                f" (a case before this one ran past its limit, so this one had {AFTER_A_TIMEOUT:.0%} of its own)"
+            )
+        looped = looped or r.timed_out
+        result.results.append(r)
     return result
