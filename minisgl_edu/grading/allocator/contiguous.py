@@ -37,6 +37,7 @@ from minisgl_edu.grading.allocator.contiguous_probes import (
     unmerged_probe,
 )
 from minisgl_edu.grading.allocator.contiguous_reads import mispaired, read_runs, returned_pages, runs_counted
+from minisgl_edu.grading.allocator.filtered_position import filtered_position_probe
 from minisgl_edu.grading.allocator.frees import free_nothing
 from minisgl_edu.grading.allocator.one_index import one_index
 from minisgl_edu.grading.allocator.refusals import other_error, other_refusal, other_why
@@ -102,13 +103,8 @@ class _Pair:
                 why = "runs must be sorted by their start"
             else:
                 why = touching(got_runs) or ""
-                mistake = (
-                    left_merge(
-                        type(self.mine), f"after {after}, your runs are {got_runs}, expected {want_runs}", bool(why)
-                    )
-                    if freed
-                    else None
-                )
+                told = f"after {after}, your runs are {got_runs}, expected {want_runs}"
+                mistake = left_merge(cls, told, bool(why)) if freed else None
                 if mistake is not None:
                     raise mistake
                 if why:
@@ -146,8 +142,12 @@ class _Pair:
         if got != want:
             msg, hint = _wrong_pages(n, before, got, want, why)
             seen = f"allocate({n}) with free runs {before} gave {got}, expected {want}"
+            cls = type(self.mine)
             raise (
-                unmerged_probe(type(self.mine), seen) or closest_size_probe(type(self.mine), msg) or Mistake(msg, hint)
+                unmerged_probe(cls, seen)
+                or closest_size_probe(cls, msg)
+                or filtered_position_probe(cls, seen)  # seen, not msg: msg may call the pages first fit
+                or Mistake(msg, hint)
             )
         overlap = sorted(p for start, length in read_runs(self.mine) for p in range(start, start + length) if p in got)
         expect(

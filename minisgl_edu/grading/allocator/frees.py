@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.checked_copy import checked_a_copy
 from minisgl_edu.grading.allocator.falsy_record import first_allocation_refused
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, past_the_end, refusal_marks
 from minisgl_edu.grading.allocator.scenes import _num_free
@@ -334,9 +335,8 @@ def _must_refuse(a, pages: list[int], why: str, hint: str = NOT_IN_USE) -> None:
                 "with it before checking it",
                 PAST_THE_END,
             ) from e
-        raise Mistake(
-            f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError", "raise ValueError"
-        ) from e
+        seen = f"free({pages!r}) raised {type(e).__name__}; {why} must raise ValueError"
+        raise checked_a_copy(type(a), pages, seen, e) or Mistake(seen, "raise ValueError") from e
     if _shared_between_allocators(type(a)):
         raise Mistake(
             f"free({pages!r}) was accepted: {why} must raise ValueError. Your allocators share their pages in "
