@@ -286,6 +286,7 @@ def _two_new_exact_fit(fn) -> None:
             "from its cached_len, which is still 0 in this call",
             HELD_FROM_CACHED_LEN,
         )
+    refuse_full_last_page(fn, req, why)  # 516 tokens: an odd number of whole pages
     admitted_now(s, req, why)
     expect(batch, ("prefill", [(0, 0, 6), (1, 0, 6)]), "both new requests fit exactly: prefill both")
 

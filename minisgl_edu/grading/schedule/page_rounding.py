@@ -7,6 +7,8 @@ partly empty, but a run that fills its last page exactly gets one page too many.
 such runs, so that answer is refused there like one that compares with `<` instead of `<=`. The
 probe below runs the answer alone on the whole pool twice, with runs of the same page count that
 end one token short of a page boundary and exactly on it: only the extra page tells them apart.
+The exact-fit cases call `refuse_full_last_page`, which also asks round_half.py about the other
+rounding that over-counts whole pages, round(final / page_size + 0.5).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import waiting
 from minisgl_edu.grading.schedule.checks import admits, sched
+from minisgl_edu.grading.schedule.round_half import refuse_odd_whole_pages
 
 ONE_PAGE_TOO_MANY = (
     "round a request's pages up with pages_for(len(req.input_ids) + req.max_new_tokens, page_size), that is "
@@ -46,7 +49,8 @@ def full_last_page_message(fn) -> str:
 
 
 def refuse_full_last_page(fn, req, why: str) -> None:
-    """In an exact-fit case: `req` was refused, and `fn` counts a full last page one too many."""
+    """In an exact-fit case: `req` was refused, and `fn` counts a full last page one too many (either way)."""
     full_page = full_last_page_message(fn) if req.table_idx < 0 else ""
     if full_page:
         raise Mistake(f"request {req.uid} was not admitted, but {why}.{full_page}", ONE_PAGE_TOO_MANY)
+    refuse_odd_whole_pages(fn, req, why)
