@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Optional
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.abort.message_stop import check_stop
 from minisgl_edu.grading.abort.naive_handle import by_the_handle
-from minisgl_edu.grading.abort.one_try import one_try_mistake, stops_at_waiting_remove
+from minisgl_edu.grading.abort.one_try import left_running
 from minisgl_edu.grading.abort.own_mark import row_kept
 from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, skips_row_zero
 from minisgl_edu.grading.abort.queue_copy import left_waiting
@@ -189,8 +189,8 @@ def check_gone(s: Scheduler, uid: int) -> None:
             "somewhere in that deque, not necessarily the head; look for it there whatever its status (WAITING, "
             "or PREFILLING once admitted) or its row",
         )
-    if any(r.uid == uid for r in s.running) and stops_at_waiting_remove(s.abort_fn):
-        raise one_try_mistake(uid)
+    if any(r.uid == uid for r in s.running) and (mistake := left_running(s.abort_fn, uid)):
+        raise mistake
     assert all(r.uid != uid for r in s.running), (
         f"the request (uid {uid}) is still in the running set (scheduler.running). Hint: remove that request "
         "itself from the list"

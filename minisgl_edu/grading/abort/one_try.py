@@ -7,13 +7,16 @@ request stays in `scheduler.running`. A request left in `scheduler.running` is a
 that never touches that list leaves, so the probe checks the cause itself: on a scheduler of its
 own, it aborts one decoding request with a `scheduler.waiting` that records each remove() that
 raised, and names this mistake only when waiting.remove(req) raised for that request, the abort
-still returned, and the request is still in `scheduler.running`.
+still returned, and the request is still in `scheduler.running`. `left_running` asks it first, then
+`own_mark`'s probe of a queue chosen by the status the abort has just set.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from typing import Optional
 
+from minisgl_edu.grading.abort.own_mark import queue_after_its_own_mark
 from minisgl_edu.grading.abort.probes import probe_uid, scheduler_with
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import decoding
@@ -62,3 +65,10 @@ def one_try_mistake(uid: int) -> Mistake:
         "request is not waiting); your code caught it and went on, and the request stayed in scheduler.running",
         ONE_TRY,
     )
+
+
+def left_running(fn, uid: int) -> Optional[Mistake]:
+    """Why the request `uid` is still in scheduler.running, when a probe confirms the cause."""
+    if stops_at_waiting_remove(fn):
+        return one_try_mistake(uid)
+    return queue_after_its_own_mark(fn, uid, "running")

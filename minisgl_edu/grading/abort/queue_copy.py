@@ -7,7 +7,8 @@ copy and stays in the deque, where the next step schedules it again. A request l
 or row), so the probe checks the cause itself: on a scheduler of its own, one request waits; it
 aborts it while a profiler notes every list.remove() called, and names this mistake only when the
 request stayed in scheduler.waiting and was removed from a list (neither queue) that held exactly
-the waiting queue's requests.
+the waiting queue's requests. `left_waiting` asks the head-of-queue probe first, this one next, and
+last `own_mark`'s probe of a queue chosen by the status the abort has just set.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from typing import Optional
 
 from minisgl_edu.grading.abort.head_of_queue import head_skipped, skips_the_head
+from minisgl_edu.grading.abort.own_mark import queue_after_its_own_mark
 from minisgl_edu.grading.abort.probes import probe_uid, scheduler_with
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import waiting
@@ -63,4 +65,4 @@ def left_waiting(fn, uid: int) -> Optional[Mistake]:
             "(list(scheduler.waiting)), not from scheduler.waiting itself",
             FROM_A_COPY,
         )
-    return None
+    return queue_after_its_own_mark(fn, uid, "waiting")
