@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import require_passing
+from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.grading.prefix_cache.evict_count import PAGES_NOT_TOKENS, counts_tokens
 from minisgl_edu.grading.prefix_cache.eviction import case_locked_pressure, case_lru, case_parent_own_use
 from minisgl_edu.grading.prefix_cache.leaf_again import LEAF_PUSHED_AGAIN, leaf_pushed_again
@@ -31,6 +32,7 @@ from minisgl_edu.grading.prefix_cache.lock_order import LOCK_MOVES_UP_FIRST, loc
 from minisgl_edu.grading.prefix_cache.manager import case_manager, case_many_steps
 from minisgl_edu.grading.prefix_cache.probe_named import named_by_probe
 from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
+from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, children_shared
 from minisgl_edu.grading.prefix_cache.tree import (
     A_PAGES,
     LRU_HINT,
@@ -497,5 +499,6 @@ CASES = [
 CASES = own_hints(CASES)  # a failed check's "Hint: ..." is the hint shown
 CASES = named_by_probe(CASES, AssertionError, lock_moves_up_first, LOCK_MOVES_UP_FIRST)  # counts one node too high
 CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
+CASES = named_by_probe(CASES, CaseTimeout, children_shared, SHARED_CHILDREN)  # a cycle: nodes() never returns
 SYMBOL = "RadixCache"
 SOLUTION = reference

@@ -8,6 +8,10 @@ from the wrong `children` dict and raises KeyError, which says nothing about the
 speaks when the answer's own `lock` on a copy of the tree confirms it: lock(child) leaves the holder's
 `lock_ref` unchanged. A class that keeps its tree some other way (no `children` dict, no `parent`, or
 `parent` left None) is not looked at.
+
+The walk visits each node once, so a tree with a cycle does not hang the grader: a node that hangs in
+its own children is named when shared_children.py's probe confirms a split that shares one children
+dict between its two parts (before the answer's own `nodes()` walks into the cycle and runs out of time).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import copy
 from typing import Any, Optional
 
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, children_shared
 
 PARENT_NOT_SET = (
     "when split hangs the lower part in the new upper node's children, set the lower part's parent to "
@@ -24,21 +29,29 @@ PARENT_NOT_SET = (
 )
 
 
-def _stale_link(cache: Any) -> Optional[tuple[Any, Any]]:
-    """The first (holder, child) where `child` is in `holder.children` but `child.parent` is another
-    node (not None); the root as holder is skipped (lock never counts on the root)."""
-    root = getattr(cache, "root", None)
-    stack = [root]
+def _links(cache: Any) -> list[tuple[Any, Any]]:
+    """Every (holder, child) where `child` is in `holder.children`, from the root down; each node is
+    walked once, so a cycle ends the walk instead of looping."""
+    out, seen, stack = [], set(), [getattr(cache, "root", None)]
     while stack:
         node = stack.pop()
         children = getattr(node, "children", None)
-        if not isinstance(children, dict):
+        if id(node) in seen or not isinstance(children, dict):
             continue
-        for child in children.values():
-            parent = getattr(child, "parent", None)
-            if node is not root and parent is not None and parent is not node:
-                return node, child
-            stack.append(child)
+        seen.add(id(node))
+        out += [(node, child) for child in children.values()]
+        stack.extend(children.values())
+    return out
+
+
+def _stale_link(cache: Any) -> Optional[tuple[Any, Any]]:
+    """The first (holder, child) where `child.parent` is another node than `holder` (not None); the
+    root as holder is skipped (lock never counts on the root)."""
+    root = getattr(cache, "root", None)
+    for node, child in _links(cache):
+        parent = getattr(child, "parent", None)
+        if node is not root and parent is not None and parent is not node:
+            return node, child
     return None
 
 
@@ -61,13 +74,19 @@ def _says(node: Any, root: Any) -> str:
 
 
 def check_parent_links(cache: Any, call: str) -> None:
-    """Raise the parent-pointer mistake when a child's `parent` is not the node that holds it and the
+    """Raise the shared-children mistake when a node hangs in its own children and the probe confirms
+    it, or the parent-pointer mistake when a child's `parent` is not the node that holds it and the
     answer's lock climbs past that node."""
+    root = getattr(cache, "root", None)
+    looped = next((child for holder, child in _links(cache) if child is holder), None)
+    if looped is not None:  # the answer's nodes() would never return: named only when a split does it
+        seen = children_shared(type(cache))
+        if seen:
+            raise Mistake(f"after {call}, {_says(looped, root)} hangs in its own children{seen}", SHARED_CHILDREN)
     found = _stale_link(cache)
     if found is None or not _lock_skips(cache, *found):
         return
     holder, child = found
-    root = getattr(cache, "root", None)
     raise Mistake(
         f"after {call}, {_says(child, root)} hangs in the children of {_says(holder, root)}, but its parent is "
         f"{_says(child.parent, root)}: lock() on it went past {_says(holder, root)} (its lock_ref did not "

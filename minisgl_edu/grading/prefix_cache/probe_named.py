@@ -6,8 +6,10 @@ share: a KeyError, a page too many, a lock count off by one. Each probe module o
 hint that names it, and a probe that plays it on a fresh tree of the answer's class and says what it
 saw there ('' when the answer does not behave so). `named_by_probe` wraps a grader's hand-written
 cases with one such pair: when a case fails and the probe confirms, the student reads the case's
-own message, what the probe saw, and the probe's hint. The generated phase compares every step
-with the reference and has hints of its own, so its case is left as it is.
+own message, what the probe saw, and the probe's hint. A case that ran out of time is wrapped only
+when asked for (`catches` CaseTimeout): its probe must then bound its own run, as the case's timer
+has already fired. The generated phase compares every step with the reference and has hints of its
+own, so its case is left as it is.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.feedback import explain
 
 
-def named_by_probe(cases: list[Case], catches: type[Exception], probe: Callable[[Any], Any], hint: str) -> list[Case]:
+def named_by_probe(
+    cases: list[Case], catches: type[BaseException], probe: Callable[[Any], Any], hint: str
+) -> list[Case]:
     """The hand-written cases of `cases`, each raising Mistake(message, `hint`) when it raised
     `catches` and `probe(cls)` returned a finding; any other failure is raised as it was."""
 
@@ -29,7 +33,7 @@ def named_by_probe(cases: list[Case], catches: type[Exception], probe: Callable[
         def case(cls):
             try:
                 run(cls)
-            except catches as e:  # a time-out is a BaseException: it is never caught here
+            except catches as e:  # a time-out (a BaseException) only when `catches` is CaseTimeout
                 seen = probe(cls)
                 if not seen:
                     raise

@@ -33,6 +33,7 @@ from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.node_up import PAGES_GATHERED_UP, gathered_up
 from minisgl_edu.grading.prefix_cache.root_leaf import ROOT_LEAF_KEPT, root_leaf_kept
+from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, children_shared
 from minisgl_edu.grading.prefix_cache.split_children import SPLIT_CHILDREN, children_moved_up
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
@@ -60,16 +61,12 @@ _PROBES = (
 
 def _own_hint(run):
     """A failed check whose message ends in "Hint: ..." shows that hint, its own mistake's, in place
-    of the case's (which only names the part of the contract the case plays). Any failed check first
-    plays one split on a fresh tree (split_pages.py): a split that gives its parts other pages than
-    their keys' is named as the cause, whatever symptom the check saw; then the probes of `_PROBES`, in
-    turn: a split that hands the cut node's children to the upper part (split_children.py), a match
-    that took the whole edge's pages before cutting it (edge_pages.py), a split at an edge's end that
-    leaves an empty lower part (edge_end.py), an evict that stops only at exactly n pages (exact_n.py),
-    an insert that puts the caller's pages on a cached prefix (takes_over.py), a match cut to
-    len(ids) // page_size tokens (match_cut.py), pages listed from the deepest node up (node_up.py), a
-    freed leaf under the root left in the tree (root_leaf.py); last, state kept from an earlier call,
-    an evict's heap or a match's answer (kept_state.py)."""
+    of the case's (which names only the part of the contract the case plays). Any failed check first
+    plays a split on a fresh tree for a lower part left in its own children (shared_children.py: a
+    cycle, which every later probe's walk would go round), then for parts given other pages than
+    their keys' (split_pages.py), named as the cause whatever symptom the check saw; then the probes
+    of `_PROBES` in turn (each module says its mistake); last, state kept from an earlier call, an
+    evict's heap or a match's answer (kept_state.py)."""
 
     @functools.wraps(run)
     def case(cls):
@@ -79,10 +76,13 @@ def _own_hint(run):
             text = str(e)
             if not (isinstance(e, Mistake) or raised_by_grader(e)):
                 raise
+            said = text.split("Hint: ")[0].rstrip()
+            looped = children_shared(cls)  # first: every later probe walks a tree that a split makes cyclic
+            if looped:
+                raise Mistake(said if looped in said else f"{said}{looped}", SHARED_CHILDREN) from None
             split = split_pages_wrong(cls)  # the usual cause of pages a match should not have
             if split is not None:
-                raise Mistake(f"{text.split('Hint: ')[0].rstrip()} {split}", SPLIT_PAGES) from None
-            said = text.split("Hint: ")[0].rstrip()
+                raise Mistake(f"{said} {split}", SPLIT_PAGES) from None
             for probe, hint in _PROBES:
                 found = probe(cls)
                 if found:
