@@ -56,6 +56,7 @@ from minisgl_edu.grading.detokenizer.stale_before import check_stale_before
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.detokenizer.stripped_tail import check_stripped_tail
 from minisgl_edu.grading.detokenizer.tail_lengths import check_every_tail_length, check_longest_start_tried
+from minisgl_edu.grading.detokenizer.unfinished_tail import check_unfinished_before_eos, check_unfinished_character
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE_PLAYS, check_whitespace_kept
 from minisgl_edu.grading.harness import PROMPTS, reference_run, tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
@@ -305,33 +306,10 @@ def case_held_back_at_finish(cls):
         f"the pieces {pieces!r} join to {joined!r}, expected {text!r}: the request ended while "
         f"'three' was held back as a possible start of {stop!r}, and finish() must return it"
     )
-    _check_unfinished_character(cls)
+    check_unfinished_character(cls)
+    check_unfinished_before_eos(cls)  # the same bytes, then the EOS: still flushed
     check_context_in_finish(cls)  # the unfinished tokens decoded with the token before them
     check_final_flush_cut(cls)  # their text completes a stop string begun in the held-back tail
-
-
-UNFINISHED_AT_FINISH = (
-    "finish() returns what is still held back, whole or not: the tokens of a character left unfinished when "
-    "the request ends (max_tokens can cut it) decode to '\\ufffd', and that is part of the answer"
-)
-
-
-def _check_unfinished_character(cls) -> None:
-    """A stream cut by max_tokens inside a character: '🚀' is three byte tokens and only two came. The
-    pieces must join to the decode of every token, the last ones' '\\ufffd' included."""
-    ids = tokenizer().encode("one two 🚀")[:-1]  # 'one', ' two', then two of the rocket's three byte tokens
-    full = _full(ids)
-    assert full.endswith(REPLACEMENT), "setup: the stream must end inside a character"
-    pieces = _stream(cls, ids)
-    joined = "".join(pieces)
-    if repeated_at_finish(pieces, full):
-        check_joined_to(pieces, full)
-    expect(
-        joined == full,
-        f"the pieces {pieces!r} join to {joined!r}, expected {full!r}: the request ended (cut by max_tokens) "
-        "after two of the three byte tokens of '🚀', and finish() must return their text as decode gives it",
-        UNFINISHED_AT_FINISH,
-    )
 
 
 def case_earliest_stop(cls):
