@@ -17,10 +17,12 @@ from minisgl_edu.grading.finish.diagnoses import (
     FIRST_STOPS_ONLY,
     IGNORED_EOS_TIE,
     LENGTH_WITH_STOPS,
+    NORMALIZED,
     PLACES,
     folds_case,
     ignored_eos_ties,
     length_skipped_with_stops,
+    normalizes_unicode,
     stops_read,
 )
 from minisgl_edu.grading.finish.expect import _expect, _spans
@@ -249,6 +251,20 @@ def case_stop_across_tokens(fn):
     except Mistake as e:
         if folds_case(fn):
             e.hint = CASE_SENSITIVE
+        raise
+    # the same characters in another Unicode form are other text: 'e' + U+0301 is not the code point 'é'
+    try:
+        _expect(
+            fn,
+            _req(_ids(" cafe\u0301 ok"), stop=["caf\u00e9"]),
+            None,
+            "the output ' cafe\\u0301 ok' writes é as 'e' + U+0301 (a combining accent), the stop string 'café' as "
+            "one code point, U+00E9: they print alike but are other text, so this output does not hold the stop string",
+        )
+    except Mistake as e:
+        if normalizes_unicode(fn):
+            e.args = (f"{e}; for the output ' cafe ok', with no accent, your check goes on: it normalizes the text",)
+            e.hint = NORMALIZED
         raise
 
 
