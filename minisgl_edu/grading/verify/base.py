@@ -102,7 +102,7 @@ def case_max_new_tokens(fn):
 
 
 def case_stop_within_run(fn):
-    one, two, three, four, five = _w(" one", " two", " three", " four", " five")
+    one, two, three, four, five, nl = _w(" one", " two", " three", " four", " five", "\n")
     _check(
         fn,
         _req([one], 3, stop=("two three",)),
@@ -116,6 +116,14 @@ def case_stop_within_run(fn):
         [two, three, four],
         [two, three, four, five],
         "the second stop string spans accepted drafts 1 and 2",
+    )
+    _check(
+        fn,
+        _req([one], 3, stop=("one two",)),
+        [nl, two, three],
+        [nl, two, three, four],
+        "' one', a newline and ' two' read like the stop string 'one two', but a newline is not its space: "
+        "no stop string shows",
     )
 
 

@@ -26,6 +26,7 @@ from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.repeated import PLACE_BY_VALUE, PLACE_BY_VALUE_HINT, finds_places_by_value, run_repeats
 from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.skipped import skipped_check
+from minisgl_edu.grading.verify.whitespace import WHITESPACE, WHITESPACE_HINT, loosens_it_here
 from minisgl_edu.grading.verify.window import window_class
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 from minisgl_edu.scheduler.verify_step import verify_step as package_step
@@ -98,6 +99,9 @@ def diagnose(
     tail = window_class(fn, req, drafts, targets, got) if first in ("tokens", "finish_reason") else None
     if tail:
         return f"{text}. {tail[0].upper()}{tail[1:]}", tail
+    # a stop string found in text whose whitespace differs from it: no mistake of the list gives that
+    if first in ("tokens", "finish_reason") and loosens_it_here(fn, req, drafts, targets, got):
+        return f"{text}. {WHITESPACE[0].upper()}{WHITESPACE[1:]}", WHITESPACE_HINT
     variants = {m: _step(req, drafts, targets, m) for m in mistakes}
     whole = [m for m, r in variants.items() if r == got]
     # a mistake whose result differs first in another field would name another mistake than this one
