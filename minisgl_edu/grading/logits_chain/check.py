@@ -33,11 +33,12 @@ from minisgl_edu.grading.logits_chain.chain import (
 )
 from minisgl_edu.grading.logits_chain.copy_per_row import copy_per_row
 from minisgl_edu.grading.logits_chain.copy_writes import copy_write_mistake
+from minisgl_edu.grading.logits_chain.grammar_links import grammar_links_skipped
 from minisgl_edu.grading.logits_chain.kept_state import kept_between_calls
 from minisgl_edu.grading.logits_chain.late_binding import last_request_links
 from minisgl_edu.grading.logits_chain.lost_links import _sampling, lost_links
 from minisgl_edu.grading.logits_chain.min_p_axis import over_the_batch, shortcut_confirmed
-from minisgl_edu.grading.logits_chain.mistakes import MISTAKES
+from minisgl_edu.grading.logits_chain.mistakes import MISTAKES, OWN_VALUES
 from minisgl_edu.grading.logits_chain.neutral import below_neutral_skipped
 from minisgl_edu.grading.logits_chain.readings import read_difference
 from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
@@ -53,10 +54,11 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py), an
     earlier row's min_p carried to a row without one (carried_min_p.py), every row given the last request's links by
     closures called after the loop (late_binding.py), every row but the last lost to a copy made inside the loop
-    (copy_per_row.py), one request's setting used for every row (borrowed.py), a
-    penalty below neutral skipped (neutral.py), a link written into a copy made by indexing (copy_writes.py), a
-    known mistake (mistakes.py), changes that never reached the returned tensor (lost_links.py), or what the
-    difference is (readings.py). A crash is first read by bitmask_rows.py."""
+    (copy_per_row.py), one request's setting used for every row (borrowed.py), a penalty below neutral skipped
+    (neutral.py), a link written into a copy made by indexing (copy_writes.py), the penalties or bias left out on
+    a row with a grammar (grammar_links.py), a known mistake (mistakes.py), changes that never reached the
+    returned tensor (lost_links.py), or what the difference is (readings.py). Another row's values are blamed
+    (chain.py) only when the row is right on its own. A crash is first read by bitmask_rows.py."""
     got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())
@@ -96,12 +98,17 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             lost_copy = copy_write_mistake(fn, i, got, want, logits, reqs, min_p)  # a write into an indexing's copy
             if lost_copy is not None:
                 raise Mistake(*lost_copy)
+            masked_only = grammar_links_skipped(fn, i, got, want, logits, reqs, min_p)  # a grammar row: mask alone
+            if masked_only is not None:
+                raise Mistake(*masked_only)
             suspects = _suspects(mistakes, alone)
             # a biased token whose output occurrences went uncounted looks like bias_on_model_logit, and a
             # penalty's sign is named only when the answer flips it alone as well: each one's probe decides
             suspects = [m for m in suspects if m not in PROBED_IN_CASES or shows_on_probe(fn, m, min_p)]
             message, hint = _explain_row(i, got, want, logits, reqs, suspects, min_p)
             if hint == MIN_P_SHORTCUT_HINT and not shortcut_confirmed(fn, logits, reqs):
+                message, hint = f"row {i} ({_describe(reqs[i])}): {_first_difference(got[i], want[i], logits[i])}", ""
+            if hint == OWN_VALUES and "got the values of row" in message and alone is False:  # wrong alone too
                 message, hint = f"row {i} ({_describe(reqs[i])}): {_first_difference(got[i], want[i], logits[i])}", ""
             if hint == GREEDY_ROWS and not _right_when_sampling(fn, i, logits, reqs, min_p):
                 message, hint = f"row {i} ({_describe(reqs[i])}): {_first_difference(got[i], want[i], logits[i])}", ""
