@@ -56,6 +56,7 @@ from minisgl_edu.grading.allocator.runs_snapshot import allocate_key_error
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case, merge_hint
 from minisgl_edu.grading.allocator.shortage import not_raised
 from minisgl_edu.grading.allocator.stale_runs import handed_out_still_free
+from minisgl_edu.grading.allocator.swapped_run import swapped_run_probe
 from minisgl_edu.grading.core import Case, Mistake, expect
 from minisgl_edu.grading.harness import remember, run_requests, tiny_model
 from minisgl_edu.kvcache.allocator import OutOfPages
@@ -148,6 +149,7 @@ class _Pair:
                 unmerged_probe(cls, seen)
                 or closest_size_probe(cls, msg)
                 or filtered_position_probe(cls, seen)  # seen, not msg: msg may call the pages first fit
+                or swapped_run_probe(cls, seen)
                 or Mistake(msg, hint)
             )
         handed_out_still_free(self.mine, n, got)  # a page of got still listed in the runs

@@ -6,7 +6,8 @@ split_end_probe, asked first), and a snapshot of the free runs kept across alloc
 `runs = dict(self.by_start)` before the loop, every run picked from that copy. When no run holds n
 pages the largest is taken whole and leaves the real runs, but not the copy; if it is then the only run
 of the copy that holds the pages still needed, it is picked a second time, and deleting it again raises
-KeyError (or its pages are handed out twice).
+KeyError (or its pages are handed out twice). A third slip, asked last, is the runs unpacked as
+(length, start): a run is then looked up at the page its length names (swapped_run.swapped_run_probe).
 
 `runs_snapshot_probe` confirms the snapshot on two small allocators of its own, 7 pages, all handed out
 by allocate(7), then some freed:
@@ -23,6 +24,7 @@ from __future__ import annotations
 from typing import Optional
 
 from minisgl_edu.grading.allocator.contiguous_probes import split_end_probe
+from minisgl_edu.grading.allocator.swapped_run import swapped_run_probe
 from minisgl_edu.grading.core import Mistake
 
 RUNS_SNAPSHOT = (
@@ -76,5 +78,5 @@ def runs_snapshot_probe(cls, seen: str) -> Optional[Mistake]:
 
 def allocate_key_error(cls, seen: str, before: list[tuple[int, int]], error: KeyError) -> Optional[Mistake]:
     """The Mistake a KeyError from allocate() shows, confirmed by a probe (`before`: the free runs before the
-    call); None when neither probe recognises it."""
-    return split_end_probe(cls, seen, before, error) or runs_snapshot_probe(cls, seen)
+    call); None when no probe recognises it."""
+    return split_end_probe(cls, seen, before, error) or runs_snapshot_probe(cls, seen) or swapped_run_probe(cls, seen)
