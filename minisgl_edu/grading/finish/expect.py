@@ -27,6 +27,7 @@ from minisgl_edu.grading.finish.diagnoses import (
 )
 from minisgl_edu.grading.finish.end_ids import end_test_reading
 from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, FOUND_BY_INDEX, reads_find_as_truth
+from minisgl_edu.grading.finish.indexed_window import WINDOW_INDEXED, indexes_the_window
 from minisgl_edu.grading.finish.lost_search import lost_search
 from minisgl_edu.grading.finish.missed_match import missed_in_text
 from minisgl_edu.grading.finish.scenes import (
@@ -55,7 +56,12 @@ from minisgl_edu.grading.finish.window_words import window_too_short
 def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS, hint: str = "") -> None:
     calls: list[list[int]] = []
     params, before = copy.deepcopy(req.sampling_params), list(req.output_ids)
-    got = fn(req, set(eos_ids), noting_decode(calls))
+    try:
+        got = fn(req, set(eos_ids), noting_decode(calls))
+    except (IndexError, TypeError) as e:  # the crash keeps its message (the student's line); the hint names it
+        if indexes_the_window(fn):
+            e.hint = WINDOW_INDEXED
+        raise
     if req.output_ids != before:
         raise Mistake(_output_changed(before, req.output_ids), OUTPUT_CHANGED)
     changed = params_changed(params, req)
