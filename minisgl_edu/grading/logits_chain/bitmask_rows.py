@@ -11,8 +11,8 @@ per grammar request fits a batch of grammar rows only: `misplaced` runs the answ
 batch with those rows moved to the front, then on those rows and the others apart, and
 `bitmask_rows` names the mistake when that puts the batch right. `call_or_name` and `run_or_name`
 call the answer and, when it raises, ask the same question before the error goes on to the student
-(and then mask_padding.py's, a bitmask used with its padding bits, and crash_reads.py's: counts
-shorter than the vocabulary, a property called).
+(and then mask_padding.py's, a bitmask used with its padding bits, and crash_reads.py's: the vocabulary
+read from the rows, counts shorter than the vocabulary, a property called).
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 
 Where this sits: bitmask_rows.py's `call_or_name` and `run_or_name` call the answer for every hand
 case; when it raises and neither misplaced bitmask rows (bitmask_rows.py) nor a padded mask
-(mask_padding.py) explain it, `read_crash` asks four more questions, each by running the answer
+(mask_padding.py) explain it, `read_crash` asks five more questions, each by running the answer
 again on inputs of the grader's own (the generated case asks the last one too, scenes.py's `play`):
 
+* the vocabulary read from the rows: `vocab = logits.shape[0]` is the batch size, not the row's length,
+  so counts (and a bitmask) sized by it do not fit the row. The answer raises on one row with output
+  [1, 1] yet gets a square batch right, V copies of that row, where the two sizes are equal.
 * counts shorter than the vocabulary: `torch.bincount(ids)` is only max(ids) + 1 long, so
   subtracting it from a row of `vocab` logits fails unless the output holds the vocabulary's last
   token. The answer raises on a row with output [1, 1] yet gets it right with output [1, 11].
@@ -26,6 +29,36 @@ import torch
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.logits_chain.chain import V, _call, _close_all, _reference, _req
+
+# --- the vocabulary read from the rows -------------------------------------------------------------
+
+
+def _square_right(fn: Callable) -> bool:
+    """True if the answer gets a batch of V rows right, each the row of `_counts_right` with output [1, 1]:
+    logits of shape [V, V], where the batch size and the vocabulary size are the same number."""
+    logits = torch.linspace(-1.0, 1.0, V).repeat(V, 1)
+    reqs = [_req(output=[1, 1], frequency_penalty=0.5) for _ in range(V)]
+    try:
+        return _close_all(_call(fn, logits, reqs), _reference(logits, reqs, False))
+    except Exception:
+        return False
+
+
+def vocab_from_rows(fn: Callable, what: str) -> Optional[tuple[str, str]]:
+    """(message, hint) when the answer raises on a row of its own with frequency_penalty 0.5 and output
+    [1, 1], yet gets V copies of that row right (logits [V, V]): it sizes its counts by the number of rows;
+    None otherwise. Asked before short_counts, whose probe this answer also trips (one row: vocab 1)."""
+    if _counts_right(fn, [1, 1]) is not None or not _square_right(fn):
+        return None
+    return (
+        f"{what}. On a row of its own with frequency_penalty 0.5 and output [1, 1] your function raises, yet "
+        f"it gets a batch of {V} copies of that row right (logits of shape [{V}, {V}], as many rows as tokens): "
+        "the size you use for the vocabulary is the number of rows. logits is [N, vocab], so logits.shape[0] "
+        "is the batch size N",
+        "the vocabulary size is the row's length, logits.shape[-1] (or shape[1]), not logits.shape[0], which "
+        "counts the rows (the requests): counts and bitmasks sized by it do not fit the row",
+    )
+
 
 # --- counts shorter than the vocabulary -------------------------------------------------------------
 
@@ -190,7 +223,8 @@ MIN_P_DEFAULT_HINT = (
 def read_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
     """(message, hint) for a crash one of the known mistakes above explains; None otherwise."""
     return (
-        short_counts(fn, reqs, what)
+        vocab_from_rows(fn, what)
+        or short_counts(fn, reqs, what)
         or called_property(fn, logits, reqs, min_p, error, what)
         or min_p_without_default(fn, logits, reqs, min_p, error, what)
         or float_to_torch(fn, logits, reqs, min_p, error, what)
