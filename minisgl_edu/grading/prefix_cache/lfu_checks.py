@@ -17,6 +17,7 @@ from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import DEEPEST_COUNT_COPIED, path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_path_rank import PATH_RANKED, ranks_by_path
 from minisgl_edu.grading.prefix_cache.lfu_tiers import TWO_TIERS, ranks_in_two_tiers
+from minisgl_edu.grading.prefix_cache.lfu_top_node import TOP_NODE_NOT_COUNTED, top_node_not_counted
 from minisgl_edu.grading.prefix_cache.lfu_tree_order import TIES_BY_TREE_ORDER, ties_by_tree_order
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.grading.prefix_cache.tree import _evict, _insert, _match, _new
@@ -65,6 +66,7 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     said = said or count_changed_by(type(cache))
     said = said or (REPEAT_COUNTED_ONCE if _repeated_match_counted_once(type(cache)) else "")
     said = said or (DEEPEST_NOT_COUNTED if _deepest_not_counted(type(cache)) else "")
+    said = said or (TOP_NODE_NOT_COUNTED if top_node_not_counted(type(cache)) else "")
     said = said or (DEEPEST_COUNT_COPIED if path_count_probe(type(cache)) == "deepest count" else "")
     said = said or (TWO_TIERS if ranks_in_two_tiers(type(cache)) else "")  # its wrong pages look like others'
     said = said or (PATH_RANKED if ranks_by_path(type(cache)) else "")  # so do a leaf ranked by its path's hits
