@@ -43,6 +43,7 @@ from minisgl_edu.grading.detokenizer.late_search import check_search_start
 from minisgl_edu.grading.detokenizer.leading_space import check_context_in_add, check_context_in_finish
 from minisgl_edu.grading.detokenizer.literal_stop import check_literal_stops
 from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of_all
+from minisgl_edu.grading.detokenizer.lstrip_before import check_lstripped_before
 from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
 from minisgl_edu.grading.detokenizer.one_character_start import check_one_character_start
@@ -110,7 +111,10 @@ def _check_timely(cls, ids: list[int], stop=()) -> None:
 def _check_not_lost(cls, ids: list[int], n: int, t: int, shown: str, waiting: str) -> None:
     """The text an add() kept back never comes out, not even at finish(): a character that spans
     tokens was lost (the window moved on past the tokens of an unfinished character), or the new text
-    was cut at the length of a decode from the old window (`check_stale_before`)."""
+    was cut at the length of a decode from the old window (`check_stale_before`) or with str.lstrip.
+    The lstrip probe comes first: the letters it eats may occur later in the text, which the test
+    below reads as text only delayed."""
+    check_lstripped_before(cls)
     joined, full = "".join(_stream(cls, ids)), _full(ids)
     if len(joined) < len(full) and REPLACEMENT not in joined and waiting.strip()[:1] not in joined[len(shown) :]:
         check_stale_before(cls)
