@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.holes import allocate_after_frees, runs_text
 from minisgl_edu.grading.core import Mistake
 
 CLOSEST = (
@@ -29,37 +30,19 @@ _SCENES = (
 )
 
 
-def _allocate_3(cls, frees: list[list[int]]) -> Optional[list[int]]:
-    """On a fresh allocator of 9 pages, all handed out by allocate(9), the blocks `frees` given back one
-    free() each: the pages allocate(3) then takes, or None when anything went otherwise or raised."""
-    try:
-        a = cls(9)
-        if sorted(a.allocate(9)) != list(range(9)):
-            return None
-        for pages in frees:
-            a.free(pages)
-        return sorted(a.allocate(3))
-    except Exception:
-        return None
-
-
-def _runs(frees: list[list[int]]) -> str:
-    return ", ".join(str((pages[0], len(pages))) for pages in frees)
-
-
 def closest_size_probe(cls, seen: str) -> Optional[Mistake]:
     """When allocate(3) takes the pages of the closest-size rule on all three scenes, the Mistake that
     says the answer picks the run closest in size to n instead of the smallest that holds n (`seen`: what
     the case saw); None otherwise."""
-    got = [_allocate_3(cls, frees) for frees, _, _ in _SCENES]
+    got = [allocate_after_frees(cls, frees, 3) for frees, _, _ in _SCENES]
     if got != [closest for _, closest, _ in _SCENES]:
         return None
     (short, _, best_short), (long, _, best_long), (agree, _, _) = _SCENES
     return Mistake(
         f"{seen}. On fresh allocators of 9 pages, all handed out by allocate(9), allocate(3) with free runs "
-        f"{_runs(short)} gives {got[0]}, and with free runs {_runs(long)} gives {got[1]}: each time you start "
+        f"{runs_text(short)} gives {got[0]}, and with free runs {runs_text(long)} gives {got[1]}: each time you start "
         f"with the run whose length is closest to 3, a run too short to hold 3 pages, then take the rest from "
         f"another run. Best fit takes {best_short} and {best_long}: one run, the smallest that holds all 3 "
-        f"(with free runs {_runs(agree)}, where the closest run holds 3, you take {got[2]}, as best fit does)",
+        f"(with free runs {runs_text(agree)}, where the closest run holds 3, you take {got[2]}, as best fit does)",
         CLOSEST,
     )

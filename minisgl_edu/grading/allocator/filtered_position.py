@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.holes import allocate_after_frees, runs_text
 from minisgl_edu.grading.core import Mistake
 
 FILTERED_POSITION = (
@@ -28,34 +29,16 @@ _SCENES = (
 )
 
 
-def _allocate_2(cls, frees: list[list[int]]) -> Optional[list[int]]:
-    """On a fresh allocator of 9 pages, all handed out by allocate(9), the blocks `frees` given back one
-    free() each: the pages allocate(2) then takes, or None when anything went otherwise or raised."""
-    try:
-        a = cls(9)
-        if sorted(a.allocate(9)) != list(range(9)):
-            return None
-        for pages in frees:
-            a.free(pages)
-        return sorted(a.allocate(2))
-    except Exception:
-        return None
-
-
-def _runs(frees: list[list[int]]) -> str:
-    return ", ".join(str((pages[0], len(pages))) for pages in frees)
-
-
 def filtered_position_probe(cls, seen: str) -> Optional[Mistake]:
     """When allocate(2) takes the filtered position's pages on both scenes (each a run of 1 page and the
     page in use after it), the Mistake that names that slip (`seen`: what the case saw); None otherwise."""
-    got = [_allocate_2(cls, frees) for frees, _, _ in _SCENES]
+    got = [allocate_after_frees(cls, frees, 2) for frees, _, _ in _SCENES]
     if got != [wrong for _, wrong, _ in _SCENES]:
         return None
     (first, _, best_first), (second, _, best_second) = _SCENES
     return Mistake(
         f"{seen}. On fresh allocators of 9 pages, all handed out by allocate(9), allocate(2) with free runs "
-        f"{_runs(first)} gives {got[0]}, and with free runs {_runs(second)} gives {got[1]}: each time you start "
+        f"{runs_text(first)} gives {got[0]}, and with free runs {runs_text(second)} gives {got[1]}: each time you start "
         "at a run of 1 page and run on into a page in use. That run sits, among all the runs, at the position the "
         f"best fit has among the runs that hold 2 pages; best fit takes {best_first} and {best_second}",
         FILTERED_POSITION,
