@@ -82,7 +82,7 @@ def check_parent_links(cache: Any, call: str) -> None:
     if looped is not None:  # the answer's nodes() would never return: named only when a split does it
         seen = children_shared(type(cache))
         if seen:
-            raise Mistake(f"after {call}, {_says(looped, root)} hangs in its own children{seen}", SHARED_CHILDREN)
+            raise Mistake(f"after {call}, {_says(looped, root)} hangs in its own children. {seen}", SHARED_CHILDREN)
     found = _stale_link(cache)
     if found is None or not _lock_skips(cache, *found):
         return

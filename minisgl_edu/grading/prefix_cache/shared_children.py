@@ -41,7 +41,7 @@ def _child(node: Any, key: list[int]) -> Optional[Any]:
 
 
 def children_shared(cls) -> str:
-    """' (...)' when one split on a fresh tree of the answer's class leaves the lower part in its own
+    """What one split on a fresh tree of the answer's class did, when it left the lower part in its own
     children; else ''. Only the dicts are read afterwards, never walked, so the probe cannot loop."""
     try:
         with time_limit(_SECONDS):  # a time-out is a BaseException: caught below with the rest
@@ -58,7 +58,7 @@ def children_shared(cls) -> str:
         "share one children dict" if upper.children is lower.children else "both hold the lower part in their children"
     )
     return (
-        f" (on a fresh tree, insert({_SEQ}, {_PAGES}) and then match_prefix({_CUT}) cut the edge {_SEQ} after "
+        f"On a fresh tree, insert({_SEQ}, {_PAGES}) and then match_prefix({_CUT}) cut the edge {_SEQ} after "
         f"[1, 2]: your split's upper part [1, 2] and lower part [3, 4, 5, 6] {shared}, so the lower part is a "
-        "child of itself and every walk below it, nodes() too, goes round forever)"
+        "child of itself and every walk below it, nodes() too, goes round forever"
     )

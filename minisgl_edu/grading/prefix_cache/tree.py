@@ -79,7 +79,7 @@ def _own_hint(run):
             said = text.split("Hint: ")[0].rstrip()
             looped = children_shared(cls)  # first: every later probe walks a tree that a split makes cyclic
             if looped:
-                raise Mistake(said if looped in said else f"{said}{looped}", SHARED_CHILDREN) from None
+                raise Mistake(said if looped in said else f"{said.rstrip('.')}. {looped}", SHARED_CHILDREN) from None
             split = split_pages_wrong(cls)  # the usual cause of pages a match should not have
             if split is not None:
                 raise Mistake(f"{said} {split}", SPLIT_PAGES) from None
