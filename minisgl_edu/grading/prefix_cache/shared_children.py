@@ -16,9 +16,8 @@ some other way is not looked at.
 
 from __future__ import annotations
 
-from typing import Any, Optional
-
 from minisgl_edu.grading.limits import CaseTimeout, time_limit
+from minisgl_edu.grading.prefix_cache.split_children import child_by_key
 
 SHARED_CHILDREN = (
     "a split's upper part needs a children dict of its own: copy.copy(node) is a shallow copy, so the "
@@ -32,14 +31,6 @@ _CUT = [1, 2, 9, 9]  # matches the first page only: cuts the edge [1..6] after (
 _SECONDS = 1.0  # far above what one insert and one match need; the probe never waits longer
 
 
-def _child(node: Any, key: list[int]) -> Optional[Any]:
-    """The child of `node` whose key is `key`, found by value (not by how it is filed); None if none."""
-    children = getattr(node, "children", None)
-    if not isinstance(children, dict):
-        return None
-    return next((c for c in children.values() if tuple(getattr(c, "key", ())) == tuple(key)), None)
-
-
 def children_shared(cls) -> str:
     """What one split on a fresh tree of the answer's class did, when it left the lower part in its own
     children; else ''. Only the dicts are read afterwards, never walked, so the probe cannot loop."""
@@ -50,9 +41,9 @@ def children_shared(cls) -> str:
             cache.match_prefix(list(_CUT))
     except (Exception, CaseTimeout):
         return ""
-    upper = _child(getattr(cache, "root", None), [1, 2])
-    lower = _child(upper, [3, 4, 5, 6]) if upper is not None else None
-    if lower is None or _child(lower, [3, 4, 5, 6]) is not lower:
+    upper = child_by_key(getattr(cache, "root", None), [1, 2])
+    lower = child_by_key(upper, [3, 4, 5, 6]) if upper is not None else None
+    if lower is None or child_by_key(lower, [3, 4, 5, 6]) is not lower:
         return ""
     shared = (
         "share one children dict" if upper.children is lower.children else "both hold the lower part in their children"

@@ -30,7 +30,7 @@ _LONG, _LONG_PAGES = [1, 2, 3, 4, 5, 6, 7, 8], [10, 11, 12, 13]
 _CUT = [1, 2, 9, 9]  # matches the first page only: cuts the edge [1..6] after (1, 2)
 
 
-def _child(node: Any, key: list[int]) -> Optional[Any]:
+def child_by_key(node: Any, key: list[int]) -> Optional[Any]:
     """The child of `node` whose key is `key`, found by value (not by how it is filed); None if none."""
     children = getattr(node, "children", None)
     if not isinstance(children, dict):
@@ -45,13 +45,13 @@ def children_moved_up(cls) -> str:
         cache = cls(2)
         cache.insert(list(_SHORT), list(_SHORT_PAGES))
         cache.insert(list(_LONG), list(_LONG_PAGES))  # the leaf [7, 8] below the edge [1..6]
-        edge = _child(cache.root, _SHORT)
-        if edge is None or _child(edge, [7, 8]) is None:
+        edge = child_by_key(cache.root, _SHORT)
+        if edge is None or child_by_key(edge, [7, 8]) is None:
             return ""  # not the tree this probe reads
         cache.match_prefix(list(_CUT))
-        upper = _child(cache.root, [1, 2])
-        lower = _child(upper, [3, 4, 5, 6]) if upper is not None else None
-        if lower is None or _child(upper, [7, 8]) is None or _child(lower, [7, 8]) is not None:
+        upper = child_by_key(cache.root, [1, 2])
+        lower = child_by_key(upper, [3, 4, 5, 6]) if upper is not None else None
+        if lower is None or child_by_key(upper, [7, 8]) is None or child_by_key(lower, [7, 8]) is not None:
             return ""
         _, pages = cache.match_prefix(list(_LONG))
     except Exception:
