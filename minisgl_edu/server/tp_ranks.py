@@ -9,6 +9,7 @@ check that all ranks agree and match a single-process run.
 
 from __future__ import annotations
 
+import faulthandler
 import socket
 from typing import Any
 
@@ -33,6 +34,9 @@ def _rank_main(
 ) -> None:
     import torch
 
+    # A rank that dies in C++ (an abort in the collectives' teardown, seen rarely on a loaded
+    # machine) leaves no Python traceback; this prints every thread's Python stack when it does.
+    faulthandler.enable(all_threads=True)
     torch.set_num_threads(1)  # N ranks on a small machine: one thread each, no oversubscription
     from minisgl_edu.distributed import destroy, init_tp
     from minisgl_edu.message import UserMsg
