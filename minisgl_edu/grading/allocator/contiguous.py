@@ -10,12 +10,11 @@ come back in increasing order; `free` merges a freed page with the free runs on 
 refuses every bad call (double free, an id never handed out, the same id twice) with ValueError
 before it changes anything.
 
-The package has no such allocator to copy; the grader's reference is `ReferenceContiguousAllocator`
-below, written the simplest way: a set of free pages, with the runs read off it when needed. Its
-answer is fully determined, so the cases compare the student's pages and runs with it after every
-step. The engine case swaps the student's class into `scheduler.cache` as the base part does, with
-few pages and requests of different lengths so that the free pages fragment, and compares every
-`allocate` the cache manager makes with the reference's.
+The package has no such allocator; the grader's reference is `ReferenceContiguousAllocator` below, kept
+simple: a set of free pages, with the runs read off it when needed. Its answer is fully determined, so the
+cases compare the student's pages and runs with it after every step. The engine case swaps the student's
+class into `scheduler.cache` as the base part does, with few pages and requests of different lengths so that
+the free pages fragment, and compares every `allocate` the cache manager makes with the reference's.
 
 Graded on its own score line ("allocator_contiguous"), so the base exercise's score is unchanged.
 """
@@ -40,6 +39,7 @@ from minisgl_edu.grading.allocator.contiguous_reads import mispaired, read_runs,
 from minisgl_edu.grading.allocator.filtered_position import filtered_position_probe
 from minisgl_edu.grading.allocator.frees import free_nothing
 from minisgl_edu.grading.allocator.one_index import one_index
+from minisgl_edu.grading.allocator.range_end import range_end_probe
 from minisgl_edu.grading.allocator.refusals import other_error, other_refusal, other_why
 from minisgl_edu.grading.allocator.right_entry import right_entry_kept
 from minisgl_edu.grading.allocator.runs import (
@@ -133,8 +133,10 @@ class _Pair:
                 f"allocate({n}) with {self.ref.num_free} pages free raised OutOfPages (num_free {_num_free(self.mine)})"
             )
             raise runs_counted(type(self.mine), seen) or Mistake(*refused(n, before)) from e
-        except KeyError as e:
-            mistake = allocate_key_error(type(self.mine), f"allocate({n}) raised KeyError: {e}", before, e)
+        except (KeyError, ValueError) as e:  # a run looked up that is gone, or min() of no runs left
+            seen, cls = f"allocate({n}) raised {type(e).__name__}: {e}", type(self.mine)
+            keyed = allocate_key_error(cls, seen, before, e) if isinstance(e, KeyError) else None
+            mistake = keyed or range_end_probe(cls, seen)
             if mistake is None:
                 raise
             raise mistake from e
@@ -150,6 +152,7 @@ class _Pair:
                 or closest_size_probe(cls, msg)
                 or filtered_position_probe(cls, seen)  # seen, not msg: msg may call the pages first fit
                 or swapped_run_probe(cls, seen)
+                or range_end_probe(cls, seen)
                 or Mistake(msg, hint)
             )
         handed_out_still_free(self.mine, n, got)  # a page of got still listed in the runs
