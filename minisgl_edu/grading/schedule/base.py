@@ -46,6 +46,7 @@ from minisgl_edu.grading.schedule.edges import (
 )
 from minisgl_edu.grading.schedule.engine import engine_cases
 from minisgl_edu.grading.schedule.limit_first import check_limit_before_admit
+from minisgl_edu.grading.schedule.need_clamped import NEED_CLAMPED, never_refuses_for_pages, probe_message
 from minisgl_edu.grading.schedule.page_rounding import ONE_PAGE_TOO_MANY, full_last_page_message
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -237,13 +238,16 @@ def case_does_not_fit(fn):
     late = waiting(s, 1, 40, max_tokens=200)  # needs up to 60 pages
     others, need, available = s.outstanding_pages([big]), s.outstanding_pages([late]), s.cache.num_available
     batch = decide(fn, s)
+    why = (
+        f"its whole run may take {need} pages and the running request may still "
+        f"take {others} of the {available} available: it may run out of pages half-way"
+    )
+    if late.table_idx >= 0 and never_refuses_for_pages(fn):  # confirmed on a scene of its own
+        raise Mistake(f"request 1 was admitted, but {why}{probe_message()}", NEED_CLAMPED)
     not_admitted(
         s,
         late,
-        (
-            f"its whole run may take {need} pages and the running request may still "
-            f"take {others} of the {available} available: it may run out of pages half-way"
-        ),
+        why,
         "admit a request only if every admitted request's remaining worst case, the running ones' too (its "
         "whole run, prompt + max_new_tokens: pages_for(len(req.input_ids) + req.max_new_tokens), the tokens it will generate "
         "included, minus the pages it holds), summed, fits in scheduler.cache.num_available",

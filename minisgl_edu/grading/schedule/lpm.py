@@ -51,6 +51,7 @@ from minisgl_edu.grading.schedule.lpm_left_out import check_left_out
 from minisgl_edu.grading.schedule.lpm_listed import check_listed_in_queue_order
 from minisgl_edu.grading.schedule.lpm_new_join import check_new_join
 from minisgl_edu.grading.schedule.lpm_page_ids import PAGE_IDS, sorts_by_page_ids
+from minisgl_edu.grading.schedule.lpm_page_slots import check_pages_divided
 from minisgl_edu.grading.schedule.lpm_ties import case_ties, tie_breaker
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
@@ -104,6 +105,7 @@ def case_longest_first(fn):
     check_head_sorted(fn, batch, [2, 1, 0], order)
     check_left_out(batch, [2, 1, 0], s)
     check_listed_in_queue_order(fn, batch, [2, 1, 0], order)
+    check_pages_divided(fn, batch, [2, 1, 0], s, order)  # len(pages) // page_size: 2 pages count 0
     expect_order(
         batch,
         [2, 1, 0],
