@@ -16,6 +16,7 @@ import torch
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.logits_chain.argmax_cut import cut_at_the_argmax
 from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
 from minisgl_edu.grading.logits_chain.borrowed import borrowed_setting
 from minisgl_edu.grading.logits_chain.boundary import boundary_as_off
@@ -38,12 +39,14 @@ from minisgl_edu.grading.logits_chain.kept_state import kept_between_calls
 from minisgl_edu.grading.logits_chain.late_binding import last_request_links
 from minisgl_edu.grading.logits_chain.lost_links import _sampling, lost_links
 from minisgl_edu.grading.logits_chain.min_p_axis import over_the_batch, shortcut_confirmed
-from minisgl_edu.grading.logits_chain.mistakes import MISTAKES, OWN_VALUES
+from minisgl_edu.grading.logits_chain.mistakes import MASK, MISTAKES, OWN_VALUES
 from minisgl_edu.grading.logits_chain.neutral import below_neutral_skipped
 from minisgl_edu.grading.logits_chain.readings import read_difference
 from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
 from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
+from minisgl_edu.grading.logits_chain.threshold import THRESHOLD
 from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
+from minisgl_edu.grading.logits_chain.word_bits import read_by_word
 from minisgl_edu.grading.logits_chain.zeroed_rows import zeroed_row
 
 
@@ -56,9 +59,10 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     closures called after the loop (late_binding.py), every row but the last lost to a copy made inside the loop
     (copy_per_row.py), one request's setting used for every row (borrowed.py), a penalty below neutral skipped
     (neutral.py), a link written into a copy made by indexing (copy_writes.py), the penalties or bias left out on
-    a row with a grammar (grammar_links.py), a known mistake (mistakes.py), changes that never reached the
-    returned tensor (lost_links.py), or what the difference is (readings.py). Another row's values are blamed
-    (chain.py) only when the row is right on its own. A crash is first read by bitmask_rows.py."""
+    a row with a grammar (grammar_links.py), a known mistake (mistakes.py; a skipped mask confirmed as one read per
+    word by word_bits.py, a min_p cut of the wrong size as one at argmax()'s index by argmax_cut.py), changes that
+    never reached the returned tensor (lost_links.py), or what the difference is (readings.py). Another row's
+    values are blamed (chain.py) only when the row is right on its own. A crash is first read by bitmask_rows.py."""
     got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())
@@ -116,6 +120,10 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
                 lost = lost_links(fn, i, got, want, logits, reqs, min_p)
                 if lost is not None:
                     raise Mistake(*lost)
+            if hint == MASK:  # a mask read per 32-bit word looks skipped when the vocabulary fits in one word
+                message, hint = read_by_word(fn, i, got, logits, reqs) or (message, hint)
+            if hint == THRESHOLD:  # a cut of the wrong size: is it argmax()'s index where max() belongs?
+                message, hint = cut_at_the_argmax(fn, i, got, logits, reqs) or (message, hint)
             if MISTAKES["freq_once"] in message and writes_repeated_outputs(fn, logits, reqs):
                 hint = INDEXED_WRITE  # the same row, written as row[ids] -= f: say why it did not add up
             if not hint:  # no known mistake gives this row: read what the difference is
