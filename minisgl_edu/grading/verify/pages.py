@@ -2,8 +2,8 @@
 hold (`pages_story`), the known page mistake whose pages match (`page_mistake`, with `confirmed` and
 `_pages_on_a_longer_row`, which try the answer once more where one step cannot tell two apart), and
 the classes of mistakes that a probe of the answer tells (`page_class`): pages kept only on a step
-that finishes the request, every page of its own given back on such a step, and prefix_len (tokens)
-compared with a count of pages.
+that finishes the request, every page of its own given back on such a step, prefix_len (tokens)
+compared with a count of pages, and the prefix cache's pages added to the pages kept.
 """
 
 from __future__ import annotations
@@ -118,6 +118,11 @@ FINISH_KEPT = (
 PREFIX_IN_TOKENS = (
     "prefix_len is in tokens, the page count in pages: compare pages with pages (pages_for(prefix_len, page_size))"
 )
+PREFIX_ADDED = (
+    "the prefix cache's pages were added on top of the pages kept: they are the row's first prefix_len // "
+    "page_size pages, already inside the pages_for(total, page_size) pages of positions 0..total-1, so adding "
+    "them keeps as many pages of rejected drafts. Take the larger of the two counts (max), not their sum"
+)
 
 
 def _kept(req: VerifyRequest, free_pages: list[int]) -> Optional[int]:
@@ -175,10 +180,29 @@ def keeps_prefix_len_pages(fn, req, drafts, targets) -> bool:
     return probe is not None and probe[0] == req.prefix_len > probe[1]
 
 
+def adds_the_prefix_pages(fn, req, drafts, targets) -> bool:
+    """On the same step with a row long enough, the answer keeps prefix_len // page_size pages more than
+    the step needs, and with no cached prefix (prefix_len 0) exactly the pages it needs: the prefix
+    cache's pages were added to the pages of the request's positions, which already hold them."""
+    extra = req.prefix_len // req.page_size
+    if not extra:
+        return False
+    longer = _copy(req)
+    top = max(req.pages, default=0)
+    longer.pages = list(req.pages) + [top + 1 + i for i in range(extra + 2)]
+    probe = _probe(fn, longer, drafts, targets)
+    if probe is None or probe[0] != probe[1] + extra:
+        return False
+    longer.prefix_len = 0  # the same step without a prefix: a count off for another reason stays off
+    probe = _probe(fn, longer, drafts, targets)
+    return probe is not None and probe[0] == probe[1]
+
+
 def page_class(fn, req: VerifyRequest, drafts, targets, want: VerifyResult, got: list[int]) -> Optional[str]:
     """The class of page mistakes that the answer's kept pages show here, told by probes of the answer:
-    prefix_len compared with a count of pages, pages kept only when the step finishes the request, or
-    every page of its own given back when it does (finish_frees.py). None when the probes show none."""
+    prefix_len compared with a count of pages, the prefix cache's pages added to the pages kept, pages
+    kept only when the step finishes the request, or every page of its own given back when it does
+    (finish_frees.py). None when the probes show none."""
     kept = _kept(req, got)
     if fn is None or kept is None:
         return None
@@ -188,6 +212,8 @@ def page_class(fn, req: VerifyRequest, drafts, targets, want: VerifyResult, got:
         return None
     if req.prefix_len and keeps_prefix_len_pages(fn, req, drafts, targets):
         return PREFIX_IN_TOKENS
+    if adds_the_prefix_pages(fn, req, drafts, targets):
+        return PREFIX_ADDED
     if want.finish_reason is not None and keeps_pages_on_a_finish(fn):
         return FINISH_KEPT
     return None
