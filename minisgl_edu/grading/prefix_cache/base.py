@@ -25,6 +25,7 @@ from __future__ import annotations
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import require_passing
 from minisgl_edu.grading.limits import CaseTimeout
+from minisgl_edu.grading.prefix_cache.edge_offset import EDGE_FROM_THE_START, edge_from_the_start
 from minisgl_edu.grading.prefix_cache.evict_count import PAGES_NOT_TOKENS, counts_tokens
 from minisgl_edu.grading.prefix_cache.eviction import case_locked_pressure, case_lru, case_parent_own_use
 from minisgl_edu.grading.prefix_cache.leaf_again import LEAF_PUSHED_AGAIN, leaf_pushed_again
@@ -50,6 +51,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
     _run,
     own_hints,
 )
+from minisgl_edu.grading.prefix_cache.unhook_key import UNHOOKED_BY_WHOLE_KEY, unhooked_by_whole_key
 from minisgl_edu.grading.prefix_cache.unused_leaf import check_new_leaf_used
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -452,7 +454,7 @@ def case_whole_nodes(cls):
 
 # ---------------------------------------------------------------------------- the real engine
 def case_real_engine(cls):
-    require_passing([c for c in CASES if c.hand_unit], cls)
+    require_passing(_UNIT_CASES, cls)
     try:
         steps, tokens, s = _run(cls)
     except AssertionError as e:
@@ -499,6 +501,11 @@ CASES = [
 CASES = own_hints(CASES)  # a failed check's "Hint: ..." is the hint shown
 CASES = named_by_probe(CASES, AssertionError, lock_moves_up_first, LOCK_MOVES_UP_FIRST)  # counts one node too high
 CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
+CASES = named_by_probe(CASES, KeyError, unhooked_by_whole_key, UNHOOKED_BY_WHOLE_KEY)  # del children[node.key]
+# Run again by the engine case before its model: taken before a time-out is named, because a named
+# time-out is an AssertionError there, and the engine case's own probes would then run with its timer spent.
+_UNIT_CASES = [c for c in CASES if c.hand_unit]
 CASES = named_by_probe(CASES, CaseTimeout, children_shared, SHARED_CHILDREN)  # a cycle: nodes() never returns
+CASES = named_by_probe(CASES, CaseTimeout, edge_from_the_start, EDGE_FROM_THE_START)  # an edge cut at 0 forever
 SYMBOL = "RadixCache"
 SOLUTION = reference
