@@ -229,6 +229,30 @@ def test_time_limit_gives_an_armed_timer_back():
             signal.setitimer(signal.ITIMER_REAL, *outer)
 
 
+def test_a_time_out_swallowed_once_comes_again():
+    """A CaseTimeout raised inside a gc callback is printed and dropped by the interpreter (hypothesis
+    keeps one); the loop it interrupted must still be stopped, and nothing may fire after the case."""
+    import time
+
+    from minisgl_edu.grading.limits import CaseTimeout, time_limit
+
+    swallowed = 0
+    with pytest.raises(CaseTimeout):
+        with time_limit(0.2):
+            while True:
+                try:
+                    while True:
+                        pass
+                except CaseTimeout:
+                    swallowed += 1  # dropped, as the interpreter drops it in a gc callback
+                    if swallowed == 3:
+                        break
+            while True:  # the fourth alarm must stop this loop too
+                pass
+    assert swallowed == 3
+    time.sleep(0.3)  # no alarm left: a stray CaseTimeout would be raised here
+
+
 def test_feedback_names_the_students_line_not_the_package():
     from minisgl_edu.kvcache import OutOfPages
 

@@ -37,6 +37,7 @@ class CaseTimeout(BaseException):
 
 
 _active = False  # a time_limit timer is armed (untimed() pauses only ours)
+RETRY_S = 0.1  # after a time-out, the alarm comes again this often until the case has stopped
 
 
 def _can_time() -> bool:
@@ -54,8 +55,15 @@ def time_limit(seconds: Optional[float]) -> Iterator[None]:
         yield
         return
 
+    running = True  # the body has not left yet
+
     def on_alarm(signum, frame):
-        raise CaseTimeout(seconds)
+        if running:
+            # Raised again and again until it gets out: a CaseTimeout raised inside a callback the
+            # interpreter guards (a gc callback, a __del__) is only printed as "Exception ignored",
+            # and the loop it interrupted would then run on without a timer.
+            signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+            raise CaseTimeout(seconds)
 
     old_handler = signal.signal(signal.SIGALRM, on_alarm)
     old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -64,6 +72,7 @@ def time_limit(seconds: Optional[float]) -> Iterator[None]:
     try:
         yield
     finally:
+        running = False  # first: an alarm already on its way now raises nothing
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old_handler)
         _active = was_active
