@@ -19,10 +19,17 @@ from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 from minisgl_edu.scheduler.verify_step import verify_step as package_step
 
 
+def _with_more_pages(req: VerifyRequest, more: int) -> VerifyRequest:
+    """A copy of the request whose row has `more` pages past its end, ids above every page it holds."""
+    longer = _copy(req)
+    top = max(req.pages, default=0)
+    longer.pages = list(req.pages) + [top + 1 + i for i in range(more)]
+    return longer
+
+
 def _frees_the_end_of_a_longer_row(fn, req, drafts, targets) -> bool:
     """The answer gives back the right pages of the same step with two more pages in its row."""
-    longer = _copy(req)
-    longer.pages = list(req.pages) + [max(req.pages, default=0) + 1, max(req.pages, default=0) + 2]
+    longer = _with_more_pages(req, 2)
     try:
         got = _call(fn, longer, drafts, targets)
     except Exception:
@@ -56,8 +63,7 @@ def page_mistake(req, drafts, targets, free_pages, mistakes=ALL_MISTAKES) -> Opt
 def _pages_on_a_longer_row(fn, req, drafts, targets, mistakes) -> Optional[str]:
     """The page mistake the answer makes on the same step with two more pages in its row, where
     keeping every page and keeping one too many no longer give the same pages."""
-    longer = _copy(req)
-    longer.pages = list(req.pages) + [max(req.pages, default=0) + 1, max(req.pages, default=0) + 2]
+    longer = _with_more_pages(req, 2)
     try:
         got = _call(fn, longer, drafts, targets)
     except Exception:
@@ -173,9 +179,7 @@ def keeps_prefix_len_pages(fn, req, drafts, targets) -> bool:
     need = pages_for(req.prompt_len + len(req.output_ids) + 1, req.page_size)  # at least the model's token
     if req.prefix_len <= need:
         return False
-    longer = _copy(req)
-    top = max(req.pages, default=0)
-    longer.pages = list(req.pages) + [top + 1 + i for i in range(max(0, req.prefix_len + 2 - len(req.pages)))]
+    longer = _with_more_pages(req, max(0, req.prefix_len + 2 - len(req.pages)))
     probe = _probe(fn, longer, drafts, targets)
     return probe is not None and probe[0] == req.prefix_len > probe[1]
 
@@ -187,9 +191,7 @@ def adds_the_prefix_pages(fn, req, drafts, targets) -> bool:
     extra = req.prefix_len // req.page_size
     if not extra:
         return False
-    longer = _copy(req)
-    top = max(req.pages, default=0)
-    longer.pages = list(req.pages) + [top + 1 + i for i in range(extra + 2)]
+    longer = _with_more_pages(req, extra + 2)
     probe = _probe(fn, longer, drafts, targets)
     if probe is None or probe[0] != probe[1] + extra:
         return False
