@@ -8,16 +8,30 @@ parent never becomes a candidate, and the leaf comes off the heap a second time,
 from its parent raises KeyError. A KeyError alone has other causes, so the cause is confirmed on a
 fresh tree of its own: a parent with two leaves, whose first leaf is evicted fine (the parent keeps a
 child), while the call that frees the second one, and should go on to the parent, raises KeyError
-with the key of that second leaf, leaving the parent in the tree.
+with the key of that second leaf, leaving the parent in the tree. `evict_key_error`, which reads the
+key of such a KeyError, serves unhook_key.py's probe too.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 LEAF_PUSHED_AGAIN = (
     "when a leaf's eviction leaves its parent childless and unlocked, push the parent onto the heap, not "
     "the leaf just evicted: pushing `node` instead of `parent` takes the same leaf off the heap again, and "
     "unhooking it a second time raises KeyError, while the parent never becomes a candidate"
 )
+
+
+def evict_key_error(cache, n: int) -> Optional[tuple]:
+    """The key, as a tuple, of the KeyError that cache.evict(n) raised; None when it raised none, or
+    one whose key is not a tuple or a list. Any other exception goes to the caller."""
+    try:
+        cache.evict(n)
+    except KeyError as e:
+        key = e.args[0] if e.args else None
+        return tuple(key) if isinstance(key, (tuple, list)) else None
+    return None
 
 
 def leaf_pushed_again(cls) -> str:
@@ -31,12 +45,7 @@ def leaf_pushed_again(cls) -> str:
         if first not in ([11], [20]):
             return ""
         second = (5, 5) if first == [11] else (3, 4)
-        try:
-            cache.evict(2)
-        except KeyError as e:
-            if tuple(e.args[0]) != second or sorted(cache.cached_pages()) != [10]:
-                return ""
-        else:
+        if evict_key_error(cache, 2) != second or sorted(cache.cached_pages()) != [10]:
             return ""
     except Exception:
         return ""

@@ -12,6 +12,8 @@ key is that leaf's whole edge, with both its pages still cached.
 
 from __future__ import annotations
 
+from minisgl_edu.grading.prefix_cache.leaf_again import evict_key_error
+
 UNHOOKED_BY_WHOLE_KEY = (
     "a parent files each child under the first page of the child's key, node.key[:page_size], so evict "
     "unhooks a leaf with del parent.children[node.key[:page_size]], not by its whole key node.key: the two "
@@ -37,13 +39,7 @@ def unhooked_by_whole_key(cls) -> str:
             return ""
         cache = cls(2)
         cache.insert(list(ids), list(pages))
-        try:
-            cache.evict(1)
-        except KeyError as e:
-            key = e.args[0] if e.args else None
-            if not isinstance(key, (tuple, list)) or list(key) != ids or sorted(cache.cached_pages()) != pages:
-                return ""
-        else:
+        if evict_key_error(cache, 1) != tuple(ids) or sorted(cache.cached_pages()) != pages:
             return ""
     except Exception:
         return ""
