@@ -46,7 +46,7 @@ from minisgl_edu.grading.schedule.edges import (
 )
 from minisgl_edu.grading.schedule.engine import engine_cases
 from minisgl_edu.grading.schedule.limit_first import check_limit_before_admit
-from minisgl_edu.grading.schedule.need_clamped import NEED_CLAMPED, never_refuses_for_pages, probe_message
+from minisgl_edu.grading.schedule.need_clamped import never_refuses_for_pages, probe_message, which_hint
 from minisgl_edu.grading.schedule.page_rounding import ONE_PAGE_TOO_MANY, full_last_page_message
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -243,7 +243,7 @@ def case_does_not_fit(fn):
         f"take {others} of the {available} available: it may run out of pages half-way"
     )
     if late.table_idx >= 0 and never_refuses_for_pages(fn):  # confirmed on a scene of its own
-        raise Mistake(f"request 1 was admitted, but {why}{probe_message()}", NEED_CLAMPED)
+        raise Mistake(f"request 1 was admitted, but {why}{probe_message()}", which_hint(fn))
     not_admitted(
         s,
         late,

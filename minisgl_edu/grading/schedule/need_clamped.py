@@ -11,6 +11,12 @@ generated tokens), so the probe asks a scene of its own where any count of the r
 refuses: a lone request, nothing running, 4 pages available, a 24-token prompt (6 pages, more than
 the 4 on its own) and 200 tokens to generate (56 pages in all), with a budget of 8 tokens so that its
 first chunk fits in the 4 pages. Only an answer whose count of pages never says no admits it.
+
+Two mistakes admit it alike: the clamp written with min, and no count of pages at all (a student who
+trusts cache.admit or cache.reserve to fail when pages run short). Their admissions cannot tell them
+apart, so the probe also watches what the answer reads of the cache: one that never reads
+cache.num_available (nor cache.num_free) has nothing to compare its sum with, and gets the hint for
+the missing check; one that reads it gets the hint for the clamp.
 """
 
 from __future__ import annotations
@@ -26,19 +32,64 @@ NEED_CLAMPED = (
     "is admitted while a page-table row is free"
 )
 
+NO_PAGE_CHECK = (
+    "try_admit itself must refuse a request whose run does not fit: sum, over admitted + [req], "
+    "max(pages_for(len(r.input_ids) + r.max_new_tokens, page_size) - cache.held_pages(r), 0) and refuse (undo "
+    "the admission) when it exceeds cache.num_available. cache.admit and cache.reserve do not refuse: they "
+    "hand out the pages asked for now, not the ones a run takes later, so your try_admit never compares "
+    "anything with the pages available"
+)
 
-def never_refuses_for_pages(fn) -> bool:
-    """Whether `fn` admits a lone request whose prompt alone (6 pages) exceeds the 4 pages available."""
+
+class _CapacityReads:
+    """Counts what `fn` reads of the cache's capacity during one call: the cache's class is swapped for
+    a subclass whose num_available and num_free properties count their reads."""
+
+    def __init__(self, cache):
+        self.count = 0
+        base = type(cache)
+        watch = self
+
+        class Watched(base):
+            @property
+            def num_available(self):
+                watch.count += 1
+                return base.num_available.fget(self)
+
+            @property
+            def num_free(self):
+                watch.count += 1
+                return base.num_free.fget(self)
+
+        cache.__class__ = Watched
+
+
+def _lone_request():
+    """A lone request, nothing running, 4 pages available: its 6-page prompt alone does not fit."""
     s = new_scheduler(max_prefill_tokens=8, cache="radix")
     ballast(s, s.cache.num_available - 4)  # 4 pages left for the request: room for its first chunk only
     req = waiting(s, 9_000_003, 6 * s.cache.page_size, max_tokens=200)
+    return s, req
+
+
+def never_refuses_for_pages(fn) -> bool:
+    """Whether `fn` admits a lone request whose prompt alone (6 pages) exceeds the 4 pages available."""
+    s, req = _lone_request()
     return admits(fn, s, req)
+
+
+def which_hint(fn) -> str:
+    """NO_PAGE_CHECK for an answer that reads neither cache.num_available nor cache.num_free while it
+    decides, NEED_CLAMPED otherwise."""
+    s, req = _lone_request()
+    reads = _CapacityReads(s.cache)
+    admits(fn, s, req)
+    return NO_PAGE_CHECK if reads.count == 0 else NEED_CLAMPED
 
 
 def probe_message() -> str:
     """What the probe showed, for the failure message of an answer that `never_refuses_for_pages`."""
     return (
         ". A probe shows your count of pages never says no: a lone request, nothing running, a 24-token prompt "
-        "(6 pages) and 200 tokens to generate (56 pages in all) with only 4 pages available, was admitted too. "
-        "Your sum of the needs stays at 0 or below"
+        "(6 pages) and 200 tokens to generate (56 pages in all) with only 4 pages available, was admitted too"
     )
