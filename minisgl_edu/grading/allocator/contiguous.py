@@ -139,7 +139,7 @@ class _Pair:
             mistake = keyed or range_end_probe(cls, seen)
             if mistake is None:
                 raise
-            raise mistake from e
+            raise mistake from (e if keyed else None)  # range_end's crash comes after the slip: its line misleads
         assert isinstance(got, list) and all(isinstance(p, int) for p in got), (
             f"allocate({n}) returned {got!r}: it must return a list of page ids"
         )
