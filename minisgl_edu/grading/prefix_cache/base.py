@@ -52,6 +52,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
     own_hints,
 )
 from minisgl_edu.grading.prefix_cache.unhook_key import UNHOOKED_BY_WHOLE_KEY, unhooked_by_whole_key
+from minisgl_edu.grading.prefix_cache.unlock_climb import UNLOCK_STAYS_ON_THE_NODE, unlock_stays_on_the_node
 from minisgl_edu.grading.prefix_cache.unused_leaf import check_new_leaf_used
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -500,6 +501,7 @@ CASES = [
 ]
 CASES = own_hints(CASES)  # a failed check's "Hint: ..." is the hint shown
 CASES = named_by_probe(CASES, AssertionError, lock_moves_up_first, LOCK_MOVES_UP_FIRST)  # counts one node too high
+CASES = named_by_probe(CASES, AssertionError, unlock_stays_on_the_node, UNLOCK_STAYS_ON_THE_NODE)  # unlock: node only
 CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
 CASES = named_by_probe(CASES, KeyError, unhooked_by_whole_key, UNHOOKED_BY_WHOLE_KEY)  # del children[node.key]
 # Run again by the engine case before its model: taken before a time-out is named, because a named
