@@ -30,6 +30,7 @@ from minisgl_edu.grading.allocator.frees import (
 )
 from minisgl_edu.grading.allocator.frozen import frozen_count
 from minisgl_edu.grading.allocator.last_page import last_page_only
+from minisgl_edu.grading.allocator.not_a_list import not_a_list
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
 from minisgl_edu.grading.allocator.shortage import not_raised
 from minisgl_edu.grading.allocator.used_up import used_up
@@ -117,9 +118,10 @@ def _allocate(a, n: int) -> list[int]:
                 EXACT_FIT,
             ) from e
         raise
-    assert isinstance(pages, list), (
-        f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
-    )
+    seen = f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
+    if not isinstance(pages, list) and (mistake := not_a_list(type(a), seen)) is not None:
+        raise mistake
+    assert isinstance(pages, list), seen
     assert all(isinstance(p, int) for p in pages), f"allocate({n}) returned {pages!r}: page ids are ints"
     if len(pages) != n and (own := _own_list(a, pages)) is not None:
         raise Mistake(
@@ -191,6 +193,8 @@ def case_allocate_distinct(cls):
 def case_allocate_zero(cls):
     a = cls(5)
     x = a.allocate(0)
+    if not isinstance(x, list) and (mistake := not_a_list(cls, f"allocate(0) returned {x!r}")) is not None:
+        raise mistake  # the same pages-as-a-set slip, not a slice that took too much
     assert x == [] and _num_free(a) == 5, (
         f"allocate(0) returned {x!r} and num_free went from 5 to {_num_free(a)}: allocate(0) must take nothing"
     )
