@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.detokenizer.absent_stop import check_absent_stop_read
+from minisgl_edu.grading.detokenizer.argument_order import check_argument_order
 from minisgl_edu.grading.detokenizer.base import _tokens_of
 from minisgl_edu.grading.detokenizer.byte_end import cut_in_bytes
 from minisgl_edu.grading.detokenizer.common import (
@@ -379,7 +380,12 @@ def _judge_joined(
 
 def _play(cls, text: str, stop: list[str], include: bool, expected: str) -> None:
     ids = tokenizer().encode(text)
-    _judge(_stream(cls, ids, stop, include), ids, stop, include, expected, cls)
+    try:
+        pieces = _stream(cls, ids, stop, include)
+    except Exception:
+        check_argument_order(cls)  # a crash from the stop list and the flag taken in the wrong order
+        raise
+    _judge(pieces, ids, stop, include, expected, cls)
 
 
 def case_across_tokens(cls):

@@ -6,7 +6,7 @@ from typing import Callable, Optional
 
 from minisgl_edu.core import Req
 
-MUST_FAIL = {"ignore_eos", "stop string across tokens"}
+MUST_FAIL = {"stop string across tokens"}
 MUST_SAY = "which ends with the stop string"
 CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "test each stop string as a plain substring of the decoded text"
