@@ -25,6 +25,9 @@ MISTAKES = {
     "no_break": "the first finish reason was kept, but the loop did not stop there: the tokens after the one that "
     "finishes the request were still appended (no break once the reason is set). The request ends on that token: "
     "nothing after it is kept, so leave the loop (break) right after appending it",
+    "model_token_after_finish": "an accepted draft finishes the request, yet the model's own token was appended "
+    "after it (targets[n] added to every step): the request ends on the finishing token, and the model's token "
+    "comes after the end, so it is not kept. Only when no draft finishes the request does the run end with it",
     "finishing_token_dropped": "the token that finishes the request was dropped: the loop checked the finish "
     "before appending the token and left without it. The token that finishes (an EOS, the token that completes a "
     "stop string, the one that reaches max_new_tokens) is part of the answer, as without drafts: append it, then "
@@ -126,6 +129,8 @@ HINTS = {  # the hint for each mistake of MISTAKES
     "bonus_accepted": "accepted counts drafts only, at most len(drafts): the model's own token is never one",
     "finish_on_last_only": "check each new token as if it came alone",
     "no_break": "break out of the loop once a token finishes the request: no token after it is kept",
+    "model_token_after_finish": "do not append the model's token after the token that finishes the request: "
+    "tokens ends on that token",
     "finishing_token_dropped": "keep the token that finishes the request: append it to tokens, then stop the loop",
     "ignore_eos_ignored": "with ignore_eos only stop strings and max_new_tokens end the request",
     "ignored_eos_dropped": "keep the ignored end id in tokens: ignore_eos only stops it from ending the request, "
@@ -204,6 +209,7 @@ FINISH_MISTAKES = [
     "finish_not_on_model_token",
     "stop_in_pieces",
     "no_break",
+    "model_token_after_finish",
 ]
 KV_MISTAKES = ["kv_counts_rejected", "kv_counts_newest", "kv_no_prompt", "kv_uncut", "kv_no_drafts"]
 PAGE_MISTAKES = [

@@ -98,6 +98,8 @@ def _step(req: VerifyRequest, drafts: list[int], targets: list[int], mistake: Op
         if reason is not None:
             if mistake == "finishing_token_dropped":  # checked before the append, and left without it
                 tokens.pop()
+            if mistake == "model_token_after_finish" and i < len(run) - 1:
+                tokens.append(run[-1])  # "a step always gives the model's token", even after the finish
             if mistake != "no_break":  # no_break: the loop goes on to the end of the run
                 break
     before = req.prompt_len + len(req.output_ids)

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.verify.after_finish import AFTER_FINISH, model_token_after_the_finish
 from minisgl_edu.grading.verify.every_stop import makes_every_stop
 from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_it_here
 from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, HINTS, MISTAKES
@@ -316,6 +317,12 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
         and goes_on_after_the_finish(answer[0], _request(scene), scene.drafts, scene.targets)
     ):
         return f"{MISTAKES['no_break']} ({HINTS['no_break']})"
+    if (
+        want.finish_reason
+        and answer
+        and model_token_after_the_finish(answer[0], _request(scene), scene.drafts, scene.targets)
+    ):
+        return f"{MISTAKES[AFTER_FINISH]} ({HINTS[AFTER_FINISH]})"
     skipped = _skipped(scene, want, answer[0]) if answer and want.finish_reason else ""
     if skipped:
         return skipped

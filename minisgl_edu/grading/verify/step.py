@@ -13,6 +13,7 @@ from typing import Optional
 
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.verify.after_finish import AFTER_FINISH, appends_the_model_token
 from minisgl_edu.grading.verify.every_stop import needs_every_stop
 from minisgl_edu.grading.verify.from_prefix import FROM_PREFIX, FROM_PREFIX_HINT, counts_from_prefix
 from minisgl_edu.grading.verify.identity import COMPARED_BY_IDENTITY, COMPARED_BY_IDENTITY_HINT, compares_by_identity
@@ -254,9 +255,10 @@ STOP_TEXT = {
 
 def _probed_classes(named: list[str], fn) -> list[str]:
     """`named` where a step cannot tell two newer classes of mistake from others: the model's own token
-    not checked for EOS / stop strings, and the text decoded in pieces; also a loop that does not stop at the
-    finish (no_break.py) and an end id that ignore_eos lets pass left out of the tokens (ignored_eos.py). Each is named alone when the answer, tried on the steps that show it, makes it;
-    else it is not named. Requiring every stop string is told the same way: on a step it often looks
+    not checked for EOS / stop strings, and the text decoded in pieces; also a loop that does not stop at
+    the finish (no_break.py), the model's token appended after the finish (after_finish.py) and an end id
+    that ignore_eos lets pass left out of the tokens (ignored_eos.py). Each is named alone when the
+    answer, tried on the steps that show it, makes it; else it is not named. Requiring every stop string is told the same way: on a step it often looks
     like a tail too short for the longer one."""
     if "stop_all" in named:
         if fn is not None and needs_every_stop(fn):
@@ -266,6 +268,10 @@ def _probed_classes(named: list[str], fn) -> list[str]:
         if fn is not None and keeps_going(fn):
             return ["no_break"]
         named = [m for m in named if m != "no_break"]
+    if AFTER_FINISH in named:  # on a finish at the last draft its tokens too are the whole run
+        if fn is not None and appends_the_model_token(fn):
+            return [AFTER_FINISH]
+        named = [m for m in named if m != AFTER_FINISH]
     if DROPPED in named:  # fewer tokens, as many other mistakes of the run give on one step
         if fn is not None and drops_ignored_eos(fn):
             return [DROPPED]
