@@ -47,6 +47,7 @@ from minisgl_edu.grading.schedule.edges import (
 from minisgl_edu.grading.schedule.engine import engine_cases
 from minisgl_edu.grading.schedule.limit_first import check_limit_before_admit
 from minisgl_edu.grading.schedule.need_clamped import never_refuses_for_pages, probe_message, which_hint
+from minisgl_edu.grading.schedule.newcomer_left_out import NEWCOMER_LEFT_OUT, leaves_out_the_newcomer, newcomer_message
 from minisgl_edu.grading.schedule.page_rounding import ONE_PAGE_TOO_MANY, full_last_page_message
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
@@ -244,6 +245,8 @@ def case_does_not_fit(fn):
     )
     if late.table_idx >= 0 and never_refuses_for_pages(fn):  # confirmed on a scene of its own
         raise Mistake(f"request 1 was admitted, but {why}{probe_message()}", which_hint(fn))
+    if late.table_idx >= 0 and leaves_out_the_newcomer(fn):
+        raise Mistake(f"request 1 was admitted, but {why}{newcomer_message()}", NEWCOMER_LEFT_OUT)
     not_admitted(
         s,
         late,

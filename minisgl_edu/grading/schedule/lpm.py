@@ -52,6 +52,7 @@ from minisgl_edu.grading.schedule.lpm_listed import check_listed_in_queue_order
 from minisgl_edu.grading.schedule.lpm_new_join import check_new_join
 from minisgl_edu.grading.schedule.lpm_page_ids import PAGE_IDS, sorts_by_page_ids
 from minisgl_edu.grading.schedule.lpm_page_slots import check_pages_divided
+from minisgl_edu.grading.schedule.lpm_reversed import check_threshold_reversed
 from minisgl_edu.grading.schedule.lpm_ties import case_ties, tie_breaker
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
@@ -102,6 +103,7 @@ def case_longest_first(fn):
     add_waiting(s, 2, shared + token_ids(3, 3), pages=6)
     order = [r.uid for r in s.waiting]
     batch = decide_in_order(fn, s)
+    check_threshold_reversed(fn, batch, [2, 1, 0], order, LPM_MAX_WAITING)
     check_head_sorted(fn, batch, [2, 1, 0], order)
     check_left_out(batch, [2, 1, 0], s)
     check_listed_in_queue_order(fn, batch, [2, 1, 0], order)

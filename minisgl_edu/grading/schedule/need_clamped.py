@@ -12,7 +12,13 @@ refuses: a lone request, nothing running, 4 pages available, a 24-token prompt (
 the 4 on its own) and 200 tokens to generate (56 pages in all), with a budget of 8 tokens so that its
 first chunk fits in the 4 pages. Only an answer whose count of pages never says no admits it.
 
-Two mistakes admit it alike: the clamp written with min, and no count of pages at all (a student who
+A third admits it too: a sum over the requests already admitted that leaves the newcomer out (its
+own run is never counted, and nothing else runs). So before the clamp is named, a second scene of its
+own, `running_overflow`, asks the other way round: a running request may still take more pages than
+are available and the newcomer needs one page. A min clamp (every term 0 or less) admits it; a sum
+that leaves only the newcomer out refuses, and newcomer_left_out.py names that mistake.
+
+Two mistakes admit both alike: the clamp written with min, and no count of pages at all (a student who
 trusts cache.admit or cache.reserve to fail when pages run short). Their admissions cannot tell them
 apart, so the probe also watches what the answer reads of the cache: one that never reads
 cache.num_available (nor cache.num_free) has nothing to compare its sum with, and gets the hint for
@@ -21,7 +27,7 @@ the missing check; one that reads it gets the hint for the clamp.
 
 from __future__ import annotations
 
-from minisgl_edu.grading.fixtures import ballast, waiting
+from minisgl_edu.grading.fixtures import ballast, decoding, waiting
 from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.grading.schedule.checks import admits
 
@@ -72,9 +78,28 @@ def _lone_request():
     return s, req
 
 
-def never_refuses_for_pages(fn) -> bool:
+def running_overflow():
+    """A running request that may still take 50 pages, 4 pages available, and a newcomer of 3 tokens
+    with 1 to generate: it needs 1 page, but the running request alone already needs more than is left."""
+    s = new_scheduler(max_prefill_tokens=8, cache="radix")
+    decoding(s, 9_000_004, 8, max_tokens=200)  # 208 tokens: 52 pages, 2 of them held
+    ballast(s, s.cache.num_available - 4)
+    req = waiting(s, 9_000_005, 3, max_tokens=1)
+    return s, req
+
+
+def admits_lone_request(fn) -> bool:
     """Whether `fn` admits a lone request whose prompt alone (6 pages) exceeds the 4 pages available."""
     s, req = _lone_request()
+    return admits(fn, s, req)
+
+
+def never_refuses_for_pages(fn) -> bool:
+    """Whether `fn` admits the lone request, and the 1-page newcomer beside a running request that alone
+    needs more than is available: an answer whose count of pages says no to neither."""
+    if not admits_lone_request(fn):
+        return False
+    s, req = running_overflow()
     return admits(fn, s, req)
 
 
