@@ -346,6 +346,7 @@ def _refuse(in_use: set, page: int) -> None:
             "your own check refused a call the contract allows (ValueError: page 0 freed twice)",
         ),
         (lambda: [][0], "an index past the end"),
+        (lambda: torch.softmax(torch.zeros(3), dim=1), "a dimension the tensor does not have"),
         (lambda: None.pages, "a value is None here"),
         (lambda: "one two".index("xyz"), "str.index() raises ValueError when the text is not there"),
         (lambda: torch.log(0.5), "a torch function was given a Python float where it takes a tensor"),

@@ -168,6 +168,11 @@ def crash_cause(exc: BaseException) -> Optional[str]:
             "or one of your structures still records it after another dropped it; keep every structure "
             "that records an entry in step"
         )
+    if isinstance(exc, IndexError) and text.startswith("Dimension out of range"):  # torch's words for a dim
+        return (
+            "a dimension the tensor does not have: it has fewer dimensions than your code assumes; a "
+            "row taken out of a batch, logits[i], is 1-D, so its one dimension is 0 (or -1)"
+        )
     if isinstance(exc, IndexError):
         return "an index past the end, or a pop from an empty list: this case reaches a size your code does not expect"
     if isinstance(exc, AttributeError) and "'NoneType'" in text:
