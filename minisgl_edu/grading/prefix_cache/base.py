@@ -31,6 +31,7 @@ from minisgl_edu.grading.prefix_cache.eviction import case_locked_pressure, case
 from minisgl_edu.grading.prefix_cache.leaf_again import LEAF_PUSHED_AGAIN, leaf_pushed_again
 from minisgl_edu.grading.prefix_cache.lock_order import LOCK_MOVES_UP_FIRST, lock_moves_up_first
 from minisgl_edu.grading.prefix_cache.manager import case_manager, case_many_steps
+from minisgl_edu.grading.prefix_cache.match_locks import MATCH_LOCKS, match_locks
 from minisgl_edu.grading.prefix_cache.probe_named import named_by_probe
 from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
 from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, children_shared
@@ -504,6 +505,7 @@ CASES = named_by_probe(CASES, AssertionError, lock_moves_up_first, LOCK_MOVES_UP
 CASES = named_by_probe(CASES, AssertionError, unlock_stays_on_the_node, UNLOCK_STAYS_ON_THE_NODE)  # unlock: node only
 CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
 CASES = named_by_probe(CASES, KeyError, unhooked_by_whole_key, UNHOOKED_BY_WHOLE_KEY)  # del children[node.key]
+CASES = named_by_probe(CASES, AssertionError, match_locks, MATCH_LOCKS)  # match_prefix locks: one lock left per match
 # Run again by the engine case before its model: taken before a time-out is named, because a named
 # time-out is an AssertionError there, and the engine case's own probes would then run with its timer spent.
 _UNIT_CASES = [c for c in CASES if c.hand_unit]

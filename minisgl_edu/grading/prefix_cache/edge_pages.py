@@ -36,12 +36,13 @@ def pages_before_the_split(cls) -> str:
         cache.insert(list(_IDS), list(_PAGES))
         node, got = cache.match_prefix(list(_MATCH))
         key, held = tuple(getattr(node, "key", ())), list(getattr(node, "pages", []))
+        got = list(got)  # here, inside the try: a pair the other way round has a node here
     except Exception:
         return ""
-    if list(got) != _PAGES or key != tuple(_IDS[:_CUT]) or held != _PAGES[: _CUT // 2]:
+    if got != _PAGES or key != tuple(_IDS[:_CUT]) or held != _PAGES[: _CUT // 2]:
         return ""
     return (
         f" (on a fresh tree, page size 2, with {_IDS} cached on pages {_PAGES}, match_prefix({_MATCH}) returned "
-        f"the node {list(key)}, which holds pages {held}, and the pages {list(got)}: the whole edge's pages, "
+        f"the node {list(key)}, which holds pages {held}, and the pages {got}: the whole edge's pages, "
         "gathered before the edge was cut, not the upper part's)"
     )

@@ -32,6 +32,7 @@ from minisgl_edu.grading.prefix_cache.match_cut import MATCH_CUT_TO_A_PAGE_COUNT
 from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.node_up import PAGES_GATHERED_UP, gathered_up
+from minisgl_edu.grading.prefix_cache.pair_order import check_pair
 from minisgl_edu.grading.prefix_cache.root_leaf import ROOT_LEAF_KEPT, root_leaf_kept
 from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, children_shared
 from minisgl_edu.grading.prefix_cache.split_children import SPLIT_CHILDREN, children_moved_up
@@ -118,9 +119,7 @@ MATCH_NONE = (
 
 def _match(cache, ids: list[int]) -> tuple[object, list[int]]:
     got = cache.match_prefix(list(ids))
-    assert isinstance(got, tuple) and len(got) == 2, (
-        f"match_prefix must return a pair (node, pages), not {type(got).__name__}"
-    )
+    check_pair(got, ids)  # a pair, and in the order (node, pages)
     check_parent_links(cache, f"match_prefix({ids})")
     node, pages = got
     assert isinstance(pages, list) and all(isinstance(p, int) for p in pages), (
