@@ -192,9 +192,9 @@ def _first_wrong_call(calls: list[Call], fn=None) -> tuple[Optional[str], str]:
     for i, call in enumerate(calls):
         want = package_step(_copy(call.req), list(call.drafts), list(call.targets))
         try:
-            got = _as_result(call.result)
+            got = _as_result(call.result, call.drafts, call.targets)
         except AssertionError as e:
-            return f"verify {i + 1} of the run: {e}", ""
+            return f"verify {i + 1} of the run: {e}", getattr(e, "hint", "")
         if got != want:
             why, hint = diagnose(got, want, call.req, call.drafts, call.targets, fn=fn)
             return (

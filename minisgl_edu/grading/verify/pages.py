@@ -3,7 +3,8 @@ hold (`pages_story`), the known page mistake whose pages match (`page_mistake`, 
 `_pages_on_a_longer_row`, which try the answer once more where one step cannot tell two apart), and
 the classes of mistakes that a probe of the answer tells (`page_class`): pages kept only on a step
 that finishes the request, every page of its own given back on such a step, prefix_len (tokens)
-compared with a count of pages, and the prefix cache's pages added to the pages kept.
+compared with a count of pages, the prefix cache's pages added to the pages kept, and the positions
+in the row of the pages to give back returned instead of their ids.
 """
 
 from __future__ import annotations
@@ -131,6 +132,28 @@ PREFIX_ADDED = (
 )
 
 
+POSITIONS = (
+    "free_pages are page ids, the entries req.pages[keep:], not their positions in the row "
+    "(range(keep, len(req.pages))): the scheduler frees those ids, so positions would free other requests' pages"
+)
+
+
+def gives_positions(fn, req: VerifyRequest, drafts, targets, want: VerifyResult, got: list[int]) -> bool:
+    """The answer's free_pages are the positions in the row of the pages to give back, not their ids: here
+    range(keep, len(req.pages)) for the right keep, and the same positions again on the same step with
+    every page id moved past the row's length (ids that differ from any position), where the ids change."""
+    keep = len(req.pages) - len(want.free_pages)
+    if fn is None or not want.free_pages or got != list(range(keep, len(req.pages))) or got == want.free_pages:
+        return False
+    moved = _copy(req)
+    moved.pages = [len(req.pages) + max(req.pages, default=0) + 1 + p for p in req.pages]
+    try:
+        again = _call(fn, moved, drafts, targets)
+    except Exception:
+        return False
+    return again.free_pages == got
+
+
 def _kept(req: VerifyRequest, free_pages: list[int]) -> Optional[int]:
     """How many pages of the row the answer kept, when free_pages is the end of the row (else None)."""
     if len(free_pages) > len(req.pages) or free_pages != req.pages[len(req.pages) - len(free_pages) :]:
@@ -202,9 +225,11 @@ def adds_the_prefix_pages(fn, req, drafts, targets) -> bool:
 
 def page_class(fn, req: VerifyRequest, drafts, targets, want: VerifyResult, got: list[int]) -> Optional[str]:
     """The class of page mistakes that the answer's kept pages show here, told by probes of the answer:
-    prefix_len compared with a count of pages, the prefix cache's pages added to the pages kept, pages
-    kept only when the step finishes the request, or every page of its own given back when it does
+    positions in the row given instead of page ids, prefix_len compared with a count of pages, the prefix
+    cache's pages added to the pages kept, pages kept only when the step finishes the request, or every page of its own given back when it does
     (finish_frees.py). None when the probes show none."""
+    if gives_positions(fn, req, drafts, targets, want, got):
+        return POSITIONS
     kept = _kept(req, got)
     if fn is None or kept is None:
         return None

@@ -7,7 +7,9 @@ student's `verify_step` on copies of them and checks that it returned a `VerifyR
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
+from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
@@ -67,7 +69,32 @@ def _w(*words: str) -> list[int]:
     return [_id(w) for w in words]
 
 
-def _as_result(out) -> VerifyResult:
+ACCEPTED_AS_DRAFTS = (
+    "accepted is the NUMBER of drafts the model agreed with (an int, n), not the list of those drafts "
+    "(drafts[:n]): the speculator adds it to its acceptance counters"
+)
+
+
+def _accepted_as_drafts(out, drafts: Optional[list[int]], targets: Optional[list[int]]) -> None:
+    """Raise the mistake's own message where `accepted` is a list equal to drafts[:n], n the number of
+    drafts the model agreed with on this step (at least one, so an empty list names nothing)."""
+    value = getattr(out, "accepted", None)
+    if drafts is None or targets is None or not isinstance(value, (list, tuple)):
+        return
+    n = 0
+    while n < len(drafts) and n < len(targets) and drafts[n] == targets[n]:
+        n += 1
+    if n and list(value) == list(drafts[:n]):
+        raise Mistake(
+            f"VerifyResult.accepted must be an int, got {value!r}: the drafts the model accepted (drafts[:{n}]), "
+            f"where accepted is their number, {n}",
+            ACCEPTED_AS_DRAFTS,
+        )
+
+
+def _as_result(out, drafts: Optional[list[int]] = None, targets: Optional[list[int]] = None) -> VerifyResult:
+    """The answer's result as a VerifyResult of plain ints, or an AssertionError that says which field has
+    the wrong type (`drafts`, `targets`: the step's inputs, to name accepted given as the drafts' list)."""
     if out is None:
         raise AssertionError("verify_step returned None: return a VerifyResult(accepted, tokens, finish_reason, ...)")
     missing = [f for f in FIELDS if not hasattr(out, f)]
@@ -93,6 +120,7 @@ def _as_result(out) -> VerifyResult:
             raise AssertionError(f"VerifyResult.{name} must be an int, got {value!r}")
         return value
 
+    _accepted_as_drafts(out, drafts, targets)
     reason = out.finish_reason
     if reason not in (None, "stop", "length"):
         raise AssertionError(f"VerifyResult.finish_reason must be None, 'stop' or 'length', got {reason!r}")
@@ -108,4 +136,4 @@ def _as_from_a_tensor(ids: list[int]) -> list[int]:
 def _call(fn, req: VerifyRequest, drafts: list[int], targets: list[int]) -> VerifyResult:
     """The student's result on copies of the inputs (only the case that looks for it sees a change),
     with the targets as the engine gives them."""
-    return _as_result(fn(_copy(req), list(drafts), _as_from_a_tensor(targets)))
+    return _as_result(fn(_copy(req), list(drafts), _as_from_a_tensor(targets)), drafts, targets)

@@ -180,7 +180,9 @@ def play(fn: Any, scene: VerifyScene) -> dict:
     req, drafts, targets = _request(scene), list(scene.drafts), list(scene.targets)
     out = fn(req, drafts, targets)
     try:
-        result = _as_result(out)
+        result = _as_result(out, list(scene.drafts), list(scene.targets))
+    except Mistake:  # a wrong type that names its mistake (accepted given as the drafts' list)
+        raise
     except AssertionError as e:
         raise Mistake(str(e), "return VerifyResult(accepted, tokens, finish_reason, kv_len, free_pages)") from None
     seen = {f: getattr(result, f) for f in FIELDS}
