@@ -8,10 +8,15 @@ a float, a float tensor used as an index, two tensors of different shapes added.
 the exception's message, which already says which call and which types, and says in the course's
 words what the code did and what to do instead. A message no rule knows gets None, and the caller
 falls back to quoting the line and Python's message.
+
+One check reads more than the message: an AttributeError on an instance of the student's subclass
+(`missing_base_init`) is tried on a fresh instance of the base class, to name an __init__ that never
+called super().__init__(...).
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -196,8 +201,38 @@ RULES: list[Rule] = [
 ]
 
 
+def missing_base_init(exc: BaseException) -> Optional[str]:
+    """An AttributeError for an attribute the base class's __init__ sets, on an instance of a subclass
+    with an __init__ of its own: that __init__ never called super().__init__(...). Confirmed on a fresh
+    instance of the base class, built from the instance's own attributes of the same names as its
+    __init__'s parameters (page_size=...): it has the attribute the student's instance lacks."""
+    obj, name = getattr(exc, "obj", None), getattr(exc, "name", None)
+    if not isinstance(exc, AttributeError) or obj is None or not name or "__init__" not in type(obj).__dict__:
+        return None
+    for base in type(obj).__mro__[1:-1]:  # the classes it inherits from, object left out
+        if "__init__" not in base.__dict__:
+            continue
+        try:
+            params = list(inspect.signature(base.__init__).parameters.values())[1:]  # self left out
+            given = {p.name: getattr(obj, p.name) for p in params if hasattr(obj, p.name)}
+            confirmed = hasattr(base(**given), name) and not hasattr(obj, name)
+        except Exception:  # a parameter the instance holds no value for: no claim
+            return None
+        if confirmed:
+            return (
+                f"your {type(obj).__name__} has no {name}: {base.__name__}.__init__ sets it, and your own "
+                f"__init__ replaces that one without calling it. Call super().__init__(...) first in your "
+                f"__init__, then set what is new"
+            )
+        return None
+    return None
+
+
 def python_words(exc: BaseException) -> Optional[str]:
     """The mistake behind `exc` in the course's words, or None when no rule knows its message."""
+    said = missing_base_init(exc)
+    if said:
+        return said
     text = str(exc)
     for rule in RULES:
         if isinstance(exc, rule.kind):

@@ -48,6 +48,7 @@ from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 from minisgl_edu.grading.prefix_cache.lfu_split_return import SPLIT_RETURNS_LOWER, split_returns_lower
 from minisgl_edu.grading.prefix_cache.lfu_unmatched import NO_COUNT_YET, no_count_for_unmatched
+from minisgl_edu.grading.prefix_cache.lfu_whole_tier import WHOLE_TIER, frees_whole_tier
 from minisgl_edu.grading.prefix_cache.probe_named import named_by_probe
 from minisgl_edu.grading.prefix_cache.scenes import SPLIT_IS_NO_USE, tree_case
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
@@ -534,6 +535,7 @@ CASES = named_by_probe(CASES, Exception, split_pages_wrong, SPLIT_PAGES)  # page
 CASES = named_by_probe(CASES, Exception, split_returns_lower, SPLIT_RETURNS_LOWER)  # the lower part returned
 CASES = named_by_probe(CASES, AttributeError, hits_taken_for_the_node, HITS_TAKEN_FOR_THE_NODE)  # count for node
 CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
+CASES = named_by_probe(CASES, AssertionError, frees_whole_tier, WHOLE_TIER)  # past n, a tier of equal hits at once
 SYMBOL = "LFURadixCache"
 SOLUTION = ReferenceLFURadixCache
 # The package's RadixCache is the base part's answer (the student's own from the base part is fine).
