@@ -35,6 +35,9 @@ from minisgl_edu.grading.detokenizer.common import (
     repeated_at_finish,
 )
 from minisgl_edu.grading.detokenizer.exact_case import check_case_kept
+from minisgl_edu.grading.detokenizer.false_start_inside import EXPECTED as INSIDE_EXPECTED
+from minisgl_edu.grading.detokenizer.false_start_inside import STOP as INSIDE
+from minisgl_edu.grading.detokenizer.false_start_inside import check_start_inside_a_false_start, false_start_ids
 from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_cut
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.index_for_find import check_index_for_find
@@ -363,6 +366,10 @@ def case_false_starts(cls):
     _check_never_partly_shown(pieces, "They threw three trees, then ", "three four", cls)
     _check_joined(pieces, stop, "They threw three trees, then ")
     check_start_not_lost(cls)  # the stream begins with 'Th', a start of 'Three four', then a long token
+    # 'no no yes' begins at the second 'no' of its own false start 'no no no'
+    pieces = _stream(cls, false_start_ids(), [INSIDE])
+    check_start_inside_a_false_start(cls, pieces)
+    _check_joined(pieces, [INSIDE], INSIDE_EXPECTED, cls)
 
 
 def case_prefix_of_another(cls):

@@ -69,6 +69,7 @@ from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_
 from minisgl_edu.grading.detokenizer.stop_keeping import reference_stop_keeping
 from minisgl_edu.grading.detokenizer.stop_piece import cut_one_short, slice_after_the_move
 from minisgl_edu.grading.detokenizer.stops_passed_on import stops_not_passed_on
+from minisgl_edu.grading.detokenizer.unsent_length import skipped_when_longer
 from minisgl_edu.grading.detokenizer.unset_ends_first import ends_first_unset
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as package_detokenizer
@@ -152,6 +153,12 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
     _judge_joined(pieces, ids, stop, include, expected, where, cls)
 
 
+def _skipped_search(cls, said: str) -> Mistake | None:
+    """A stop string the search skipped, confirmed by a probe: near the start of the answer, or one longer
+    than the text not yet returned."""
+    return skipped_near_the_start(cls, said) or skipped_when_longer(cls, said)
+
+
 def _not_how_it_begins(
     n: int,
     shown: str,
@@ -189,7 +196,7 @@ def _not_how_it_begins(
         return at_end
     if include and _at_a_later_occurrence(shown, full, winner):
         return Mistake(f"after token {n} your add() had returned {shown!r} {where}: {LATER}", FIRST)
-    skipped = include and shown.startswith(expected) and skipped_near_the_start(cls, leaked.rstrip(", "))
+    skipped = include and shown.startswith(expected) and _skipped_search(cls, leaked.rstrip(", "))
     if skipped:
         return skipped
     cut_after = f"after token {n} your add() had returned {shown!r}"
