@@ -45,14 +45,16 @@ from minisgl_edu.grading.logits_chain.readings import read_difference
 from minisgl_edu.grading.logits_chain.repeated_index import INDEXED_WRITE, writes_repeated_outputs
 from minisgl_edu.grading.logits_chain.shortcuts import shortcut_mistake
 from minisgl_edu.grading.logits_chain.threshold import THRESHOLD
+from minisgl_edu.grading.logits_chain.uid_rows import rows_by_uid
 from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
 from minisgl_edu.grading.logits_chain.word_bits import read_by_word
 from minisgl_edu.grading.logits_chain.zeroed_rows import zeroed_row
 
 
 def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
-    """Every row of the answer against the reference; the first wrong row raises a Mistake that names, in this order, a
-    row that asks for nothing left at zero (zeroed_rows.py), state kept from an earlier call for the same request
+    """Every row of the answer against the reference; the first wrong row raises a Mistake that names, in this order,
+    rows taken by the request's uid, not its place in the batch (uid_rows.py), a row that asks for nothing left at
+    zero (zeroed_rows.py), state kept from an earlier call for the same request
     (kept_state.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that skipped the batch
     (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py), an
     earlier row's min_p carried to a row without one (carried_min_p.py), every row given the last request's links by
@@ -68,6 +70,9 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     unchanged = _close_all(got, logits.float())
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
+            by_uid = rows_by_uid(fn, i, got, want, logits, reqs, min_p)  # out[req.uid] taken for out[i]
+            if by_uid is not None:
+                raise Mistake(*by_uid)
             zeroed = zeroed_row(fn, i, got, want, logits, reqs)  # a plain row never copied into a result of zeros
             if zeroed is not None:
                 raise Mistake(*zeroed)
