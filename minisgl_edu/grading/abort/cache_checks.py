@@ -11,7 +11,8 @@ abort, page by page:
   prompt, the prompt pages it handed to the cache after its prefill, are the cache's, not copies;
 * the cache adopted exactly the request's computed full pages it did not hold yet
   (`_check_adopted`), and when it did not, `_too_many` / `_too_few` name what was counted wrong
-  (the newest token, the partial page, a page reserved for a step not run, the prompt only);
+  (the newest token, the partial page, a page reserved for a step not run, the prompt only, the
+  output emptied before release());
 * every other page of the request's own is free, and its lock on its prefix is released once
   (`_check_freed_and_unlocked`).
 
@@ -23,9 +24,11 @@ from __future__ import annotations
 from minisgl_edu.grading.abort.checks import check_consistent, check_row
 from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
+    OUTPUT_EMPTIED,
     PROMPT_ONLY,
     caches_the_prompt_only,
     drops_a_computed_token,
+    empties_the_output,
 )
 from minisgl_edu.grading.abort.release_seen import changed, reads_first
 from minisgl_edu.grading.core import Mistake
@@ -245,6 +248,14 @@ def _too_few(s: Scheduler, b: Held, got: int, expect: int, adopted: set[int]) ->
     a wrong count (the prompt only, the newest token dropped again) and before the symptoms."""
     ps, fn = s.cache.page_size, s.abort_fn
     full = b.full(ps)
+    if got <= max(b.known, b.prompt_len // ps) < full and empties_the_output(fn):
+        return Mistake(
+            f"only the prompt's full pages went into the prefix cache: {b.cached_len} tokens were computed "
+            f"({full} full pages), {b.prompt_len} of them the prompt's, and the cache holds {got} page(s) along "
+            "its tokens. Your abort, run again on a request with output, emptied req.output_ids before "
+            "release() read req.all_ids",
+            OUTPUT_EMPTIED,
+        )
     if got <= max(b.known, b.prompt_len // ps) < full and caches_the_prompt_only(fn):
         return Mistake(
             f"only the prompt's full pages went into the prefix cache: {b.cached_len} tokens were computed "

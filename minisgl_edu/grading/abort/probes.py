@@ -2,9 +2,9 @@
 
 A failed check sees a symptom (a row still in use, too few pages cached); these probes tell which
 mistake makes it. `skips_row_zero` aborts two decoding requests on rows 0 and 1 (an answer that
-takes table_idx 0 for "no row" gives back only the second); `drops_a_computed_token` and
-`caches_the_prompt_only` (the stretch) abort a request with 3 full computed pages, 1 of them the
-prompt's, and count what went into the prefix cache; `carried_over` gives two fresh schedulers a
+takes table_idx 0 for "no row" gives back only the second); `drops_a_computed_token`,
+`caches_the_prompt_only` and `empties_the_output` (the stretch) abort a request with 3 full computed pages, 1 of them the
+prompt's, and count what went into the prefix cache (and the output tokens release() saw); `carried_over` gives two fresh schedulers a
 request of the same uid (state kept outside the scheduler shows on the second). Each probe builds its own scheduler and
 returns False (or -1) when the answer does not get that far: the failed check's own hint stands.
 """
@@ -63,29 +63,54 @@ DROPS_A_COMPUTED_TOKEN = (
 )
 
 
-def _cached_at_12(fn) -> int:
-    """How many pages `fn` caches of a request with a 5-token prompt aborted at cached_len 12 (3 full
-    computed pages, 1 of them the prompt's); -1 when the probe does not get that far."""
+def _aborted_at_12(fn) -> tuple[int, bool]:
+    """Abort, with `fn`, a request with a 5-token prompt at cached_len 12 (3 full computed pages, 1 of them
+    the prompt's): how many pages went into the prefix cache (-1 when the probe does not get that far),
+    and whether the release() it asked for saw fewer output tokens than the request had."""
     s = modelless(cache="radix")
     s.abort_fn = fn
     req = waiting(s, 0, 5, max_tokens=20)
+    seen: list[int] = []
+    inner = s.cache.release
+
+    def release(r, cache_it: bool = True) -> None:
+        if r is req:
+            seen.append(len(r.output_ids))  # release() caches all_ids[:cached_len]: prompt plus output
+        return inner(r, cache_it)
+
     try:
         step_until(s, lambda: req.output_ids and req.cached_len == 12, "cached_len 12", max_steps=40)
-        ids = list(req.all_ids)
+        ids, had = list(req.all_ids), len(req.output_ids)
+        s.cache.release = release
         s.abort(0)
     except Exception:
-        return -1  # some other mistake: the hint of the failed check names it
-    return len(s.cache.prefix_cache.match_prefix(ids)[1])
+        return -1, False  # some other mistake: the hint of the failed check names it
+    return len(s.cache.prefix_cache.match_prefix(ids)[1]), bool(seen) and min(seen) < had
 
 
 def drops_a_computed_token(fn) -> bool:
     """`fn` caches 2 of 3 computed pages: it takes the newest token off req.cached_len once more."""
-    return _cached_at_12(fn) == 2
+    return _aborted_at_12(fn)[0] == 2
+
+
+def empties_the_output(fn) -> bool:
+    """`fn` caches only the prompt's page because release() found req.output_ids emptied (or cut)."""
+    got, cut = _aborted_at_12(fn)
+    return got == 1 and cut
 
 
 def caches_the_prompt_only(fn) -> bool:
-    """`fn` caches only the prompt's 1 full page of 3 computed: the output tokens left out."""
-    return _cached_at_12(fn) == 1
+    """`fn` caches only the prompt's 1 full page of 3 computed: the output tokens left out (with the
+    request's output intact, else `empties_the_output` names it)."""
+    got, cut = _aborted_at_12(fn)
+    return got == 1 and not cut
+
+
+OUTPUT_EMPTIED = (
+    "do not empty or cut req.output_ids before release(req, cache_it=True): release() caches "
+    "req.all_ids[:req.cached_len], the prompt plus the output, so without the output only the prompt's "
+    "pages can be filed. The client is told by the abort message; the tokens stay on the request"
+)
 
 
 PROMPT_ONLY = "the output tokens computed so far count too: count req.cached_len, not the prompt's length"

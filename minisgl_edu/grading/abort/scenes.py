@@ -35,10 +35,12 @@ from minisgl_edu.grading.abort.message_stop import NONE_STOP_HINT
 from minisgl_edu.grading.abort.naive_handle import or_by_the_handle
 from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
+    OUTPUT_EMPTIED,
     PROMPT_ONLY,
     ROW_ZERO,
     caches_the_prompt_only,
     drops_a_computed_token,
+    empties_the_output,
     skips_row_zero,
 )
 from minisgl_edu.grading.abort.release_seen import aborting, or_fields_changed, watch
@@ -356,6 +358,8 @@ def _pages(stretch: bool, answer: list) -> Callable[[Any, Difference], str]:
             if want == "in the prefix cache" and got == "free":
                 if stretch and answer and drops_a_computed_token(answer[0]):
                     return DROPS_A_COMPUTED_TOKEN
+                if stretch and answer and empties_the_output(answer[0]):
+                    return OUTPUT_EMPTIED
                 if stretch and answer and caches_the_prompt_only(answer[0]):
                     return PROMPT_ONLY
                 if stretch:
