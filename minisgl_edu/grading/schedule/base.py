@@ -49,6 +49,7 @@ from minisgl_edu.grading.schedule.limit_first import check_limit_before_admit
 from minisgl_edu.grading.schedule.need_clamped import never_refuses_for_pages, probe_message, which_hint
 from minisgl_edu.grading.schedule.newcomer_left_out import NEWCOMER_LEFT_OUT, leaves_out_the_newcomer, newcomer_message
 from minisgl_edu.grading.schedule.page_rounding import ONE_PAGE_TOO_MANY, full_last_page_message
+from minisgl_edu.grading.schedule.pages_swapped import PAGES_FOR_SWAPPED, swapped_message, swaps_pages_for
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 
@@ -243,6 +244,8 @@ def case_does_not_fit(fn):
         f"its whole run may take {need} pages and the running request may still "
         f"take {others} of the {available} available: it may run out of pages half-way"
     )
+    if late.table_idx >= 0 and swaps_pages_for(fn):  # confirmed on scenes of its own
+        raise Mistake(f"request 1 was admitted, but {why}{swapped_message()}", PAGES_FOR_SWAPPED)
     if late.table_idx >= 0 and never_refuses_for_pages(fn):  # confirmed on a scene of its own
         raise Mistake(f"request 1 was admitted, but {why}{probe_message()}", which_hint(fn))
     if late.table_idx >= 0 and leaves_out_the_newcomer(fn):

@@ -23,8 +23,10 @@ from minisgl_edu.grading.harness import new_scheduler
 from minisgl_edu.grading.schedule.budget_kept import check_budget_kept
 from minisgl_edu.grading.schedule.engine_fields import check_engine_fields, snapshot
 from minisgl_edu.grading.schedule.fit_after_undo import check_admitted
+from minisgl_edu.grading.schedule.item_swapped import check_item_swapped
 from minisgl_edu.grading.schedule.last_token import check_last_token
 from minisgl_edu.grading.schedule.lpm_queue_positions import check_queue_positions
+from minisgl_edu.grading.schedule.phase_name import ONE_PHASE, check_phase
 from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
 from minisgl_edu.grading.schedule.running_alias import RUNNING_ALIASED, aliased_message
 from minisgl_edu.kvcache import OutOfPages, pages_for
@@ -171,12 +173,6 @@ def check_none_moved(s: Scheduler, waited: list, fn=None) -> None:
         )
 
 
-ONE_PHASE = (
-    "a batch is either prefill or decode: a prefill batch holds waiting requests only, and the running "
-    "requests wait for the next decode batch, built only when no prompt token can run (no mixed batches)"
-)
-
-
 def check_batch(s: Scheduler, batch, fn=None) -> None:
     """The batch is one the engine can run: a Batch of a known phase with items, each request in it
     once, every item right for its request, the budget kept, no running request left out. `fn`, the
@@ -184,8 +180,7 @@ def check_batch(s: Scheduler, batch, fn=None) -> None:
     if batch is None:
         return
     assert isinstance(batch, Batch), f"return a Batch or None, not {type(batch).__name__}"
-    if batch.phase not in ("prefill", "decode"):
-        raise Mistake(f"a batch's phase is 'prefill' or 'decode', not {batch.phase!r}", ONE_PHASE)
+    check_phase(s, batch)
     if not batch.items:
         raise Mistake(
             f"you returned a {batch.phase} Batch with no items: an empty batch means a step that computes "
@@ -200,6 +195,8 @@ def check_batch(s: Scheduler, batch, fn=None) -> None:
             check_queue_positions(fn, req.uid)  # the duplicate of positions used on the wrong list
             raise AssertionError(f"request {req.uid} is twice in the batch")
         seen.add(req.uid)
+        if batch.is_prefill and (it.num_tokens < 1 or it.start != req.cached_len):
+            check_item_swapped(fn)  # ScheduledReq(req, chunk, start): confirmed on a scene of its own
         if it.num_tokens < 1:
             raise Mistake(
                 f"request {req.uid} is in the batch with {it.num_tokens} tokens to compute",

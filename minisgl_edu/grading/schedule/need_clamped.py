@@ -18,6 +18,10 @@ own, `running_overflow`, asks the other way round: a running request may still t
 are available and the newcomer needs one page. A min clamp (every term 0 or less) admits it; a sum
 that leaves only the newcomer out refuses, and newcomer_left_out.py names that mistake.
 
+pages_for called with its arguments swapped admits both too (about one page a run), but a count, however
+small, still refuses when no page is available: so the probe also asks a lone request with none available,
+which only a count that never refuses admits (pages_swapped.py names the swap).
+
 Two mistakes admit both alike: the clamp written with min, and no count of pages at all (a student who
 trusts cache.admit or cache.reserve to fail when pages run short). Their admissions cannot tell them
 apart, so the probe also watches what the answer reads of the cache: one that never reads
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.fixtures import ballast, decoding, waiting
 from minisgl_edu.grading.harness import new_scheduler
-from minisgl_edu.grading.schedule.checks import admits
+from minisgl_edu.grading.schedule.checks import admits, hide_engine_answer
 
 NEED_CLAMPED = (
     "clamp each request's remaining need at zero from below, max(need, 0): pages_for(len(r.input_ids) + "
@@ -70,10 +74,10 @@ class _CapacityReads:
         cache.__class__ = Watched
 
 
-def _lone_request():
-    """A lone request, nothing running, 4 pages available: its 6-page prompt alone does not fit."""
+def _lone_request(available: int = 4):
+    """A lone request, nothing running, `available` pages left: its 6-page prompt alone does not fit."""
     s = new_scheduler(max_prefill_tokens=8, cache="radix")
-    ballast(s, s.cache.num_available - 4)  # 4 pages left for the request: room for its first chunk only
+    ballast(s, s.cache.num_available - available)  # 4 pages: room for its first chunk only
     req = waiting(s, 9_000_003, 6 * s.cache.page_size, max_tokens=200)
     return s, req
 
@@ -94,10 +98,26 @@ def admits_lone_request(fn) -> bool:
     return admits(fn, s, req)
 
 
+def admitted_before_any_error(fn, s, req) -> bool:
+    """Whether `fn` admits `req` on `s`, counted also when its call fails afterwards: with no page
+    available, the first chunk of an admitted request cannot get its pages (cache.reserve raises)."""
+    hide_engine_answer(s)
+    try:
+        fn(s)
+    except Exception:
+        pass
+    return req.table_idx >= 0
+
+
 def never_refuses_for_pages(fn) -> bool:
     """Whether `fn` admits the lone request, and the 1-page newcomer beside a running request that alone
-    needs more than is available: an answer whose count of pages says no to neither."""
+    needs more than is available: an answer whose count of pages says no to neither. With no page
+    available at all it admits the lone request too: any count of its run in pages would refuse it
+    (pages_for with its arguments swapped, pages_swapped.py, counts about one page a run)."""
     if not admits_lone_request(fn):
+        return False
+    s, req = _lone_request(available=0)
+    if not admitted_before_any_error(fn, s, req):
         return False
     s, req = running_overflow()
     return admits(fn, s, req)

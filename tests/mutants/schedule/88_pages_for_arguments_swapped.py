@@ -1,0 +1,57 @@
+"""Calls the helper as `pages_for(cache.page_size, final)`, the page size first ("pages of this size for that many
+tokens"). Its signature is `pages_for(n, page_size)`: with the arguments swapped it computes ceil(4 / tokens),
+1 page for any run of 4 tokens or more, so try_admit counts almost nothing and admits requests whose whole run
+does not fit beside the others."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from minisgl_edu.core import Batch, Req, ReqStatus, ScheduledReq
+from minisgl_edu.kvcache import pages_for
+
+MUST_FAIL = {"a request that does not fit waits"}
+MUST_SAY = "your count of pages is upside down"
+CAUGHT_BY = {"hand", "generated"}
+HINT_SAYS = "pages_for takes the number of tokens first"
+
+
+def try_admit(scheduler, req: Req) -> bool:
+    """Admit `req` if its whole run fits beside everyone admitted; otherwise change nothing."""
+    cache = scheduler.cache
+    admitted = scheduler.running + [r for r in scheduler.waiting if r.table_idx >= 0]
+    if len(admitted) >= scheduler.max_running:
+        return False
+    cache.admit(req)  # its row and cached prefix first: the prefix pages need not be counted
+    need = 0
+    for r in admitted + [req]:
+        final = len(r.input_ids) + r.max_new_tokens
+        need += max(pages_for(cache.page_size, final) - cache.held_pages(r), 0)
+    if need > cache.num_available:
+        cache.release(req, cache_it=False)
+        req.cached_len = req.prefix_len = 0
+        return False
+    return True
+
+
+def schedule_next_batch(scheduler) -> Optional[Batch]:
+    """The next batch: prefill under the token budget if anyone waits, else decode; None if idle."""
+    cache = scheduler.cache
+    items = []
+    budget = scheduler.max_prefill_tokens
+    for req in scheduler.waiting:
+        if budget <= 0:
+            break
+        if req.table_idx < 0 and not try_admit(scheduler, req):
+            break  # first come, first served
+        chunk = min(req.remaining_prompt, budget)
+        cache.reserve(req, req.cached_len + chunk)
+        items.append(ScheduledReq(req, req.cached_len, chunk))
+        req.status = ReqStatus.PREFILLING
+        budget -= chunk
+    if items:
+        return Batch("prefill", items)
+    for req in scheduler.running:
+        cache.reserve(req, req.total_len)
+        items.append(ScheduledReq(req, req.total_len - 1, 1))
+    return Batch("decode", items) if items else None
