@@ -42,6 +42,7 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
 )
 from minisgl_edu.grading.prefix_cache.lfu_counted_only import counted_leaves_only
 from minisgl_edu.grading.prefix_cache.lfu_engine import ENGINE_PAGES, ENGINE_REQUESTS, _reference_run, _run
+from minisgl_edu.grading.prefix_cache.lfu_folded_clock import FOLDED_INTO_LAST_USE, folded_into_last_use
 from minisgl_edu.grading.prefix_cache.lfu_heap_entry import HITS_TAKEN_FOR_THE_NODE, hits_taken_for_the_node
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_probe
@@ -536,6 +537,7 @@ CASES = named_by_probe(CASES, Exception, split_returns_lower, SPLIT_RETURNS_LOWE
 CASES = named_by_probe(CASES, AttributeError, hits_taken_for_the_node, HITS_TAKEN_FOR_THE_NODE)  # count for node
 CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
 CASES = named_by_probe(CASES, AssertionError, frees_whole_tier, WHOLE_TIER)  # past n, a tier of equal hits at once
+CASES = named_by_probe(CASES, AssertionError, folded_into_last_use, FOLDED_INTO_LAST_USE)  # hits left in last use
 SYMBOL = "LFURadixCache"
 SOLUTION = ReferenceLFURadixCache
 # The package's RadixCache is the base part's answer (the student's own from the base part is fine).
