@@ -53,6 +53,7 @@ from minisgl_edu.grading.detokenizer.one_character_start import check_one_charac
 from minisgl_edu.grading.detokenizer.repeated_text import check_no_repeat
 from minisgl_edu.grading.detokenizer.replaced_decoded import check_decoded_kept
 from minisgl_edu.grading.detokenizer.scenes import STRAY, STRAY_BYTE, detokenizer_case
+from minisgl_edu.grading.detokenizer.sent_for_read import check_sliced_by_sent
 from minisgl_edu.grading.detokenizer.short_start import check_start_not_lost
 from minisgl_edu.grading.detokenizer.space_before_stop import check_space_before_stop_kept
 from minisgl_edu.grading.detokenizer.special_before import check_special_before
@@ -116,8 +117,10 @@ def _check_not_lost(cls, ids: list[int], n: int, t: int, shown: str, waiting: st
     tokens was lost (the window moved on past the tokens of an unfinished character), or the new text
     was cut at the length of a decode from the old window (`check_stale_before`) or with str.lstrip.
     The lstrip probe comes first: the letters it eats may occur later in the text, which the test
-    below reads as text only delayed."""
+    below reads as text only delayed. Then the probe for ids sliced with the character count `sent`
+    instead of the token count `read`, which stalls or loses text in the same way."""
     check_lstripped_before(cls)
+    check_sliced_by_sent(cls)
     joined, full = "".join(_stream(cls, ids)), _full(ids)
     if len(joined) < len(full) and REPLACEMENT not in joined and waiting.strip()[:1] not in joined[len(shown) :]:
         check_stale_before(cls)

@@ -60,6 +60,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
     _stream,
 )
 from minisgl_edu.grading.detokenizer.paired_ends import check_paired_ends
+from minisgl_edu.grading.detokenizer.read_look_back import looked_back_from_read
 from minisgl_edu.grading.detokenizer.restarted_piece import restarted_at_the_stop
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.detokenizer.search_after_move import searched_after_the_move
@@ -154,9 +155,9 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
 
 
 def _skipped_search(cls, said: str) -> Mistake | None:
-    """A stop string the search skipped, confirmed by a probe: near the start of the answer, or one longer
-    than the text not yet returned."""
-    return skipped_near_the_start(cls, said) or skipped_when_longer(cls, said)
+    """A stop string the search skipped, confirmed by a probe: near the start of the answer, one longer
+    than the text not yet returned, or one begun before a look-back counted in tokens (read, not sent)."""
+    return skipped_near_the_start(cls, said) or skipped_when_longer(cls, said) or looked_back_from_read(cls, said)
 
 
 def _not_how_it_begins(
