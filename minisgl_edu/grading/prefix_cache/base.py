@@ -114,6 +114,13 @@ def case_whole_pages(cls):
         f"with {A_TXT} cached, the tokens differ inside the second page, so only the first page is shared",
         partial,
     )
+    _expect_pages(
+        cache,
+        [1, 2, 3, 4, 9, 9],
+        [10, 11],
+        f"with {A_TXT} cached and matched by [1, 2, 3, 9, 5, 6] just before, the first two pages are shared",
+        partial,
+    )
     _expect_pages(cache, [1], [], "one token is less than a page", partial)
     _expect_pages(cache, [2, 1, 3, 4], [], f"with {A_TXT} cached, the first page differs")
 

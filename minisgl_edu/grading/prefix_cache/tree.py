@@ -24,6 +24,7 @@ from minisgl_edu.grading.harness import collect, new_scheduler, remember
 from minisgl_edu.grading.prefix_cache.aliasing import aliased, note
 from minisgl_edu.grading.prefix_cache.edge_end import EMPTY_LOWER_PART, empty_lower_part
 from minisgl_edu.grading.prefix_cache.edge_pages import PAGES_BEFORE_THE_SPLIT, pages_before_the_split
+from minisgl_edu.grading.prefix_cache.evict_return import EVICT_RETURNS_IDS, returns_a_count
 from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_only_at_exactly_n
 from minisgl_edu.grading.prefix_cache.kept_state import kept_state
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
@@ -38,6 +39,7 @@ from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, ch
 from minisgl_edu.grading.prefix_cache.split_children import SPLIT_CHILDREN, children_moved_up
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
+from minisgl_edu.grading.prefix_cache.token_walk import TOKEN_WALK, cut_inside_a_page
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -49,6 +51,8 @@ A_PAGES = [10, 11, 12, 13]
 # Asked in turn for any failed check, after the split's page cut: the first that recognises its
 # mistake names it, whatever symptom the check saw. Each returns ' (...)' saying what it saw, or ''.
 _PROBES = (
+    (returns_a_count, EVICT_RETURNS_IDS),  # first: the probes that read evict's pages cannot use a number
+    (cut_inside_a_page, TOKEN_WALK),  # an edge cut at the first different token: later walks miss a page
     (children_moved_up, SPLIT_CHILDREN),  # a split's children hung beside the lower part: matches past it short
     (pages_before_the_split, PAGES_BEFORE_THE_SPLIT),  # the whole edge's pages, taken before the cut: too many
     (empty_lower_part, EMPTY_LOWER_PART),  # a split at an edge's end: the walks after it stop short
