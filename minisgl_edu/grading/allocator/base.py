@@ -13,6 +13,7 @@ import random
 
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.allocator.appended_call import appended_call
+from minisgl_edu.grading.allocator.by_position import by_position
 from minisgl_edu.grading.allocator.frees import (
     LOST_ON_REFUSAL,
     NEGATIVE_ID,
@@ -409,6 +410,11 @@ def case_refused_midway(cls):
     if lost < 0:
         _pages_free_twice(a, bad, x)
     if lost:
+        mistake = by_position(
+            cls, f"after the refused free({bad!r}) and freeing each of {x!r} again, {lost} page(s) are lost"
+        )
+        if mistake is not None:
+            raise mistake
         _pages_back_but_not_counted(a, bad, x)
         _frees_only_whole(cls, bad, x)
         raise Mistake(

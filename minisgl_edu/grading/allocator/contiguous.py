@@ -1,20 +1,18 @@
 """Exercise 4, stretch — a page allocator that hands out contiguous runs of pages, best fit:
 `ContiguousPageAllocator(num_pages)` with `allocate(n)`, `free(pages)`, `num_free` and `runs`.
 
-The base part's allocator may hand out any free ids. This one keeps the free pages as maximal runs
-of consecutive ids (`runs`: sorted `(start, length)` pairs, two runs never touch) and serves
-`allocate(n)` from the start of the smallest run that holds `n` pages (ties: the lowest id). When
-no single run holds `n` but enough pages are free in all, it still succeeds: it takes the largest
-run whole (ties: the lowest id) and serves what is left by the same rule, again and again. Pages
-come back in increasing order; `free` merges a freed page with the free runs on both sides, and
-refuses every bad call (double free, an id never handed out, the same id twice) with ValueError
-before it changes anything.
+The base part's allocator may hand out any free ids. This one keeps the free pages as maximal runs of consecutive ids
+(`runs`: sorted `(start, length)` pairs, two runs never touch) and serves `allocate(n)` from the start of the smallest
+run that holds `n` pages (ties: the lowest id). When no single run holds `n` but enough pages are free in all, it
+still succeeds: it takes the largest run whole (ties: the lowest id) and serves what is left by the same rule, again
+and again. Pages come back in increasing order; `free` merges a freed page with the free runs on both sides, and
+refuses every bad call (double free, an id never handed out, the same id twice) with ValueError, changing nothing.
 
-The package has no such allocator; the grader's reference is `ReferenceContiguousAllocator` below, kept
-simple: a set of free pages, with the runs read off it when needed. Its answer is fully determined, so the
-cases compare the student's pages and runs with it after every step. The engine case swaps the student's
-class into `scheduler.cache` as the base part does, with few pages and requests of different lengths so that
-the free pages fragment, and compares every `allocate` the cache manager makes with the reference's.
+The package has no such allocator; the grader's reference is `ReferenceContiguousAllocator` below, kept simple:
+a set of free pages, with the runs read off it when needed. Its answer is fully determined, so the cases compare
+the student's pages and runs with it after every step. The engine case swaps the student's class into
+`scheduler.cache` as the base part does, with few pages and requests of different lengths so that the free pages
+fragment, and compares every `allocate` the cache manager makes with the reference's.
 
 Graded on its own score line ("allocator_contiguous"), so the base exercise's score is unchanged.
 """
@@ -25,6 +23,7 @@ import random
 from dataclasses import dataclass
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.allocator.best_fit_n import best_fit_takes_n
 from minisgl_edu.grading.allocator.closest_size import closest_size_probe
 from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_probes import (
@@ -153,6 +152,7 @@ class _Pair:
                 or filtered_position_probe(cls, seen)  # seen, not msg: msg may call the pages first fit
                 or swapped_run_probe(cls, seen)
                 or range_end_probe(cls, seen)
+                or best_fit_takes_n(cls, seen)  # the best-fit step after the fallback took n pages, not need
                 or Mistake(msg, hint)
             )
         handed_out_still_free(self.mine, n, got)  # a page of got still listed in the runs

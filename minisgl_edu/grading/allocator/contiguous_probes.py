@@ -25,6 +25,7 @@ from typing import Optional
 from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_replay import replay
 from minisgl_edu.grading.allocator.left_pop import left_pop_probe
+from minisgl_edu.grading.allocator.old_start import old_start_probe
 from minisgl_edu.grading.core import Mistake
 
 
@@ -302,6 +303,8 @@ def split_end_probe(
     key = error.args[0] if error is not None and error.args else None
     if _free_after(cls, split=False) != [(1, 3)]:
         return None  # a page does not join the run before it at all: another mistake
+    if (mistake := old_start_probe(cls, seen)) is not None:
+        return mistake  # the end entry kept, with the old start, rather than lost
     got = _free_after(cls, split=True)
     if got is None or got == [(1, 3)]:
         return None

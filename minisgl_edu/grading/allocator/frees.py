@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.by_position import by_position
 from minisgl_edu.grading.allocator.checked_copy import checked_a_copy
 from minisgl_edu.grading.allocator.falsy_record import first_allocation_refused
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, past_the_end, refusal_marks
@@ -154,11 +155,13 @@ def marked_other_pages(cls, what: str, e: ValueError) -> Optional[Mistake]:
 
 def refused_in_use(cls, what: str, e: ValueError) -> Optional[Mistake]:
     """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh allocators
-    show why: each allocate() forgets the pages of the ones before it, or a refused free() left its
-    page's record changed, or the first allocation's record, 0, reads as none, or free() takes back only
-    whole allocations as allocate() handed them out, or allocate() marks other pages than it returns;
-    None otherwise."""
-    mistake = forgetting(cls, what, e) or refusal_marks(cls, what, e) or first_allocation_refused(cls, what, e)
+    show why: free() deletes by position in its list (`del in_use[p]`), or each allocate() forgets the
+    pages of the ones before it, or a refused free() left its page's record changed, or the first
+    allocation's record, 0, reads as none, or free() takes back only whole allocations as allocate()
+    handed them out, or allocate() marks other pages than it returns; None otherwise."""
+    seen = f"freeing {what} raised ValueError ({e}), yet those pages are in use"
+    mistake = by_position(cls, seen) or forgetting(cls, what, e) or refusal_marks(cls, what, e)
+    mistake = mistake or first_allocation_refused(cls, what, e)
     if mistake is not None:
         return mistake
     refused = _whole_allocations_only(cls)
@@ -410,7 +413,9 @@ def _pages_back_but_not_counted(a, bad: list[int], x: list[int]) -> None:
         got = a.allocate(free)
     except Exception:
         return  # the case's own message says it
-    back = sorted(set(got) & set(x[:2])) if isinstance(got, list) else []
+    if not isinstance(got, list) or len(set(got)) != len(got):
+        return  # a page handed out twice: the free list is wrong, not only the count
+    back = sorted(set(got) & set(x[:2]))
     if back:
         raise Mistake(
             f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {free} of 6, and "
