@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
-from minisgl_edu.grading.abort.message_stop import check_stop
+from minisgl_edu.grading.abort.message_fields import check_fields
 from minisgl_edu.grading.abort.naive_handle import by_the_handle
 from minisgl_edu.grading.abort.one_try import left_running
 from minisgl_edu.grading.abort.own_mark import row_kept
@@ -168,7 +168,7 @@ def check_message(msgs, uid: int, stop: Optional[list[str]] = None) -> None:
             "be detokenized and shown to the client",
             NEXT_TOKEN_HINT,
         )
-    check_stop(last, stop)
+    check_fields(last, stop)
     assert len([m for m in mine if m.finished]) == 1, (
         "the detokenizer got more than one finished message for the request"
     )

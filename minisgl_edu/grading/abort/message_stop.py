@@ -1,10 +1,10 @@
 """The `stop` field of the abort message, shared by exercise 2 and its stretch.
 
-Where this sits: checks.py's `check_message` (the hand-written cases) calls `check_stop`; scenes.py
-shows `NONE_STOP_HINT` when a generated scene's abort message differs from the reference's only by
-a stop field of None. Like every message of a request, the abort message repeats the request's
-stop strings as a list, `[]` when there are none: the detokenizer iterates it (`for s in stop`),
-so None is not "no stop strings" there but a TypeError.
+Where this sits: checks.py's `check_message` (the hand-written cases) calls `check_stop` through
+message_fields.py's `check_fields`; scenes.py shows `NONE_STOP_HINT` when a generated scene's abort
+message differs from the reference's only by a stop field of None. Like every message of a request,
+the abort message repeats the request's stop strings as a list, `[]` when there are none: the
+detokenizer iterates it (`for s in stop`), so None is not "no stop strings" there but a TypeError.
 """
 
 from __future__ import annotations
