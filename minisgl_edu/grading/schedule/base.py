@@ -45,6 +45,7 @@ from minisgl_edu.grading.schedule.edges import (
     case_unlocked_prefix_tight,
 )
 from minisgl_edu.grading.schedule.engine import engine_cases
+from minisgl_edu.grading.schedule.items_kept import check_items_kept, items_seen
 from minisgl_edu.grading.schedule.limit_first import check_limit_before_admit
 from minisgl_edu.grading.schedule.need_clamped import never_refuses_for_pages, probe_message, which_hint
 from minisgl_edu.grading.schedule.newcomer_left_out import NEWCOMER_LEFT_OUT, leaves_out_the_newcomer, newcomer_message
@@ -177,8 +178,11 @@ def case_chunks_continue(fn):
         ("prefill", [(0, 32, 8), (1, 0, 5)]),
         ("decode", [(0, 40, 1), (1, 5, 1)]),
     ]
+    prev = seen = None
     for n, expected in enumerate(steps, 1):
         batch = decide(fn, s)
+        check_items_kept(prev, seen, batch, n - 1)  # the last batch may still be in flight
+        prev, seen = batch, items_seen(batch)
         if n > 1 and expected[0] == "prefill":
             holds(
                 batch is not None and any(it.req.uid == 0 for it in batch.items),
