@@ -61,6 +61,11 @@ def probe_pieces(make, ids: list[int]) -> list[str] | None:
         return None
 
 
+def text_pieces(cls, text: str, stop: list[str] = ()) -> list[str] | None:
+    """`probe_pieces` of a fresh `cls(tokenizer, stop)` on the tokens of `text`."""
+    return probe_pieces(lambda: cls(tokenizer(), list(stop)), tokenizer().encode(text))
+
+
 FINISH_REPEATS = (
     "finish() returns only text not yet returned: the look-back token before the unfinished ones was decoded "
     "and returned already, so cut its text off what finish() decodes"

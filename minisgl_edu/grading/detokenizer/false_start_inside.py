@@ -14,7 +14,7 @@ base.py plays the stream and asks it first.
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import _full, probe_pieces
+from minisgl_edu.grading.detokenizer.common import _full, text_pieces
 from minisgl_edu.grading.harness import tokenizer
 
 TEXT, STOP, EXPECTED = "said no no no yes please", "no no yes", "said no "
@@ -41,7 +41,7 @@ def check_start_inside_a_false_start(cls, pieces: list[str]) -> None:
     joined = "".join(pieces)
     if STOP not in joined:
         return  # right, or another mistake that the case's checks name
-    plain = probe_pieces(lambda: cls(tokenizer(), [STOP]), tokenizer().encode(PLAIN))
+    plain = text_pieces(cls, PLAIN, [STOP])
     if plain is None or "".join(plain) != PLAIN_EXPECTED:
         return  # it misses the stop string without a false start too: another mistake
     raise Mistake(

@@ -15,7 +15,7 @@ one change (`last_token_before`), and not the right ones, on both.
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import REPLACEMENT, pieces_of, probe_pieces
+from minisgl_edu.grading.detokenizer.common import REPLACEMENT, pieces_of, text_pieces
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
@@ -44,10 +44,6 @@ class last_token_before(reference):
         return self._release(final=False)
 
 
-def _pieces(cls, text: str) -> list[str] | None:
-    return probe_pieces(lambda: cls(tokenizer(), []), tokenizer().encode(text))
-
-
 def last_token_pieces(ids: list[int], stop: list[str], pieces: list[str]) -> bool:
     """The pieces are those of `last_token_before` and not the package's own (generated phase)."""
     tok = tokenizer()
@@ -58,9 +54,9 @@ def check_last_token_before(cls) -> None:
     """Raise LAST_TOKEN_BEFORE when, on every probe, the answer's pieces are those of `last_token_before`."""
     seen = []
     for text in PROBES:
-        wrong, right = _pieces(last_token_before, text), _pieces(reference, text)
+        wrong, right = text_pieces(last_token_before, text), text_pieces(reference, text)
         assert wrong != right, f"setup: `before` from the last token must change the pieces of {text!r}"
-        got = _pieces(cls, text)
+        got = text_pieces(cls, text)
         if got != wrong:
             return
         seen.append(f"on {text!r} your pieces are {got!r}, expected {right!r}")

@@ -16,8 +16,7 @@ detokenizer with this one change (`sliced_by_sent`), and not the right ones, on 
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import REPLACEMENT, probe_pieces
-from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.detokenizer.common import REPLACEMENT, text_pieces
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
 SLICED_BY_SENT = (
@@ -43,17 +42,13 @@ class sliced_by_sent(reference):
         return self._release(final=False)
 
 
-def _pieces(cls, text: str) -> list[str] | None:
-    return probe_pieces(lambda: cls(tokenizer(), []), tokenizer().encode(text))
-
-
 def check_sliced_by_sent(cls) -> None:
     """Raise SLICED_BY_SENT when, on every probe, the answer's pieces are those of `sliced_by_sent`."""
     seen = []
     for text in PROBES:
-        wrong, right = _pieces(sliced_by_sent, text), _pieces(reference, text)
+        wrong, right = text_pieces(sliced_by_sent, text), text_pieces(reference, text)
         assert wrong != right, f"setup: slicing the ids with sent must change the pieces of {text!r}"
-        got = _pieces(cls, text)
+        got = text_pieces(cls, text)
         if got != wrong:
             return
         seen.append(f"on {text!r} your pieces join to {''.join(got)!r}, expected {text!r}")

@@ -16,7 +16,7 @@ detokenizer with this one change (`stripped_tail`), and not the right ones, on b
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.detokenizer.common import pieces_of, probe_pieces
+from minisgl_edu.grading.detokenizer.common import pieces_of, text_pieces
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
@@ -38,10 +38,6 @@ class stripped_tail(reference):
         return max(starts, default=0)
 
 
-def _pieces(cls, text: str, stop: list[str]) -> list[str] | None:
-    return probe_pieces(lambda: cls(tokenizer(), list(stop)), tokenizer().encode(text))
-
-
 def stripped_pieces(ids: list[int], stop: list[str], pieces: list[str]) -> bool:
     """The pieces are those of `stripped_tail` and not the package's own (generated phase)."""
     tok = tokenizer()
@@ -56,9 +52,9 @@ def check_stripped_tail(cls, pieces: list[str], stop: list[str]) -> None:
         return
     seen = []
     for text, probe_stop in PROBES:
-        wrong, right = _pieces(stripped_tail, text, probe_stop), _pieces(reference, text, probe_stop)
+        wrong, right = text_pieces(stripped_tail, text, probe_stop), text_pieces(reference, text, probe_stop)
         assert wrong != right, f"setup: the stripped test must change the pieces of {text!r}"
-        got = _pieces(cls, text, probe_stop)
+        got = text_pieces(cls, text, probe_stop)
         if got != wrong:
             return
         seen.append(f"on {text!r} with stop={probe_stop!r} they are {got!r}, expected {right!r}")
