@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.fixtures import ballast, decoding, waiting
 from minisgl_edu.grading.harness import new_scheduler
-from minisgl_edu.grading.schedule.checks import admits, hide_engine_answer
+from minisgl_edu.grading.schedule.checks import admits
 
 NEED_CLAMPED = (
     "clamp each request's remaining need at zero from below, max(need, 0): pages_for(len(r.input_ids) + "
@@ -98,17 +98,6 @@ def admits_lone_request(fn) -> bool:
     return admits(fn, s, req)
 
 
-def admitted_before_any_error(fn, s, req) -> bool:
-    """Whether `fn` admits `req` on `s`, counted also when its call fails afterwards: with no page
-    available, the first chunk of an admitted request cannot get its pages (cache.reserve raises)."""
-    hide_engine_answer(s)
-    try:
-        fn(s)
-    except Exception:
-        pass
-    return req.table_idx >= 0
-
-
 def never_refuses_for_pages(fn) -> bool:
     """Whether `fn` admits the lone request, and the 1-page newcomer beside a running request that alone
     needs more than is available: an answer whose count of pages says no to neither. With no page
@@ -117,7 +106,8 @@ def never_refuses_for_pages(fn) -> bool:
     if not admits_lone_request(fn):
         return False
     s, req = _lone_request(available=0)
-    if not admitted_before_any_error(fn, s, req):
+    # with no page available, an admitted request's first chunk cannot get its pages (cache.reserve raises)
+    if not admits(fn, s, req, even_if_it_fails=True):
         return False
     s, req = running_overflow()
     return admits(fn, s, req)
