@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from minisgl_edu.grading.verify.requests import _call
+from minisgl_edu.grading.verify.requests import _call, count_agreed
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 
@@ -18,9 +18,7 @@ def _accept(drafts: list[int], targets: list[int], mistake: Optional[str]) -> tu
         agreed = [d for d, t in zip(drafts, targets) if d == t]
         n = len(agreed)
         return n, agreed + targets[n : n + 1]
-    n = 0
-    while n < len(drafts) and n < len(targets) and drafts[n] == targets[n]:
-        n += 1
+    n = count_agreed(drafts, targets)
     run = list(drafts[:n])
     if mistake == "rejected_draft_kept" and n < len(drafts):
         return n, run + [drafts[n]]

@@ -75,15 +75,21 @@ ACCEPTED_AS_DRAFTS = (
 )
 
 
+def count_agreed(drafts: list[int], targets: list[int]) -> int:
+    """How many drafts, from the first, equal their targets: the number the step accepts."""
+    n = 0
+    while n < len(drafts) and n < len(targets) and drafts[n] == targets[n]:
+        n += 1
+    return n
+
+
 def _accepted_as_drafts(out, drafts: Optional[list[int]], targets: Optional[list[int]]) -> None:
     """Raise the mistake's own message where `accepted` is a list equal to drafts[:n], n the number of
     drafts the model agreed with on this step (at least one, so an empty list names nothing)."""
     value = getattr(out, "accepted", None)
     if drafts is None or targets is None or not isinstance(value, (list, tuple)):
         return
-    n = 0
-    while n < len(drafts) and n < len(targets) and drafts[n] == targets[n]:
-        n += 1
+    n = count_agreed(drafts, targets)
     if n and list(value) == list(drafts[:n]):
         raise Mistake(
             f"VerifyResult.accepted must be an int, got {value!r}: the drafts the model accepted (drafts[:{n}]), "
