@@ -29,9 +29,11 @@ from minisgl_edu.grading.allocator.frees import (
     not_back,
     refused_in_use,
 )
+from minisgl_edu.grading.allocator.from_lowest import from_lowest
 from minisgl_edu.grading.allocator.frozen import frozen_count
 from minisgl_edu.grading.allocator.last_page import last_page_only
 from minisgl_edu.grading.allocator.not_a_list import not_a_list
+from minisgl_edu.grading.allocator.one_kind import one_kind_only
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
 from minisgl_edu.grading.allocator.shortage import not_raised
 from minisgl_edu.grading.allocator.used_up import used_up
@@ -118,6 +120,9 @@ def _allocate(a, n: int) -> list[int]:
                 "fits (a fresh allocator of 3 pages also refuses allocate(3))",
                 EXACT_FIT,
             ) from e
+        seen = f"allocate({n}) with {free} pages free raised OutOfPages"
+        if isinstance(free, int) and n <= free and (mistake := one_kind_only(type(a), seen)) is not None:
+            raise mistake from e
         raise
     seen = f"allocate({n}) returned {type(pages).__name__} {pages!r}; it must return a list of page ids"
     if not isinstance(pages, list) and (mistake := not_a_list(type(a), seen)) is not None:
@@ -221,9 +226,10 @@ def case_free_and_reuse(cls):
         raise mistake
     assert free == 3, seen
     y = _allocate(a, 3)
-    assert len(set(y)) == 3 and x[2] not in y, (
-        f"allocate(3) gave {y!r} while page {x[2]} is still in use: a page in use is never handed out twice"
-    )
+    seen = f"allocate(3) gave {y!r} while page {x[2]} is still in use"
+    if x[2] in y and (mistake := from_lowest(cls, seen)) is not None:
+        raise mistake
+    assert len(set(y)) == 3 and x[2] not in y, f"{seen}: a page in use is never handed out twice"
     assert set(y) | {x[2]} == set(range(4)), f"allocate(3) gave {y!r}: ids must come from range(4)"
 
 
