@@ -54,6 +54,7 @@ from minisgl_edu.grading.schedule.lpm_page_ids import PAGE_IDS, sorts_by_page_id
 from minisgl_edu.grading.schedule.lpm_page_slots import check_pages_divided
 from minisgl_edu.grading.schedule.lpm_reversed import check_threshold_reversed
 from minisgl_edu.grading.schedule.lpm_ties import case_ties, tie_breaker
+from minisgl_edu.grading.schedule.lpm_unmoved import check_reordered
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -108,14 +109,12 @@ def case_longest_first(fn):
     check_left_out(batch, [2, 1, 0], s)
     check_listed_in_queue_order(fn, batch, [2, 1, 0], order)
     check_pages_divided(fn, batch, [2, 1, 0], s, order)  # len(pages) // page_size: 2 pages count 0
-    expect_order(
-        batch,
-        [2, 1, 0],
-        s,
+    what = (
         "requests 0, 1, 2 arrive in that order with 0, 2 and 6 cached prefix pages: the longest cached "
-        "prefix goes first (not the longest prompt, not the shortest prefix)",
-        order,
+        "prefix goes first (not the longest prompt, not the shortest prefix)"
     )
+    check_reordered(fn, batch, [2, 1, 0], order, s, what)  # a sort that moved nothing (a bool comparator)
+    expect_order(batch, [2, 1, 0], s, what, order)
     assert items_of(batch) == ("prefill", [(2, 24, 3), (1, 8, 10), (0, 0, 30)]), (
         f"each request's chunk starts after its cached prefix (req.cached_len once admitted): {show(batch)}"
     )
