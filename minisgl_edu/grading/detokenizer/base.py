@@ -57,6 +57,7 @@ from minisgl_edu.grading.detokenizer.sent_for_read import check_sliced_by_sent
 from minisgl_edu.grading.detokenizer.short_start import check_start_not_lost
 from minisgl_edu.grading.detokenizer.space_before_stop import check_space_before_stop_kept
 from minisgl_edu.grading.detokenizer.special_before import check_special_before
+from minisgl_edu.grading.detokenizer.special_flush import check_special_flush
 from minisgl_edu.grading.detokenizer.stale_before import check_stale_before
 from minisgl_edu.grading.detokenizer.stopped import check_stopped
 from minisgl_edu.grading.detokenizer.stripped_tail import check_stripped_tail
@@ -212,6 +213,7 @@ def case_special_tokens(cls):
     )
     check_joined_to(pieces, "Hello there")
     check_special_before(lambda tok: cls(tok, []))  # <|im_end|> in the middle: both decodes skip it
+    check_special_flush(cls)  # ... and its add() releases nothing held back
 
 
 def case_stray_byte(cls):

@@ -64,6 +64,7 @@ from minisgl_edu.grading.detokenizer.read_look_back import looked_back_from_read
 from minisgl_edu.grading.detokenizer.restarted_piece import restarted_at_the_stop
 from minisgl_edu.grading.detokenizer.scenes import detokenizer_case
 from minisgl_edu.grading.detokenizer.search_after_move import searched_after_the_move
+from minisgl_edu.grading.detokenizer.sent_in_bytes import check_sent_in_bytes
 from minisgl_edu.grading.detokenizer.sent_unmoved import sent_left_at_the_start
 from minisgl_edu.grading.detokenizer.special_before import check_special_before, probe_ids
 from minisgl_edu.grading.detokenizer.stop_at_token_end import stopped_only_when_cut
@@ -121,6 +122,7 @@ def _judge(pieces: list[str], ids: list[int], stop: list[str], include: bool, ex
         )
     if cls is not None and "".join(pieces) != expected:
         check_special_before(lambda tok: cls(tok, [], False))  # the base part's `before` kept special tokens
+        check_sent_in_bytes(cls)  # text skipped or stalled after a character of several bytes
     if include:  # cut short by a stop string that is not in the text: find's -1 taken as a position
         check_absent_stop_read(pieces, expected, where, cls)
         check_paired_ends(pieces, expected, where, cls)  # an end with another stop string's length

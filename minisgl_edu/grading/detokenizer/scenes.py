@@ -46,6 +46,7 @@ from minisgl_edu.grading.detokenizer.empty_window import check_empty_window
 from minisgl_edu.grading.detokenizer.exact_case import CASE_SENSITIVE, changed_case, folded_at
 from minisgl_edu.grading.detokenizer.last_token_before import LAST_TOKEN_BEFORE, last_token_pieces
 from minisgl_edu.grading.detokenizer.special_before import SPECIAL_BEFORE, special_before_pieces
+from minisgl_edu.grading.detokenizer.special_flush import SPECIAL_FLUSH, flushed_at_special
 from minisgl_edu.grading.detokenizer.stopped import STOPPED, went_on_after_the_stop
 from minisgl_edu.grading.detokenizer.stripped_tail import STRIPPED_TAIL, stripped_pieces
 from minisgl_edu.grading.detokenizer.whitespace_stop import WHITESPACE, dropped_whitespace
@@ -323,6 +324,8 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         return LAST_TOKEN_BEFORE
     if start_stripped("".join(got), "".join(want)):
         return START_KEPT
+    if flushed_at_special(stream.ids, want, got):  # (before the '\ufffd' test: it may flush half a character)
+        return SPECIAL_FLUSH
     if REPLACEMENT in shown_got and REPLACEMENT not in shown_want:
         # half a character shown (not a stray byte of the text, which the whole decode shows too)
         if not _full(stream.ids).startswith(shown_got) or _full(stream.ids[: k + 1]).endswith(REPLACEMENT):
