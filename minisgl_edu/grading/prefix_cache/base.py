@@ -32,6 +32,7 @@ from minisgl_edu.grading.prefix_cache.leaf_again import LEAF_PUSHED_AGAIN, leaf_
 from minisgl_edu.grading.prefix_cache.lock_order import LOCK_MOVES_UP_FIRST, lock_moves_up_first
 from minisgl_edu.grading.prefix_cache.manager import case_manager, case_many_steps
 from minisgl_edu.grading.prefix_cache.match_locks import MATCH_LOCKS, match_locks
+from minisgl_edu.grading.prefix_cache.orphan_leaf import LEAF_WITHOUT_PARENT, leaf_without_parent
 from minisgl_edu.grading.prefix_cache.probe_named import named_by_probe
 from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
 from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, children_shared
@@ -54,6 +55,7 @@ from minisgl_edu.grading.prefix_cache.tree import (
 )
 from minisgl_edu.grading.prefix_cache.unhook_key import UNHOOKED_BY_WHOLE_KEY, unhooked_by_whole_key
 from minisgl_edu.grading.prefix_cache.unlock_climb import UNLOCK_STAYS_ON_THE_NODE, unlock_stays_on_the_node
+from minisgl_edu.grading.prefix_cache.unlock_guard import GUARD_AFTER_DECREMENT, guard_after_decrement
 from minisgl_edu.grading.prefix_cache.unused_leaf import check_new_leaf_used
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -513,6 +515,8 @@ CASES = named_by_probe(CASES, AssertionError, unlock_stays_on_the_node, UNLOCK_S
 CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
 CASES = named_by_probe(CASES, KeyError, unhooked_by_whole_key, UNHOOKED_BY_WHOLE_KEY)  # del children[node.key]
 CASES = named_by_probe(CASES, AssertionError, match_locks, MATCH_LOCKS)  # match_prefix locks: one lock left per match
+CASES = named_by_probe(CASES, Exception, guard_after_decrement, GUARD_AFTER_DECREMENT)  # unlock refuses 1 -> 0
+CASES = named_by_probe(CASES, Exception, leaf_without_parent, LEAF_WITHOUT_PARENT)  # a new leaf's parent is None
 # Run again by the engine case before its model: taken before a time-out is named, because a named
 # time-out is an AssertionError there, and the engine case's own probes would then run with its timer spent.
 _UNIT_CASES = [c for c in CASES if c.hand_unit]

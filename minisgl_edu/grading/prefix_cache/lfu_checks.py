@@ -16,6 +16,7 @@ from minisgl_edu.grading.prefix_cache.lfu_counted_only import COUNTED_ONLY, coun
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import DEEPEST_COUNT_COPIED, path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_path_rank import PATH_RANKED, ranks_by_path
+from minisgl_edu.grading.prefix_cache.lfu_stale_map import hits_through_stale_map
 from minisgl_edu.grading.prefix_cache.lfu_tiers import TWO_TIERS, ranks_in_two_tiers
 from minisgl_edu.grading.prefix_cache.lfu_top_node import TOP_NODE_NOT_COUNTED, top_node_not_counted
 from minisgl_edu.grading.prefix_cache.lfu_tree_order import TIES_BY_TREE_ORDER, ties_by_tree_order
@@ -319,7 +320,8 @@ def lower_part_counted(cls) -> str:
     ''. E (4 pages, 1 hit) and F (2 hits, used before E): evict(2) frees E. After E_HEAD's match cuts
     E after two pages, its lower part L keeps 1 hit and goes; with the hit counted before the cut, L
     has 2, as many as F, and F, used longer ago, goes instead. An answer that ranks L by its path's
-    hits (U's too) frees F as well: it is not taken for this one."""
+    hits (U's too) frees F as well, and so does one that counts through a stale page map: neither is taken
+    for this one."""
     try:
         caches = [_fresh(cls, (E, E_PAGES), (F, F_PAGES)) for _ in range(2)]
         for cache in caches:
@@ -329,8 +331,8 @@ def lower_part_counted(cls) -> str:
         freed = [sorted(cache.evict(2)) for cache in caches]
     except Exception:
         return ""
-    if cut != E_PAGES[:2] or freed != [E_PAGES, F_PAGES] or ranks_by_path(cls):
-        return ""
+    if cut != E_PAGES[:2] or freed != [E_PAGES, F_PAGES] or ranks_by_path(cls) or hits_through_stale_map(cls):
+        return ""  # a hit counted through a stale page map also lands on L: lfu_stale_map.py names it
     return (
         " (in your tree L gained the hit of the match that cut A's edge: it was counted on the whole edge before "
         "the cut, so the lower part kept it. The match that cuts an edge counts its hit on the upper part only: "

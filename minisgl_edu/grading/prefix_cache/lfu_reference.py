@@ -50,6 +50,27 @@ class ReferenceLFURadixCache(PackageRadixCache):
         return freed
 
 
+# The hints that name the mistakes of the reference's variants below, and the order they break.
+SPLIT_IS_NO_USE = (
+    "a split is not a use: both parts keep the count the node had, and the split adds none; the match "
+    "that cut the edge then counts one hit on the upper part, as on every node whose pages it returns, "
+    "and an insert that cuts one counts none"
+)
+LFU_ORDER = (
+    "evict frees the unlocked leaf with the fewest hits first (a match counts one hit on every node of its "
+    "path, insert none, a new leaf starts at 0, both parts of a split keep the count, whether a match or an "
+    "insert cut it); among equal hits, the least recently used"
+)
+LFU_BY_PAGE_ID = (
+    "among leaves with equal hits the least recently used goes first (every match, and an insert, uses the "
+    "nodes of its path): not the one with the lower page ids, nor the one made first"
+)
+HITS_PER_NODE = (
+    "hits belong to the node, not to its edge's tokens: two nodes whose edges hold the same tokens (at other "
+    "depths, or the two parts of a split) each keep a count of their own, so keep the counts per node"
+)
+
+
 class SplitCountsAHit(ReferenceLFURadixCache):
     """The reference with one mistake: a split counts a hit on its upper part. A match that cuts an
     edge then counts the upper part twice, and an insert that cuts one counts a hit, which insert

@@ -42,6 +42,10 @@ from minisgl_edu.grading.prefix_cache.exact_n import exact_n_hint
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_hint
 from minisgl_edu.grading.prefix_cache.lfu_reference import (
     AGED_BY_EVICT,
+    HITS_PER_NODE,
+    LFU_BY_PAGE_ID,
+    LFU_ORDER,
+    SPLIT_IS_NO_USE,
     UNLOCK_COUNTS,
     HalvesOnEvict,
     HitsByEdge,
@@ -49,35 +53,20 @@ from minisgl_edu.grading.prefix_cache.lfu_reference import (
     TiesByPageId,
     UnlockCountsAHit,
 )
+from minisgl_edu.grading.prefix_cache.lfu_stale_map import stale_map_hint
 from minisgl_edu.grading.prefix_cache.lru_mistakes import INSERT_CUTS, all_or_nothing, edge_left_whole
 from minisgl_edu.grading.prefix_cache.node_up import match_hint
+from minisgl_edu.grading.prefix_cache.orphan_leaf import orphan_hint
 from minisgl_edu.grading.prefix_cache.root_leaf import root_leaf_hint
 from minisgl_edu.grading.prefix_cache.takes_over import takes_over_hint
 from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, ROOT_LOCK, drops_the_last_token
+from minisgl_edu.grading.prefix_cache.unlock_guard import guard_hint
 
 MAX_STEPS = 12
 PRELUDE = 3  # inserts before the steps
 # the kinds of step, as often as they are drawn (interleaved: a shrunk scene's steps become the first)
 KINDS = ["match", "evict", "insert", "match", "unlock", "evict", "match", "evict around", "insert", "unlock"]
 FIRST_PAGE = 10  # page ids start here, so that a page id never reads as a token
-SPLIT_IS_NO_USE = (
-    "a split is not a use: both parts keep the count the node had, and the split adds none; the match "
-    "that cut the edge then counts one hit on the upper part, as on every node whose pages it returns, "
-    "and an insert that cuts one counts none"
-)
-LFU_ORDER = (
-    "evict frees the unlocked leaf with the fewest hits first (a match counts one hit on every node of its "
-    "path, insert none, a new leaf starts at 0, both parts of a split keep the count, whether a match or an "
-    "insert cut it); among equal hits, the least recently used"
-)
-LFU_BY_PAGE_ID = (
-    "among leaves with equal hits the least recently used goes first (every match, and an insert, uses the "
-    "nodes of its path): not the one with the lower page ids, nor the one made first"
-)
-HITS_PER_NODE = (
-    "hits belong to the node, not to its edge's tokens: two nodes whose edges hold the same tokens (at other "
-    "depths, or the two parts of a split) each keep a count of their own, so keep the counts per node"
-)
 # a loop that asks "enough freed?" only after freeing a leaf frees one even for 0
 EVICT_ZERO = (
     "evict(0) asks for nothing, so it must free nothing: ask whether at least n pages are freed before "
@@ -527,15 +516,21 @@ def evictable_hint(scene: TreeScene, diff: Difference) -> str:
 def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
     """The generated case of `prefix_cache` (lfu=False) or `prefix_cache_lfu`."""
     hints: dict[str, Any] = {}
+
+    def named(hint: Callable) -> Callable:  # what a call returned, or raised, or the order evict freed in
+        hint = stale_map_hint(play, reference, hint)  # LFU only: hits counted through a stale page map
+        return guard_hint(play, reference, orphan_hint(play, reference, hint))  # two mistakes that raise
+
+    returned = named(match_hint(play, reference, returned_hint(lfu, reference)))
     cached = root_leaf_hint(play, reference, takes_over_hint(play, reference, cached_hint))
     for label in [f"step {i}" for i in range(PRELUDE + MAX_STEPS)] + ["at the end"]:
-        hints[f"{label}: what it returned"] = match_hint(play, reference, returned_hint(lfu, reference))
+        hints[f"{label}: what it returned"] = returned
         hints[f"{label}: cached pages after it"] = cached
         hints[f"{label}: num_evictable after it"] = evictable_hint
         hints[f"{label}: num_cached after it"] = "num_cached counts every page in the tree once"
         hints[f"{label}: root.lock_ref after it"] = ROOT_LOCK
-    hints["at the end: what evict(1000) returned"] = returned_hint(lfu, reference)
-    hints[DRAINED] = path_count_hint(play, reference, exact_n_hint(play, reference, drained_hint(reference)))
+    hints["at the end: what evict(1000) returned"] = named(returned_hint(lfu, reference))
+    hints[DRAINED] = named(path_count_hint(play, reference, exact_n_hint(play, reference, drained_hint(reference))))
     return generated(
         ("stretch: " if lfu else "") + f"generated: {examples} runs of match, lock, insert and evict, "
         "the tree compared after each step",
