@@ -38,6 +38,7 @@ from minisgl_edu.grading.logits_chain.grammar_links import grammar_links_skipped
 from minisgl_edu.grading.logits_chain.kept_state import kept_between_calls
 from minisgl_edu.grading.logits_chain.late_binding import last_request_links
 from minisgl_edu.grading.logits_chain.lost_links import _sampling, lost_links
+from minisgl_edu.grading.logits_chain.mask_product import mask_times_inf
 from minisgl_edu.grading.logits_chain.min_p_axis import over_the_batch, shortcut_confirmed
 from minisgl_edu.grading.logits_chain.mistakes import MASK, MISTAKES, OWN_VALUES
 from minisgl_edu.grading.logits_chain.neutral import below_neutral_skipped
@@ -53,23 +54,27 @@ from minisgl_edu.grading.logits_chain.zeroed_rows import zeroed_row
 
 def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], min_p: bool = False) -> None:
     """Every row of the answer against the reference; the first wrong row raises a Mistake that names, in this order,
-    rows taken by the request's uid, not its place in the batch (uid_rows.py), a row that asks for nothing left at
-    zero (zeroed_rows.py), state kept from an earlier call for the same request
-    (kept_state.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that skipped the batch
-    (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off" (boundary.py), an
-    earlier row's min_p carried to a row without one (carried_min_p.py), every row given the last request's links by
-    closures called after the loop (late_binding.py), every row but the last lost to a copy made inside the loop
-    (copy_per_row.py), one request's setting used for every row (borrowed.py), a penalty below neutral skipped
-    (neutral.py), a link written into a copy made by indexing (copy_writes.py), the penalties or bias left out on
-    a row with a grammar (grammar_links.py), a known mistake (mistakes.py; a skipped mask confirmed as one read per
-    word by word_bits.py, a min_p cut of the wrong size as one at argmax()'s index by argmax_cut.py), changes that
-    never reached the returned tensor (lost_links.py), or what the difference is (readings.py). Another row's
-    values are blamed (chain.py) only when the row is right on its own. A crash is first read by bitmask_rows.py."""
+    a grammar's mask multiplied by -inf, which makes NaN of 0 * -inf (mask_product.py), rows taken by the request's
+    uid, not its place in the batch (uid_rows.py), a row that asks for nothing left at zero (zeroed_rows.py), state
+    kept from an earlier call for the same request (kept_state.py), min_p's probabilities taken across the batch
+    (min_p_axis.py), a shortcut that skipped the batch (shortcuts.py; min_p's shortcut is confirmed by
+    min_p_axis.py), min_p 1 taken for "off" (boundary.py), an earlier row's min_p carried to a row without one
+    (carried_min_p.py), every row given the last request's links by closures called after the loop
+    (late_binding.py), every row but the last lost to a copy made inside the loop (copy_per_row.py), one request's
+    setting used for every row (borrowed.py), a penalty below neutral skipped (neutral.py), a link written into a
+    copy made by indexing (copy_writes.py), the penalties or bias left out on a row with a grammar
+    (grammar_links.py), a known mistake (mistakes.py; a skipped mask confirmed as one read per word by word_bits.py,
+    a min_p cut of the wrong size as one at argmax()'s index by argmax_cut.py), changes that never reached the
+    returned tensor (lost_links.py), or what the difference is (readings.py). Another row's values are blamed
+    (chain.py) only when the row is right on its own. A crash is first read by bitmask_rows.py."""
     got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())
     for i in range(len(reqs)):
         if not _close(got[i], want[i]):
+            product = mask_times_inf(i, got, reqs, f"row {i} ({_describe(reqs[i])})")  # 0 * -inf is NaN
+            if product is not None:
+                raise Mistake(*product)
             by_uid = rows_by_uid(fn, i, got, want, logits, reqs, min_p)  # out[req.uid] taken for out[i]
             if by_uid is not None:
                 raise Mistake(*by_uid)

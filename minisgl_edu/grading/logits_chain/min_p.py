@@ -8,7 +8,8 @@ cases build batches by hand as the base part's do, and name the known mistake a 
 Before that, `_check_min_p` looks for an answer whose min_p never reaches what it returns (it
 copies the batch, so min_p counts as a link, yet every row comes back without min_p's cut): that
 is a mistake of how the cut is written, not of the shortcut, and is said as such, unless the cut
-lands once one setting of the row is taken away (readings.py: then min_p skips rows with it).
+lands once one setting of the row is taken away (readings.py: then min_p skips rows with it). Before
+both, probabilities formed with an exp that overflows on large logits are named (overflow.py).
 Only an answer whose min_p counts as a link is told so: on a batch of one min_p row it does not
 hand back the tensor it was given, as it was. Whatever a batch shows, min_p read from the request
 instead of its sampling params is asked first (min_p_source.py).
@@ -39,6 +40,7 @@ from minisgl_edu.grading.logits_chain.chain import (
 )
 from minisgl_edu.grading.logits_chain.check import check_rows
 from minisgl_edu.grading.logits_chain.min_p_source import min_p_on_the_request
+from minisgl_edu.grading.logits_chain.overflow import overflow_in_batch
 from minisgl_edu.grading.logits_chain.readings import _what_makes_it_skip, min_p_skipped
 from minisgl_edu.grading.logits_chain.scenes import chain_case
 
@@ -103,7 +105,11 @@ def _check_min_p(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str])
 
 
 def _check_rows_min_p(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str]) -> None:
-    """`check_rows` with min_p, after telling apart a min_p whose cut never lands on the tensor returned."""
+    """`check_rows` with min_p, after telling apart probabilities whose exp overflowed (overflow.py) and a min_p
+    whose cut never lands on the tensor returned."""
+    overflow = overflow_in_batch(fn, logits, reqs)
+    if overflow is not None:
+        raise Mistake(*overflow)
     if _cut_never_lands(fn, logits, reqs):
         got, want = _call(fn, logits, reqs), reference_chain(logits.clone(), reqs).float()
         i = next(i for i in range(len(reqs)) if not _close(got[i], want[i]))
@@ -176,6 +182,20 @@ def case_min_p_boundary(fn):
     _check_min_p(fn, logits, reqs, MIN_P_MISTAKES)
 
 
+def case_min_p_large_logits(fn):
+    # Legal rows whose top logit divided by the temperature is above 88.7, where exp overflows float32: row 0,
+    # a bias of +100 (the contract's largest) on tokens 1 and 2, keeps those two (102.2 and 101.95, above
+    # 102.2 - 2.30); row 1, logits near 20 at temperature 0.02 (1000 and 999 scaled: float64 overflows too),
+    # keeps tokens 0 and 1 (above 1000 - 2.30). Probabilities formed as exp(row / T) / sum are inf / inf = NaN.
+    near_20 = [20.0, 19.98, 18.0, 5.0, 0.0, -1.0, -3.0, -0.5, 0.5, 1.5, -2.0, 0.2]
+    logits = _rows(MIN_P_ROW, near_20)
+    reqs = [
+        _req(temperature=1.0, min_p=0.1, logit_bias={1: 100.0, 2: 100.0}),
+        _req(temperature=0.02, min_p=0.1),
+    ]
+    _check_min_p(fn, logits, reqs, MIN_P_MISTAKES + BIAS_MISTAKES)
+
+
 CASES = [
     Case(
         "stretch: min_p is relative to the most likely token",
@@ -202,6 +222,12 @@ CASES = [
         case_min_p_boundary,
         "keep p >= min_p * max(p), the tokens exactly at the threshold too: with min_p 1 that is every token tied "
         "for the top, and with no token at the threshold only the ones below it go",
+    ),
+    Case(
+        "stretch: min_p on large logits (a bias of +100, a low temperature)",
+        case_min_p_large_logits,
+        "p = softmax(logits / temperature) computed stably (torch.softmax subtracts the max before exp), or the "
+        "cut on the logits: logit / temperature >= max(logit / temperature) + math.log(min_p)",
     ),
     chain_case(reference_chain, stretch=True),
 ]

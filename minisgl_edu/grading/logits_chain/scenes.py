@@ -48,10 +48,8 @@ from minisgl_edu.grading.logits_chain.chain import (
 )
 from minisgl_edu.grading.logits_chain.crash_reads import min_p_without_default
 from minisgl_edu.grading.logits_chain.min_p_probes import makes_log10_cut, top_k_first
-from minisgl_edu.grading.logits_chain.mistakes import (
-    MIN_P_SHORTCUT,
-    MISTAKES,
-)
+from minisgl_edu.grading.logits_chain.mistakes import MIN_P_SHORTCUT, MISTAKES
+from minisgl_edu.grading.logits_chain.number_hints import number_hint
 from minisgl_edu.grading.logits_chain.readings import kept_changed, min_p_only_with_grammar, uncounted_outputs
 from minisgl_edu.grading.logits_chain.shortcuts import ROW_ZERO_HINT, skips_row_zero
 from minisgl_edu.grading.logits_chain.undone_penalty import shows_on_probe
@@ -350,8 +348,7 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
             f"row {i} is greedy (sampling_params.is_greedy: temperature 0, or top_k 1 whatever the temperature) "
             f"and has min_p {r.min_p:g}: min_p applies only to rows that sample, so leave a greedy row as it is"
         )
-    leak = _leaked_bias(i, got, want, reqs)
-    if leak is not None:
+    if (leak := _leaked_bias(i, got, want, reqs)) is not None:
         return f"row {i}, {_token(leak[0])}: not in its own logit_bias but in row {leak[1]}'s: {BIAS_OWN_ROW}"
     if not links and not _greedy(r) and r.temperature != 1 and _close(got[i], logits[i] / r.temperature):
         return f"row {i} asks for nothing, yet {MISTAKES['temperature_in_chain'].replace('this row', 'it', 1)}"
@@ -362,6 +359,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
             f"row {i} asks for nothing, yet its logits changed: apply each link only to the rows whose request "
             "uses it, with that request's own values"
         )
+    if numbers := number_hint(fn, i, got, logits, reqs, stretch):  # NaN from 0 * -inf, exp's overflow
+        return numbers
     t = next(t for t in range(want.shape[-1]) if not _close(got[i, t : t + 1], want[i, t : t + 1]))
     walk = f"row {i}, " + _walk(r, t, float(want[i, t]), float(got[i, t]), stretch)
     history = r.prompt + r.output
