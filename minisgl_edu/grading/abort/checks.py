@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.abort.message_fields import check_fields
+from minisgl_edu.grading.abort.message_token import check_next_token
 from minisgl_edu.grading.abort.naive_handle import by_the_handle
 from minisgl_edu.grading.abort.one_try import left_running
 from minisgl_edu.grading.abort.own_mark import row_kept
@@ -66,10 +67,6 @@ RELEASE = "give back what it holds with scheduler.cache.release(req, cache_it=Fa
 REASON_HINT = (
     "the abort message's finish_reason is 'abort' (the API server tells the client so): a message built from "
     "req.finish_reason before the request is marked carries None"
-)
-NEXT_TOKEN_HINT = (
-    "an abort message's next_token is -1, never a real id: every token of the request was already sent with "
-    "the step that made it, and the detokenizer would show that one (the newest output token) again"
 )
 
 
@@ -162,12 +159,7 @@ def check_message(msgs, uid: int, stop: Optional[list[str]] = None) -> None:
         )
     if last.finish_reason != "abort":
         raise Mistake(f"the message's finish_reason is {last.finish_reason!r}, expected 'abort'", REASON_HINT)
-    if last.next_token >= 0:
-        raise Mistake(
-            f"the abort message carries next_token={last.next_token}: use -1, a real id would "
-            "be detokenized and shown to the client",
-            NEXT_TOKEN_HINT,
-        )
+    check_next_token(last)
     check_fields(last, stop)
     assert len([m for m in mine if m.finished]) == 1, (
         "the detokenizer got more than one finished message for the request"

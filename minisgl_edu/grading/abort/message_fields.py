@@ -1,7 +1,7 @@
 """The fields of the abort message after its first four, shared by exercise 2 and its stretch.
 
-Where this sits: checks.py's `check_message` (the hand-written cases) checks uid, next_token, finished
-and finish_reason, then calls `check_fields`. The contract gives the whole message,
+Where this sits: checks.py's `check_message` (the hand-written cases) checks uid, finished and
+finish_reason, next_token (message_token.py), then calls `check_fields`. The contract gives the whole message,
 `DetokenizeMsg(uid, -1, True, 'abort', stop)`: the stop strings (message_stop.py) and every other
 field left at its default. Each of those fields means something to the detokenizer and the API
 server, so a value put there is not decoration: `error` turns the end into a rejection, and

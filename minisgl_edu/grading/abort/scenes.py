@@ -30,8 +30,9 @@ from hypothesis import strategies as st
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.abort.cache_checks import FILED_ANYWHERE, misfiled
-from minisgl_edu.grading.abort.checks import NEXT_TOKEN_HINT, REASON_HINT, returns
+from minisgl_edu.grading.abort.checks import REASON_HINT, returns
 from minisgl_edu.grading.abort.message_stop import NONE_STOP_HINT
+from minisgl_edu.grading.abort.message_token import next_token_hint
 from minisgl_edu.grading.abort.naive_handle import or_by_the_handle
 from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
@@ -291,7 +292,7 @@ def _messages(scene: Any, diff: Difference) -> str:
         if got[0][3] != want[0][3]:
             return REASON_HINT
         if got[0][1] != want[0][1]:
-            return NEXT_TOKEN_HINT
+            return next_token_hint(got[0][1])
     if isinstance(got, list) and [m[:4] for m in got] == [m[:4] for m in want]:
         if any(m[4] is None for m in got):
             return NONE_STOP_HINT
