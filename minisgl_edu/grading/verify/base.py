@@ -16,6 +16,7 @@ from minisgl_edu.grading.verify.engine import case_engine_finish, case_engine_ng
 from minisgl_edu.grading.verify.requests import _as_result, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.scenes import verify_case
 from minisgl_edu.grading.verify.step import ALL_MISTAKES, _check
+from minisgl_edu.grading.verify.true_division import naming_float_pages
 from minisgl_edu.scheduler import verify_step as step_module
 from minisgl_edu.scheduler.finish import check_finish
 from minisgl_edu.scheduler.verify_step import verify_step as package_step
@@ -312,7 +313,8 @@ def case_inputs_unchanged(fn):
     req = _req([one, two], 3)
     drafts, targets = [three, four, five], [three, four, one, two]
     before = (list(req.output_ids), list(req.pages), list(drafts), list(targets))
-    _as_result(fn(req, drafts, targets))
+    with naming_float_pages(fn, req, drafts, targets):  # a float page count crashes here too: its hint
+        _as_result(fn(req, drafts, targets))
     after = (req.output_ids, req.pages, drafts, targets)
     for name, b, a in zip(("req.output_ids", "req.pages", "drafts", "targets"), before, after):
         assert a == b, (

@@ -21,6 +21,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import new_scheduler, remember, tiny_model
 from minisgl_edu.grading.verify.requests import PAGE, _as_result, _call, _copy, _decode, _req, _w
 from minisgl_edu.grading.verify.step import describe, diagnose
+from minisgl_edu.grading.verify.true_division import naming_float_pages
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler import verify_step as step_module
 from minisgl_edu.scheduler.verify_step import VerifyRequest
@@ -264,7 +265,9 @@ def reference_run(key: str, scenario: Callable[[], Scenario]) -> tuple[Scenario,
 
 def _engine_case(fn, key: str, scenario: Callable[[], Scenario], again: bool, reasons=None) -> None:
     one, two, three = _w(" one", " two", " three")
-    _call(fn, _req([one], 1), [two], [two, three])  # an unfinished stub fails here, before the engine runs
+    req, drafts, targets = _req([one], 1), [two], [two, three]
+    with naming_float_pages(fn, req, drafts, targets):
+        _call(fn, req, drafts, targets)  # an unfinished stub fails here, before the engine runs
     sc, ref = reference_run(key, scenario)
     if reasons is not None:
         assert [ref.reasons[u] for u in range(len(reasons))] == reasons, f"setup: the reference finished {ref.reasons}"

@@ -52,6 +52,7 @@ from minisgl_edu.grading.verify.step import (
     model_token_unchecked,
     whole_run_probed,
 )
+from minisgl_edu.grading.verify.true_division import float_pages_hint
 from minisgl_edu.grading.verify.window import window_class
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
@@ -178,7 +179,12 @@ def _request(scene: VerifyScene) -> VerifyRequest:
 
 def play(fn: Any, scene: VerifyScene) -> dict:
     req, drafts, targets = _request(scene), list(scene.drafts), list(scene.targets)
-    out = fn(req, drafts, targets)
+    try:
+        out = fn(req, drafts, targets)
+    except TypeError as e:  # a float page count is named (true_division.py); any other crash as it is
+        if hint := float_pages_hint(e, fn, _request(scene), list(scene.drafts), list(scene.targets)):
+            raise Mistake(f"your code raised TypeError: {e}", hint) from e
+        raise
     try:
         result = _as_result(out, list(scene.drafts), list(scene.targets))
     except Mistake:  # a wrong type that names its mistake (accepted given as the drafts' list)

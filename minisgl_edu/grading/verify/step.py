@@ -27,6 +27,7 @@ from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.repeated import PLACE_BY_VALUE, PLACE_BY_VALUE_HINT, finds_places_by_value, run_repeats
 from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.skipped import skipped_check
+from minisgl_edu.grading.verify.true_division import naming_float_pages
 from minisgl_edu.grading.verify.whitespace import WHITESPACE, WHITESPACE_HINT, loosens_it_here
 from minisgl_edu.grading.verify.window import window_class
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
@@ -453,7 +454,8 @@ def kv_story(req: VerifyRequest, drafts: list[int], want: VerifyResult, got: int
 
 def _check(fn, req: VerifyRequest, drafts: list[int], targets: list[int], why: str, mistakes=ALL_MISTAKES) -> None:
     try:
-        got = _call(fn, req, drafts, targets)
+        with naming_float_pages(fn, req, drafts, targets):  # a TypeError of a float page count: its hint
+            got = _call(fn, req, drafts, targets)
     except IndexError as e:  # the crash keeps its message (the student's line); the hint names the loop
         if reads_past_the_drafts(fn):
             e.hint = ACCEPT_PAST_THE_END
