@@ -26,6 +26,7 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.harness import require_passing
 from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.grading.prefix_cache.edge_offset import EDGE_FROM_THE_START, edge_from_the_start
+from minisgl_edu.grading.prefix_cache.edge_overrun import EDGE_OVERRUN, walks_past_the_edge
 from minisgl_edu.grading.prefix_cache.evict_count import PAGES_NOT_TOKENS, counts_tokens
 from minisgl_edu.grading.prefix_cache.eviction import case_locked_pressure, case_lru, case_parent_own_use
 from minisgl_edu.grading.prefix_cache.leaf_again import LEAF_PUSHED_AGAIN, leaf_pushed_again
@@ -57,6 +58,7 @@ from minisgl_edu.grading.prefix_cache.unhook_key import UNHOOKED_BY_WHOLE_KEY, u
 from minisgl_edu.grading.prefix_cache.unlock_climb import UNLOCK_STAYS_ON_THE_NODE, unlock_stays_on_the_node
 from minisgl_edu.grading.prefix_cache.unlock_guard import GUARD_AFTER_DECREMENT, guard_after_decrement
 from minisgl_edu.grading.prefix_cache.unused_leaf import check_new_leaf_used
+from minisgl_edu.grading.prefix_cache.upper_lost import UPPER_NOT_HUNG, upper_part_lost
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
 C = [1, 2, 3, 4, 9, 9, 9, 9]
@@ -517,6 +519,8 @@ CASES = named_by_probe(CASES, KeyError, unhooked_by_whole_key, UNHOOKED_BY_WHOLE
 CASES = named_by_probe(CASES, AssertionError, match_locks, MATCH_LOCKS)  # match_prefix locks: one lock left per match
 CASES = named_by_probe(CASES, Exception, guard_after_decrement, GUARD_AFTER_DECREMENT)  # unlock refuses 1 -> 0
 CASES = named_by_probe(CASES, Exception, leaf_without_parent, LEAF_WITHOUT_PARENT)  # a new leaf's parent is None
+CASES = named_by_probe(CASES, AssertionError, walks_past_the_edge, EDGE_OVERRUN)  # insert: len(pages) + 1
+CASES = named_by_probe(CASES, Exception, upper_part_lost, UPPER_NOT_HUNG)  # a split's upper part filed under itself
 # Run again by the engine case before its model: taken before a time-out is named, because a named
 # time-out is an AssertionError there, and the engine case's own probes would then run with its timer spent.
 _UNIT_CASES = [c for c in CASES if c.hand_unit]

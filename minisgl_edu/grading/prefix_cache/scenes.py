@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
+from minisgl_edu.grading.prefix_cache.edge_overrun import overrun_hint
 from minisgl_edu.grading.prefix_cache.exact_n import exact_n_hint
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_hint
 from minisgl_edu.grading.prefix_cache.lfu_reference import (
@@ -61,6 +62,7 @@ from minisgl_edu.grading.prefix_cache.root_leaf import root_leaf_hint
 from minisgl_edu.grading.prefix_cache.takes_over import takes_over_hint
 from minisgl_edu.grading.prefix_cache.tree import EVICT_WHAT_IT_CAN, MATCH_KEEPS_LAST, ROOT_LOCK, drops_the_last_token
 from minisgl_edu.grading.prefix_cache.unlock_guard import guard_hint
+from minisgl_edu.grading.prefix_cache.upper_lost import upper_lost_hint
 
 MAX_STEPS = 12
 PRELUDE = 3  # inserts before the steps
@@ -521,8 +523,9 @@ def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
         hint = stale_map_hint(play, reference, hint)  # LFU only: hits counted through a stale page map
         return guard_hint(play, reference, orphan_hint(play, reference, hint))  # two mistakes that raise
 
-    returned = named(match_hint(play, reference, returned_hint(lfu, reference)))
-    cached = root_leaf_hint(play, reference, takes_over_hint(play, reference, cached_hint))
+    returned = named(match_hint(play, reference, overrun_hint(play, reference, returned_hint(lfu, reference))))
+    cached = takes_over_hint(play, reference, upper_lost_hint(play, reference, cached_hint))  # a split's lost part
+    cached = root_leaf_hint(play, reference, cached)
     for label in [f"step {i}" for i in range(PRELUDE + MAX_STEPS)] + ["at the end"]:
         hints[f"{label}: what it returned"] = returned
         hints[f"{label}: cached pages after it"] = cached
