@@ -51,6 +51,7 @@ from minisgl_edu.grading.schedule.need_clamped import never_refuses_for_pages, p
 from minisgl_edu.grading.schedule.newcomer_left_out import NEWCOMER_LEFT_OUT, leaves_out_the_newcomer, newcomer_message
 from minisgl_edu.grading.schedule.page_rounding import ONE_PAGE_TOO_MANY, full_last_page_message
 from minisgl_edu.grading.schedule.pages_swapped import PAGES_FOR_SWAPPED, swapped_message, swaps_pages_for
+from minisgl_edu.grading.schedule.row_zero import ROW_ZERO, ROW_ZERO_HINT, misses_row_zero
 from minisgl_edu.grading.schedule.scenes import schedule_case
 from minisgl_edu.scheduler.scheduler import schedule_next_batch as reference
 
@@ -348,6 +349,8 @@ def case_max_running(fn):
         if len(s.cache.page_table.used_rows()) > s.max_running and _refuses_when_full(fn):
             # It knows the limit. Counting scheduler.running only also lets a request in beside one
             # that waits with a row from an earlier step; a count of all rows taken once does not.
+            if misses_row_zero(fn):  # the request on row 0 is not counted: the first one admitted here
+                raise Mistake(f"{m} {ROW_ZERO}", ROW_ZERO_HINT) from None
             if admits_beside_a_chunked_head(fn):
                 raise Mistake(f"{m} {RUNNING_ONLY}", RUNNING_ONLY_HINT) from None
             raise Mistake(
