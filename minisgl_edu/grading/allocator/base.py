@@ -14,6 +14,7 @@ import random
 from minisgl_edu.core import SamplingParams
 from minisgl_edu.grading.allocator.appended_call import appended_call
 from minisgl_edu.grading.allocator.by_position import by_position
+from minisgl_edu.grading.allocator.extra_id import fresh
 from minisgl_edu.grading.allocator.frees import (
     LOST_ON_REFUSAL,
     NEGATIVE_ID,
@@ -178,7 +179,7 @@ def _pages_never_free(cls, num_pages: int) -> Mistake | None:
 
 
 def case_allocate_distinct(cls):
-    a = cls(10)
+    a = fresh(cls, 10)
     if _num_free(a) < 10 and (mistake := _pages_never_free(cls, 10)) is not None:
         raise mistake
     assert _num_free(a) == 10, f"a new allocator of 10 pages has num_free == {_num_free(a)}, expected 10"
@@ -197,7 +198,7 @@ def case_allocate_distinct(cls):
 
 
 def case_allocate_zero(cls):
-    a = cls(5)
+    a = fresh(cls, 5)
     x = a.allocate(0)
     if not isinstance(x, list) and (mistake := not_a_list(cls, f"allocate(0) returned {x!r}")) is not None:
         raise mistake  # the same pages-as-a-set slip, not a slice that took too much
@@ -208,7 +209,7 @@ def case_allocate_zero(cls):
 
 
 def case_free_and_reuse(cls):
-    a = cls(4)
+    a = fresh(cls, 4)
     x = _allocate(a, 3)
     try:
         _free(a, x[:2], "two of the three pages of an allocate(3)")
@@ -284,7 +285,7 @@ def _ran_dry(a, n: int, free: int, e: Exception) -> Mistake:
 
 
 def case_out_of_pages(cls):
-    a = cls(3)
+    a = fresh(cls, 3)
     _allocate(a, 2)
     try:
         got = a.allocate(2)
@@ -306,7 +307,7 @@ def case_out_of_pages(cls):
 
 
 def case_double_free(cls):
-    a = cls(3)
+    a = fresh(cls, 3)
     x = _allocate(a, 1)
     before = list(x)
     a.free(x)
@@ -315,7 +316,7 @@ def case_double_free(cls):
 
 
 def case_duplicate_in_one_call(cls):
-    a = cls(4)
+    a = fresh(cls, 4)
     p = _allocate(a, 1)[0]
     _must_refuse(a, [p, p], f"the same page twice in one call, [{p}, {p}],", REPEATED)
     free = _num_free(a)
@@ -326,7 +327,7 @@ def case_duplicate_in_one_call(cls):
 
 
 def case_free_never_allocated(cls):
-    a = cls(4)
+    a = fresh(cls, 4)
     used = _allocate(a, 1)
     never = min(set(range(4)) - set(used))
     _must_refuse(a, [never], f"page {never}, which was never handed out,")
@@ -368,7 +369,7 @@ def _must_run_out(a, n: int, free: int, pool: str = "", hint: str = RAISE_OUT_OF
 
 
 def case_exact_fit(cls):
-    a = cls(7)
+    a = fresh(cls, 7)
     x = _allocate(a, 3)
     y = _allocate(a, 4)  # exactly num_free
     assert sorted(x + y) == list(range(7)), (
@@ -394,7 +395,7 @@ def case_exact_fit(cls):
 
 
 def case_free_empty(cls):
-    a = cls(3)
+    a = fresh(cls, 3)
     x = _allocate(a, 2)
     free_nothing(a, "with 2 of 3 pages in use", 1)
     a.free(x)
@@ -402,7 +403,7 @@ def case_free_empty(cls):
 
 
 def case_refused_midway(cls):
-    a = cls(6)
+    a = fresh(cls, 6)
     x = _allocate(a, 4)
     bad = [x[0], x[1], 6, x[2]]  # page 6 does not exist: refused in the middle of the list
     _must_refuse(a, bad, f"free({bad!r}), with page 6 of an allocator of 6 pages,")
@@ -435,7 +436,7 @@ def case_refused_midway(cls):
 
 def case_any_order(cls):
     for order in ("newest first", "oldest first"):
-        a = cls(4)
+        a = fresh(cls, 4)
         first, second = _allocate(a, 2), _allocate(a, 2)
         gone, kept = (second, first) if order == "newest first" else (first, second)
         _free(a, gone, f"the pages of the {'second' if order == 'newest first' else 'first'} of two allocate(2)")
@@ -454,7 +455,7 @@ def case_any_order(cls):
 def case_many_steps(cls):
     rng = random.Random(4)
     n = 13
-    a = cls(n)
+    a = fresh(cls, n)
     held: list[list[int]] = []
     for step in range(400):
         free = n - sum(map(len, held))
@@ -490,7 +491,7 @@ def case_many_steps(cls):
 
 
 def case_independent(cls):
-    a, b = cls(4), cls(4)
+    a, b = fresh(cls, 4), fresh(cls, 4)
     x = _allocate(a, 2)
     assert b.num_free == 4, (
         f"allocating from one allocator changed another's num_free to {b.num_free!r}: state "
@@ -507,7 +508,7 @@ ENGINE_PARAMS = [SamplingParams(max_tokens=8, ignore_eos=True)] * 3
 
 
 def case_real_engine(cls):
-    cls(4)  # an unfinished class fails here, before the engine runs
+    fresh(cls, 4)  # an unfinished class fails here, before the engine runs
     try:
         got = run_requests(
             ENGINE_PARAMS, cache="naive", setup=lambda s: setattr(s.cache, "allocator", cls(s.cache.num_pages))

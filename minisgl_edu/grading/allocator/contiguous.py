@@ -12,9 +12,8 @@ The package has no such allocator; the grader's reference is `ReferenceContiguou
 a set of free pages, with the runs read off it when needed. Its answer is fully determined, so the cases compare
 the student's pages and runs with it after every step. The engine case swaps the student's class into
 `scheduler.cache` as the base part does, with few pages and requests of different lengths so that the free pages
-fragment, and compares every `allocate` the cache manager makes with the reference's.
-
-Graded on its own score line ("allocator_contiguous"), so the base exercise's score is unchanged.
+fragment, and compares every `allocate` the cache manager makes with the reference's. Graded on its own score line
+("allocator_contiguous"), so the base exercise's score is unchanged.
 """
 
 from __future__ import annotations
@@ -28,10 +27,10 @@ from minisgl_edu.grading.allocator.closest_size import closest_size_probe
 from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_probes import (
     fallback_not_counted,
-    fallback_probe,
     free_difference,
     good_free_failed,
     left_merge,
+    refusal_probe,
     unmerged_probe,
 )
 from minisgl_edu.grading.allocator.contiguous_reads import mispaired, read_runs, returned_pages, runs_counted
@@ -168,8 +167,9 @@ class _Pair:
         self.ref.free(pages)
         try:
             self.mine.free(list(pages))
-        except KeyError as e:
-            mistake = good_free_failed(type(self.mine), f"free({pages}) raised KeyError: {e}", pages, before, error=e)
+        except (KeyError, ValueError) as e:  # a run looked up that is gone, or its own check refused a page in use
+            seen = f"free({pages}) raised {type(e).__name__}: {e}"
+            mistake = good_free_failed(type(self.mine), seen, pages, before, error=e)
             if mistake is None:
                 raise
             raise mistake from e
@@ -471,7 +471,7 @@ def case_real_engine(impl):
     try:
         got, calls = _run(impl)
     except (ValueError, KeyError) as e:  # a free() of pages the cache manager gives back went wrong
-        probe = fallback_probe if isinstance(e, ValueError) else exact_fit_end_probe  # KeyError: a stale end entry?
+        probe = refusal_probe if isinstance(e, ValueError) else exact_fit_end_probe  # KeyError: a stale end entry?
         mistake = probe(impl, f"in the real engine, your free() raised {type(e).__name__} ({e})")
         if mistake is None:
             raise

@@ -26,6 +26,7 @@ from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_pro
 from minisgl_edu.grading.allocator.contiguous_replay import replay
 from minisgl_edu.grading.allocator.left_pop import left_pop_probe
 from minisgl_edu.grading.allocator.old_start import old_start_probe
+from minisgl_edu.grading.allocator.run_end import run_end_probe
 from minisgl_edu.grading.core import Mistake
 
 
@@ -162,6 +163,13 @@ def fallback_probe(cls, seen: str) -> Optional[Mistake]:
         "run held 3, are handed out, yet your allocator does not count them in use, so their free() is refused",
         FALLBACK_COUNTED,
     )
+
+
+def refusal_probe(cls, seen: str) -> Optional[Mistake]:
+    """The probes for a free() of pages in use that the answer's own check refused with ValueError (`seen`:
+    what the case saw), where the case knows neither the call's free runs nor its pages (the engine case):
+    the pages of a run taken whole never counted in use, or the page just after a free run read as free."""
+    return fallback_probe(cls, seen) or run_end_probe(cls, seen)
 
 
 UNMERGED = (
@@ -356,11 +364,14 @@ def left_start_probe(cls, seen: str) -> Optional[Mistake]:
 
 
 def good_free_failed(
-    cls, seen: str, pages: list[int], before: list[tuple[int, int]], got=None, error: Optional[KeyError] = None
+    cls, seen: str, pages: list[int], before: list[tuple[int, int]], got=None, error: Optional[Exception] = None
 ) -> Optional[Mistake]:
     """free(pages) of pages in use, with free runs `before`, raised KeyError `error` or left the runs `got`
     (`seen`: what the case saw). The probes that may name why, tried in order; None when none confirms its
-    mistake on its own small allocator."""
+    mistake on its own small allocator. A ValueError is the answer's own check refusing a page in use: only
+    the page right after a free run read as free is probed (run_end.py)."""
+    if isinstance(error, ValueError):
+        return run_end_probe(cls, seen, pages, before)
     if error is None and (mistake := one_run_probe(cls, pages, before, got)) is not None:
         return mistake
     if error is not None and (mistake := left_pop_probe(cls, seen)) is not None:

@@ -2,20 +2,18 @@
 a run of `allocate` and `free` calls, the way the cache manager drives it between forward passes.
 
 Where this sits in the course: the generated phase (grading/explore.py) of `allocator` and
-`allocator_contiguous`, after their hand-written cases. A scene is a pool size (0 pages too) and a
-list of steps: `allocate(n)` with n from 0 to past the pool, or `num_free` plus or minus one (the
-exact fit and one too many); frees of what an earlier step got, whole or in part, in either order,
-or nothing at all; and frees the contract refuses: a page that is free, the same page twice in one
-call, -1, `num_pages`, a bad id in the middle of good ones. A second allocator built beside the
-first catches state kept on the class.
+`allocator_contiguous`, after their hand-written cases. A scene is a pool size (0 pages too) and a list of
+steps: `allocate(n)` with n from 0 to past the pool, or `num_free` plus or minus one (the exact fit and
+one too many); frees of what an earlier step got, whole or in part, in either order, or nothing at all;
+and frees the contract refuses: a page that is free, the same page twice in one call, -1, `num_pages`, a
+bad id in the middle of good ones. A second allocator built beside the first catches state kept on the class.
 
-What is compared after each step: the call's outcome (its pages or the exception the contract
-names) and `num_free`. The base part may hand out any free ids, so its pages are compared by what
-the contract asks of them (that many, distinct, in range, not held by anyone); the stretch's answer
-is fully determined, so its pages and `runs` are compared as they are. A refused free in the base
-part may give back the pages before the bad one or not: the grader then frees each page of that
-call one by one (a ValueError for those already back is expected), so that both answers go on from
-the same state.
+What is compared after each step: the call's outcome (its pages or the exception the contract names) and `num_free`.
+The base part may hand out any free ids, so its pages are compared by what the contract asks of them (that many,
+distinct, in range, not held by anyone); the stretch's answer is fully determined, so its pages and `runs` are
+compared as they are. A refused free in the base part may give back the pages before the bad one or not: the grader
+then frees each page of that call one by one (a ValueError for those already back is expected), so that both answers
+go on from the same state.
 """
 
 from __future__ import annotations
@@ -29,7 +27,9 @@ from hypothesis import strategies as st
 from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
 from minisgl_edu.grading.allocator.contiguous_reads import free_is_runs_total, listed_runs, returned_pages
+from minisgl_edu.grading.allocator.extra_id import fresh
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, count_taken_first, refusal_marks, refused_with
+from minisgl_edu.grading.allocator.run_end import run_end_probe
 from minisgl_edu.grading.allocator.runs import (
     FALLBACK,
     RUNS_AS_ENDS,
@@ -245,7 +245,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
     contract asks of them; the stretch reports them as they are, and its runs after each step.
     With `upto`, stops before that step and returns the runs and num_free of the allocator it calls
     (the stretch's hints read them)."""
-    allocs = [cls(scene.num_pages) for _ in range(2 if scene.two else 1)]
+    allocs = [fresh(cls, scene.num_pages) for _ in range(2 if scene.two else 1)]  # extra_id.py: one id too many?
     books = [_Books(scene.num_pages) for _ in allocs]
     out: dict[str, Any] = {}
 
@@ -333,14 +333,15 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
 
 def _refused_in_use(a: Any, pages: list[int], e: Any, stretch: bool = False) -> None:
     """A free of pages in use that raised ValueError: when fresh allocators show that a refused free
-    changed a page's record (refusals.refusal_marks), name that. The stretch's KeyError: when a fresh
-    allocator shows the end entry of a run an exact fit emptied left behind, name that. Else the
-    scene's hint stands."""
-    mistake = None
+    changed a page's record (refusals.refusal_marks), or in the stretch that the page after a free run
+    reads as free (run_end.py), name that. The stretch's KeyError: when a fresh allocator shows the end
+    entry of a run an exact fit emptied left behind, name that. Else the scene's hint stands."""
+    mistake, seen = None, f"free({sorted(pages)}) of pages in use raised {type(e).__name__}: {e}"
     if isinstance(e, ValueError):
         mistake = refusal_marks(type(a), f"the pages {sorted(pages)}", e)
+        mistake = mistake or (run_end_probe(type(a), seen) if stretch else None)
     elif isinstance(e, KeyError) and stretch:
-        mistake = exact_fit_end_probe(type(a), f"free({sorted(pages)}) of pages in use raised KeyError: {e}")
+        mistake = exact_fit_end_probe(type(a), seen)
     if mistake is not None:
         raise mistake
 
