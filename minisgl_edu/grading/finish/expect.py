@@ -7,10 +7,12 @@ mistake it shows. `_completes` and `_spans` measure a stop string's tokens for t
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any, Optional
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.finish.decoded_calls import DROPS_END_IDS, SPLIT, decoded_in_parts, dropped_end_ids
 from minisgl_edu.grading.finish.decoded_window import (
     FRONT_SLICE,
     NEGATIVE_START,
@@ -31,12 +33,8 @@ from minisgl_edu.grading.finish.indexed_window import WINDOW_INDEXED, indexes_th
 from minisgl_edu.grading.finish.lost_search import lost_search
 from minisgl_edu.grading.finish.missed_match import missed_in_text
 from minisgl_edu.grading.finish.scenes import (
-    DROPS_END_IDS,
     LATER_STOP_UNDOES,
     RETURNS_A_REASON,
-    SPLIT,
-    decoded_in_parts,
-    dropped_end_ids,
     later_stop_undoes,
     noting_decode,
     params_changed,
@@ -49,6 +47,7 @@ from minisgl_edu.grading.finish.searched_text import (
     changed_stops,
     prompt_changes_answer,
 )
+from minisgl_edu.grading.finish.stop_patterns import AS_PATTERN, searched_as_pattern
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids
 from minisgl_edu.grading.finish.window_words import window_too_short
 
@@ -61,6 +60,9 @@ def _expect(fn, req: Req, want: Optional[str], why: str, eos_ids: set[int] = EOS
     except (IndexError, TypeError) as e:  # the crash keeps its message (the student's line); the hint names it
         if indexes_the_window(fn):
             e.hint = WINDOW_INDEXED
+        raise
+    except re.error as e:  # only a stop string compiled as a pattern raises it (the reference compiles none)
+        e.hint = AS_PATTERN
         raise
     if req.output_ids != before:
         raise Mistake(_output_changed(before, req.output_ids), OUTPUT_CHANGED)
@@ -106,9 +108,13 @@ def _diagnosed(fn, req: Req, want: Any, got: Any, eos_ids: set[int], calls: list
     decode call it made: the case's own, or, where a probe of the answer confirms a mistake, that mistake's."""
     shown, case_hint = _decode(req.output_ids), hint
     joined = [t for ids in calls for t in ids]
-    # first what the answer returned (a reason the contract has?), then how it tests for an EOS
-    end_test = end_test_reading(fn, req, eos_ids, got)
-    if end_test:
+    # a stop string read as a regex pattern first: its miss would read as a window too short, or a text altered
+    pattern = searched_as_pattern(fn, req.sampling_params.stop, shown) if "stop" in (want, got) else None
+    # then what the answer returned (a reason the contract has?), then how it tests for an EOS
+    end_test = end_test_reading(fn, req, eos_ids, got) if not pattern else None
+    if pattern:
+        why, hint = f"{why}; {pattern[0]}", pattern[1]
+    elif end_test:
         why, hint = why + end_test[0], end_test[1]
     elif "stop" in (want, got) and dropped_end_ids(req, eos_ids, calls):
         last = max((i for i, t in enumerate(req.output_ids) if t in eos_ids), default=-1)
@@ -170,19 +176,20 @@ def _diagnosed(fn, req: Req, want: Any, got: Any, eos_ids: set[int], calls: list
                 "and fewer bytes: its window follows the stop string with the most characters"
             )
             hint = MOST_CHARACTERS
-    # a probe on requests of its own confirms where the stop string was lost before the search: then the test
-    # on the text is not at fault (missed_in_text), and the window's size is not either (window_too_short)
-    lost = lost_search(fn) if want == "stop" and got in (None, "length") else None
-    missed = (
-        want == "stop"
-        and got in (None, "length")
-        and hint == case_hint
-        and not lost
-        and missed_in_text(fn, req, eos_ids, calls)
-    )
+    if want == "stop" and got in (None, "length") and not pattern:
+        why, hint = _lost_or_missed(fn, req, eos_ids, calls, why, hint, case_hint)
+    return why, hint
+
+
+def _lost_or_missed(fn, req: Req, eos_ids: set[int], calls: list[list[int]], why: str, hint: str, case_hint: str):
+    """(why, hint) for a stop string the answer missed. A probe on requests of its own confirms where the
+    stop string was lost before the search: then the test on the text is not at fault (missed_in_text), and
+    the window's size is not either (window_too_short)."""
+    lost = lost_search(fn)
+    missed = hint == case_hint and not lost and missed_in_text(fn, req, eos_ids, calls)
     if missed:
         why, hint = f"{why}; {missed[0]}", missed[1]
-    window = window_too_short(fn) if want == "stop" and got in (None, "length") and not lost else None
+    window = window_too_short(fn) if not lost else None
     if window:
         why, hint = f"{why}; {window[0]}", window[1]
     if lost:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.explore import Difference, generated, unchanged
+from minisgl_edu.grading.finish.decoded_calls import DROPS_END_IDS, SPLIT, decoded_in_parts, dropped_end_ids
 from minisgl_edu.grading.finish.decoded_window import decoded_too_little
 from minisgl_edu.grading.finish.diagnoses import (
     BROKEN_CHARACTER,
@@ -63,6 +64,7 @@ from minisgl_edu.grading.finish.searched_text import (
     changed_stops,
     prompt_changes_answer,
 )
+from minisgl_edu.grading.finish.stop_patterns import named_pattern_errors, searched_as_pattern
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, noting_decode
 from minisgl_edu.grading.finish.window_words import window_too_short
 from minisgl_edu.grading.pieces import PIECES, stretch_of
@@ -193,6 +195,11 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
     if isinstance(b, bool):
         return RETURNS_A_REASON
     n, token = k + 1, scene.output[k]
+    min0 = [0] if scene.stretch_min is not None else []  # the probes' min_tokens: none held back
+    # a stop string read as a regex pattern: missed, or found where it is not (or re.error, named_pattern_errors)
+    pattern = searched_as_pattern(answer[0], scene.stop, _decode(scene.output[:n]), *min0) if answer else None
+    if pattern and "stop" in (a, b):
+        return pattern[1]
     is_eos = token in scene.eos_ids
     named = end_test_hint(answer, b, token, is_eos and not scene.ignore_eos, scene.stretch_min is not None)
     if named:  # a reason outside the contract, or an EOS found by its empty text
@@ -438,47 +445,6 @@ def carries_over(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
     )
 
 
-SPLIT = (
-    "decode the window in one call, decode(req.output_ids[-window:]): decoding it in parts (the newest token "
-    "on its own) cuts a multi-byte character in two"
-)
-
-
-def decoded_in_parts(req: Req, calls: list[list[int]]) -> bool:
-    """The answer decoded a tail of the output in several consecutive calls and joined the texts,
-    and a stop string shows in that tail decoded at once but not in the joined parts."""
-    joined = [t for ids in calls for t in ids]
-    out, stop = req.output_ids, req.sampling_params.stop
-    if len(calls) < 2 or not joined or out[len(out) - len(joined) :] != joined:
-        return False
-    parts = "".join(_decode(ids) for ids in calls)
-    return any(s in _decode(joined) for s in stop) and not any(s in parts for s in stop)
-
-
-DROPS_END_IDS = (
-    "an id of eos_ids is not always a special token: under ignore_eos it stays in the output, and when it is "
-    "ordinary text for this tokenizer (another model's end id) its text is part of the output and can be part of "
-    "a stop string: decode req.output_ids[-window:] as it is, without taking the end ids out (nor starting the "
-    "text after the last of them)"
-)
-
-
-def dropped_end_ids(req: Req, eos_ids: set[int], calls: list[list[int]]) -> bool:
-    """The answer decoded a tail of the output with the ids of eos_ids inside it taken out (`calls`:
-    the ids of each decode call; joined in order, they are that tail without its end ids)."""
-    joined = [t for ids in calls for t in ids]
-    out = req.output_ids
-    if not calls or not out:
-        return False
-    if not joined:  # a tail of end ids only, decoded as nothing
-        return out[-1] in eos_ids
-    for w in range(len(joined) + 1, len(out) + 1):
-        tail = out[len(out) - w :]
-        if tail[0] not in eos_ids and [t for t in tail if t not in eos_ids] == joined:
-            return True
-    return False
-
-
 def _drops_end_ids(fn: Any, scene: FinishScene, n: int) -> bool:
     """Called once on a fresh request holding the first n tokens, the answer decodes the output's
     tail without its end ids."""
@@ -533,7 +499,7 @@ def finish_case(reference: Any, stretch: bool = False, examples: int = 200) -> A
     case = generated(
         ("stretch: " if stretch else "") + f"generated: {examples} requests grown token by token",
         finish_scenes(stretch),
-        lambda fn, scene: play(fn, scene, stretch),
+        named_pattern_errors(lambda fn, scene: play(fn, scene, stretch)),
         show,
         reference,
         hints,
