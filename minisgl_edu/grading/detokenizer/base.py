@@ -40,6 +40,7 @@ from minisgl_edu.grading.detokenizer.false_start_inside import STOP as INSIDE
 from minisgl_edu.grading.detokenizer.false_start_inside import check_start_inside_a_false_start, false_start_ids
 from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_cut
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
+from minisgl_edu.grading.detokenizer.hold_of_one import check_hold_of_one
 from minisgl_edu.grading.detokenizer.index_for_find import check_index_for_find
 from minisgl_edu.grading.detokenizer.last_token_before import check_last_token_before
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
@@ -47,6 +48,7 @@ from minisgl_edu.grading.detokenizer.leading_space import check_context_in_add, 
 from minisgl_edu.grading.detokenizer.literal_stop import check_literal_stops
 from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of_all
 from minisgl_edu.grading.detokenizer.lstrip_before import check_lstripped_before
+from minisgl_edu.grading.detokenizer.objects_apart import check_objects_apart
 from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
 from minisgl_edu.grading.detokenizer.one_character_start import check_one_character_start
@@ -178,6 +180,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
                 "that length included",
             )
         if len(shown) > len(expected):
+            check_hold_of_one(cls)  # exactly one character held back: the test's True taken as the length
             check_one_character_start(cls)
             if cls is not None:
                 check_longest_start_tried(cls)
@@ -439,37 +442,10 @@ def case_two_at_once(cls):
     )
 
 
-SHARED_STATE = (
-    "keep all state on self, set in __init__: state kept on the class (e.g. `ids = []` in the class body) is "
-    "shared by every object, and the grader, like the worker, builds a new one for every stream"
-)
-
-
-def _check_objects_apart(cls) -> None:
-    """Two objects built side by side, as the worker builds one per request: the first streams 'alpha
-    beta', then the second ' gamma'. When the second shows the first one's words, they share state."""
-    tok = tokenizer()
-    try:
-        first, second = cls(tok, []), cls(tok, [])
-        for t in tok.encode("alpha beta"):
-            first.add(t)
-        first.finish()
-        shown = "".join([second.add(t) for t in tok.encode(" gamma")] + [second.finish()])
-    except Exception:
-        return  # (the case's own failure says what is wrong)
-    if "alpha" in shown or "beta" in shown:
-        shown = shown if len(shown) <= 60 else "..." + shown[-60:]
-        raise Mistake(
-            f"a second object, built beside a first one that was given the tokens of 'alpha beta', showed {shown!r} "
-            "for the tokens of ' gamma': the objects share their state (state kept on the class, e.g. `ids = []` "
-            "in the class body, is shared by every object), so each stream shows the text of the ones before it",
-            SHARED_STATE,
-        )
-
-
 def _objects_apart(run):
-    """The case, and when it fails, `_check_objects_apart`: an answer whose objects share their state
-    fails every case, and the first failure names that, not what it broke in that case's text (so do
+    """The case, and when it fails, `check_objects_apart` (objects_apart.py): an answer whose objects
+    share their state fails every case, and the first failure names that, not what it broke in that
+    case's text (so do
     str.index for str.find, a `decoded` replaced by each token's text and `before` decoded from the last read
     token alone, each confirmed by a probe)."""
 
@@ -478,7 +454,7 @@ def _objects_apart(run):
         try:
             run(cls)
         except Exception as e:
-            _check_objects_apart(cls)
+            check_objects_apart(cls)
             check_index_for_find(cls, e)  # a crash named only where a probe shows str.index's ValueError
             check_decoded_kept(cls)  # text lost or cut: decoded holds only the newest token's text
             check_last_token_before(cls)  # text lost or repeated after a character of several tokens

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.detokenizer.common import HOLD_BACK, _full, _piece
+from minisgl_edu.grading.detokenizer.hold_of_one import check_hold_of_one
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.tokenizer.detokenizer import IncrementalDetokenizer as reference
 
@@ -79,6 +80,7 @@ def check_held_as_it_grows(cls, ids: list[int], stop: list[str]) -> None:
                 "string, and if the stop string follows, part of it has reached the client",
                 NEWEST,
             )
+        check_hold_of_one(cls)  # one character held back, whatever the length of the start
         raise Mistake(
             f"{after}: the end of it, {held!r}, could still be the start of a stop string of {stop!r}, so hold it "
             "back until the next tokens show whether the stop string follows",

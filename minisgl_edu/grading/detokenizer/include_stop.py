@@ -40,6 +40,7 @@ from minisgl_edu.grading.detokenizer.common import (
 )
 from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_searched
 from minisgl_edu.grading.detokenizer.first_to_end import ORDERS, TEXT, choice_rule, probe_choice
+from minisgl_edu.grading.detokenizer.flag_as_tuple import flag_read_as_set
 from minisgl_edu.grading.detokenizer.flags_apart import check_flags_apart
 from minisgl_edu.grading.detokenizer.include_stop_engine import case_real_engine
 from minisgl_edu.grading.detokenizer.kept_at_token_end import kept_only_at_a_token_end
@@ -265,6 +266,7 @@ def _showed_the_stop(
     return (
         stops_not_passed_on(cls, said)
         or ends_first_unset(cls, said)
+        or flag_read_as_set(cls, said)  # the flag stored as (False,), which is true
         or Mistake(
             f"after token {n} your add() had returned {shown!r}: with include_stop_str_in_output=False "
             f"nothing of the stop string {cut_at!r} may be shown, the base part's rule {where}",

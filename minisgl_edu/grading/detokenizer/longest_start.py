@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.detokenizer.common import HOLD_BACK, pieces_of
+from minisgl_edu.grading.detokenizer.hold_of_one import check_hold_of_one
 from minisgl_edu.grading.harness import tokenizer
 
 TEXT = "one two three"
@@ -30,6 +31,7 @@ def check_longest_start_of_all(cls) -> None:
     short = [stops for stops, got in shown if got == SHORT]
     if not short:
         return  # right, or another mistake that the case's other checks name
+    check_hold_of_one(cls)  # only 'o' held back because exactly one character always is
     in_one_order = len(short) == 1 and shown[1][1] == EXPECTED
     raise Mistake(
         f"stop={short[0]}: after ' two' the text 'one two' ends in 'o', the start of 'o!', and in 'two', a longer "
