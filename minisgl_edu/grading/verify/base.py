@@ -126,6 +126,14 @@ def case_stop_within_run(fn):
         "' one', a newline and ' two' read like the stop string 'one two', but a newline is not its space: "
         "no stop string shows",
     )
+    _check(
+        fn,
+        _req([one], 3, stop=("\n",)),
+        [two, nl, three],
+        [two, nl, three, four],
+        "the stop string '\\n' (a newline, a common stop string) is completed by accepted draft 1, the last "
+        "character of the decoded text",
+    )
 
 
 def case_stop_from_output(fn):
@@ -281,6 +289,15 @@ def case_newest_tokens_page(fn):
         [four, one, one],
         [four, five, two, three],
         "the newest token's position is the last of a page",
+    )
+    # The same first step with pages of 8 (the engine's page size may be any): a page count right only
+    # for pages of 4 shows here. The newest token, at position 16, is the first of page 2.
+    _check(
+        fn,
+        _req([one, two, three], 3, prompt_len=11, page_size=8),
+        [four, five, one],
+        [four, five, two, three],
+        "pages of 8 positions: the newest token's position, 16, is the first of a page",
     )
 
 

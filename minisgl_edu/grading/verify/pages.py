@@ -13,6 +13,7 @@ from typing import Optional
 
 from minisgl_edu.grading.verify.finish_frees import FINISH_FREED, frees_its_pages_on_a_finish
 from minisgl_edu.grading.verify.mistakes import _PAGES, ALL_MISTAKES, PAGE_MISTAKES
+from minisgl_edu.grading.verify.page_offset import offset_hint
 from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.requests import _call, _copy, _req, _w
 from minisgl_edu.kvcache.manager import pages_for
@@ -225,11 +226,14 @@ def adds_the_prefix_pages(fn, req, drafts, targets) -> bool:
 
 def page_class(fn, req: VerifyRequest, drafts, targets, want: VerifyResult, got: list[int]) -> Optional[str]:
     """The class of page mistakes that the answer's kept pages show here, told by probes of the answer:
-    positions in the row given instead of page ids, prefix_len compared with a count of pages, the prefix
-    cache's pages added to the pages kept, pages kept only when the step finishes the request, or every page of its own given back when it does
-    (finish_frees.py). None when the probes show none."""
+    positions in the row given instead of page ids, a rounding offset right for one page size only
+    (page_offset.py), prefix_len compared with a count of pages, the prefix cache's pages added to the
+    pages kept, pages kept only when the step finishes the request, or every page of its own given back
+    when it does (finish_frees.py). None when the probes show none."""
     if gives_positions(fn, req, drafts, targets, want, got):
         return POSITIONS
+    if offset := offset_hint(fn, req, want, got):  # right for one page size only: (total + 3) // page_size
+        return offset
     kept = _kept(req, got)
     if fn is None or kept is None:
         return None

@@ -39,11 +39,12 @@ def _req(
     ignore_eos: bool = False,
     stop: tuple[str, ...] = (),
     prefix_len: int = 0,
+    page_size: int = PAGE,
 ) -> VerifyRequest:
     """A request as the scheduler sees it before the step: pages reserved for its prompt, its
     output and `drafts` drafts (what `_schedule_decode` reserves), with page ids that are not in
     order, as in a real row."""
-    held = pages_for(prompt_len + len(output) + drafts, PAGE)
+    held = pages_for(prompt_len + len(output) + drafts, page_size)
     pages = [(37 * i + 11) % 101 for i in range(held)]
     return VerifyRequest(
         prompt_len=prompt_len,
@@ -54,7 +55,7 @@ def _req(
         stop=list(stop),
         decode=_decode,
         pages=pages,
-        page_size=PAGE,
+        page_size=page_size,
         prefix_len=prefix_len,
     )
 

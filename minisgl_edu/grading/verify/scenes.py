@@ -52,6 +52,7 @@ from minisgl_edu.grading.verify.step import (
     model_token_unchecked,
     whole_run_probed,
 )
+from minisgl_edu.grading.verify.stripped import stripped_hint
 from minisgl_edu.grading.verify.true_division import float_pages_hint
 from minisgl_edu.grading.verify.window import window_class
 from minisgl_edu.kvcache.manager import pages_for
@@ -316,6 +317,10 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     tail = _tail_class(scene, want, answer[0]) if answer and want.finish_reason == "stop" else None
     if tail:
         return tail
+    # a stop string missed where whitespace at an end of the tail completes it: the tail was stripped
+    stripped = stripped_hint(answer[0], _request(scene), scene.drafts, scene.targets) if answer else None
+    if stripped and want.finish_reason == "stop":
+        return stripped
     named = _probed_cut(scene, want, answer[0]) if answer and want.finish_reason == "stop" else None
     if named:
         return f"{MISTAKES[named]} ({HINTS[named]})"

@@ -27,6 +27,7 @@ from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.repeated import PLACE_BY_VALUE, PLACE_BY_VALUE_HINT, finds_places_by_value, run_repeats
 from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.skipped import skipped_check
+from minisgl_edu.grading.verify.stripped import STRIPPED, STRIPPED_HINT, strips_it_here
 from minisgl_edu.grading.verify.true_division import naming_float_pages
 from minisgl_edu.grading.verify.whitespace import WHITESPACE, WHITESPACE_HINT, loosens_it_here
 from minisgl_edu.grading.verify.window import window_class
@@ -104,6 +105,9 @@ def diagnose(
     # a stop string found in text whose whitespace differs from it: no mistake of the list gives that
     if first in ("tokens", "finish_reason") and loosens_it_here(fn, req, drafts, targets, got):
         return f"{text}. {WHITESPACE[0].upper()}{WHITESPACE[1:]}", WHITESPACE_HINT
+    # a stop string missed where whitespace at an end of the tail completes it: the tail was stripped
+    if first in ("tokens", "finish_reason") and strips_it_here(fn, req, drafts, targets, got):
+        return f"{text}. {STRIPPED[0].upper()}{STRIPPED[1:]}", STRIPPED_HINT
     variants = {m: _step(req, drafts, targets, m) for m in mistakes}
     whole = [m for m, r in variants.items() if r == got]
     # a mistake whose result differs first in another field would name another mistake than this one
