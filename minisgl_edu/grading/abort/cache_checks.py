@@ -11,8 +11,8 @@ abort, page by page:
   prompt, the prompt pages it handed to the cache after its prefill, are the cache's, not copies;
 * the cache adopted exactly the request's computed full pages it did not hold yet
   (`_check_adopted`), and when it did not, `_too_many` / `_too_few` name what was counted wrong
-  (the newest token, the partial page, a page reserved for a step not run, the prompt only, the
-  output emptied before release());
+  (req.cached_len rounded up to a page by the abort, the newest token, the partial page, a page
+  reserved for a step not run, the prompt only, the output emptied before release());
 * every other page of the request's own is free, and its lock on its prefix is released once
   (`_check_freed_and_unlocked`).
 
@@ -31,6 +31,7 @@ from minisgl_edu.grading.abort.probes import (
     empties_the_output,
 )
 from minisgl_edu.grading.abort.release_seen import changed, reads_first
+from minisgl_edu.grading.abort.rounded_len import rounded_up
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import Held
 from minisgl_edu.kvcache.naive_cache import NaiveCache
@@ -41,9 +42,12 @@ def _match(s: Scheduler, ids: list[int]) -> int:
     return len(s.cache.prefix_cache.match_prefix(ids)[1])
 
 
-def _too_many(b: Held, got: int, expect: int, ps: int) -> Mistake:
-    """Name the mistake behind `got` cached pages along the request's ids, `expect` right."""
+def _too_many(fn, b: Held, got: int, expect: int, ps: int) -> Mistake:
+    """Name the mistake behind `got` cached pages along the request's ids, `expect` right (`fn`: the answer)."""
     c = b.cached_len
+    rounded = rounded_up(fn, c, got, expect, ps)  # the count raised to a page before release(): the cause first
+    if rounded is not None:
+        return rounded
     head = (
         f"{got - expect} page(s) too many went into the prefix cache: the request had computed K/V for "
         f"{c} token(s) (req.cached_len), that is {c // ps} full page(s) of {ps}"
@@ -233,10 +237,10 @@ def _check_adopted(s: Scheduler, b: Held, cached: set[int], keeps: bool) -> set[
                 "the prefix cache took the request's copy of pages it already held: pages for the same tokens "
                 "must not be inserted twice (insert() keeps its own copy and returns how many it had)"
             )
-        raise _too_many(b, max(mine) + 1, expect, ps)
+        raise _too_many(s.abort_fn, b, max(mine) + 1, expect, ps)
     got = _match(s, b.all_ids) if keeps else 0
     if got > expect:
-        raise _too_many(b, got, expect, ps)
+        raise _too_many(s.abort_fn, b, got, expect, ps)
     if got < expect or adopted != want_adopted:
         raise _too_few(s, b, got, expect, adopted)
     return want_adopted

@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Optional
 
 from minisgl_edu.core import ReqStatus, SamplingParams
 from minisgl_edu.grading.abort.message_fields import check_fields
+from minisgl_edu.grading.abort.message_flags import check_flags
 from minisgl_edu.grading.abort.message_token import check_next_token
 from minisgl_edu.grading.abort.naive_handle import by_the_handle
 from minisgl_edu.grading.abort.one_try import left_running
@@ -23,6 +24,7 @@ from minisgl_edu.grading.abort.own_mark import row_kept
 from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_over_mistake, skips_row_zero
 from minisgl_edu.grading.abort.queue_copy import left_waiting
 from minisgl_edu.grading.abort.release_seen import aborting, changed, reads_first, watch
+from minisgl_edu.grading.abort.status_kind import check_status_kind
 from minisgl_edu.grading.core import Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, plugged
 from minisgl_edu.grading.limits import CaseTimeout
@@ -152,6 +154,7 @@ def check_message(msgs, uid: int, stop: Optional[list[str]] = None) -> None:
         "stop being the request's stop strings (req.sampling_params.stop)"
     )
     last = mine[-1]
+    check_flags(last)  # the two swapped, before each is checked alone
     if not last.finished:
         raise Mistake(
             "the message to the detokenizer must have finished=True, or it waits for more tokens forever",
@@ -191,6 +194,7 @@ def check_gone(s: Scheduler, uid: int) -> None:
 
 @hinted(MARK)
 def check_marked(req) -> None:
+    check_status_kind(req)
     assert req.status == ReqStatus.FINISHED, (
         f"the request is not marked finished (req.status is {req.status}): a batch scheduled before the "
         "abort still holds it, and the engine runs it with its pages gone. Hint: set "
@@ -201,6 +205,7 @@ def check_marked(req) -> None:
 
 def check_marked_where(req, where: str) -> None:
     """A request aborted outside scheduler.running is marked finished too."""
+    check_status_kind(req)
     if req.status != ReqStatus.FINISHED:
         raise Mistake(
             f"the request was aborted {where} and is not marked finished (req.status is {req.status}): a batch "
@@ -466,6 +471,7 @@ def run_scheduled(s: Scheduler, batch, req) -> None:
     try:
         s.run_batch(batch)
     except Exception as e:
+        check_status_kind(req)
         if req.status != ReqStatus.FINISHED:
             raise Mistake(
                 f"run_batch() crashed ({type(e).__name__}: {e}) on the batch scheduled before your abort: it still "

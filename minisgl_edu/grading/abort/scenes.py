@@ -30,9 +30,7 @@ from hypothesis import strategies as st
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.abort.cache_checks import FILED_ANYWHERE, misfiled
-from minisgl_edu.grading.abort.checks import REASON_HINT, returns
-from minisgl_edu.grading.abort.message_stop import NONE_STOP_HINT
-from minisgl_edu.grading.abort.message_token import next_token_hint
+from minisgl_edu.grading.abort.checks import returns
 from minisgl_edu.grading.abort.naive_handle import or_by_the_handle
 from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
@@ -45,6 +43,9 @@ from minisgl_edu.grading.abort.probes import (
     skips_row_zero,
 )
 from minisgl_edu.grading.abort.release_seen import aborting, or_fields_changed, watch
+from minisgl_edu.grading.abort.rounded_len import or_rounded_up
+from minisgl_edu.grading.abort.scene_messages import messages_hint
+from minisgl_edu.grading.abort.status_kind import shown, status_hint
 from minisgl_edu.grading.abort.unknown_uid import NOT_LIVE
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.fixtures import BALLAST_TOKEN, token_ids
@@ -171,7 +172,7 @@ def _observe_abort(s: Scheduler, out: dict, label: str, uid: int, ballast: set[i
     out[f"{label}: scheduler.reqs"] = sorted(s.reqs)
     out[f"{label}: scheduler.waiting"] = [r.uid for r in s.waiting]
     out[f"{label}: scheduler.running"] = [r.uid for r in s.running]
-    out[f"{label}: its status"] = (req.status.name, req.finish_reason) if req is not None else "no such request"
+    out[f"{label}: its status"] = (shown(req.status), req.finish_reason) if req is not None else "no such request"
     out[f"{label}: where the pages of its row are"] = where(s, row, uid)
     out[f"{label}: pages of its row the prefix cache files under other tokens"] = misfiled(s, row, ids)
     used = s.cache.page_table.used_rows()
@@ -282,28 +283,6 @@ def _returned(scene: Any, diff: Difference) -> str:
     if diff.expected is True:
         return "return True for a live uid (a key of scheduler.reqs), whatever its state"
     return NOT_LIVE
-
-
-def _messages(scene: Any, diff: Difference) -> str:
-    if not diff.expected:
-        return "send nothing for a uid that is not live (never seen, finished, or aborted already)"
-    got, want = diff.got, diff.expected
-    if isinstance(got, list) and len(got) == len(want) == 1 and got[0][0] == want[0][0] and got[0][2]:
-        if got[0][3] != want[0][3]:
-            return REASON_HINT
-        if got[0][1] != want[0][1]:
-            return next_token_hint(got[0][1])
-    if isinstance(got, list) and [m[:4] for m in got] == [m[:4] for m in want]:
-        if any(m[4] is None for m in got):
-            return NONE_STOP_HINT
-        return (
-            "the message carries the request's stop strings, as every message of the request does: "
-            "DetokenizeMsg(uid, -1, True, 'abort', list(req.sampling_params.stop))"
-        )
-    return (
-        "tell the detokenizer once: DetokenizeMsg(uid, -1, True, 'abort', list(req.sampling_params.stop)) "
-        "through scheduler.io.send([...])"
-    )
 
 
 def _queue(name: str) -> Callable[[Any, Difference], str]:
@@ -477,6 +456,10 @@ def hints(stretch: bool, answer: list) -> SceneHints:
     if not stretch:
         handle = {kind: or_by_the_handle(hint, answer) if kind in MEMORY else hint for kind, hint in by_kind.items()}
         by_kind = SceneHints({kind: _or_row_zero(hint, answer) for kind, hint in handle.items()})
+    else:  # a count the abort raised to a whole page before release() is named before the symptom
+        by_kind = SceneHints(
+            {kind: or_rounded_up(hint, answer) if kind in MEMORY else hint for kind, hint in by_kind.items()}
+        )
     return SceneHints(
         {
             kind: or_fields_changed(hint, lambda scene: answer and play(answer[0], scene)) if kind in MEMORY else hint
@@ -489,11 +472,11 @@ def _hints(stretch: bool, answer: list) -> SceneHints:
     return SceneHints(
         {
             "returned": _returned,
-            "messages to the detokenizer": _messages,
+            "messages to the detokenizer": messages_hint,
             "scheduler.reqs": _queue("reqs"),
             "scheduler.waiting": _queue("waiting"),
             "scheduler.running": _queue("running"),
-            "its status": MARK,
+            "its status": status_hint(MARK),
             "where the pages of its row are": _pages(stretch, answer),
             "its page-table row": "release() gives back the request's page-table row with its pages",
             "pages of its row the prefix cache files under other tokens": FILED_ANYWHERE,
