@@ -9,7 +9,8 @@ bitmask's end (an index error). All such answers are right whenever the rows tha
 are the first rows of the batch, where the j-th grammar request is row j, and a bitmask of one row
 per grammar request fits a batch of grammar rows only: `misplaced` runs the answer again on the
 batch with those rows moved to the front, then on those rows and the others apart, and
-`bitmask_rows` names the mistake when that puts the batch right. `call_or_name` and `run_or_name`
+`bitmask_rows` names the mistake when that puts the batch right, and the batch with its grammars
+taken off is right as well (otherwise something else than the bitmask needs the whole batch). `call_or_name` and `run_or_name`
 call the answer and, when it raises, ask the same question before the error goes on to the student
 (first flat_rows.py's, rows joined into one flat tensor where the shape is wrong; then mask_padding.py's,
 a bitmask used with its padding bits, and crash_reads.py's: the vocabulary read from the rows, counts
@@ -18,6 +19,7 @@ shorter than the vocabulary, a property called).
 
 from __future__ import annotations
 
+import copy
 import traceback
 from typing import Callable, Optional
 
@@ -40,13 +42,23 @@ def _right(fn: Callable, logits: torch.Tensor, reqs: list[Req], rows: list[int],
         return False
 
 
+def _without_grammars(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> bool:
+    """The answer gets every row right on the same batch with every grammar taken off: no bitmask at all."""
+    plain = [Req(r.uid, list(r.input_ids), copy.copy(r.sampling_params), list(r.output_ids)) for r in reqs]
+    try:
+        return _close_all(_call(fn, logits.clone(), plain), _reference(logits, plain, min_p))
+    except Exception:
+        return False
+
+
 def misplaced(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool) -> Optional[tuple[list, str]]:
     """(the rows that have a grammar, how the batch was put right) when the answer gets every row right
     once they are moved to the front ("moved"), or on those rows alone and on the others alone
-    ("apart"); None otherwise."""
+    ("apart"); None otherwise, and None when the batch goes wrong without its grammars too (a min_p link
+    that fails on several rows at once, say: halving the batch puts it right, yet no bitmask is involved)."""
     rows = [i for i, r in enumerate(reqs) if r.grammar is not None]
     others = [i for i in range(len(reqs)) if i not in rows]
-    if not rows or not others:
+    if not rows or not others or not _without_grammars(fn, logits, reqs, min_p):
         return None
     if rows != list(range(len(rows))) and _right(fn, logits, reqs, rows + others, min_p):
         return rows, "moved"

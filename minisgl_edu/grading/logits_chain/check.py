@@ -21,6 +21,7 @@ from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
 from minisgl_edu.grading.logits_chain.borrowed import borrowed_setting
 from minisgl_edu.grading.logits_chain.boundary import boundary_as_off
 from minisgl_edu.grading.logits_chain.carried_min_p import carried_min_p
+from minisgl_edu.grading.logits_chain.carried_tokens import carried_tokens
 from minisgl_edu.grading.logits_chain.chain import (
     BATCH_MISTAKES,
     MIN_P_SHORTCUT_HINT,
@@ -56,7 +57,8 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     """Every row of the answer against the reference; the first wrong row raises a Mistake that names, in this order,
     a grammar's mask multiplied by -inf, which makes NaN of 0 * -inf (mask_product.py), rows taken by the request's
     uid, not its place in the batch (uid_rows.py), a row that asks for nothing left at zero (zeroed_rows.py), state
-    kept from an earlier call for the same request (kept_state.py), min_p's probabilities taken across the batch
+    kept from an earlier call for the same request (kept_state.py), seen tokens carried over from other rows and
+    calls (carried_tokens.py), min_p's probabilities taken across the batch
     (min_p_axis.py), a shortcut that skipped the batch (shortcuts.py; min_p's shortcut is confirmed by
     min_p_axis.py), min_p 1 taken for "off" (boundary.py), an earlier row's min_p carried to a row without one
     (carried_min_p.py), every row given the last request's links by closures called after the loop
@@ -81,7 +83,8 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             zeroed = zeroed_row(fn, i, got, want, logits, reqs)  # a plain row never copied into a result of zeros
             if zeroed is not None:
                 raise Mistake(*zeroed)
-            kept = kept_between_calls(fn, i, got, want, logits, reqs)  # right once the requests are new to it
+            # right once the requests are new to it, or seen tokens shared by rows and calls
+            kept = kept_between_calls(fn, i, got, want, logits, reqs) or carried_tokens(fn, i, got, want, logits, reqs)
             if kept is not None:
                 raise Mistake(*kept)
             axis = over_the_batch(fn, i, got, want, logits, reqs, min_p)

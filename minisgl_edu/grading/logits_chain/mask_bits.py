@@ -9,7 +9,8 @@ set the bits allow, and the row is just as wrong on its own (so no other row of 
 cause). It says which tokens were allowed with a bit of 0, or forbidden with a bit of 1, and where
 their bits are. One reading of its own comes first: the 0/1 bits right, but used as an index while
 still ints (`row[~allowed]` without .bool()): ints index positions, so only tokens -1 and -2 (or 0
-and 1) get -inf; `_int_index` plays those indexings on the row and names the one that matches it.
+and 1) get -inf; `_int_index` plays those indexings on the row and names the one that matches it. Then
+words unpacked through floats, wrong only on words that are negative or above 2**24 (float_words.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _token,
     allowed_tokens,
 )
+from minisgl_edu.grading.logits_chain.float_words import read_through_floats
 
 
 def _bit(t: int) -> str:
@@ -87,6 +89,9 @@ def wrong_bits(fn, i: int, got, want, logits, reqs: list[Req], min_p: bool):
             "the 0/1 bits are read right, but an int tensor used as an index picks positions: turn them into "
             "booleans first (allowed = bits.bool(), then row[~allowed] = -inf)",
         )
+    floats = read_through_floats(req, want.shape[-1], extra + lost)  # large or negative words read as floats
+    if floats is not None:
+        return f"{where}: the mask let the wrong tokens through ({detail}). {floats[0]}", floats[1]
     parts = []
     if extra:
         parts.append(f"allowed although their bit is 0: {', '.join(f'{_token(t)} ({_bit(t)})' for t in extra[:4])}")

@@ -14,7 +14,7 @@ time, so batches where a single link applies come often.
 
 What is compared, in this order: the logits returned; then what the function must leave as it was,
 the tensor it was given first (the engine takes the logprobs from it after the call), then the
-requests' prompts, outputs and sampling parameters, and their grammars' state.
+requests' prompts, outputs and sampling parameters, and their grammars' state (their hints: kept_inputs.py).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
+from minisgl_edu.grading.logits_chain.carried_tokens import carried_crash, carried_hint
 from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
     BIAS_OWN_ROW,
@@ -47,6 +48,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     allowed_tokens,
 )
 from minisgl_edu.grading.logits_chain.crash_reads import min_p_without_default
+from minisgl_edu.grading.logits_chain.kept_inputs import KEPT_HINTS, given_changed
 from minisgl_edu.grading.logits_chain.min_p_probes import makes_log10_cut, top_k_first
 from minisgl_edu.grading.logits_chain.mistakes import MIN_P_SHORTCUT, MISTAKES
 from minisgl_edu.grading.logits_chain.number_hints import number_hint
@@ -210,9 +212,14 @@ def play(fn: Any, scene: ChainScene) -> dict:
     params, allowed = [_params(r) for r in reqs], _allowed(reqs, logits.shape[-1])
     try:
         out = fn(logits, reqs)
-    except AttributeError as error:  # sp.min_p on a request that has none: said as such, after a probe
-        what = f"your process_logits raised AttributeError ({error})"
-        named = min_p_without_default(fn, given.clone(), reqs, any(r.min_p for r in scene.rows), error, what)
+    except Exception as error:  # sp.min_p on a request that has none, tokens carried over: said after a probe
+        what = f"your process_logits raised {type(error).__name__} ({error})"
+        stretch = any(r.min_p for r in scene.rows)
+        named = (
+            min_p_without_default(fn, given.clone(), reqs, stretch, error, what)
+            if isinstance(error, AttributeError)
+            else carried_crash(fn, what)
+        )
         if named is None:
             raise
         raise Mistake(*named) from None
@@ -359,8 +366,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
             f"row {i} asks for nothing, yet its logits changed: apply each link only to the rows whose request "
             "uses it, with that request's own values"
         )
-    if numbers := number_hint(fn, i, got, logits, reqs, stretch):  # NaN from 0 * -inf, exp's overflow
-        return numbers
+    if said := number_hint(fn, i, got, logits, reqs, stretch) or carried_hint(fn, i, got, want, logits, reqs):
+        return said  # NaN from 0 * -inf, exp's overflow; a row penalised for tokens it never saw
     t = next(t for t in range(want.shape[-1]) if not _close(got[i, t : t + 1], want[i, t : t + 1]))
     walk = f"row {i}, " + _walk(r, t, float(want[i, t]), float(got[i, t]), stretch)
     history = r.prompt + r.output
@@ -492,30 +499,10 @@ def _why_it_changes(r: Row, stretch: bool) -> list[str]:
 
 
 def given_hint(scene: ChainScene, diff: Difference) -> str:
-    after, before = diff.got, _logits(scene)
-    changed = (after != before) & ~(torch.isnan(after) & torch.isnan(before))
-    rows = sorted({int(i) for i in changed.nonzero()[:, 0]})
-    only_inf = bool(torch.isneginf(after[changed]).all())
-    what = "wrote -inf into" if only_inf else "changed"
-    return (
-        f"your function {what} the tensor it was given, in place (row {rows[0] if rows else '?'}). The engine takes "
-        "the logprobs from that tensor after you return, so work on a copy, whichever links apply, a mask or a "
-        "min_p filter alone included (logits.float() is the same tensor when it is float32; clone() copies)"
-    )
+    return given_changed(_logits(scene), diff.got)
 
 
-HINTS = {
-    "the logits tensor it was given": given_hint,
-    "reqs' input_ids (prompts)": (
-        "you changed a request's prompt in place (e.g. `seen = req.input_ids; seen += req.output_ids` extends "
-        "req.input_ids itself): the scheduler keeps using it. Build a new list or set"
-    ),
-    "reqs' output_ids": "you changed a request's output in place: only the scheduler appends to req.output_ids",
-    "reqs' sampling_params": "only read req.sampling_params: it is the client's request, used again every step",
-    "what the grammars allow next": (
-        "only read the grammar (fill_mask): the scheduler moves it on with accept() after the sampler picks"
-    ),
-}
+HINTS = {"the logits tensor it was given": given_hint, **KEPT_HINTS}
 
 
 def chain_case(reference: Any, stretch: bool = False, examples: int = 200) -> Any:
