@@ -12,6 +12,7 @@ returns False (or -1) when the answer does not get that far: the failed check's 
 from __future__ import annotations
 
 import itertools
+from typing import Any, Callable, Optional
 
 from minisgl_edu.core import ReqStatus
 from minisgl_edu.grading.core import Mistake
@@ -63,10 +64,11 @@ DROPS_A_COMPUTED_TOKEN = (
 )
 
 
-def _aborted_at_12(fn) -> tuple[int, bool]:
-    """Abort, with `fn`, a request with a 5-token prompt at cached_len 12 (3 full computed pages, 1 of them
-    the prompt's): how many pages went into the prefix cache (-1 when the probe does not get that far),
-    and whether the release() it asked for saw fewer output tokens than the request had."""
+def abort_spied(fn, computed: int, seen_of: Callable[[Any], int]) -> Optional[tuple[Any, list[int], list[int]]]:
+    """Abort, with `fn`, a request with a 5-token prompt once `computed` of its tokens have K/V written, on a
+    modelless scheduler with a radix cache of its own. Returns the scheduler, the request's ids just before
+    the abort, and `seen_of(req)` read at each release() of that request (release() reads the request as the
+    abort left it); None when the probe does not get that far."""
     s = modelless(cache="radix")
     s.abort_fn = fn
     req = waiting(s, 0, 5, max_tokens=20)
@@ -75,16 +77,29 @@ def _aborted_at_12(fn) -> tuple[int, bool]:
 
     def release(r, cache_it: bool = True) -> None:
         if r is req:
-            seen.append(len(r.output_ids))  # release() caches all_ids[:cached_len]: prompt plus output
+            seen.append(seen_of(r))
         return inner(r, cache_it)
 
     try:
-        step_until(s, lambda: req.output_ids and req.cached_len == 12, "cached_len 12", max_steps=40)
-        ids, had = list(req.all_ids), len(req.output_ids)
+        step_until(s, lambda: req.output_ids and req.cached_len == computed, f"cached_len {computed}", max_steps=40)
+        ids = list(req.all_ids)
         s.cache.release = release
         s.abort(0)
     except Exception:
-        return -1, False  # some other mistake: the hint of the failed check names it
+        return None  # some other mistake: the hint of the failed check names it
+    return s, ids, seen
+
+
+def _aborted_at_12(fn) -> tuple[int, bool]:
+    """Abort, with `fn`, a request with a 5-token prompt at cached_len 12 (3 full computed pages, 1 of them
+    the prompt's): how many pages went into the prefix cache (-1 when the probe does not get that far),
+    and whether the release() it asked for saw fewer output tokens than the request had."""
+    # release() caches all_ids[:cached_len], the prompt plus the output: count the output it saw
+    got = abort_spied(fn, 12, lambda r: len(r.output_ids))
+    if got is None:
+        return -1, False
+    s, ids, seen = got
+    had = len(ids) - 5  # the output tokens: all_ids less the 5-token prompt
     return len(s.cache.prefix_cache.match_prefix(ids)[1]), bool(seen) and min(seen) < had
 
 

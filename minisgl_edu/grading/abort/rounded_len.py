@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from minisgl_edu.grading.abort.probes import abort_spied
 from minisgl_edu.grading.core import Mistake
-from minisgl_edu.grading.fixtures import modelless, step_until, waiting
 from minisgl_edu.grading.harness import GRADING_CONFIG
 
 PS = GRADING_CONFIG["page_size"]  # 4: the probe's scheduler is the grader's
@@ -35,24 +35,8 @@ ROUNDED_UP = (
 def _read_by_release(fn) -> int:
     """The req.cached_len that release() read when `fn` aborted a request with COMPUTED computed tokens
     (-1 when the probe does not get that far, or the answer asked for no release)."""
-    s = modelless(cache="radix")
-    s.abort_fn = fn
-    req = waiting(s, 0, 5, max_tokens=20)
-    seen: list[int] = []
-    inner = s.cache.release
-
-    def release(r, cache_it: bool = True) -> None:
-        if r is req:
-            seen.append(r.cached_len)
-        return inner(r, cache_it)
-
-    try:
-        step_until(s, lambda: req.output_ids and req.cached_len == COMPUTED, f"cached_len {COMPUTED}", max_steps=40)
-        s.cache.release = release
-        s.abort(0)
-    except Exception:
-        return -1  # some other mistake: the hint of the failed check names it
-    return seen[0] if seen else -1
+    got = abort_spied(fn, COMPUTED, lambda r: r.cached_len)
+    return got[2][0] if got and got[2] else -1
 
 
 def rounds_up(fn) -> bool:
