@@ -124,6 +124,16 @@ def made_by(play: Play, mistaken: Any, reference: Any, scene: Scene, diff: Diffe
     return False
 
 
+def named_when_made(named: str, play: Play, mistaken: Any, reference: Any, hint: Callable) -> Callable[..., str]:
+    """A generated phase's hint: `named`, the hint for one mistake, where the answer gives what `mistaken`
+    (the reference with that mistake) gives on the scene (`made_by`), else what `hint` says."""
+
+    def either(scene: Scene, diff: Difference) -> str:
+        return named if made_by(play, mistaken, reference, scene, diff) else hint(scene, diff)
+
+    return either
+
+
 def unchanged(before: Any, after: Any) -> Any:
     """An observable for state the contract says to leave alone: "unchanged", or what it became."""
     return "unchanged" if _same(before, after) else after

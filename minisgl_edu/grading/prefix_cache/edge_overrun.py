@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from minisgl_edu.grading.explore import made_by
+from minisgl_edu.grading.explore import named_when_made
 
 EDGE_OVERRUN = (
     "insert returned one page more than it was given (len(pages) + 1) for a sequence that ends exactly where "
@@ -69,7 +69,4 @@ def overrun_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
     """The generated phase's hint for what a call returned: EDGE_OVERRUN where the answer gives what the
     reference with that mistake gives (`play` drives a class through a scene), else `hint`'s."""
 
-    def either(scene: Any, diff: Any) -> str:
-        return EDGE_OVERRUN if made_by(play, walked_past_by(reference), reference, scene, diff) else hint(scene, diff)
-
-    return either
+    return named_when_made(EDGE_OVERRUN, play, walked_past_by(reference), reference, hint)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from minisgl_edu.grading.explore import made_by
+from minisgl_edu.grading.explore import named_when_made
 
 STOPS_AT_EXACTLY_N = (
     "stop as soon as at least num_pages are freed (len(freed) >= n, not == n): a node goes whole, so the count "
@@ -59,8 +59,4 @@ def exact_n_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
     """The generated phase's hint for what evict returned: STOPS_AT_EXACTLY_N where the answer gives what
     the reference with that mistake gives (`play` drives a class through a scene), else `hint`'s."""
 
-    def either(scene: Any, diff: Any) -> str:
-        made = made_by(play, exact_n_by(reference), reference, scene, diff)
-        return STOPS_AT_EXACTLY_N if made else hint(scene, diff)
-
-    return either
+    return named_when_made(STOPS_AT_EXACTLY_N, play, exact_n_by(reference), reference, hint)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from minisgl_edu.grading.explore import made_by
+from minisgl_edu.grading.explore import named_when_made
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
 
 DEEPEST_COUNT_COPIED = (
@@ -83,8 +83,4 @@ def path_count_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
     if not issubclass(reference, ReferenceLFURadixCache):  # the base part: no counts to name
         return hint
 
-    def either(scene: Any, diff: Any) -> str:
-        made = made_by(play, DeepestCountCopied, reference, scene, diff)
-        return DEEPEST_COUNT_HINT if made else hint(scene, diff)
-
-    return either
+    return named_when_made(DEEPEST_COUNT_HINT, play, DeepestCountCopied, reference, hint)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from minisgl_edu.grading.explore import made_by
+from minisgl_edu.grading.explore import named_when_made
 
 MATCH_CUT_TO_A_PAGE_COUNT = (
     "cut the ids to whole pages in tokens: ids[: len(ids) // page_size * page_size]. len(ids) // page_size "
@@ -59,8 +59,4 @@ def cut_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
     gives what the reference with that mistake gives (`play` drives a class through a scene), else
     `hint`'s."""
 
-    def either(scene: Any, diff: Any) -> str:
-        made = made_by(play, cut_by(reference), reference, scene, diff)
-        return MATCH_CUT_TO_A_PAGE_COUNT if made else hint(scene, diff)
-
-    return either
+    return named_when_made(MATCH_CUT_TO_A_PAGE_COUNT, play, cut_by(reference), reference, hint)

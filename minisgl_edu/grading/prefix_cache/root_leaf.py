@@ -13,7 +13,7 @@ import functools
 import heapq
 from typing import Any, Callable
 
-from minisgl_edu.grading.explore import made_by
+from minisgl_edu.grading.explore import named_when_made
 
 ROOT_LEAF_KEPT = (
     "unhook every leaf you free from its parent's children, the root's children too: only the root itself is "
@@ -74,9 +74,4 @@ def root_leaf_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
     """The generated phase's hint for the cached pages: ROOT_LEAF_KEPT where the answer gives what the
     reference with that mistake gives (`play` drives a class through a scene), else `hint`'s."""
 
-    def either(scene: Any, diff: Any) -> str:
-        return (
-            ROOT_LEAF_KEPT if made_by(play, root_leaf_kept_by(reference), reference, scene, diff) else hint(scene, diff)
-        )
-
-    return either
+    return named_when_made(ROOT_LEAF_KEPT, play, root_leaf_kept_by(reference), reference, hint)

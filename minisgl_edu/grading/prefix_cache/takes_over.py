@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from minisgl_edu.grading.explore import made_by
+from minisgl_edu.grading.explore import named_when_made
 
 TAKES_OVER = (
     "insert adds only the part not cached yet: the tree keeps its own pages for the first k pages, the ones it "
@@ -64,7 +64,4 @@ def takes_over_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
     """The generated phase's hint for the cached pages: TAKES_OVER where the answer gives what the
     reference with that mistake gives (`play` drives a class through a scene), else `hint`'s."""
 
-    def either(scene: Any, diff: Any) -> str:
-        return TAKES_OVER if made_by(play, taken_over_by(reference), reference, scene, diff) else hint(scene, diff)
-
-    return either
+    return named_when_made(TAKES_OVER, play, taken_over_by(reference), reference, hint)

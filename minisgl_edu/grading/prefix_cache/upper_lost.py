@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from minisgl_edu.grading.explore import made_by
+from minisgl_edu.grading.explore import named_when_made
 
 UPPER_NOT_HUNG = (
     "after a split the upper part must be reachable from the root: it takes the cut node's place in the "
@@ -75,9 +75,4 @@ def upper_lost_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
     """The generated phase's hint for the cached pages: UPPER_NOT_HUNG where the answer gives what the
     reference with that mistake gives (`play` drives a class through a scene), else `hint`'s."""
 
-    def either(scene: Any, diff: Any) -> str:
-        return (
-            UPPER_NOT_HUNG if made_by(play, hung_under_itself(reference), reference, scene, diff) else hint(scene, diff)
-        )
-
-    return either
+    return named_when_made(UPPER_NOT_HUNG, play, hung_under_itself(reference), reference, hint)
