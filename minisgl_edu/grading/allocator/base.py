@@ -35,6 +35,7 @@ from minisgl_edu.grading.allocator.frozen import frozen_count
 from minisgl_edu.grading.allocator.last_page import last_page_only
 from minisgl_edu.grading.allocator.not_a_list import not_a_list
 from minisgl_edu.grading.allocator.one_kind import one_kind_only
+from minisgl_edu.grading.allocator.page_zero import page_zero_refused
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
 from minisgl_edu.grading.allocator.shortage import not_raised
 from minisgl_edu.grading.allocator.used_up import used_up
@@ -408,21 +409,21 @@ def case_refused_midway(cls):
     bad = [x[0], x[1], 6, x[2]]  # page 6 does not exist: refused in the middle of the list
     _must_refuse(a, bad, f"free({bad!r}), with page 6 of an allocator of 6 pages,")
     # The pages before the bad one may have been freed or not; each must be either free or still in use.
+    refused_again = []  # the pages whose own free was refused: the bad call had given them back
     for p in x:
         try:
             a.free([p])
         except ValueError:
-            pass  # already freed by the refused call: fine, as long as it is on the free list
+            refused_again.append(p)  # already freed by the refused call: fine, as long as it is on the free list
     lost = 6 - _num_free(a)
     if lost < 0:
         _pages_free_twice(a, bad, x)
     if lost:
-        mistake = by_position(
-            cls, f"after the refused free({bad!r}) and freeing each of {x!r} again, {lost} page(s) are lost"
-        )
+        seen = f"after the refused free({bad!r}) and freeing each of {x!r} again, {lost} page(s) are lost"
+        mistake = by_position(cls, seen) or page_zero_refused(cls, seen)  # page 0 refused: in use, not lost
         if mistake is not None:
             raise mistake
-        _pages_back_but_not_counted(a, bad, x)
+        _pages_back_but_not_counted(a, bad, x, refused_again)
         _frees_only_whole(cls, bad, x)
         raise Mistake(
             f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {_num_free(a)} of 6: "

@@ -15,7 +15,7 @@ show, used by the cases of contiguous.py when the runs or num_free differ from t
   only when `runs` is listed (or not in what allocate chooses from), not at free() time.
 * `good_free_failed`: the probes tried, in order, when a free() of pages in use raised KeyError or
   left other runs (the exact fit's end entry is probed in contiguous_exact_fit.py, the left run looked
-  up under the freed page in left_pop.py).
+  up under the freed page in left_pop.py, page 0's left neighbour read at index -1 in left_wrap.py).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Optional
 from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_probe
 from minisgl_edu.grading.allocator.contiguous_replay import replay
 from minisgl_edu.grading.allocator.left_pop import left_pop_probe
+from minisgl_edu.grading.allocator.left_wrap import left_wrap_probe
 from minisgl_edu.grading.allocator.old_start import old_start_probe
 from minisgl_edu.grading.allocator.run_end import run_end_probe
 from minisgl_edu.grading.core import Mistake
@@ -372,6 +373,8 @@ def good_free_failed(
     the page right after a free run read as free is probed (run_end.py)."""
     if isinstance(error, ValueError):
         return run_end_probe(cls, seen, pages, before)
+    if 0 in pages and (mistake := left_wrap_probe(cls, seen)) is not None:  # page 0's left neighbour at -1
+        return mistake
     if error is None and (mistake := one_run_probe(cls, pages, before, got)) is not None:
         return mistake
     if error is not None and (mistake := left_pop_probe(cls, seen)) is not None:

@@ -16,6 +16,7 @@ from typing import Optional
 from minisgl_edu.grading.allocator.by_position import by_position
 from minisgl_edu.grading.allocator.checked_copy import checked_a_copy
 from minisgl_edu.grading.allocator.falsy_record import first_allocation_refused
+from minisgl_edu.grading.allocator.page_zero import page_zero_refused
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, past_the_end, refusal_marks
 from minisgl_edu.grading.allocator.scenes import _num_free
 from minisgl_edu.grading.allocator.skips import SKIPS_NOT_IN_USE, skips
@@ -157,11 +158,12 @@ def refused_in_use(cls, what: str, e: ValueError) -> Optional[Mistake]:
     """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh allocators
     show why: free() deletes by position in its list (`del in_use[p]`), or each allocate() forgets the
     pages of the ones before it, or a refused free() left its page's record changed, or the first
-    allocation's record, 0, reads as none, or free() takes back only whole allocations as allocate()
-    handed them out, or allocate() marks other pages than it returns; None otherwise."""
+    allocation's record, 0, reads as none, or the range check refuses page 0, or free() takes back only
+    whole allocations as allocate() handed them out, or allocate() marks other pages than it returns;
+    None otherwise."""
     seen = f"freeing {what} raised ValueError ({e}), yet those pages are in use"
     mistake = by_position(cls, seen) or forgetting(cls, what, e) or refusal_marks(cls, what, e)
-    mistake = mistake or first_allocation_refused(cls, what, e)
+    mistake = mistake or first_allocation_refused(cls, what, e) or page_zero_refused(cls, seen)
     if mistake is not None:
         return mistake
     refused = _whole_allocations_only(cls)
@@ -405,9 +407,11 @@ COUNT_EACH_PAGE = (
 )
 
 
-def _pages_back_but_not_counted(a, bad: list[int], x: list[int]) -> None:
+def _pages_back_but_not_counted(a, bad: list[int], x: list[int], refused_again: list[int]) -> None:
     """num_free is short after a refused free: if the pages it reports free include one that the refused
-    call put back, that page is free, not lost, and the count is what is wrong."""
+    call put back, that page is free, not lost, and the count is what is wrong. Only a page whose second
+    free (`refused_again`: the pages of `x` whose own free() was refused after the bad call) was refused
+    counts as put back by the bad call: a page freed again without complaint went back in that free."""
     free = getattr(a, "num_free", None)  # read as it is: _num_free's checks are the cases' own
     try:
         got = a.allocate(free)
@@ -415,7 +419,7 @@ def _pages_back_but_not_counted(a, bad: list[int], x: list[int]) -> None:
         return  # the case's own message says it
     if not isinstance(got, list) or len(set(got)) != len(got):
         return  # a page handed out twice: the free list is wrong, not only the count
-    back = sorted(set(got) & set(x[:2]))
+    back = sorted(set(got) & set(x[:2]) & set(refused_again))
     if back:
         raise Mistake(
             f"after the refused free({bad!r}) and freeing each of {x!r} again, num_free is {free} of 6, and "
