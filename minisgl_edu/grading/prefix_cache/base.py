@@ -182,6 +182,13 @@ def case_insert_existing(cls):
         "before this call"
     )
     _expect_pages(cache, six, [90, 92, 93], f"{six} was inserted with page 90, then again with 91, 92, 93")
+    # The other way round: the tree holds more of ids than the pages given (a request handing back fewer pages).
+    got = cache.insert(list(six), [95])
+    assert got == 1, (
+        f"{six} is cached whole (pages 90, 92, 93); insert({six}, [95]) returned {got!r}, expected 1: one page was "
+        "given, and it was cached. Hint: k counts the cached pages among the first len(pages) pages only: match "
+        "ids[:len(pages) * page_size], not all of ids, so k is never more than len(pages)"
+    )
 
 
 def case_split(cls):

@@ -13,6 +13,7 @@ from typing import Iterator
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_only_at_exactly_n
 from minisgl_edu.grading.prefix_cache.lfu_counted_only import COUNTED_ONLY, counted_leaves_only
+from minisgl_edu.grading.prefix_cache.lfu_evict_ancestors import DOCKED_SEEN, docks_the_ancestors
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import DEEPEST_COUNT_COPIED, path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_path_rank import PATH_RANKED, ranks_by_path
@@ -64,6 +65,7 @@ def _expect_freed(cache, n: int, nodes: dict, want: list[int], why: str, wrong: 
     said = COUNTED_ONLY if counted_leaves_only(type(cache)) else ""  # its wrong pages look like others'
     said = said or (HITS_IN_LOCK if _hits_only_when_locked(type(cache)) else "")
     said = said or (AGED_BY_EVICT if _evict_ages_counts(type(cache)) else "")
+    said = said or (DOCKED_SEEN if docks_the_ancestors(type(cache)) else "")  # a parent lost its evicted child's hits
     said = said or count_changed_by(type(cache))
     said = said or (REPEAT_COUNTED_ONCE if _repeated_match_counted_once(type(cache)) else "")
     said = said or (DEEPEST_NOT_COUNTED if _deepest_not_counted(type(cache)) else "")

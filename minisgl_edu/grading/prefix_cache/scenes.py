@@ -40,6 +40,7 @@ from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.feedback import is_student_file
 from minisgl_edu.grading.prefix_cache.edge_overrun import overrun_hint
 from minisgl_edu.grading.prefix_cache.exact_n import exact_n_hint
+from minisgl_edu.grading.prefix_cache.lfu_evict_ancestors import docked_hint
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_hint
 from minisgl_edu.grading.prefix_cache.lfu_reference import (
     AGED_BY_EVICT,
@@ -520,7 +521,7 @@ def tree_case(reference: Any, lfu: bool = False, examples: int = 200) -> Any:
     hints: dict[str, Any] = {}
 
     def named(hint: Callable) -> Callable:  # what a call returned, or raised, or the order evict freed in
-        hint = stale_map_hint(play, reference, hint)  # LFU only: hits counted through a stale page map
+        hint = docked_hint(play, reference, stale_map_hint(play, reference, hint))  # LFU: stale map, docked parents
         return guard_hint(play, reference, orphan_hint(play, reference, hint))  # two mistakes that raise
 
     returned = named(match_hint(play, reference, overrun_hint(play, reference, returned_hint(lfu, reference))))
