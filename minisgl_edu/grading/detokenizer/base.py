@@ -48,6 +48,7 @@ from minisgl_edu.grading.detokenizer.leading_space import check_context_in_add, 
 from minisgl_edu.grading.detokenizer.literal_stop import check_literal_stops
 from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of_all
 from minisgl_edu.grading.detokenizer.lstrip_before import check_lstripped_before
+from minisgl_edu.grading.detokenizer.negative_slice import check_negative_slice
 from minisgl_edu.grading.detokenizer.objects_apart import check_objects_apart
 from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
@@ -106,6 +107,7 @@ def _check_timely(cls, ids: list[int], stop=()) -> None:
             else:
                 why = "there are no stop strings, so whole characters go out as soon as they are decoded"
                 _check_not_lost(cls, ids, n, t, shown, waiting)
+            check_negative_slice(cls)  # text only where a tail is held: the piece cut at -hold, empty for 0
             raise Mistake(
                 f"after token {n + 1} ({_full([t])!r}) your add() had returned {shown!r}, but {waiting!r} was "
                 f"already safe to show: {why}; the client should not wait for finish()",

@@ -42,9 +42,11 @@ from minisgl_edu.grading.detokenizer.common import (
     last_occurrence,
     repeated_at_finish,
 )
+from minisgl_edu.grading.detokenizer.cut_from_sent import CUT_FROM_SENT, cut_from_sent_pieces
 from minisgl_edu.grading.detokenizer.empty_window import check_empty_window
 from minisgl_edu.grading.detokenizer.exact_case import CASE_SENSITIVE, changed_case, folded_at
 from minisgl_edu.grading.detokenizer.last_token_before import LAST_TOKEN_BEFORE, last_token_pieces
+from minisgl_edu.grading.detokenizer.negative_slice import NEGATIVE_SLICE, negative_slice_pieces
 from minisgl_edu.grading.detokenizer.special_before import SPECIAL_BEFORE, special_before_pieces
 from minisgl_edu.grading.detokenizer.special_flush import SPECIAL_FLUSH, flushed_at_special
 from minisgl_edu.grading.detokenizer.stopped import STOPPED, went_on_after_the_stop
@@ -344,6 +346,11 @@ def pieces_hint(scene: DetokScene, diff: Difference) -> str:
         return EARLIEST_START + _begins_where_the_search_begins(stream, k, want)
     if "".join(got) != "".join(want) and _cut_at_a_later_occurrence(stream, got):
         return FIRST_OCCURRENCE
+    if "".join(got) != "".join(want) and got == cut_from_sent_pieces(stream.ids, stream.stop):
+        return CUT_FROM_SENT  # the gap since the last piece lost: the stop's position counted from sent
+    # text out only where a tail is held back (with none, add() streams nothing: no telling it from that)
+    if any(got[:-1]) and got == negative_slice_pieces(stream.ids, stream.stop):
+        return NEGATIVE_SLICE
     if len(shown_got) > len(shown_want) and shown_got.startswith(shown_want):
         extra = shown_got[len(shown_want) :]
         if any(s in shown_got for s in stream.stop):

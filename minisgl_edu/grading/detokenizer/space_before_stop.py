@@ -4,15 +4,20 @@
 space before 'three' kept. An answer that strips the whitespace off the text before the stop string
 ("the space goes with the stop word") no longer joins to the decode cut right before it.
 
-A piece that joins short has other causes too, so this is confirmed by the answer's own pieces on a
-small input of its own (`check_space_before_stop_kept`): they join to exactly the text before the stop
-string with its trailing whitespace removed.
+A piece that joins short has other causes too, so this is confirmed by the answer's own pieces on
+two small inputs of its own (`check_space_before_stop_kept`): on each they join to exactly the text
+before the stop string with its trailing whitespace removed. On the second, the stop string follows a
+word held back as a false start ('two ' of 'one two three' with stop ['two!', 'three']), so an answer
+that loses all the text since its last piece, not just the space (a stop string's position found in
+the unsent text and cut at as a position in all of it), fails this test; `check_cut_from_sent`
+(cut_from_sent.py), asked first, names that.
 """
 
 from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.detokenizer.common import probe_pieces
+from minisgl_edu.grading.detokenizer.cut_from_sent import check_cut_from_sent
 from minisgl_edu.grading.harness import tokenizer
 
 SPACE_KEPT = (
@@ -20,21 +25,30 @@ SPACE_KEPT = (
     "'one two ' for 'one two three' with stop 'three'"
 )
 TEXT, STOP = "one two, three", "three"
+# (text, stop list): the space lost is the whole text since the last piece, then only its end
+PROBES = [(TEXT, [STOP]), ("one two three", ["two!", "three"])]
+
+
+def _stripped_before(cls, text: str, stop: list[str]) -> bool:
+    """The answer's pieces on `text` join to the text before the first stop string less its trailing
+    whitespace (not the text before it as it is)."""
+    before = text[: min(text.find(s) for s in stop if s in text)]
+    pieces = probe_pieces(lambda: cls(tokenizer(), list(stop)), tokenizer().encode(text))
+    if pieces is None:
+        return False  # (the case's own checks say what is wrong)
+    joined = "".join(pieces)
+    return joined != before and joined == before.rstrip()
 
 
 def check_space_before_stop_kept(cls) -> None:
-    """Raise SPACE_KEPT when the answer's pieces on TEXT with STOP join to the text before the stop
-    string less its trailing whitespace."""
-    ids = tokenizer().encode(TEXT)
+    """Raise CUT_FROM_SENT or SPACE_KEPT when the answer's pieces show that mistake on the probes."""
+    check_cut_from_sent(cls)
+    if not all(_stripped_before(cls, text, stop) for text, stop in PROBES):
+        return
     before = TEXT[: TEXT.find(STOP)]
-    pieces = probe_pieces(lambda: cls(tokenizer(), [STOP]), ids)
-    if pieces is None:
-        return  # (the case's own checks say what is wrong)
-    joined = "".join(pieces)
-    if joined != before and joined == before.rstrip():
-        raise Mistake(
-            f"on {TEXT!r} with stop [{STOP!r}] your pieces join to {joined!r}, expected {before!r}: the space "
-            "before the stop string was stripped. The answer is the decode cut right before the stop string, "
-            "whitespace included",
-            SPACE_KEPT,
-        )
+    raise Mistake(
+        f"on {TEXT!r} with stop [{STOP!r}] your pieces join to {before.rstrip()!r}, expected {before!r}: the space "
+        "before the stop string was stripped. The answer is the decode cut right before the stop string, "
+        "whitespace included",
+        SPACE_KEPT,
+    )
