@@ -29,6 +29,7 @@ from minisgl_edu.grading.schedule.last_token import check_last_token
 from minisgl_edu.grading.schedule.lpm_queue_positions import check_queue_positions
 from minisgl_edu.grading.schedule.phase_name import ONE_PHASE, check_phase
 from minisgl_edu.grading.schedule.release_watch import ReleaseWatch
+from minisgl_edu.grading.schedule.reserve_at_admission import check_reserve_only_at_admission
 from minisgl_edu.grading.schedule.running_alias import RUNNING_ALIASED, aliased_message
 from minisgl_edu.kvcache import OutOfPages, pages_for
 from minisgl_edu.scheduler import Scheduler
@@ -212,7 +213,7 @@ def check_batch(s: Scheduler, batch, fn=None) -> None:
             _check_prefill_item(s, it)
         else:
             _check_decode_item(s, it)
-        _check_item_pages(s, batch, it)
+        _check_item_pages(s, batch, it, fn)
     _check_batch_whole(s, batch, seen, fn)
 
 
@@ -272,7 +273,7 @@ def _check_decode_item(s: Scheduler, it: ScheduledReq) -> None:
         )
 
 
-def _check_item_pages(s: Scheduler, batch: Batch, it: ScheduledReq) -> None:
+def _check_item_pages(s: Scheduler, batch: Batch, it: ScheduledReq, fn=None) -> None:
     """The item's request holds pages exactly up to the item's end: none missing, and none taken
     early (a page held before it is needed is one the admission of the others counted as free)."""
     req = it.req
@@ -289,6 +290,8 @@ def _check_item_pages(s: Scheduler, batch: Batch, it: ScheduledReq) -> None:
             "one when the newest token (position req.total_len - 1) is the first of a page, "
             "req.total_len % page_size == 1",
         )
+    if held < needed and req.cached_len > req.prefix_len and held == pages_for(req.cached_len, s.cache.page_size):
+        check_reserve_only_at_admission(fn, it, held, needed)  # no reserve for a continuing chunk? (a probe confirms)
     if held < needed:
         raise Mistake(
             f"request {req.uid} computes tokens up to position {it.end} but holds only {held} pages "

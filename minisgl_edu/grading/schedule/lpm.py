@@ -49,6 +49,7 @@ from minisgl_edu.grading.schedule.lpm_fraction import fraction_play
 from minisgl_edu.grading.schedule.lpm_head import check_head_sorted
 from minisgl_edu.grading.schedule.lpm_left_out import check_left_out
 from minisgl_edu.grading.schedule.lpm_listed import check_listed_in_queue_order
+from minisgl_edu.grading.schedule.lpm_match_first import REMATCHED, check_matched_before_the_chunk
 from minisgl_edu.grading.schedule.lpm_new_join import check_new_join
 from minisgl_edu.grading.schedule.lpm_page_ids import PAGE_IDS, sorts_by_page_ids
 from minisgl_edu.grading.schedule.lpm_page_slots import check_pages_divided
@@ -357,13 +358,7 @@ def case_room_for_the_cached(fn):
             f"{page_ids}",
             hint,
         )
-
-
-REMATCHED = (
-    "match every waiting request once, before the batch, and keep that order while you admit: a request whose "
-    "cached prefix an earlier admission evicted keeps its place (and, not fitting, still stops the batch); do "
-    "not match the rest again after each admission"
-)
+    check_matched_before_the_chunk(fn)  # a chunked request's reserve, before the new ones are ranked
 
 
 def case_cache_changes(fn):
