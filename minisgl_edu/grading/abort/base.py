@@ -3,10 +3,10 @@
 The scheduler calls it for an `AbortBackendMsg` (`Scheduler.abort_fn`). Each case aborts a
 request of the real engine at a different moment: waiting, part-way through a chunked prefill,
 decoding, between `schedule()` and `run_batch()` (the chapter-04 stepper and the overlap loop
-abort there), while its batch is in flight on the overlap loop, and after its prompt reused a
-cached prefix. The edges: a prefix that other running requests still hold (exact free and
-evictable counts), computed tokens ending exactly at a page boundary or one token past it (with
-and without a page already reserved for the next step), two aborts in both orders, an abort after
+abort there), while its batch is in flight on the overlap loop (decoding, or its prompt's last
+chunk), and after its prompt reused a cached prefix. The edges: a prefix that other running
+requests still hold (exact free and evictable counts), computed tokens ending exactly at a page
+boundary or one token past it (with and without a page already reserved for the next step), two aborts in both orders, an abort after
 many requests filled the cache and forced an eviction, and the same uid aborted twice. After each
 it checks that the request is gone everywhere and marked finished, that the detokenizer was told,
 and that every page and table row is back where it belongs (the free list, or the prefix cache for
@@ -17,6 +17,7 @@ assertion; the case's own hint only says what situation the case plays.
 from __future__ import annotations
 
 from minisgl_edu.core import SamplingParams
+from minisgl_edu.grading.abort.batch_kept import batch_in_flight, check_batch_kept
 from minisgl_edu.grading.abort.checks import (
     FILLERS,
     GREEDY,
@@ -44,6 +45,7 @@ from minisgl_edu.grading.abort.checks import (
     start,
 )
 from minisgl_edu.grading.abort.followers import case_leader_with_followers
+from minisgl_edu.grading.abort.last_chunk import last_chunk_in_flight
 from minisgl_edu.grading.abort.queue_order import check_waiting_order
 from minisgl_edu.grading.abort.release_seen import changed_after_asked
 from minisgl_edu.grading.abort.scenes import abort_case
@@ -142,10 +144,11 @@ def case_in_flight(fn):
         s.overlap_step()
     row, pages = req.table_idx, list(s.cache.page_table.pages[req.table_idx])
     s.io.drain()
-    deferred = s.cache.num_deferred
+    deferred, batch = s.cache.num_deferred, batch_in_flight(s)
     abort(s, 0)
     check_gone(s, 0)
     check_marked(req)
+    check_batch_kept(s, batch)
     check_release_asked(s, row, deferred)
     check_nothing_back_early(s, pages, deferred)
     mistake = changed_after_asked(s, req)  # a field the waiting release reads, changed after asking
@@ -159,6 +162,7 @@ def case_in_flight(fn):
     tokens_after = [m for m in msgs if m.uid == 0 and m.next_token >= 0]
     assert not tokens_after, "the aborted request still got a token from the batch that was in flight"
     check_all_back(s)
+    last_chunk_in_flight(fn)  # a prompt whose last chunk is in flight: no prompt left, still waiting
 
 
 def case_shared_prefix(fn):
@@ -465,7 +469,8 @@ CASES = [
     Case(
         "abort while its batch is in flight",
         case_in_flight,
-        "on the overlap loop a batch with the request is being computed when the abort arrives",
+        "on the overlap loop a batch with the request is being computed when the abort arrives (the request "
+        "decoding, then a request whose prompt's last chunk is in flight)",
         engine=True,
     ),
     Case(

@@ -22,7 +22,11 @@ the request with what it was when release() was called and names it before the b
 generated phase watches its schedulers too: `or_fields_changed` wraps a field's hint, and on a
 difference replays the answer on the scene inside `recording()` to find such a release.
 `watch` also notes an abort that unpins its request itself (`unpinned`): the pin is the batch's, and
-without it release() gives everything back at once; that mistake is named before any field's.
+without it release() gives everything back at once; that mistake is named before any field's. And
+it notes a release() of a stand-in (`stand_in`): an object with the aborted request's uid that is
+not the request (a copy made to change a field). The cache manager knows a request by identity,
+so the copy's release does not wait for the request's batch in flight, and what release() resets
+(the row index, the lock) is reset on the copy; named after a changed field.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ class Watch:
     waited: set[int] = field(default_factory=set)  # its release waits for a batch in flight
     asked: dict[int, tuple[dict[str, Any], bool]] = field(default_factory=dict)  # id(req) -> (fields, cache_it)
     unpinned: set[int] = field(default_factory=set)  # the abort unpinned it itself, its batch in flight
+    stand_ins: int = 0  # releases, inside an abort, of an object with the request's uid that is not the request
 
 
 _WATCHES: "weakref.WeakKeyDictionary[Any, Watch]" = weakref.WeakKeyDictionary()
@@ -85,6 +90,9 @@ def watch(s: Any) -> None:
 
     def release(req: Any, cache_it: bool = True) -> None:
         key = id(req)
+        aborted = w.before[w.now][0] if w.now in w.before else None
+        if aborted is not None and req is not aborted and getattr(req, "uid", None) == aborted.uid:
+            w.stand_ins += 1
         if pinned.get(key):
             if w.now == key:
                 w.waited.add(key)  # read later, when the batch lands (unpin calls release again)
@@ -141,6 +149,22 @@ def unpinned(s: Any) -> Optional[Mistake]:
     """The mistake when the abort unpinned a request whose batch was in flight (the pin is the batch's)."""
     w = _WATCHES.get(s)
     return Mistake(*UNPINNED) if w is not None and w.unpinned else None
+
+
+STAND_IN = (
+    "your abort called scheduler.cache.release() with an object that has the request's uid but is not the "
+    "request (a copy). The cache manager knows a request by identity: the batch in flight pinned the request, "
+    "not the copy, so the copy's release does not wait for the batch, and what release() resets (the row index, "
+    "the lock) is reset on the copy while the request keeps them",
+    "release the request itself, not a copy: scheduler.cache.release(req, ...) with req as it is. release() "
+    "already counts only the whole pages of req.cached_len into the prefix cache, so there is nothing to cut first",
+)
+
+
+def stand_in(s: Any) -> Optional[Mistake]:
+    """The mistake when an abort released a copy of its request instead of the request."""
+    w = _WATCHES.get(s)
+    return Mistake(*STAND_IN) if w is not None and w.stand_ins else None
 
 
 def changed(s: Any, counted: bool = False) -> Optional[Mistake]:
@@ -238,7 +262,7 @@ def reads_first(check: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return check(s, *args, **kwargs)
         except AssertionError as e:
-            mistake = unpinned(s) or changed(s)
+            mistake = unpinned(s) or changed(s) or stand_in(s)
             if mistake is None:
                 raise
             raise mistake from e
@@ -259,6 +283,8 @@ def or_fields_changed(hint: Any, replay: Callable[[Any], Any]) -> Callable[[Any,
                 pass  # the difference's own hint stands
         for w in watches:
             mistake = Mistake(*UNPINNED) if w.unpinned else _changed(w)
+            if mistake is None and w.stand_ins:
+                mistake = Mistake(*STAND_IN)
             if mistake is not None:
                 return mistake.hint
         return hint(scene, diff) if callable(hint) else hint

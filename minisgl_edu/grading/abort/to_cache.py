@@ -45,7 +45,7 @@ from minisgl_edu.grading.abort.checks import (
 )
 from minisgl_edu.grading.abort.followers import case_leader_with_followers
 from minisgl_edu.grading.abort.queue_order import check_waiting_order
-from minisgl_edu.grading.abort.release_seen import changed_after_asked, unpinned
+from minisgl_edu.grading.abort.release_seen import changed_after_asked, stand_in, unpinned
 from minisgl_edu.grading.abort.scenes import abort_case
 from minisgl_edu.grading.abort.unknown_uid import case_unknown_uid
 from minisgl_edu.grading.core import Case, Mistake, hinted
@@ -241,7 +241,8 @@ def _in_flight_at(fn, offset: int) -> None:
     b = held(s, 0, match=True)
     _abort(s, 0)
     check_gone(s, 0)
-    mistake = unpinned(s) or changed_after_asked(s, req)  # the batch's pin undone; a field changed after asking
+    # the batch's pin undone; a field changed after asking; a copy released instead of the request
+    mistake = unpinned(s) or changed_after_asked(s, req) or stand_in(s)
     if mistake is not None:
         raise mistake
     early = [p for p in b.row[b.own_from :] if s.cache.allocator.is_free(p)]
