@@ -30,11 +30,13 @@ from minisgl_edu.grading.finish.diagnoses import (
 from minisgl_edu.grading.finish.min_probes import (
     EOS_COUNTS,
     EOS_IDS_CHANGED,
+    HIDDEN_EOS_LENGTH,
     ONE_TOO_FEW,
     STATE_KEPT,
     STOP_NOT_SPENT,
     UNREACHABLE_MIN,
     eos_ids_changed,
+    hides_held_back_eos,
     holds_back_one_too_few,
     kept_between_calls,
     one_set_two_requests,
@@ -322,6 +324,27 @@ def case_length_still_ends(fn):
                 first = f"; with the limit far away it returns 'stop': it tests the length before {test}"
                 raise Mistake(f"{e}{first}", f"from min_tokens on, {LENGTH_BEFORE_STOP}") from None
             raise
+    _held_back_eos_counts(fn)
+
+
+def _held_back_eos_counts(fn) -> None:
+    """[EOS, ' ok', ' ok'] of max 3 with min_tokens=2: the EOS held back at token 1 stays in the output,
+    so the 3rd token is the last allowed. An answer that checks a copy of the output without it counts 2."""
+    try:
+        _expect(
+            fn,
+            _req([2, PLAIN, PLAIN], max_new=3),
+            2,
+            "length",
+            "output [EOS, ' ok', ' ok'] of max 3, min_tokens=2: the EOS at token 1 was held back, yet it stays in "
+            "req.output_ids and counts toward the length limit like any token: the 3rd token is the last allowed",
+            hint="'length' once len(req.output_ids) >= req.max_new_tokens, every output token counted",
+        )
+    except Mistake as e:
+        if hides_held_back_eos(fn):
+            e.args = (f"{e}; for 3 ' ok' tokens it returns 'length': its length test leaves out the held-back EOS",)
+            e.hint = HIDDEN_EOS_LENGTH
+        raise
 
 
 def case_output_only(fn):

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.explore import Difference, generated, unchanged
+from minisgl_edu.grading.finish.character_window import ONE_CHARACTER_OUT, PER_CHARACTER, per_character_why
 from minisgl_edu.grading.finish.decoded_calls import DROPS_END_IDS, SPLIT, decoded_in_parts, dropped_end_ids
 from minisgl_edu.grading.finish.decoded_window import decoded_too_little
 from minisgl_edu.grading.finish.diagnoses import (
@@ -50,11 +51,13 @@ from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, reads_find_as_t
 from minisgl_edu.grading.finish.lost_search import lost_search
 from minisgl_edu.grading.finish.min_probes import (
     EOS_COUNTS,
+    HIDDEN_EOS_LENGTH,
     STOP_NOT_SPENT,
     UNREACHABLE_MIN,
     drops_unreachable_min,
     held_back_eos_not_counted,
     held_back_stop_spent,
+    hides_held_back_eos,
 )
 from minisgl_edu.grading.finish.searched_text import (
     ALTERED_TEXT,
@@ -298,6 +301,8 @@ def _missed_stop(fn: Any, scene: FinishScene, n: int) -> Optional[str]:
         return LATER_STOP_UNDOES
     if window_of_most_characters(fn, req, eos_ids, *extra):
         return MOST_CHARACTERS
+    if per_character_why(fn, *extra):
+        return f"{per_character_why(fn, *extra)}: {PER_CHARACTER}"
     lost = lost_search(fn, *([0] if scene.stretch_min is not None else [])) or ("", None)  # no minimum: own requests
     window = window_too_short(fn, *extra)
     return lost[1] or (window[1] if window else None)
@@ -339,6 +344,8 @@ def _length_hint(scene: FinishScene, n: int, a: Any, b: Any, is_eos: bool, answe
             "so test the length even when you hold a 'stop' back, and answer 'length'"
         )
     if a == "length" and b is None and n == scene.max_new_tokens and answer:
+        if scene.stretch_min is not None and hides_held_back_eos(answer[0]):
+            return HIDDEN_EOS_LENGTH
         return last_allowed_hint(answer[0], n, scene.max_new_tokens, *([0] if scene.stretch_min is not None else []))
     if a == "length":
         return f"{n} output tokens reached req.max_new_tokens={scene.max_new_tokens} (the clamped limit, not sampling_params.max_tokens)"
@@ -491,6 +498,11 @@ HINTS = {
 }
 
 
+# Played before the drawn scenes (base part): two ignored EOS ids among the 3 byte tokens of the
+# one-character stop string '我', which random draws of end tokens almost never place there
+FIXED = [FinishScene("Count for me.", list(ONE_CHARACTER_OUT), set(EOS), ["我"], True, max_new_tokens=8, max_tokens=8)]
+
+
 def finish_case(reference: Any, stretch: bool = False, examples: int = 200) -> Any:
     """The generated case of `finish` (stretch=False) or `finish_min_tokens`."""
     answer: list = []  # the answer being graded, once its search starts: some hints try it once more
@@ -505,6 +517,7 @@ def finish_case(reference: Any, stretch: bool = False, examples: int = 200) -> A
         hints,
         examples,
         hint=HINTS_TEXT,
+        fixed=() if stretch else FIXED,
     )
     search = case.run
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.finish.character_window import ONE_CHARACTER_OUT, PER_CHARACTER, per_character_why
 from minisgl_edu.grading.finish.expect import _completes, _expect, _spans
 from minisgl_edu.grading.finish.searched_text import ALTERED_TEXT
 from minisgl_edu.grading.finish.tokens import EOS, _decode, _ids, _req, noting_decode
@@ -150,6 +151,7 @@ def case_ignored_eos_in_stop(fn):
         hint=IGNORED_EOS_MARGIN + (": your window of exactly len(s.encode()) tokens leaves none" if bytes_only else ""),
     )
     _three_ignored_eos_in_stop(fn)
+    _ignored_eos_in_one_character(fn)
 
 
 def _three_ignored_eos_in_stop(fn):
@@ -176,6 +178,32 @@ def _three_ignored_eos_in_stop(fn):
             else ""
         ),
     )
+
+
+def _ignored_eos_in_one_character(fn) -> None:
+    """ignore_eos, stop=['我'], and two EOS ids among the 3 byte tokens of '我': 'x 我' as
+    [x, ' '+byte 1, EOS, byte 2, EOS, byte 3]. The stop string spans the last 5 tokens: a window of
+    4 tokens a character misses it."""
+    ids, out = _ids("x 我"), list(ONE_CHARACTER_OUT)
+    assert (
+        out == ids[:2] + [2] + ids[2:3] + [0] + ids[3:] and _decode(out) == "x 我" and _completes(out, "我") == (6, 5)
+    ), "setup: '我' must span 5 tokens"
+    try:
+        _expect(
+            fn,
+            _req(out, stop=["我"], ignore_eos=True),
+            "stop",
+            "ignore_eos is set, and two EOS ids (2 and 0) sit among the 3 byte tokens of the stop string '我' "
+            "(one character, 3 bytes in UTF-8): they stay in the output and decode to '', so the stop string spans "
+            "the last 5 tokens, more than 4 per character",
+            hint=IGNORED_EOS_MARGIN,
+        )
+    except Mistake as e:
+        why = per_character_why(fn)
+        if why:
+            e.args = (f"{e}; {why}",)
+            e.hint = PER_CHARACTER
+        raise
 
 
 def case_longest_stop_sets_window(fn):

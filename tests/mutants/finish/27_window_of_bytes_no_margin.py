@@ -15,7 +15,7 @@ from minisgl_edu.core import Req
 
 MUST_FAIL = {"an ignored EOS inside a stop string"}
 MUST_SAY = "decode skips special tokens"
-CAUGHT_BY = {"hand"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "your window of exactly len(s.encode()) tokens leaves none"
 
 
