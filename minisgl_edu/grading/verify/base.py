@@ -134,6 +134,14 @@ def case_stop_within_run(fn):
         "the stop string '\\n' (a newline, a common stop string) is completed by accepted draft 1, the last "
         "character of the decoded text",
     )
+    x, space, digit, plus, two_digit = tokenizer().encode("x 1+2")  # one token a byte
+    _check(
+        fn,
+        _req([x, space], 4, stop=("1+2",)),
+        [digit, plus, two_digit, one],
+        [digit, plus, two_digit, one, two],
+        "the stop string '1+2' (plain text that holds a '+') spans accepted drafts 0 to 2",
+    )
 
 
 def case_stop_from_output(fn):
@@ -144,6 +152,15 @@ def case_stop_from_output(fn):
         [three, four],
         [three, four, five],
         "the stop string 'two three' begins in the output before this step and ends in its first token",
+    )
+    go, now = tokenizer().encode("go now")
+    _check(
+        fn,
+        _req([go], 2, stop=("go now",)),
+        [now, three],
+        [now, three, four],
+        "the stop string 'go now' begins with the output's only token, at the very start of the decoded text, "
+        "and ends in draft 0",
     )
 
 

@@ -33,6 +33,7 @@ from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.after_finish import AFTER_FINISH, model_token_after_the_finish
 from minisgl_edu.grading.verify.every_stop import makes_every_stop
 from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_it_here
+from minisgl_edu.grading.verify.late_checks import late_hint
 from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.no_break import goes_on_after_the_finish
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
@@ -52,6 +53,7 @@ from minisgl_edu.grading.verify.step import (
     model_token_unchecked,
     whole_run_probed,
 )
+from minisgl_edu.grading.verify.stop_match import match_hint
 from minisgl_edu.grading.verify.stripped import stripped_hint
 from minisgl_edu.grading.verify.true_division import float_pages_hint
 from minisgl_edu.grading.verify.window import window_class
@@ -303,6 +305,11 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
     if answer and run_repeats(_request(scene), scene.drafts, scene.targets, want.accepted):
         if finds_places_by_value(answer[0]):  # the run repeats a token and the answer looks places up by value
             return PLACE_BY_VALUE_HINT
+    # checks one token late (late_checks.py) or a stop string test other than `in` (stop_match.py): each
+    # looks like a length test off by one, a stripped tail or a window too short on some scenes
+    probed = late_hint(answer[0], *_inputs(scene)) or match_hint(answer[0], *_inputs(scene)) if answer else None
+    if probed:
+        return probed
     late = want.finish_reason == "length" and (len(got) == len(want.tokens) + 1 or diff.got is None)
     if late and answer and length_one_past(answer[0]):
         return f"{MISTAKES['length_one_past']} ({HINTS['length_one_past']})"
@@ -347,6 +354,10 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
         return finish_story(scene, want) + f"; {LENGTH_NOT_FIRST}"
     m = named_mistake(scene, diff, ACCEPT_MISTAKES)
     return f"{MISTAKES[m]} ({HINTS[m]})" if m else finish_story(scene, want)
+
+
+def _inputs(scene: VerifyScene) -> tuple:
+    return _request(scene), list(scene.drafts), list(scene.targets)
 
 
 def _tail_class(scene: VerifyScene, want: VerifyResult, fn) -> Optional[str]:

@@ -19,6 +19,7 @@ from minisgl_edu.grading.verify.from_prefix import FROM_PREFIX, FROM_PREFIX_HINT
 from minisgl_edu.grading.verify.identity import COMPARED_BY_IDENTITY, COMPARED_BY_IDENTITY_HINT, compares_by_identity
 from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_ignored_eos
 from minisgl_edu.grading.verify.last_index import LAST_INDEX, LAST_INDEX_HINT, stops_on_the_last_index
+from minisgl_edu.grading.verify.late_checks import LATE, LATE_HINT, late_here
 from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.no_break import keeps_going
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
@@ -27,6 +28,7 @@ from minisgl_edu.grading.verify.plain import _step
 from minisgl_edu.grading.verify.repeated import PLACE_BY_VALUE, PLACE_BY_VALUE_HINT, finds_places_by_value, run_repeats
 from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.skipped import skipped_check
+from minisgl_edu.grading.verify.stop_match import match_class
 from minisgl_edu.grading.verify.stripped import STRIPPED, STRIPPED_HINT, strips_it_here
 from minisgl_edu.grading.verify.true_division import naming_float_pages
 from minisgl_edu.grading.verify.whitespace import WHITESPACE, WHITESPACE_HINT, loosens_it_here
@@ -97,6 +99,10 @@ def diagnose(
         if m:
             story, hint = f"{story}: {MISTAKES[m]}", MISTAKES[m]
         return f"{text}. {story}", hint
+    # the checks one token late, or a stop string matched by another test than `in`: read from the answer
+    by_probe = _probed_finish(fn, req, drafts, targets, got) if first in ("tokens", "finish_reason") else None
+    if by_probe:
+        return f"{text}. {by_probe[0][0].upper()}{by_probe[0][1:]}", by_probe[1]
     if _no_drafts_unchecked(fn, got, want, req, drafts, targets):
         return f"{text}. {NO_DRAFTS_UNCHECKED[0].upper()}{NO_DRAFTS_UNCHECKED[1:]}", NO_DRAFTS_UNCHECKED
     tail = window_class(fn, req, drafts, targets, got) if first in ("tokens", "finish_reason") else None
@@ -148,6 +154,16 @@ def diagnose(
 
 
 STOP_DECODING = {"stop_per_token", "stop_new_only"}
+
+
+def _probed_finish(fn, req, drafts, targets, got: VerifyResult) -> Optional[tuple[str, str]]:
+    """(message, hint) when the answer's result here is that of finish checks run before the token is
+    appended (late_checks.py) or of a stop string test other than `in` (stop_match.py), and its own probes
+    confirm it: tried before the list of mistakes, whose length and window mistakes look the same here."""
+    if late_here(fn, req, drafts, targets, got):
+        return LATE, LATE_HINT
+    return match_class(fn, req, drafts, targets, got)
+
 
 NO_DRAFTS_UNCHECKED = (
     "a step with no drafts (only the model's own token) is still checked for EOS, stop strings and "
