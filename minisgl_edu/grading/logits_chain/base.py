@@ -128,7 +128,7 @@ def case_penalty_order(fn):
 def case_bias(fn):
     logits = _random(3, 2)
     reqs = [
-        _req((1,), (2,), logit_bias={3: 5.0, 4: -100.0, 8: 2.5}),
+        _req((1,), (2,), logit_bias={8: 2.5, 3: 5.0, 4: -100.0}),  # ids out of order: each amount on its own id
         _req((1,), (2,)),
         _req((1,), (2,), logit_bias={0: -3.0}, temperature=0.7),
     ]
@@ -249,7 +249,7 @@ def penalty_requests() -> tuple[list[SamplingParams], list]:
 def bias_grammar_requests() -> tuple[list[SamplingParams], list]:
     """Greedy rows: a bias that bans 'No', a regex with a bias inside it, a JSON schema, a plain row."""
     params = [
-        SamplingParams(max_tokens=8, logit_bias={NO: -100.0, YES: 3.0}),
+        SamplingParams(max_tokens=8, logit_bias={YES: 3.0, NO: -100.0}),  # ids not in increasing order
         SamplingParams(max_tokens=8, regex=YES_NO, logit_bias={NO_LOWER: -5.0}),
         SamplingParams(max_tokens=24, json_schema=PERSON_SCHEMA),
         SamplingParams(max_tokens=8),

@@ -17,6 +17,7 @@ import torch
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.logits_chain.argmax_cut import cut_at_the_argmax
+from minisgl_edu.grading.logits_chain.bias_pairs import swapped_bias
 from minisgl_edu.grading.logits_chain.bitmask_rows import call_or_name
 from minisgl_edu.grading.logits_chain.borrowed import borrowed_setting
 from minisgl_edu.grading.logits_chain.boundary import boundary_as_off
@@ -58,17 +59,17 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     a grammar's mask multiplied by -inf, which makes NaN of 0 * -inf (mask_product.py), rows taken by the request's
     uid, not its place in the batch (uid_rows.py), a row that asks for nothing left at zero (zeroed_rows.py), state
     kept from an earlier call for the same request (kept_state.py), seen tokens carried over from other rows and
-    calls (carried_tokens.py), min_p's probabilities taken across the batch
-    (min_p_axis.py), a shortcut that skipped the batch (shortcuts.py; min_p's shortcut is confirmed by
-    min_p_axis.py), min_p 1 taken for "off" (boundary.py), an earlier row's min_p carried to a row without one
-    (carried_min_p.py), every row given the last request's links by closures called after the loop
-    (late_binding.py), every row but the last lost to a copy made inside the loop (copy_per_row.py), one request's
-    setting used for every row (borrowed.py), a penalty below neutral skipped (neutral.py), a link written into a
-    copy made by indexing (copy_writes.py), the penalties or bias left out on a row with a grammar
-    (grammar_links.py), a known mistake (mistakes.py; a skipped mask confirmed as one read per word by word_bits.py,
-    a min_p cut of the wrong size as one at argmax()'s index by argmax_cut.py), changes that never reached the
-    returned tensor (lost_links.py), or what the difference is (readings.py). Another row's values are blamed
-    (chain.py) only when the row is right on its own. A crash is first read by bitmask_rows.py."""
+    calls (carried_tokens.py), min_p's probabilities taken across the batch (min_p_axis.py), a shortcut that
+    skipped the batch (shortcuts.py; min_p's shortcut is confirmed by min_p_axis.py), min_p 1 taken for "off"
+    (boundary.py), an earlier row's min_p carried to a row without one (carried_min_p.py), every row given the last
+    request's links by closures called after the loop (late_binding.py), every row but the last lost to a copy made
+    inside the loop (copy_per_row.py), one request's setting used for every row (borrowed.py), a penalty below
+    neutral skipped (neutral.py), a link written into a copy made by indexing (copy_writes.py), the penalties or
+    bias left out on a row with a grammar (grammar_links.py), a logit_bias's amounts put on other ids of the same
+    logit_bias (bias_pairs.py), a known mistake (mistakes.py; a skipped mask confirmed as one read per word by
+    word_bits.py, a min_p cut of the wrong size as one at argmax()'s index by argmax_cut.py), changes that never
+    reached the returned tensor (lost_links.py), or what the difference is (readings.py). Another row's values are
+    blamed (chain.py) only when the row is right on its own. A crash is first read by bitmask_rows.py."""
     got = call_or_name(fn, logits, reqs, min_p)
     want = _reference(logits, reqs, min_p)
     unchanged = _close_all(got, logits.float())
@@ -115,9 +116,9 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             lost_copy = copy_write_mistake(fn, i, got, want, logits, reqs, min_p)  # a write into an indexing's copy
             if lost_copy is not None:
                 raise Mistake(*lost_copy)
-            masked_only = grammar_links_skipped(fn, i, got, want, logits, reqs, min_p)  # a grammar row: mask alone
-            if masked_only is not None:
-                raise Mistake(*masked_only)
+            own_links = _own_links(fn, i, got, want, logits, reqs, min_p)  # mask alone; bias amounts moved
+            if own_links is not None:
+                raise Mistake(*own_links)
             suspects = _suspects(mistakes, alone)
             # a biased token whose output occurrences went uncounted looks like bias_on_model_logit, and a
             # penalty's sign is named only when the answer flips it alone as well: each one's probe decides
@@ -142,6 +143,13 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             if not hint:  # no known mistake gives this row: read what the difference is
                 message, hint = read_difference(fn, i, got, want, logits, reqs, min_p) or (message, hint)
             raise Mistake(message, hint)
+
+
+def _own_links(fn, i: int, got, want, logits: torch.Tensor, reqs: list[Req], min_p: bool):
+    """(message, hint) for a row whose own links went wrong as a whole: a grammar row given its mask alone
+    (grammar_links.py), or a logit_bias whose amounts landed on other ids of the same logit_bias (bias_pairs.py);
+    None otherwise."""
+    return grammar_links_skipped(fn, i, got, want, logits, reqs, min_p) or swapped_bias(i, got, logits, reqs, min_p)
 
 
 PROBED_IN_CASES = ("bias_on_model_logit", "freq_pres_added")  # named by a hand case only when its probe agrees

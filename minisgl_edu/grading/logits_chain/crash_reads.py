@@ -2,8 +2,8 @@
 
 Where this sits: bitmask_rows.py's `call_or_name` and `run_or_name` call the answer for every hand
 case; when it raises and neither misplaced bitmask rows (bitmask_rows.py) nor a padded mask
-(mask_padding.py) explain it, `read_crash` asks five more questions, each by running the answer
-again on inputs of the grader's own (the generated case asks the last one too, scenes.py's `play`):
+(mask_padding.py) explain it, `read_crash` asks six more questions, each by running the answer
+again on inputs of the grader's own (the generated case asks the last two too, scenes.py's `play`):
 
 * the vocabulary read from the rows: `vocab = logits.shape[0]` is the batch size, not the row's length,
   so counts (and a bitmask) sized by it do not fit the row. The answer raises on one row with output
@@ -18,6 +18,9 @@ again on inputs of the grader's own (the generated case asks the last one too, s
 * min_p read without its default: SamplingParams has no min_p field, the grader sets it only on the
   requests that use it, so `sp.min_p` raises AttributeError on the others. The answer gets the batch
   right once every request has min_p = 0.0.
+* per-row penalty values broadcast over the vocabulary (column_values.py): a tensor of one frequency or
+  presence penalty per row, shape [N], lines up with the vocabulary. The answer gives row i, token t of a
+  square batch (V rows) the penalty of row t.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import torch
 
 from minisgl_edu.core import Req, SamplingParams
 from minisgl_edu.grading.logits_chain.chain import V, _call, _close_all, _reference, _req
+from minisgl_edu.grading.logits_chain.column_values import values_over_tokens
 
 # --- the vocabulary read from the rows -------------------------------------------------------------
 
@@ -228,4 +232,5 @@ def read_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool,
         or called_property(fn, logits, reqs, min_p, error, what)
         or min_p_without_default(fn, logits, reqs, min_p, error, what)
         or float_to_torch(fn, logits, reqs, min_p, error, what)
+        or values_over_tokens(fn, what)
     )

@@ -29,10 +29,10 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
+from minisgl_edu.grading.logits_chain.bias_pairs import bias_elsewhere
 from minisgl_edu.grading.logits_chain.carried_tokens import carried_crash, carried_hint
 from minisgl_edu.grading.logits_chain.chain import (
     BIAS_MISTAKES,
-    BIAS_OWN_ROW,
     MASK_MISTAKES,
     MIN_P_MISTAKES,
     PENALTY_MISTAKES,
@@ -41,12 +41,12 @@ from minisgl_edu.grading.logits_chain.chain import (
     _chain,
     _close,
     _grammar,
-    _leaked_bias,
     _min_p_of,
     _req,
     _token,
     allowed_tokens,
 )
+from minisgl_edu.grading.logits_chain.column_values import values_over_tokens
 from minisgl_edu.grading.logits_chain.crash_reads import min_p_without_default
 from minisgl_edu.grading.logits_chain.kept_inputs import KEPT_HINTS, given_changed
 from minisgl_edu.grading.logits_chain.min_p_probes import makes_log10_cut, top_k_first
@@ -101,7 +101,8 @@ _RUN = st.sampled_from([0, 0, 0, 3, 70, 90])  # a long run: a history longer tha
 _REPETITION = _neutral_or(1.0, 2.0, 0.5, 1.3, 0.8, 0.01)  # 0.01 and 2: the ends of its range (core.py)
 _FREQUENCY = _neutral_or(0.0, 0.5, -0.5, 1.5, -2.0)
 _PRESENCE = _neutral_or(0.0, 0.75, -0.75, 2.0, -1.0)
-_BIAS = _neutral_or(None, {3: 5.0}, {1: -100.0}, {0: 2.5, 4: -1.0}, {2: 100.0, 5: -2.0, 9: 0.5}, {4: 0.5})
+# {4: -1.0, 0: 2.5}: ids not in increasing order, as a client may write them (each amount stays on its own id)
+_BIAS = _neutral_or(None, {3: 5.0}, {1: -100.0}, {4: -1.0, 0: 2.5}, {2: 100.0, 5: -2.0, 9: 0.5}, {4: 0.5})
 _GRAMMAR = _neutral_or(None, *GRAMMARS[1:])
 _TEMPERATURE = st.sampled_from([0.0, 1.0, 0.7, 1.5, 0.5])
 _TOP_K = st.sampled_from([-1, 1, 3])
@@ -218,7 +219,7 @@ def play(fn: Any, scene: ChainScene) -> dict:
         named = (
             min_p_without_default(fn, given.clone(), reqs, stretch, error, what)
             if isinstance(error, AttributeError)
-            else carried_crash(fn, what)
+            else carried_crash(fn, what) or values_over_tokens(fn, what)
         )
         if named is None:
             raise
@@ -355,8 +356,8 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
             f"row {i} is greedy (sampling_params.is_greedy: temperature 0, or top_k 1 whatever the temperature) "
             f"and has min_p {r.min_p:g}: min_p applies only to rows that sample, so leave a greedy row as it is"
         )
-    if (leak := _leaked_bias(i, got, want, reqs)) is not None:
-        return f"row {i}, {_token(leak[0])}: not in its own logit_bias but in row {leak[1]}'s: {BIAS_OWN_ROW}"
+    if said := bias_elsewhere(i, got, want, logits, reqs, stretch):  # another row's bias, or its own on other ids
+        return said
     if not links and not _greedy(r) and r.temperature != 1 and _close(got[i], logits[i] / r.temperature):
         return f"row {i} asks for nothing, yet {MISTAKES['temperature_in_chain'].replace('this row', 'it', 1)}"
     if not links and is_zeroed(fn, got[i], logits[i], reqs[i]):
