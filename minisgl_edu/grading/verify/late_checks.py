@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.verify.one_change import changed_step
 from minisgl_edu.grading.verify.requests import _call, _copy, _req, _w
-from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
 from minisgl_edu.scheduler.verify_step import verify_step as package_step
 
@@ -37,26 +37,7 @@ LATE_HINT = (
 def late_step(req: VerifyRequest, drafts: list[int], targets: list[int]) -> VerifyResult:
     """The verify step with the stop strings and the length checked on the output without the token
     being checked (the EOS test on the token itself): the reference with only that one thing changed."""
-    n = 0
-    while n < len(drafts) and drafts[n] == targets[n]:
-        n += 1
-    window = max((len(s.encode("utf-8")) for s in req.stop), default=0) + 4
-    tokens: list[int] = []
-    reason = None
-    for token in list(drafts[:n]) + [targets[n]]:
-        output = req.output_ids + tokens  # before the token below is appended
-        tokens.append(token)
-        if token in req.eos_ids and not req.ignore_eos:
-            reason = "stop"
-        elif req.stop and any(s in req.decode(output[-window:]) for s in req.stop):
-            reason = "stop"
-        elif len(output) >= req.max_new_tokens:
-            reason = "length"
-        if reason:
-            break
-    total = req.prompt_len + len(req.output_ids) + len(tokens)
-    keep = max(pages_for(total, req.page_size), req.prefix_len // req.page_size)
-    return VerifyResult(n, tokens, reason, total - 1, req.pages[keep:])
+    return changed_step(req, drafts, targets, late=True)
 
 
 def _probes() -> list[tuple[VerifyRequest, list[int], list[int]]]:

@@ -19,12 +19,12 @@ step played again with it), so a hint never names a mistake the answer did not m
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional
+from typing import Optional
 
 from minisgl_edu.grading.harness import tokenizer
+from minisgl_edu.grading.verify.one_change import changed_step
 from minisgl_edu.grading.verify.requests import _call, _copy, _req, _w
-from minisgl_edu.kvcache.manager import pages_for
-from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
+from minisgl_edu.scheduler.verify_step import VerifyRequest
 from minisgl_edu.scheduler.verify_step import verify_step as package_step
 
 AT_START = (
@@ -54,31 +54,6 @@ def _after_start(text: str, stop: list[str]) -> bool:
 
 def _as_pattern(text: str, stop: list[str]) -> bool:
     return re.search("|".join(stop), text) is not None  # re.error for some strings: the caller's to catch
-
-
-def matched_step(req: VerifyRequest, drafts: list[int], targets: list[int], found: Callable) -> VerifyResult:
-    """The verify step with `found(text, req.stop)` in place of any(s in text for s in req.stop): the
-    reference with only that one thing changed."""
-    n = 0
-    while n < len(drafts) and drafts[n] == targets[n]:
-        n += 1
-    window = max((len(s.encode("utf-8")) for s in req.stop), default=0) + 4
-    tokens: list[int] = []
-    reason = None
-    for token in list(drafts[:n]) + [targets[n]]:
-        tokens.append(token)
-        output = req.output_ids + tokens
-        if token in req.eos_ids and not req.ignore_eos:
-            reason = "stop"
-        elif req.stop and found(req.decode(output[-window:]), list(req.stop)):
-            reason = "stop"
-        elif len(output) >= req.max_new_tokens:
-            reason = "length"
-        if reason:
-            break
-    total = req.prompt_len + len(req.output_ids) + len(tokens)
-    keep = max(pages_for(total, req.page_size), req.prefix_len // req.page_size)
-    return VerifyResult(n, tokens, reason, total - 1, req.pages[keep:])
 
 
 def _stops(fn, output: list[int], run: list[int], stop: str) -> Optional[bool]:
@@ -117,7 +92,7 @@ def match_class(fn, req: VerifyRequest, drafts: list[int], targets: list[int], g
     right = package_step(_copy(req), list(drafts), list(targets))
     for text, hint, found, probe in WAYS:
         try:
-            mistaken = matched_step(req, drafts, targets, found)
+            mistaken = changed_step(req, drafts, targets, found=found)
         except re.error:
             continue
         if mistaken == got != right and probe(fn):

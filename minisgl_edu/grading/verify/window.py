@@ -20,8 +20,9 @@ Each is named only when the answer's result on the failing step is also the one 
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
+from minisgl_edu.grading.verify.one_change import changed_step
 from minisgl_edu.grading.verify.requests import _call, _decode, _w
 from minisgl_edu.kvcache.manager import pages_for
 from minisgl_edu.scheduler.verify_step import VerifyRequest, VerifyResult
@@ -101,36 +102,13 @@ def wrapping_window(fn) -> Optional[tuple[int, int, int]]:
     return (short, mid, long) if short and long else None
 
 
-def _tail_step(req: VerifyRequest, drafts: list[int], targets: list[int], tail: Callable) -> VerifyResult:
-    """The verify step with the stop strings looked for in `tail(output)`: the reference with only that
-    one thing changed."""
-    n = 0
-    while n < len(drafts) and drafts[n] == targets[n]:
-        n += 1
-    tokens, reason = [], None
-    for token in list(drafts[:n]) + [targets[n]]:
-        tokens.append(token)
-        output = req.output_ids + tokens
-        if token in req.eos_ids and not req.ignore_eos:
-            reason = "stop"
-        elif req.stop and any(s in req.decode(tail(output)) for s in req.stop):
-            reason = "stop"
-        elif len(output) >= req.max_new_tokens:
-            reason = "length"
-        if reason:
-            break
-    total = req.prompt_len + len(req.output_ids) + len(tokens)
-    keep = max(pages_for(total, req.page_size), req.prefix_len // req.page_size)
-    return VerifyResult(n, tokens, reason, total - 1, req.pages[keep:])
-
-
 def window_class(fn, req: VerifyRequest, drafts: list[int], targets: list[int], got: VerifyResult) -> Optional[str]:
     """The message of the tail class the answer shows, when its result `got` on this step is also the
     one that tail gives; None otherwise (or when the request has no stop strings)."""
     if fn is None or not req.stop:
         return None
     w = fixed_window(fn)
-    if w is not None and _tail_step(req, drafts, targets, lambda ids: ids[-w:]) == got:
+    if w is not None and changed_step(req, drafts, targets, tail=lambda ids: ids[-w:]) == got:
         return FIXED.format(w=w, w1=w + 1)
     wraps = wrapping_window(fn)
     if wraps is None:
@@ -139,7 +117,7 @@ def window_class(fn, req: VerifyRequest, drafts: list[int], targets: list[int], 
     margin = wraps[2] - len(STOP)
     for size in (len, lambda s: len(s.encode("utf-8"))):
         window = max(size(s) for s in req.stop) + margin
-        if _tail_step(req, drafts, targets, lambda ids: ids[len(ids) - window :]) == got:
+        if changed_step(req, drafts, targets, tail=lambda ids: ids[len(ids) - window :]) == got:
             short, mid, long = wraps
             return WRAPS.format(stop=STOP, short=short, mid=mid, long=long)
     return None
