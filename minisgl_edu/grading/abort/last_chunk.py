@@ -31,7 +31,7 @@ from minisgl_edu.grading.abort.checks import (
     engine_step,
     start,
 )
-from minisgl_edu.grading.abort.probes import probe_uid
+from minisgl_edu.grading.abort.probes import MissList, probe_uid
 from minisgl_edu.grading.abort.release_seen import changed_after_asked
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import modelless, step_until, waiting
@@ -47,21 +47,6 @@ WHEN = (
     "had moved req.cached_len to the prompt's end, so req.remaining_prompt == 0, but the request was still in "
     "scheduler.waiting (it moves to scheduler.running when its first token lands)"
 )
-
-
-class _Running(list):
-    """scheduler.running as a list that remembers each request its remove() did not find."""
-
-    def __init__(self, items) -> None:
-        super().__init__(items)
-        self.not_found: list = []
-
-    def remove(self, value) -> None:
-        try:
-            super().remove(value)
-        except ValueError:
-            self.not_found.append(value)
-            raise
 
 
 def takes_a_chunked_prompt_out(fn) -> bool:
@@ -95,7 +80,7 @@ def last_chunk_in_flight(fn) -> None:
     row, pages = req.table_idx, list(s.cache.page_table.pages[req.table_idx])
     s.io.drain()
     deferred, batch = s.cache.num_deferred, batch_in_flight(s)
-    s.running = _Running(s.running)
+    s.running = MissList(s.running)
     try:
         abort(s, 0)
     except Exception as e:

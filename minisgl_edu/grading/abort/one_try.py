@@ -13,11 +13,10 @@ still returned, and the request is still in `scheduler.running`. `left_running` 
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Optional
 
 from minisgl_edu.grading.abort.own_mark import queue_after_its_own_mark
-from minisgl_edu.grading.abort.probes import probe_uid, scheduler_with
+from minisgl_edu.grading.abort.probes import MissDeque, probe_uid, scheduler_with
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.fixtures import decoding
 
@@ -29,28 +28,13 @@ ONE_TRY = (
 )
 
 
-class _Waiting(deque):
-    """scheduler.waiting as a deque that remembers each request its remove() did not find."""
-
-    def __init__(self, items) -> None:
-        super().__init__(items)
-        self.not_found: list = []
-
-    def remove(self, value) -> None:
-        try:
-            super().remove(value)
-        except ValueError:
-            self.not_found.append(value)
-            raise
-
-
 def stops_at_waiting_remove(fn) -> bool:
     """`fn`, aborting a decoding request, calls scheduler.waiting.remove(req), catches the ValueError
     it raises, and leaves the request in scheduler.running."""
     s = scheduler_with(fn)
     uid = probe_uid()
     req = decoding(s, uid, 6)
-    s.waiting = _Waiting(s.waiting)
+    s.waiting = MissDeque(s.waiting)
     try:
         s.abort(uid)
     except Exception:

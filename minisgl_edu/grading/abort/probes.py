@@ -12,6 +12,7 @@ returns False (or -1) when the answer does not get that far: the failed check's 
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from typing import Any, Callable, Optional
 
 from minisgl_edu.core import ReqStatus
@@ -26,6 +27,29 @@ _PROBE_UIDS = itertools.count(7_000_000)
 def probe_uid() -> int:
     """A uid that no case and no earlier probe used (the probes of every module of this folder share them)."""
     return next(_PROBE_UIDS)
+
+
+class _RemembersMisses:
+    """A queue whose remove() remembers, in .not_found, each item it did not find (then raises as before)."""
+
+    def __init__(self, items) -> None:
+        super().__init__(items)
+        self.not_found: list = []
+
+    def remove(self, value) -> None:
+        try:
+            super().remove(value)
+        except ValueError:
+            self.not_found.append(value)
+            raise
+
+
+class MissList(_RemembersMisses, list):
+    """scheduler.running as a list that remembers each request its remove() did not find."""
+
+
+class MissDeque(_RemembersMisses, deque):
+    """scheduler.waiting as a deque that remembers each request its remove() did not find."""
 
 
 def scheduler_with(fn):
