@@ -101,6 +101,15 @@ RULES: list[Rule] = [
     ),
     Rule(
         TypeError,
+        r"slice indices must be integers or None",
+        lambda: (
+            "a slice bound that is not an int, most often a float from true division: '/' always gives a float "
+            "(8 / 4 is 2.0, even when it divides evenly); count whole pages or positions with // (or round up "
+            "with -(-a // b))"
+        ),
+    ),
+    Rule(
+        TypeError,
         r"(list|tuple) indices must be integers or slices, not (\w+)",
         lambda seq, what: (
             f"a {seq} indexed with a {what}: a {seq} takes ints (.item() for a one-element tensor, int() for a float)"
