@@ -34,6 +34,7 @@ from minisgl_edu.grading.allocator.from_lowest import from_lowest
 from minisgl_edu.grading.allocator.frozen import frozen_count
 from minisgl_edu.grading.allocator.last_page import last_page_only
 from minisgl_edu.grading.allocator.not_a_list import not_a_list
+from minisgl_edu.grading.allocator.one_call import no_page_twice
 from minisgl_edu.grading.allocator.one_kind import one_kind_only
 from minisgl_edu.grading.allocator.page_zero import page_zero_refused
 from minisgl_edu.grading.allocator.scenes import TAKE_NOTHING, _num_free, allocator_case
@@ -145,6 +146,7 @@ def _allocate(a, n: int) -> list[int]:
         f"allocate({n}) returned {len(pages)} pages: {pages!r}",
         "allocate(n) returns exactly n pages" + ("; mind slices like free[-n:] when n is 0" if n == 0 else ""),
     )
+    no_page_twice(a, n, pages)  # one page several times in this one call: found before any was marked
     return pages
 
 
@@ -218,12 +220,11 @@ def case_free_and_reuse(cls):
         e.hint = "free() must return: go through the pages it is given once (for p in pages)"
         raise
     free = _num_free(a)
+    seen = f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3"
     if free < 3:
-        seen = f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3"
         mistake = appended_call(cls, seen) or not_back(cls, 4, seen) or last_page_only(cls, seen)
         if mistake is not None:
             raise mistake
-    seen = f"after freeing 2 of 3 allocated pages (of 4), num_free is {free}, expected 3"
     if free > 3 and (mistake := frozen_count(cls, seen)) is not None:
         raise mistake
     assert free == 3, seen

@@ -167,7 +167,7 @@ class _Pair:
         self.ref.free(pages)
         try:
             self.mine.free(list(pages))
-        except (KeyError, ValueError) as e:  # a run looked up that is gone, or its own check refused a page in use
+        except (KeyError, ValueError, IndexError) as e:  # a run gone, a page in use refused, a read past the end
             seen = f"free({pages}) raised {type(e).__name__}: {e}"
             mistake = good_free_failed(type(self.mine), seen, pages, before, error=e)
             if mistake is None:

@@ -15,7 +15,8 @@ show, used by the cases of contiguous.py when the runs or num_free differ from t
   only when `runs` is listed (or not in what allocate chooses from), not at free() time.
 * `good_free_failed`: the probes tried, in order, when a free() of pages in use raised KeyError or
   left other runs (the exact fit's end entry is probed in contiguous_exact_fit.py, the left run looked
-  up under the freed page in left_pop.py, page 0's left neighbour read at index -1 in left_wrap.py).
+  up under the freed page in left_pop.py, page 0's left neighbour read at index -1 in left_wrap.py, the
+  run after a page that lies after every free run read past the end of the list in right_end.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from minisgl_edu.grading.allocator.contiguous_replay import replay
 from minisgl_edu.grading.allocator.left_pop import left_pop_probe
 from minisgl_edu.grading.allocator.left_wrap import left_wrap_probe
 from minisgl_edu.grading.allocator.old_start import old_start_probe
+from minisgl_edu.grading.allocator.right_end import right_end_probe
 from minisgl_edu.grading.allocator.run_end import run_end_probe
 from minisgl_edu.grading.core import Mistake
 
@@ -370,9 +372,12 @@ def good_free_failed(
     """free(pages) of pages in use, with free runs `before`, raised KeyError `error` or left the runs `got`
     (`seen`: what the case saw). The probes that may name why, tried in order; None when none confirms its
     mistake on its own small allocator. A ValueError is the answer's own check refusing a page in use: only
-    the page right after a free run read as free is probed (run_end.py)."""
+    the page right after a free run read as free is probed (run_end.py); an IndexError, only the run after
+    the page read past the end of the runs (right_end.py)."""
     if isinstance(error, ValueError):
         return run_end_probe(cls, seen, pages, before)
+    if isinstance(error, IndexError):  # only the run after the page read past the end of a list of runs
+        return right_end_probe(cls, seen)
     if 0 in pages and (mistake := left_wrap_probe(cls, seen)) is not None:  # page 0's left neighbour at -1
         return mistake
     if error is None and (mistake := one_run_probe(cls, pages, before, got)) is not None:

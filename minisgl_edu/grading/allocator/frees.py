@@ -16,6 +16,7 @@ from typing import Optional
 from minisgl_edu.grading.allocator.by_position import by_position
 from minisgl_edu.grading.allocator.checked_copy import checked_a_copy
 from minisgl_edu.grading.allocator.falsy_record import first_allocation_refused
+from minisgl_edu.grading.allocator.one_call import one_call_twice
 from minisgl_edu.grading.allocator.page_zero import page_zero_refused
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, past_the_end, refusal_marks
 from minisgl_edu.grading.allocator.scenes import _num_free
@@ -156,13 +157,15 @@ def marked_other_pages(cls, what: str, e: ValueError) -> Optional[Mistake]:
 
 def refused_in_use(cls, what: str, e: ValueError) -> Optional[Mistake]:
     """The Mistake for freeing pages in use (`what` says which) that raised `e`, when fresh allocators
-    show why: free() deletes by position in its list (`del in_use[p]`), or each allocate() forgets the
-    pages of the ones before it, or a refused free() left its page's record changed, or the first
+    show why: one allocate() returns a page several times (one_call.py), or free() deletes by position in
+    its list (`del in_use[p]`), or each allocate() forgets the pages of the ones before it, or a refused
+    free() left its page's record changed, or the first
     allocation's record, 0, reads as none, or the range check refuses page 0, or free() takes back only
     whole allocations as allocate() handed them out, or allocate() marks other pages than it returns;
     None otherwise."""
     seen = f"freeing {what} raised ValueError ({e}), yet those pages are in use"
-    mistake = by_position(cls, seen) or forgetting(cls, what, e) or refusal_marks(cls, what, e)
+    mistake = one_call_twice(cls, seen) or by_position(cls, seen) or forgetting(cls, what, e)
+    mistake = mistake or refusal_marks(cls, what, e)
     mistake = mistake or first_allocation_refused(cls, what, e) or page_zero_refused(cls, seen)
     if mistake is not None:
         return mistake

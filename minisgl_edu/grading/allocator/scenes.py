@@ -28,7 +28,9 @@ from minisgl_edu.grading.allocator.contiguous_exact_fit import exact_fit_end_pro
 from minisgl_edu.grading.allocator.contiguous_probes import FALLBACK_COUNTED, whole_run_pages
 from minisgl_edu.grading.allocator.contiguous_reads import free_is_runs_total, listed_runs, returned_pages
 from minisgl_edu.grading.allocator.extra_id import fresh
+from minisgl_edu.grading.allocator.one_call import pages_seen
 from minisgl_edu.grading.allocator.refusals import PAST_THE_END, count_taken_first, refusal_marks, refused_with
+from minisgl_edu.grading.allocator.right_end import right_end_probe
 from minisgl_edu.grading.allocator.run_end import run_end_probe
 from minisgl_edu.grading.allocator.runs import (
     FALLBACK,
@@ -182,29 +184,6 @@ class _Books:
         self.held = [g for g in self.held if g]
 
 
-def _pages_seen(got: Any, n: int, books: _Books) -> tuple[str, bool]:
-    """The base part's view of allocate(n)'s pages: "n free pages" when the contract holds, else
-    what is wrong with them; and whether they are good."""
-    if not isinstance(got, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in got):
-        return f"{got!r}, not a list of page ids", False
-    if len(got) != n:
-        return f"{got}: {len(got)} pages for allocate({n})", False
-    outside = [p for p in got if not 0 <= p < books.num_pages]
-    if outside:
-        return f"{got}: page {outside[0]} is not a page id (ids are 0..{books.num_pages - 1})", False
-    twice = [p for p in got if got.count(p) > 1]
-    if twice:
-        return f"{got}: page {twice[0]} twice", False
-    held = sorted(set(got) & books.holding())
-    if held:
-        return f"{got}: page {held[0]} is still held by an earlier allocation", False
-    return _good(n), True
-
-
-def _good(n: int) -> str:
-    return "[]" if n == 0 else f"{n} free page{'s' if n > 1 else ''}"
-
-
 def _call(fn, *args) -> tuple[str, Any]:
     """Run one call of the answer: ("returned", value), or its exception as an outcome to compare,
     with the exception itself (for a probe that names why). The exceptions the contract names are
@@ -275,7 +254,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
                 if isinstance(got, list) and got:
                     b.held.append(list(got))
             else:
-                out[field], good = _pages_seen(got, n, b)
+                out[field], good = pages_seen(type(a), got, n, b)
                 if not good:
                     return out  # the first wrong step is the difference: what follows only repeats it
                 if got:
@@ -326,7 +305,7 @@ def play(cls: Any, scene: AllocScene, stretch: bool = False, upto: Optional[int]
             out[field] = (
                 returned_pages(a, scene.num_pages, got)
                 if stretch
-                else _pages_seen(got, scene.num_pages, _Books(scene.num_pages))[0]
+                else pages_seen(type(a), got, scene.num_pages, _Books(scene.num_pages))[0]
             )
     return out
 
@@ -335,13 +314,17 @@ def _refused_in_use(a: Any, pages: list[int], e: Any, stretch: bool = False) -> 
     """A free of pages in use that raised ValueError: when fresh allocators show that a refused free
     changed a page's record (refusals.refusal_marks), or in the stretch that the page after a free run
     reads as free (run_end.py), name that. The stretch's KeyError: when a fresh allocator shows the end
-    entry of a run an exact fit emptied left behind, name that. Else the scene's hint stands."""
+    entry of a run an exact fit emptied left behind, name that; its IndexError: when the run after a page
+    that lies after every free run is read past the end (right_end.py), name that. Else the scene's hint
+    stands."""
     mistake, seen = None, f"free({sorted(pages)}) of pages in use raised {type(e).__name__}: {e}"
     if isinstance(e, ValueError):
         mistake = refusal_marks(type(a), f"the pages {sorted(pages)}", e)
         mistake = mistake or (run_end_probe(type(a), seen) if stretch else None)
     elif isinstance(e, KeyError) and stretch:
         mistake = exact_fit_end_probe(type(a), seen)
+    elif isinstance(e, IndexError) and stretch:
+        mistake = right_end_probe(type(a), seen)
     if mistake is not None:
         raise mistake
 
