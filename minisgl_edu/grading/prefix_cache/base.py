@@ -34,6 +34,7 @@ from minisgl_edu.grading.prefix_cache.lock_order import LOCK_MOVES_UP_FIRST, loc
 from minisgl_edu.grading.prefix_cache.manager import case_manager, case_many_steps
 from minisgl_edu.grading.prefix_cache.match_locks import MATCH_LOCKS, match_locks
 from minisgl_edu.grading.prefix_cache.orphan_leaf import LEAF_WITHOUT_PARENT, leaf_without_parent
+from minisgl_edu.grading.prefix_cache.page_three import case_page_size_three
 from minisgl_edu.grading.prefix_cache.probe_named import named_by_probe
 from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
 from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, children_shared
@@ -498,6 +499,7 @@ def case_real_engine(cls):
 CASES = [
     Case("empty cache", case_empty, "the contract: match_prefix on an empty cache"),
     Case("match whole pages", case_whole_pages, "the contract: what match_prefix returns"),
+    Case("pages of 3 tokens", case_page_size_three, "the contract: any page size, not only powers of two"),
     Case("insert over a cached prefix", case_insert_existing, "the contract: what insert keeps and returns"),
     Case("split on a partial match", case_split, "the contract: the node match_prefix returns, and lock_ref"),
     Case(

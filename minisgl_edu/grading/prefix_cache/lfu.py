@@ -40,10 +40,10 @@ from minisgl_edu.grading.prefix_cache.lfu_checks import (
     check_recycled_ids,
     lower_part_counted,
 )
-from minisgl_edu.grading.prefix_cache.lfu_counted_only import counted_leaves_only
 from minisgl_edu.grading.prefix_cache.lfu_engine import ENGINE_PAGES, ENGINE_REQUESTS, _reference_run, _run
 from minisgl_edu.grading.prefix_cache.lfu_folded_clock import FOLDED_INTO_LAST_USE, folded_into_last_use
 from minisgl_edu.grading.prefix_cache.lfu_heap_entry import HITS_TAKEN_FOR_THE_NODE, hits_taken_for_the_node
+from minisgl_edu.grading.prefix_cache.lfu_insert_override import insert_counted
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
@@ -299,7 +299,7 @@ def case_insert_no_hit(cls):
         "X was matched once; Y was only inserted (twice): an insert is a finished request handing its pages "
         "back, not a hit, so Y has 0 hits and goes first",
         # an evict that never sees the unmatched Y keeps it too: named only when Y alone can be evicted
-        {tuple(X_PAGES): "" if counted_leaves_only(cls) else " (your insert counted hits: only match_prefix does)"},
+        {tuple(X_PAGES): insert_counted(cls)},
     )
     _counts(cache, 2, 2, "evicting Y")
 

@@ -2,15 +2,14 @@
 tokens. An answer that cuts at `len(ids) // page_size` uses a number of pages as a number of tokens,
 and matches only the first 1/page_size of the ids: every match comes back short. `cut_to_a_page_count`
 recognises it on fresh trees (the base part's hand cases ask it for any failed check, tree.own_hints);
-the generated phase asks `cut_by`, the reference with that one mistake, through `cut_hint`.
+the generated phase asks `cut_by`, the reference with that one mistake, through whole_cut.cuts_hint
+(which knows two other wrong cuts to whole pages).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
-
-from minisgl_edu.grading.explore import named_when_made
+from typing import Any
 
 MATCH_CUT_TO_A_PAGE_COUNT = (
     "cut the ids to whole pages in tokens: ids[: len(ids) // page_size * page_size]. len(ids) // page_size "
@@ -52,11 +51,3 @@ def cut_by(reference: Any) -> Any:
         return reference.match_prefix(self, list(ids)[: len(ids) // self.page_size])
 
     return type("CutToAPageCount", (reference,), {"match_prefix": match_prefix})
-
-
-def cut_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
-    """The generated phase's hint for what a call returned: MATCH_CUT_TO_A_PAGE_COUNT where the answer
-    gives what the reference with that mistake gives (`play` drives a class through a scene), else
-    `hint`'s."""
-
-    return named_when_made(MATCH_CUT_TO_A_PAGE_COUNT, play, cut_by(reference), reference, hint)

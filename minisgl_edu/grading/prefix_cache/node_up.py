@@ -4,7 +4,7 @@ from the deepest up: right only while the match spans a single node, and out of 
 or an insert on a cached prefix puts it over several, so a request reads its prefix's K/V from the wrong
 pages. `gathered_up` recognises it on a fresh tree of three nodes on one path (the base part's hand cases
 ask it for any failed check, tree.own_hints); the generated phase asks `gathered_up_by`, the reference
-with that one mistake, through `match_hint`, which goes on to match_cut.cut_hint when it is not that
+with that one mistake, through `match_hint`, which goes on to whole_cut.cuts_hint when it is not that
 (and then to kept_state.kept_hint).
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from minisgl_edu.grading.explore import made_by
 from minisgl_edu.grading.prefix_cache.kept_state import kept_hint
-from minisgl_edu.grading.prefix_cache.match_cut import cut_hint
+from minisgl_edu.grading.prefix_cache.whole_cut import cuts_hint
 
 PAGES_GATHERED_UP = (
     "match_prefix returns the path's pages root to node, in the order of the tokens: collect them on the way "
@@ -67,10 +67,10 @@ def gathered_up_by(reference: Any) -> Any:
 
 def match_hint(play: Callable, reference: Any, hint: Callable) -> Callable:
     """The generated phase's hint for what a call returned: PAGES_GATHERED_UP where the answer gives what
-    the reference with that mistake gives (`play` drives a class through a scene), else match_cut's
-    hint for a match cut to a page count, else kept_state's for a match or an evict heap kept from an
+    the reference with that mistake gives (`play` drives a class through a scene), else whole_cut's
+    hint for a match cut to whole pages wrongly, else kept_state's for a match or an evict heap kept from an
     earlier call, else `hint`'s."""
-    other = cut_hint(play, reference, kept_hint(play, reference, hint))
+    other = cuts_hint(play, reference, kept_hint(play, reference, hint))
 
     def either(scene: Any, diff: Any) -> str:
         made = made_by(play, gathered_up_by(reference), reference, scene, diff)

@@ -29,7 +29,6 @@ from minisgl_edu.grading.prefix_cache.exact_n import STOPS_AT_EXACTLY_N, stops_o
 from minisgl_edu.grading.prefix_cache.kept_state import kept_state
 from minisgl_edu.grading.prefix_cache.links import check_parent_links
 from minisgl_edu.grading.prefix_cache.lock_scope import check_leaves_under_a_lock
-from minisgl_edu.grading.prefix_cache.match_cut import MATCH_CUT_TO_A_PAGE_COUNT, cut_to_a_page_count
 from minisgl_edu.grading.prefix_cache.misfiled import misfiled_hint
 from minisgl_edu.grading.prefix_cache.new_leaf import new_leaf_locked
 from minisgl_edu.grading.prefix_cache.node_up import PAGES_GATHERED_UP, gathered_up
@@ -40,6 +39,7 @@ from minisgl_edu.grading.prefix_cache.split_children import SPLIT_CHILDREN, chil
 from minisgl_edu.grading.prefix_cache.split_pages import SPLIT_PAGES, split_pages_wrong
 from minisgl_edu.grading.prefix_cache.takes_over import TAKES_OVER, takes_over
 from minisgl_edu.grading.prefix_cache.token_walk import TOKEN_WALK, cut_inside_a_page
+from minisgl_edu.grading.prefix_cache.whole_cut import CUT_PROBES
 from minisgl_edu.kvcache import CacheManager, KVPool, OutOfPages, PageTable, pages_for
 from minisgl_edu.kvcache.radix_cache import RadixCache as reference
 
@@ -58,7 +58,7 @@ _PROBES = (
     (empty_lower_part, EMPTY_LOWER_PART),  # a split at an edge's end: the walks after it stop short
     (stops_only_at_exactly_n, STOPS_AT_EXACTLY_N),  # an evict that overshoots breaks most checks of evict
     (takes_over, TAKES_OVER),  # the caller's pages on a cached prefix: wrong pages everywhere after
-    (cut_to_a_page_count, MATCH_CUT_TO_A_PAGE_COUNT),  # a match of the first len(ids) // page_size tokens
+    *CUT_PROBES,  # a match cut to whole pages wrongly: a page count as tokens, ids[:-0], a bit mask
     (gathered_up, PAGES_GATHERED_UP),  # pages listed from the deepest node up: every match over two nodes
     (root_leaf_kept, ROOT_LEAF_KEPT),  # a freed leaf under the root left in the tree: cached and free
 )
