@@ -75,14 +75,14 @@ caller hands them out again.
 * It stops as soon as it has freed at least `n` pages: it frees more than `n` only because the last
   node goes whole, and fewer only when nothing unlocked is left (it returns what it freed, no error).
 
-**What the grader plays** (the unit cases, page size 2, through these methods only, and the
-root's `lock_ref`): matches in whole pages and with tokens past the last whole page; inserts over
-a cached prefix and of what is cached already; matches that end inside a run, locked or not; locks
-held by one and by two requests; eviction order against insertion order both ways, with uses by
-`match_prefix` and by `insert`; a parent left childless; a prefix that running requests hold while
-memory is tight; `evict(n)` with `n` below, equal to and above a node's pages. Then your class
-runs inside a `CacheManager` for hundreds of steps with few pages, where what it keeps decides
-every admission's prefix hit, against the package's cache; and in the real engine.
+**What the grader plays** (the unit cases, page size 2 but one tree of pages of 3, through these
+methods only, and the root's `lock_ref`): matches in whole pages and with tokens past the last whole
+page; inserts over a cached prefix and of what is cached already; matches that end inside a run,
+locked or not; locks held by one and by two requests; eviction order against insertion order both
+ways, with uses by `match_prefix` and by `insert`; a parent left childless; a prefix that running
+requests hold while memory is tight; `evict(n)` with `n` below, equal to and above a node's pages.
+Then your class runs inside a `CacheManager` for hundreds of steps with few pages, where what it
+keeps decides every admission's prefix hit, against the package's cache; and in the real engine.
 
 The package's own version is `minisgl_edu/kvcache/radix_cache.py`; don't read it before you try
 (the grader refuses an answer that uses it). A failed case says what went wrong and gives a hint.
