@@ -33,6 +33,7 @@ from minisgl_edu.grading.schedule.checks import (
     not_admitted,
     sched,
     show,
+    show_expected,
 )
 from minisgl_edu.grading.schedule.edges import (
     admits_beside_a_chunked_head,
@@ -47,6 +48,7 @@ from minisgl_edu.grading.schedule.edges import (
 from minisgl_edu.grading.schedule.engine import engine_cases
 from minisgl_edu.grading.schedule.items_kept import check_items_kept, items_seen
 from minisgl_edu.grading.schedule.limit_first import check_limit_before_admit
+from minisgl_edu.grading.schedule.limit_one_early import ONE_EARLY, ONE_EARLY_HINT, refuses_one_early
 from minisgl_edu.grading.schedule.need_clamped import never_refuses_for_pages, probe_message, which_hint
 from minisgl_edu.grading.schedule.newcomer_left_out import NEWCOMER_LEFT_OUT, leaves_out_the_newcomer, newcomer_message
 from minisgl_edu.grading.schedule.page_rounding import ONE_PAGE_TOO_MANY, full_last_page_message
@@ -103,6 +105,26 @@ def case_decode(fn):
         "nobody waits: decode every running request, in scheduler.running order, one token each",
         "a decode item computes the newest token, the one at position req.total_len - 1: "
         "ScheduledReq(req, req.total_len - 1, 1)",
+    )
+    # Request 0 finishes and its page-table row 0 goes to request 2, admitted later: scheduler.running
+    # is [1, 2] while the rows are [1, 0], so running order and row order part.
+    s = sched()
+    first, _ = decoding(s, 0, 6), decoding(s, 1, 5)
+    s.running.remove(first)  # request 0 finishes, as the scheduler's _finish does it
+    s.cache.release(first, cache_it=True)
+    del s.reqs[0]
+    assert decoding(s, 2, 7).table_idx == 0, "setup: request 2 takes the row request 0 gave back"
+    batch = decide(fn, s)
+    by_row = items_of(batch) == ("decode", [(2, 7, 1), (1, 5, 1)])
+    expect(
+        batch,
+        ("decode", [(1, 5, 1), (2, 7, 1)]),
+        "request 0 finished and gave back page-table row 0; request 2, admitted after request 1 (row 1), took it: "
+        "scheduler.running is [request 1, request 2], on rows 1 and 0",
+        "decode the running requests in scheduler.running's order, not by page-table row (req.table_idx): rows are "
+        "given back when a request finishes and handed out again, so a request admitted later can hold a lower row"
+        if by_row
+        else "",
     )
 
 
@@ -359,10 +381,14 @@ def case_max_running(fn):
                 "counted once before the loop, does not see the requests this step has admitted since",
             ) from None
         raise
+    what = "scheduler.max_running is 2: only two requests may be admitted at once"
+    two = ("prefill", [(0, 0, 5), (1, 0, 5)])
+    if items_of(batch) == ("prefill", [(0, 0, 5)]) and refuses_one_early(fn):  # one request fewer than the limit
+        raise Mistake(f"{what}: expected {show_expected(two)}, got {show(batch)} {ONE_EARLY}", ONE_EARLY_HINT)
     expect(
         batch,
-        ("prefill", [(0, 0, 5), (1, 0, 5)]),
-        "scheduler.max_running is 2: only two requests may be admitted at once",
+        two,
+        what,
         "count the admitted requests (running, and waiting ones that hold a row) against scheduler.max_running",
     )
     check_limit_before_admit(fn)  # every row taken, as in the engine: no admission past the limit

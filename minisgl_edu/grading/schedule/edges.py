@@ -21,12 +21,12 @@ from minisgl_edu.grading.schedule.admitted_this_call import (
     counts_held_from_cached_len,
     two_new,
 )
+from minisgl_edu.grading.schedule.budget_decoding import check_budget_beside_decoding
 from minisgl_edu.grading.schedule.checks import (
     admits,
     admitted_now,
     decide,
     expect,
-    hide_engine_answer,
     items_of,
     not_admitted,
     sched,
@@ -74,58 +74,7 @@ def case_budget_margins(fn):
             waiting(s, uid, n)
         batch = decide(fn, s)
         expect(batch, ("prefill", expected), f"budget {budget}, prompts of {lengths} tokens: {what}", hint)
-    _budget_beside_decoding(fn)
-
-
-BESIDE_DECODING = ("prefill", [(2, 0, 13), (3, 0, 7)])
-DECODING_TAKES_NONE = (
-    "the prefill token budget counts prefill tokens only: decoding requests do not take from it (they are not "
-    "in a prefill batch, they wait for the next decode batch), so start from scheduler.max_prefill_tokens "
-    "whatever scheduler.running holds"
-)
-
-
-def _beside_decoding(decoders: bool):
-    """Budget 20, prompts of 13 and 7 tokens waiting (uids 2 and 3), with or without requests 0 and 1 decoding."""
-    s = sched(budget=20)
-    if decoders:
-        decoding(s, 0, 5)
-        decoding(s, 1, 6)
-    waiting(s, 2, 13)
-    waiting(s, 3, 7)
-    return s
-
-
-def _budget_beside_decoding(fn) -> None:
-    """The budget fits the two prompts exactly while two requests decode. A prefill batch that holds
-    fewer prompt tokens is told apart by a control, the same prompts with nobody decoding: when
-    they then fill the budget, the decoding requests took the difference from it."""
-    s = _beside_decoding(True)
-    batch = decide(fn, s)
-    got = items_of(batch)
-    if got != BESIDE_DECODING and batch is not None and batch.is_prefill and batch.num_tokens < 20:
-        if _fills_the_budget_alone(fn):
-            raise Mistake(
-                f"budget 20, requests 0 and 1 decoding, prompts of 13 and 7 waiting: your prefill batch computes "
-                f"{batch.num_tokens} prompt tokens, {20 - batch.num_tokens} short of the budget, though both prompts "
-                "fit it exactly; with nobody decoding it holds all 20: the decoding requests took from the budget",
-                DECODING_TAKES_NONE,
-            )
-    expect(
-        batch,
-        BESIDE_DECODING,
-        "budget 20, requests 0 and 1 decoding, prompts of 13 and 7 waiting: both prompts fit the budget exactly",
-    )
-
-
-def _fills_the_budget_alone(fn) -> bool:
-    """The control: with nobody decoding, does `fn` give the two prompts the whole budget?"""
-    s = _beside_decoding(False)
-    hide_engine_answer(s)
-    try:
-        return items_of(fn(s)) == BESIDE_DECODING
-    except Exception:
-        return False
+    check_budget_beside_decoding(fn)
 
 
 def case_page_boundaries(fn):

@@ -218,6 +218,10 @@ MAX_RUNNING = (
     "at most scheduler.max_running = {n} requests admitted at once, running or waiting with a row ({admitted} "
     "are now): count them all, not only the requests of this batch"
 )
+ONE_MORE = (
+    "scheduler.max_running = {n} and {admitted} requests were admitted: one more may be admitted, refuse only when "
+    "len(admitted) >= scheduler.max_running (not when the admitted requests plus the new one reach it)"
+)
 DECODE = "a decode batch: one item per request of scheduler.running, in that order, at position req.total_len - 1"
 FCFS = "in queue order: a request part-way through its prompt first, then the others as they arrived"
 LPM = (
@@ -276,6 +280,10 @@ def _fits_hint(ctx: dict, req: dict, n: int, got: Any) -> str:
     if got is not None and got[0] == "decode":
         return "prefill first: a decode batch only when no prompt token can run (" + FIT + ")"
     parts = []  # each way of counting that would have kept it out
+    admitted = {w["uid"] for w in ctx["waiting"] if w["admitted"]}
+    before = ctx["admitted"] + len([u for u, _, _ in (got[1] if got is not None else []) if u not in admitted])
+    if before + 1 == ctx["max_running"]:  # the request that reaches the limit exactly
+        parts.append(ONE_MORE.format(n=ctx["max_running"], admitted=before))
     if total == ctx["available"]:
         parts.append("a request whose sum equals cache.num_available fits: compare with <=, not <")
     if ctx["clamped"] or req.get("clamped"):
