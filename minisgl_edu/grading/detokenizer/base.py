@@ -49,6 +49,7 @@ from minisgl_edu.grading.detokenizer.literal_stop import check_literal_stops
 from minisgl_edu.grading.detokenizer.longest_start import check_longest_start_of_all
 from minisgl_edu.grading.detokenizer.lstrip_before import check_lstripped_before
 from minisgl_edu.grading.detokenizer.negative_slice import check_negative_slice
+from minisgl_edu.grading.detokenizer.not_found_offset import check_not_found_offset
 from minisgl_edu.grading.detokenizer.objects_apart import check_objects_apart
 from minisgl_edu.grading.detokenizer.offset_zero import STOP as STOP_AT_ZERO
 from minisgl_edu.grading.detokenizer.offset_zero import check_stop_at_offset_zero
@@ -457,6 +458,7 @@ def _objects_apart(run):
             run(cls)
         except Exception as e:
             check_objects_apart(cls)
+            check_not_found_offset(cls)  # every stream ends after its first piece: find's -1 plus sent
             check_index_for_find(cls, e)  # a crash named only where a probe shows str.index's ValueError
             check_decoded_kept(cls)  # text lost or cut: decoded holds only the newest token's text
             check_last_token_before(cls)  # text lost or repeated after a character of several tokens

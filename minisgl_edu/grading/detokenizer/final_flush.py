@@ -16,6 +16,7 @@ from minisgl_edu.grading.detokenizer.common import REPLACEMENT, _full, check_joi
 from minisgl_edu.grading.detokenizer.kept_at_token_end import kept_only_at_a_token_end
 from minisgl_edu.grading.detokenizer.missed_stop import _stream
 from minisgl_edu.grading.detokenizer.one_character_start import check_one_character_start
+from minisgl_edu.grading.detokenizer.one_past import cut_one_past
 from minisgl_edu.grading.harness import tokenizer
 
 NOT_SEARCHED = (
@@ -96,7 +97,11 @@ def check_final_flush_searched(cls, judge) -> None:
     if expected.startswith(before) and (before + last).startswith(expected) and len(before + last) > len(expected):
         said = f"stop=[{STOP!r}], include_stop_str_in_output=True: the answer reads {before + last!r}"
         # it searched, found '. ' going on into ' \ufffd', and fell back to the base rule's search
-        raise kept_only_at_a_token_end(cls, f"{said}, expected {expected!r}") or Mistake(
+        # (or it searched, found '. ' and cut one character past it, showing the '\ufffd')
+        raise (
+            kept_only_at_a_token_end(cls, f"{said}, expected {expected!r}")
+            or cut_one_past(cls, before + last, expected, f"{said}, expected {expected!r}")
+        ) or Mistake(
             f"stop=[{STOP!r}], include_stop_str_in_output=True: the request ended (max_tokens) inside '🚀', after "
             f"your add()s had returned {before!r}; finish() returned {last!r}, so the answer reads "
             f"{before + last!r}, expected {expected!r}. The unfinished tokens decode to {full[len('one two.') :]!r}, "

@@ -28,7 +28,6 @@ from minisgl_edu.grading.core import Case, Mistake
 from minisgl_edu.grading.detokenizer.absent_stop import check_absent_stop_read
 from minisgl_edu.grading.detokenizer.argument_order import check_argument_order
 from minisgl_edu.grading.detokenizer.base import _tokens_of
-from minisgl_edu.grading.detokenizer.byte_end import cut_in_bytes
 from minisgl_edu.grading.detokenizer.common import (
     LATER,
     REPLACEMENT,
@@ -60,6 +59,7 @@ from minisgl_edu.grading.detokenizer.missed_stop import (
     _misses_a_stop_begun_in_returned_text,
     _stream,
 )
+from minisgl_edu.grading.detokenizer.one_past import cut_too_far
 from minisgl_edu.grading.detokenizer.paired_ends import check_paired_ends
 from minisgl_edu.grading.detokenizer.read_look_back import looked_back_from_read
 from minisgl_edu.grading.detokenizer.restarted_piece import restarted_at_the_stop
@@ -192,9 +192,9 @@ def _not_how_it_begins(
         )
     leaked = f"after token {n} your add() had returned {shown!r}: text after the stop string leaked, "
     leaked += f"{shown[len(expected) :]!r} comes after the end of {winner!r} {where}"
-    in_bytes = include and shown.startswith(expected) and cut_in_bytes(pieces, ids, stop, expected, winner, leaked, cls)
-    if in_bytes:
-        return in_bytes
+    too_far = include and cut_too_far(cls, shown, pieces, ids, stop, expected, winner, leaked)  # (one_past.py)
+    if too_far:
+        return too_far
     at_end = include and shown.startswith(expected) and stopped_only_when_cut(pieces, ids, expected, leaked, cls)
     if at_end:
         return at_end
@@ -375,8 +375,8 @@ def _judge_joined(
             NEVER_STOPPED,
         )
     if joined.startswith(expected) and include:
-        raise cut_in_bytes(
-            pieces, ids, stop, expected, winner, f"{said}: text after the stop string leaked", cls
+        raise cut_too_far(
+            cls, joined, pieces, ids, stop, expected, winner, f"{said}: text after the stop string leaked"
         ) or Mistake(
             f"{said}: text after the stop string leaked; cut right after the end of {winner!r}, even in the "
             "middle of a token",

@@ -3,7 +3,8 @@
 str.find returns the position where the stop string begins: 0 when it begins at the first character
 of the output (or of the slice of text not yet returned that an answer searches), and -1 only when
 it is not there. An answer that reads 0 as "not found" (`i > 0`, `if i:`) misses exactly the stop
-string that begins where its search begins, and shows it.
+string that begins where its search begins, and shows it. An answer that cuts one character before the stop
+string shows it here too, less its last character (decoded[0:-1]); one_early.py names that.
 
 `check_stop_at_offset_zero` plays 'one two three' with stop=['one']: the first token is the whole
 stop string, at character 0, so nothing is ever shown. An answer that shows it there is told so,
@@ -16,6 +17,7 @@ from __future__ import annotations
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.detokenizer.common import pieces_of
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
+from minisgl_edu.grading.detokenizer.one_early import check_cut_one_early
 from minisgl_edu.grading.harness import tokenizer
 
 OFFSET_ZERO = (
@@ -33,6 +35,8 @@ def check_stop_at_offset_zero(cls) -> list[str]:
     assert tokenizer().decode(ids[:1]) == STOP[0], "setup: the first token must be the whole stop string"
     pieces = pieces_of(cls(tokenizer(), list(STOP)), ids)
     joined = "".join(pieces)
+    if joined and STOP[0].startswith(joined):  # a start of it shown: decoded[0:-1], a cut at 0 - 1?
+        check_cut_one_early(cls)
     if joined.startswith(STOP[0]):
         n = next(i for i, piece in enumerate(pieces) if piece)  # the first piece that shows text
         check_search_start(cls, n + 1, "".join(pieces[: n + 1]), STOP[0])

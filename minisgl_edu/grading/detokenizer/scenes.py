@@ -47,6 +47,8 @@ from minisgl_edu.grading.detokenizer.empty_window import check_empty_window
 from minisgl_edu.grading.detokenizer.exact_case import CASE_SENSITIVE, changed_case, folded_at
 from minisgl_edu.grading.detokenizer.last_token_before import LAST_TOKEN_BEFORE, last_token_pieces
 from minisgl_edu.grading.detokenizer.negative_slice import NEGATIVE_SLICE, negative_slice_pieces
+from minisgl_edu.grading.detokenizer.not_found_offset import NOT_FOUND_OFFSET, not_found_offset_pieces
+from minisgl_edu.grading.detokenizer.one_early import ONE_EARLY, one_early_pieces
 from minisgl_edu.grading.detokenizer.special_before import SPECIAL_BEFORE, special_before_pieces
 from minisgl_edu.grading.detokenizer.special_flush import SPECIAL_FLUSH, flushed_at_special
 from minisgl_edu.grading.detokenizer.stopped import STOPPED, went_on_after_the_stop
@@ -311,21 +313,31 @@ def _passed_over(stream: Stream, got: list[str]) -> str:
     return ". Or, ".join(lead + hint if i else hint for i, (hint, lead) in enumerate(found))
 
 
+def _whole_stream_hint(stream: Stream, want: list[str], got: list[str]) -> str:
+    """The hint of a mistake read off the whole stream, or '': its pieces are exactly those of the
+    package's detokenizer with `before` decoded keeping special tokens or from the last read token
+    alone, with find()'s -1 plus the offset of the slice searched taken for a hit, or with the cut one
+    before the stop string; or it joins to the text less its leading whitespace."""
+    if got != want and got == special_before_pieces(stream.ids, stream.stop):
+        return SPECIAL_BEFORE
+    if got != want and last_token_pieces(stream.ids, stream.stop, got):
+        return LAST_TOKEN_BEFORE
+    if not_found_offset_pieces(stream.ids, stream.stop, got):
+        return NOT_FOUND_OFFSET
+    if one_early_pieces(stream.ids, stream.stop, got):
+        return ONE_EARLY
+    return START_KEPT if start_stripped("".join(got), "".join(want)) else ""
+
+
 def pieces_hint(scene: DetokScene, diff: Difference) -> str:
     """The mistake a stream's pieces show, read at the first piece where they part."""
     want, got = list(diff.expected), list(diff.got)
     k = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
     shown_want, shown_got = "".join(want[: k + 1]), "".join(got[: k + 1])
     stream = scene.streams["AB".index(diff.field[8])]
-    # three mistakes read off the whole stream: its pieces are exactly those of the package's detokenizer
-    # with `before` decoded keeping special tokens or from the last read token alone, or it joins to the
-    # text less its leading whitespace
-    if got != want and got == special_before_pieces(stream.ids, stream.stop):
-        return SPECIAL_BEFORE
-    if got != want and last_token_pieces(stream.ids, stream.stop, got):
-        return LAST_TOKEN_BEFORE
-    if start_stripped("".join(got), "".join(want)):
-        return START_KEPT
+    whole = _whole_stream_hint(stream, want, got)
+    if whole:
+        return whole
     if flushed_at_special(stream.ids, want, got):  # (before the '\ufffd' test: it may flush half a character)
         return SPECIAL_FLUSH
     if REPLACEMENT in shown_got and REPLACEMENT not in shown_want:

@@ -10,7 +10,9 @@ before the stop string with its trailing whitespace removed. On the second, the 
 word held back as a false start ('two ' of 'one two three' with stop ['two!', 'three']), so an answer
 that loses all the text since its last piece, not just the space (a stop string's position found in
 the unsent text and cut at as a position in all of it), fails this test; `check_cut_from_sent`
-(cut_from_sent.py), asked first, names that.
+(cut_from_sent.py), asked first, names that. A cut one character before the stop string loses the
+space here too, and any other character elsewhere: `check_cut_one_early` (one_early.py), asked before
+both, names that.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.detokenizer.common import probe_pieces
 from minisgl_edu.grading.detokenizer.cut_from_sent import check_cut_from_sent
+from minisgl_edu.grading.detokenizer.one_early import check_cut_one_early
 from minisgl_edu.grading.harness import tokenizer
 
 SPACE_KEPT = (
@@ -41,7 +44,8 @@ def _stripped_before(cls, text: str, stop: list[str]) -> bool:
 
 
 def check_space_before_stop_kept(cls) -> None:
-    """Raise CUT_FROM_SENT or SPACE_KEPT when the answer's pieces show that mistake on the probes."""
+    """Raise ONE_EARLY, CUT_FROM_SENT or SPACE_KEPT when the answer's pieces show that mistake on the probes."""
+    check_cut_one_early(cls)  # the space lost is just the character before the stop string, whatever it is
     check_cut_from_sent(cls)
     if not all(_stripped_before(cls, text, stop) for text, stop in PROBES):
         return
