@@ -142,6 +142,17 @@ def case_stop_within_run(fn):
         [digit, plus, two_digit, one, two],
         "the stop string '1+2' (plain text that holds a '+') spans accepted drafts 0 to 2",
     )
+    # the stop string ends with the leading space of a long token: it is in the text of the last tokens,
+    # but not in the last characters of the text (a tail cut in characters, char_tail.py, misses it)
+    wide = _id(" international")
+    _check(
+        fn,
+        _req([one, one], 4, stop=("two three ",)),
+        [two, three, wide, four],
+        [two, three, wide, four, five],
+        "the stop string 'two three ' ends with the leading space of accepted draft 2, ' international', whose "
+        "text runs on 13 characters past it",
+    )
 
 
 def case_stop_from_output(fn):

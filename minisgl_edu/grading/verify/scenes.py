@@ -31,6 +31,7 @@ from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.explore import Difference, generated, unchanged
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.after_finish import AFTER_FINISH, model_token_after_the_finish
+from minisgl_edu.grading.verify.char_tail import char_tail_hint
 from minisgl_edu.grading.verify.every_stop import makes_every_stop
 from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_it_here
 from minisgl_edu.grading.verify.late_checks import late_hint
@@ -38,6 +39,7 @@ from minisgl_edu.grading.verify.mistakes import ACCEPT_MISTAKES, ALL_MISTAKES, H
 from minisgl_edu.grading.verify.no_break import goes_on_after_the_finish
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.plain import _step, answers_with
+from minisgl_edu.grading.verify.prompt_length import prompt_length_hint
 from minisgl_edu.grading.verify.repeated import PLACE_BY_VALUE_HINT, finds_places_by_value, run_repeats
 from minisgl_edu.grading.verify.requests import FIELDS, _as_result, _call, _decode, _id, _req
 from minisgl_edu.grading.verify.skipped import skipped_check
@@ -307,7 +309,9 @@ def _cut_hint(scene: VerifyScene, diff: Difference, answer: Optional[list] = Non
             return PLACE_BY_VALUE_HINT
     # checks one token late (late_checks.py) or a stop string test other than `in` (stop_match.py): each
     # looks like a length test off by one, a stripped tail or a window too short on some scenes
-    probed = late_hint(answer[0], *_inputs(scene)) or match_hint(answer[0], *_inputs(scene)) if answer else None
+    # (a tail cut in characters, char_tail.py, and a length test that counts the prompt, prompt_length.py, too)
+    probes = (late_hint, match_hint, char_tail_hint, prompt_length_hint)
+    probed = next((h for p in probes if (h := p(answer[0], *_inputs(scene)))), None) if answer else None
     if probed:
         return probed
     late = want.finish_reason == "length" and (len(got) == len(want.tokens) + 1 or diff.got is None)

@@ -14,6 +14,7 @@ from typing import Optional
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.harness import tokenizer
 from minisgl_edu.grading.verify.after_finish import AFTER_FINISH, appends_the_model_token
+from minisgl_edu.grading.verify.char_tail import char_tail_class
 from minisgl_edu.grading.verify.every_stop import needs_every_stop
 from minisgl_edu.grading.verify.from_prefix import FROM_PREFIX, FROM_PREFIX_HINT, counts_from_prefix
 from minisgl_edu.grading.verify.identity import COMPARED_BY_IDENTITY, COMPARED_BY_IDENTITY_HINT, compares_by_identity
@@ -25,6 +26,7 @@ from minisgl_edu.grading.verify.no_break import keeps_going
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
 from minisgl_edu.grading.verify.past_the_end import ACCEPT_PAST_THE_END, reads_past_the_drafts
 from minisgl_edu.grading.verify.plain import _step
+from minisgl_edu.grading.verify.prompt_length import counts_the_prompt
 from minisgl_edu.grading.verify.repeated import PLACE_BY_VALUE, PLACE_BY_VALUE_HINT, finds_places_by_value, run_repeats
 from minisgl_edu.grading.verify.requests import FIELDS, PAGE, _call, _copy, _decode, _id, _req, _w
 from minisgl_edu.grading.verify.skipped import skipped_check
@@ -158,11 +160,18 @@ STOP_DECODING = {"stop_per_token", "stop_new_only"}
 
 def _probed_finish(fn, req, drafts, targets, got: VerifyResult) -> Optional[tuple[str, str]]:
     """(message, hint) when the answer's result here is that of finish checks run before the token is
-    appended (late_checks.py) or of a stop string test other than `in` (stop_match.py), and its own probes
+    appended (late_checks.py), of a stop string test other than `in` (stop_match.py), of a tail cut in
+    characters (char_tail.py) or of a length test that counts the prompt (prompt_length.py), and its own probes
     confirm it: tried before the list of mistakes, whose length and window mistakes look the same here."""
     if late_here(fn, req, drafts, targets, got):
         return LATE, LATE_HINT
-    return match_class(fn, req, drafts, targets, got)
+    # a tail of characters, or a length test that counts the prompt: they look like a window too short,
+    # or a length test one early, on these steps
+    return (
+        match_class(fn, req, drafts, targets, got)
+        or char_tail_class(fn, req, drafts, targets, got)
+        or counts_the_prompt(fn, req, drafts, targets, got)
+    )
 
 
 NO_DRAFTS_UNCHECKED = (

@@ -11,6 +11,9 @@ Two ways, each read from the answer itself on small steps of its own:
   re.escape): '1+2' then misses the text '1+2' and matches the text '12'. A stop string is plain
   text, whatever characters it is made of. With ignored end ids inside '1+2' this looks like a tail
   too short (the window margin), so it is tried before the window's diagnoses.
+- `tail.endswith(s)`: a token can carry more text than the stop string, so a stop string may end
+  inside the newest token with text after it in that same token. Shown by 'two three' that ends the
+  text (found) beside 'two three ' completed by the leading space of ' ok' (missed).
 
 Each is named only when the answer's result on the failing step is also the one that test gives (the
 step played again with it), so a hint never names a mistake the answer did not make.
@@ -47,6 +50,17 @@ PATTERN_HINT = (
     "stop string before re.search"
 )
 
+AT_END = (
+    "the stop string was looked for only at the end of the decoded tail (endswith): a token can carry more text "
+    "than the stop string, so a stop string may end inside the newest token with text after it in that same "
+    "token ('two three ' completed by the leading space of ' ok'). Look for it anywhere in the tail: "
+    "any(s in tail for s in req.stop)"
+)
+AT_END_HINT = (
+    "a stop string may end inside the newest token, with text after it: look for it anywhere in the tail, not "
+    "endswith (s in tail)"
+)
+
 
 def _after_start(text: str, stop: list[str]) -> bool:
     return any(text.find(s) > 0 for s in stop)
@@ -54,6 +68,10 @@ def _after_start(text: str, stop: list[str]) -> bool:
 
 def _as_pattern(text: str, stop: list[str]) -> bool:
     return re.search("|".join(stop), text) is not None  # re.error for some strings: the caller's to catch
+
+
+def _at_end(text: str, stop: list[str]) -> bool:
+    return any(text.endswith(s) for s in stop)
 
 
 def _stops(fn, output: list[int], run: list[int], stop: str) -> Optional[bool]:
@@ -80,8 +98,22 @@ def reads_patterns(fn) -> bool:
     return plain is False and _stops(fn, [x, space], [one, two], "1+2") is True
 
 
+def ends_only(fn) -> bool:
+    """The answer finds 'two three' that ends the text ' one two three', and misses 'two three ' completed by
+    the leading space of ' ok' (the text goes on after it inside that token)."""
+    run = _w(" two", " three")
+    return (
+        _stops(fn, _w(" one"), run, "two three") is True
+        and _stops(fn, _w(" one"), run + _w(" ok"), "two three ") is False
+    )
+
+
 # (message, hint, the test written that way, the probe that shows the answer makes it), in the order tried
-WAYS = [(AT_START, AT_START_HINT, _after_start, misses_at_start), (PATTERN, PATTERN_HINT, _as_pattern, reads_patterns)]
+WAYS = [
+    (AT_START, AT_START_HINT, _after_start, misses_at_start),
+    (PATTERN, PATTERN_HINT, _as_pattern, reads_patterns),
+    (AT_END, AT_END_HINT, _at_end, ends_only),
+]
 
 
 def match_class(fn, req: VerifyRequest, drafts: list[int], targets: list[int], got) -> Optional[tuple[str, str]]:

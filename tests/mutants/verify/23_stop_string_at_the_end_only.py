@@ -7,7 +7,7 @@ from minisgl_edu.scheduler.verify_step import VerifyResult
 
 MUST_FAIL = {"generated: 250 verify steps against the package's"}
 MUST_SAY = "not endswith"
-CAUGHT_BY = {"generated"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "look for it anywhere in the tail, not endswith"
 
 
