@@ -36,14 +36,18 @@ def _widest(fn: Any, stop: str, *extra: Any) -> int:
 
 def tokens_per_character(fn: Any, *extra: Any) -> int:
     """k when the answer's window follows the characters of the stop string, k tokens a character: the
-    same width for '!' (1 byte) as for '我' (3 bytes), k more for '我我'. 0 otherwise (or when a probe
-    raises). A window of bytes is wider for '我' than for '!'; a fixed one does not grow with '我我'."""
+    same width for '!' (1 byte), '我' (3 bytes) and '🚀' (4 bytes), k more for '我我' and 7k more for
+    '我' * 8. 0 otherwise (or when a probe raises). A window of bytes is wider for '我' than for '!'; a
+    fixed one does not grow with '我我'; one of bytes // 4 looks like 1 a character from '!' to '我我'
+    (4, 4, 5 tokens) but is wider for '🚀' than for '!' and grows by 6, not 7, from '我' to '我' * 8."""
     try:
-        bang, one, two = (_widest(fn, stop, *extra) for stop in ("!", "我", "我我"))
+        bang, rocket, one, two, eight = (_widest(fn, stop, *extra) for stop in ("!", "🚀", "我", "我我", "我" * 8))
     except Exception:
         return 0
     k = two - one
-    return k if k >= 1 and bang == one and one >= k else 0
+    # it grows with each character, by the same k, and not with the bytes of one character
+    grows = eight - one == 7 * k
+    return k if k >= 1 and bang == one == rocket and one >= k and grows else 0
 
 
 def per_character_why(fn: Any, *extra: Any) -> Optional[str]:
