@@ -25,6 +25,7 @@ from minisgl_edu.grading.abort.probes import ROW_ZERO, carried_over, carried_ove
 from minisgl_edu.grading.abort.queue_copy import left_waiting
 from minisgl_edu.grading.abort.release_seen import aborting, changed, reads_first, watch
 from minisgl_edu.grading.abort.status_kind import check_status_kind
+from minisgl_edu.grading.abort.uid_zero import turns_uid_zero_away, uid_zero_mistake
 from minisgl_edu.grading.core import Mistake, hinted
 from minisgl_edu.grading.fixtures import Held, plugged
 from minisgl_edu.grading.limits import CaseTimeout
@@ -121,6 +122,8 @@ def abort(s: Scheduler, uid: int) -> None:
             raise mistake from e
     if got is not True and carried_over(s.abort_fn):
         raise carried_over_mistake(uid, got)
+    if got is not True and uid == 0 and turns_uid_zero_away(s.abort_fn):
+        raise uid_zero_mistake(got)
     if got is False and held:
         raise Mistake(
             f"aborting a live request (uid {uid}) must return True; your function returned False ({held})",

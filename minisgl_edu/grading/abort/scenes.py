@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from minisgl_edu.core import Req
 from minisgl_edu.grading.abort.cache_checks import FILED_ANYWHERE, misfiled
 from minisgl_edu.grading.abort.checks import returns
+from minisgl_edu.grading.abort.last_chunk_cached import or_last_chunk
 from minisgl_edu.grading.abort.naive_handle import or_by_the_handle
 from minisgl_edu.grading.abort.probes import (
     DROPS_A_COMPUTED_TOKEN,
@@ -46,6 +47,7 @@ from minisgl_edu.grading.abort.release_seen import aborting, or_fields_changed, 
 from minisgl_edu.grading.abort.rounded_len import or_rounded_up
 from minisgl_edu.grading.abort.scene_messages import messages_hint
 from minisgl_edu.grading.abort.status_kind import shown, status_hint
+from minisgl_edu.grading.abort.uid_zero import or_uid_zero
 from minisgl_edu.grading.abort.unknown_uid import NOT_LIVE
 from minisgl_edu.grading.explore import Difference, generated, made_by
 from minisgl_edu.grading.fixtures import BALLAST_TOKEN, token_ids
@@ -458,7 +460,10 @@ def hints(stretch: bool, answer: list) -> SceneHints:
         by_kind = SceneHints({kind: _or_row_zero(hint, answer) for kind, hint in handle.items()})
     else:  # a count the abort raised to a whole page before release() is named before the symptom
         by_kind = SceneHints(
-            {kind: or_rounded_up(hint, answer) if kind in MEMORY else hint for kind, hint in by_kind.items()}
+            {
+                kind: or_last_chunk(or_rounded_up(hint, answer), answer) if kind in MEMORY else hint
+                for kind, hint in by_kind.items()
+            }
         )
     return SceneHints(
         {
@@ -471,7 +476,7 @@ def hints(stretch: bool, answer: list) -> SceneHints:
 def _hints(stretch: bool, answer: list) -> SceneHints:
     return SceneHints(
         {
-            "returned": _returned,
+            "returned": or_uid_zero(_returned, answer),
             "messages to the detokenizer": messages_hint,
             "scheduler.reqs": _queue("reqs"),
             "scheduler.waiting": _queue("waiting"),

@@ -44,6 +44,7 @@ from minisgl_edu.grading.abort.checks import (
     start,
 )
 from minisgl_edu.grading.abort.followers import case_leader_with_followers
+from minisgl_edu.grading.abort.last_chunk_cached import case_last_chunk_in_flight
 from minisgl_edu.grading.abort.queue_order import check_waiting_order
 from minisgl_edu.grading.abort.release_seen import changed_after_asked, stand_in, unpinned
 from minisgl_edu.grading.abort.scenes import abort_case
@@ -403,6 +404,12 @@ CASES = [
         "stretch: its batch in flight",
         case_in_flight,
         "on the overlap loop, pages go back only when the batch lands: the cache manager knows when",
+        engine=True,
+    ),
+    Case(
+        "stretch: its last prompt chunk in flight",
+        case_last_chunk_in_flight,
+        "on the overlap loop, launch() counts a prompt chunk in req.cached_len at once: no token sampled yet",
         engine=True,
     ),
     Case(
