@@ -165,16 +165,16 @@ exactly once), and once every request is over, every page is free or evictable. 
 cache manager and the prefix cache; calling or wrapping the package's `abort_request` is not an
 answer.
 
-`check` grades it on its own score line, `abort_to_cache`, with the real engine (page size 4).
-It aborts a decoding request whose computed tokens end inside a page, exactly at the end of one,
-and one slot short of the end (the newest token would fill it); a request part-way through a
-chunked prefill; a waiting request and unknown or finished uids; requests between `schedule()` and
-`run_batch()` (a decode step, and a first prompt chunk after a prefix hit); a request whose batch
-is in flight on the overlap loop; a request that shares its cached prefix with a request still
-running; the first of two answers to one prompt, aborted while the second still decodes; and
-requests under the naive cache. After each abort it checks which tokens the prefix
-cache holds along the request's ids, which pages it took, the free count and the locks, then sends
-a new request that should reuse exactly the pages cached.
+`check` grades it on its own score line, `abort_to_cache`, with the real engine (page size 4). It
+aborts a decoding request whose computed tokens end inside a page, exactly at the end of one, and
+one slot short of the end (the newest token would fill it); a request part-way through a chunked
+prefill; a waiting request and unknown or finished uids; requests between `schedule()` and
+`run_batch()` (a decode step, and a first prompt chunk after a prefix hit); a request whose batch is
+in flight on the overlap loop, one whose last prompt chunk is (no token sampled yet); a request that
+shares its cached prefix with a request still running; the first of two answers to one prompt,
+aborted while the second still decodes; and requests under the naive cache. After each abort it
+checks which tokens the prefix cache holds along the request's ids, which pages it took, the free
+count and the locks, then sends a new request that should reuse exactly the pages cached.
 """),
     code('''
 def abort_request_to_cache(scheduler, uid: int) -> bool:
