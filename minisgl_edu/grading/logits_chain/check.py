@@ -39,6 +39,7 @@ from minisgl_edu.grading.logits_chain.copy_writes import copy_write_mistake
 from minisgl_edu.grading.logits_chain.grammar_links import grammar_links_skipped
 from minisgl_edu.grading.logits_chain.kept_state import kept_between_calls
 from minisgl_edu.grading.logits_chain.late_binding import last_request_links
+from minisgl_edu.grading.logits_chain.log_product import multiplied_logs
 from minisgl_edu.grading.logits_chain.lost_links import _sampling, lost_links
 from minisgl_edu.grading.logits_chain.mask_product import mask_times_inf
 from minisgl_edu.grading.logits_chain.min_p_axis import over_the_batch, shortcut_confirmed
@@ -65,8 +66,8 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
     request's links by closures called after the loop (late_binding.py), every row but the last lost to a copy made
     inside the loop (copy_per_row.py), one request's setting used for every row (borrowed.py), a penalty below
     neutral skipped (neutral.py), a link written into a copy made by indexing (copy_writes.py), the penalties or
-    bias left out on a row with a grammar (grammar_links.py), a logit_bias's amounts put on other ids of the same
-    logit_bias (bias_pairs.py), a known mistake (mistakes.py; a skipped mask confirmed as one read per word by
+    bias left out on a row with a grammar (grammar_links.py), a logit_bias's amounts put on other ids of it
+    (bias_pairs.py), min_p's cut a product of logs (log_product.py), a known mistake (mistakes.py; a skipped mask confirmed as one read per word by
     word_bits.py, a min_p cut of the wrong size as one at argmax()'s index by argmax_cut.py), changes that never
     reached the returned tensor (lost_links.py), or what the difference is (readings.py). Another row's values are
     blamed (chain.py) only when the row is right on its own. A crash is first read by bitmask_rows.py."""
@@ -116,7 +117,7 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
             lost_copy = copy_write_mistake(fn, i, got, want, logits, reqs, min_p)  # a write into an indexing's copy
             if lost_copy is not None:
                 raise Mistake(*lost_copy)
-            own_links = _own_links(fn, i, got, want, logits, reqs, min_p)  # mask alone; bias amounts moved
+            own_links = _own_links(fn, i, got, want, logits, reqs, min_p)  # mask alone; bias moved; min_p's cut
             if own_links is not None:
                 raise Mistake(*own_links)
             suspects = _suspects(mistakes, alone)
@@ -147,9 +148,13 @@ def check_rows(fn, logits: torch.Tensor, reqs: list[Req], mistakes: list[str], m
 
 def _own_links(fn, i: int, got, want, logits: torch.Tensor, reqs: list[Req], min_p: bool):
     """(message, hint) for a row whose own links went wrong as a whole: a grammar row given its mask alone
-    (grammar_links.py), or a logit_bias whose amounts landed on other ids of the same logit_bias (bias_pairs.py);
-    None otherwise."""
-    return grammar_links_skipped(fn, i, got, want, logits, reqs, min_p) or swapped_bias(i, got, logits, reqs, min_p)
+    (grammar_links.py), a logit_bias whose amounts landed on other ids of the same logit_bias (bias_pairs.py),
+    or min_p's cut put at log(min_p) times the row's max, a product of logs (log_product.py); None otherwise."""
+    return (
+        grammar_links_skipped(fn, i, got, want, logits, reqs, min_p)
+        or swapped_bias(i, got, logits, reqs, min_p)
+        or multiplied_logs(fn, i, got, want, logits, reqs, min_p)
+    )
 
 
 PROBED_IN_CASES = ("bias_on_model_logit", "freq_pres_added")  # named by a hand case only when its probe agrees

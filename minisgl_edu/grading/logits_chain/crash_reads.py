@@ -2,8 +2,8 @@
 
 Where this sits: bitmask_rows.py's `call_or_name` and `run_or_name` call the answer for every hand
 case; when it raises and neither misplaced bitmask rows (bitmask_rows.py) nor a padded mask
-(mask_padding.py) explain it, `read_crash` asks six more questions, each by running the answer
-again on inputs of the grader's own (the generated case asks the last two too, scenes.py's `play`):
+(mask_padding.py) explain it, `read_crash` asks seven more questions, each by running the answer
+again on inputs of the grader's own (the generated case asks the last three too, scenes.py's `play`):
 
 * the vocabulary read from the rows: `vocab = logits.shape[0]` is the batch size, not the row's length,
   so counts (and a bitmask) sized by it do not fit the row. The answer raises on one row with output
@@ -18,6 +18,9 @@ again on inputs of the grader's own (the generated case asks the last two too, s
 * min_p read without its default: SamplingParams has no min_p field, the grader sets it only on the
   requests that use it, so `sp.min_p` raises AttributeError on the others. The answer gets the batch
   right once every request has min_p = 0.0.
+* an empty logit_bias indexed with: `torch.tensor(list(sp.logit_bias))` of an empty dict is an empty
+  float32 tensor, which cannot index. The answer raises on a row with a repetition penalty and
+  logit_bias {}, yet runs on the same row with logit_bias {3: 0.5}.
 * per-row penalty values broadcast over the vocabulary (column_values.py): a tensor of one frequency or
   presence penalty per row, shape [N], lines up with the vocabulary. The answer gives row i, token t of a
   square batch (V rows) the penalty of row t.
@@ -224,6 +227,33 @@ MIN_P_DEFAULT_HINT = (
 )
 
 
+# --- an empty logit_bias indexed with -----------------------------------------------------------------
+
+
+def _raises(fn: Callable, bias: dict[int, float]) -> bool:
+    """True if the answer raises on a row of its own with repetition_penalty 1.3 and this logit_bias."""
+    try:
+        _call(fn, torch.linspace(-1.0, 1.0, V).unsqueeze(0), [_req((1, 2), repetition_penalty=1.3, logit_bias=bias)])
+    except Exception:
+        return True
+    return False
+
+
+def empty_bias(fn: Callable, what: str) -> Optional[tuple[str, str]]:
+    """(message, hint) when the answer raises on a row with a repetition penalty and an empty logit_bias, yet
+    runs on the same row with logit_bias {3: 0.5}; None otherwise."""
+    if not _raises(fn, {}) or _raises(fn, {3: 0.5}):
+        return None
+    return (
+        f"{what}. On a row of its own with repetition_penalty 1.3, your function raises when its logit_bias is "
+        "empty ({}, what every request without a bias has) and runs when it is {3: 0.5}: the empty bias is the "
+        "cause. torch.tensor([]) of an empty list is a float32 tensor, and a float tensor cannot index a row",
+        "a request without a bias has logit_bias {}, and the ids built from it, torch.tensor([]), are an empty "
+        "float32 tensor, which cannot be used as an index: skip an empty bias (if sp.logit_bias: ...), or build "
+        "the ids with dtype=torch.long",
+    )
+
+
 def read_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception, what: str):
     """(message, hint) for a crash one of the known mistakes above explains; None otherwise."""
     return (
@@ -232,5 +262,6 @@ def read_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool,
         or called_property(fn, logits, reqs, min_p, error, what)
         or min_p_without_default(fn, logits, reqs, min_p, error, what)
         or float_to_torch(fn, logits, reqs, min_p, error, what)
+        or empty_bias(fn, what)
         or values_over_tokens(fn, what)
     )

@@ -10,7 +10,8 @@ cause). It says which tokens were allowed with a bit of 0, or forbidden with a b
 their bits are. One reading of its own comes first: the 0/1 bits right, but used as an index while
 still ints (`row[~allowed]` without .bool()): ints index positions, so only tokens -1 and -2 (or 0
 and 1) get -inf; `_int_index` plays those indexings on the row and names the one that matches it. Then
-words unpacked through floats, wrong only on words that are negative or above 2**24 (float_words.py).
+bit 31 alone read wrong, the int32 sign bit tested with > 0 (sign_bit.py), and words unpacked through
+floats, wrong only on words that are negative or above 2**24 (float_words.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     allowed_tokens,
 )
 from minisgl_edu.grading.logits_chain.float_words import read_through_floats
+from minisgl_edu.grading.logits_chain.sign_bit import sign_bit_only
 
 
 def _bit(t: int) -> str:
@@ -89,9 +91,10 @@ def wrong_bits(fn, i: int, got, want, logits, reqs: list[Req], min_p: bool):
             "the 0/1 bits are read right, but an int tensor used as an index picks positions: turn them into "
             "booleans first (allowed = bits.bool(), then row[~allowed] = -inf)",
         )
-    floats = read_through_floats(req, want.shape[-1], extra + lost)  # large or negative words read as floats
-    if floats is not None:
-        return f"{where}: the mask let the wrong tokens through ({detail}). {floats[0]}", floats[1]
+    # bit 31 alone read wrong (a signed test); else large or negative words read as floats
+    odd = sign_bit_only(allowed.tolist(), extra, lost) or read_through_floats(req, want.shape[-1], extra + lost)
+    if odd is not None:
+        return f"{where}: the mask let the wrong tokens through ({detail}). {odd[0]}", odd[1]
     parts = []
     if extra:
         parts.append(f"allowed although their bit is 0: {', '.join(f'{_token(t)} ({_bit(t)})' for t in extra[:4])}")

@@ -47,8 +47,10 @@ from minisgl_edu.grading.logits_chain.chain import (
     allowed_tokens,
 )
 from minisgl_edu.grading.logits_chain.column_values import values_over_tokens
-from minisgl_edu.grading.logits_chain.crash_reads import min_p_without_default
+from minisgl_edu.grading.logits_chain.crash_reads import empty_bias, min_p_without_default
 from minisgl_edu.grading.logits_chain.kept_inputs import KEPT_HINTS, given_changed
+from minisgl_edu.grading.logits_chain.log_product import multiplied_logs
+from minisgl_edu.grading.logits_chain.mask_bits import wrong_bits
 from minisgl_edu.grading.logits_chain.min_p_probes import makes_log10_cut, top_k_first
 from minisgl_edu.grading.logits_chain.mistakes import MIN_P_SHORTCUT, MISTAKES
 from minisgl_edu.grading.logits_chain.number_hints import number_hint
@@ -63,8 +65,10 @@ GRID = [1.0, -1.0, 2.0, 0.0, -2.5, 3.0, 0.5, -0.5]
 # so the draw stays as cheap as over 12 tokens.
 FILLER = [GRID[t % len(GRID)] for t in range(WIDE - V)]
 # A grammar and the tokens it already accepted: (yes|no) at its start, after 'y', after 'yes'
-# (only <eos> left), after 'n'; and a regex that allows many tokens at once.
-GRAMMARS = [None, ("(yes|no)", ()), ("(yes|no)", (6,)), ("(yes|no)", (4,)), ("(yes|no)", (8,)), ("[a-c]+", (1,))]
+# (only <eos> left), after 'n'; and a regex that allows many tokens at once, among them '<t31>' over
+# the wide vocabulary: bit 31 of word 0, the int32 sign bit (over 12 tokens it is [a-c]+).
+GRAMMARS = [None, ("(yes|no)", ()), ("(yes|no)", (6,)), ("(yes|no)", (4,)), ("(yes|no)", (8,))]
+GRAMMARS += [("([a-c]|<t31>)+", (1,))]
 FAR = 64  # a repetition penalty over "the last 64 tokens" misses a token seen further back
 
 
@@ -219,7 +223,7 @@ def play(fn: Any, scene: ChainScene) -> dict:
         named = (
             min_p_without_default(fn, given.clone(), reqs, stretch, error, what)
             if isinstance(error, AttributeError)
-            else carried_crash(fn, what) or values_over_tokens(fn, what)
+            else carried_crash(fn, what) or values_over_tokens(fn, what) or empty_bias(fn, what)
         )
         if named is None:
             raise
@@ -407,7 +411,7 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
             + "; ".join(_why_it_changes(r, stretch))
             + shortcut
         )
-    top_k = top_k_first(fn, i, got, logits, reqs) if stretch else None
+    top_k = _cut_read(fn, i, got, want, logits, reqs, stretch)  # a product of logs, or top_k first
     if top_k is not None:
         return top_k
     # the narrowest first: on a shrunk row (min_p 1, ties) dropping the tokens at the threshold and an
@@ -425,8 +429,17 @@ def logits_hint(scene: ChainScene, diff: Difference, stretch: bool = False, fn: 
         if _close(got[i], _chain(logits, reqs, m, stretch)[i]):
             uncut = m in MIN_P_MISTAKES and _close(got[i], _chain(logits, reqs)[i])
             return f"row {i}: {MISTAKES[m]}" + (_skipped_too(r) if uncut else "")
-    kept = kept_changed(i, got, want, logits, reqs, stretch)  # min_p cut right, the kept logits changed
-    return f"row {i}: {kept[1]}" if kept else walk
+    kept = kept_changed(i, got, want, logits, reqs, stretch) or wrong_bits(fn, i, got, want, logits, reqs, stretch)
+    return f"row {i}: {kept[1]}" if kept else walk  # min_p's kept logits changed, or the mask's bits read wrong
+
+
+def _cut_read(fn: Any, i: int, got: torch.Tensor, want: torch.Tensor, logits, reqs: list[Req], stretch: bool):
+    """The hint for a min_p row whose cut a probe of the answer explains: log(min_p) times the row's max, a
+    product of logs (log_product.py), or min_p applied after top_k (min_p_probes.py); None otherwise."""
+    if not stretch:
+        return None
+    said = multiplied_logs(fn, i, got, want, logits, reqs, stretch)
+    return f"row {i}: {said[1]}" if said else top_k_first(fn, i, got, logits, reqs)
 
 
 def _skipped_too(r: Row) -> str:

@@ -12,7 +12,7 @@ from minisgl_edu.core import Req
 
 MUST_FAIL = {"grammar mask, greedy rows too"}
 MUST_SAY = "Every token read wrong is in a word that a float32 does not hold"
-CAUGHT_BY = {"hand"}
+CAUGHT_BY = {"hand", "generated"}
 HINT_SAYS = "float division (w / 2**j in float32) loses its low bits"
 
 
