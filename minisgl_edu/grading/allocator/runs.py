@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from minisgl_edu.grading.allocator.shared_list import earlier_pages
 from minisgl_edu.kvcache.allocator import OutOfPages
 
 
@@ -141,7 +142,7 @@ def _wrong_pages(n: int, before: list[tuple[int, int]], got: list[int], want: li
                 "what is still needed (n minus the pages taken so far) on every pass, and serve that by best fit",
                 "work out the pages still needed on every pass: n minus the pages taken so far",
             )
-        return f"{head}: {n} distinct pages expected", ""
+        return earlier_pages(n, before, got, head) or (f"{head}: {n} distinct pages expected", "")
     fits = [(start, length) for start, length in before if length >= n]
     theirs = _run_of(got, before)
     if fits and theirs is not None:

@@ -39,6 +39,7 @@ from minisgl_edu.grading.detokenizer.false_start_inside import EXPECTED as INSID
 from minisgl_edu.grading.detokenizer.false_start_inside import STOP as INSIDE
 from minisgl_edu.grading.detokenizer.false_start_inside import check_start_inside_a_false_start, false_start_ids
 from minisgl_edu.grading.detokenizer.final_flush import check_final_flush_cut
+from minisgl_edu.grading.detokenizer.find_end import check_search_reaches_the_end
 from minisgl_edu.grading.detokenizer.growing_stop import STOP, check_held_as_it_grows, growing_stop_ids
 from minisgl_edu.grading.detokenizer.hold_of_one import check_hold_of_one
 from minisgl_edu.grading.detokenizer.index_for_find import check_index_for_find
@@ -164,6 +165,7 @@ def _check_never_partly_shown(pieces: list[str], expected: str, stop: str, cls=N
     for n, piece in enumerate(pieces[:-1]):
         shown += piece
         if len(shown) > len(expected) and stop in shown:
+            check_search_reaches_the_end(cls)  # the stop string missed where it ends at the last character
             check_search_start(cls, n + 1, shown, stop)
             check_absent_in_min(cls, pieces, [stop])  # the other stop string of the list is absent: min() took -1
             raise Mistake(
@@ -265,6 +267,7 @@ def case_stop_across_tokens(cls):
 def _check_joined(pieces: list[str], stop: list[str], expected: str, cls=None) -> None:
     joined = "".join(pieces)
     if any(s in joined for s in stop):
+        check_search_reaches_the_end(cls)  # find(s, sent, -1): the last character never searched
         check_one_character_start(cls)  # its first character shown before the token that completes it
         check_stripped_tail(
             cls, pieces, stop
@@ -346,6 +349,7 @@ def case_earliest_stop(cls):
         check_stopped(pieces, tokenizer().encode(text), stops, "on")
         joined = "".join(pieces)
         if joined == "one " and pieces[0] == "on":
+            check_search_reaches_the_end(cls)  # 'e two' missed: it ends at the last character
             raise Mistake(
                 f"stop={stops}: the pieces join to 'one ', expected 'on'. The token ' two' completes both stop "
                 "strings; 'tw' ends first, but 'e two' begins first, and the text is cut before the stop string "
@@ -387,6 +391,7 @@ def case_prefix_of_another(cls):
     for stop in (["three", "three four"], ["three four", "three"]):
         pieces = _stream(cls, tokenizer().encode("one two three"), stop)
         if "three" in "".join(pieces):
+            check_search_reaches_the_end(cls)
             check_absent_in_min(cls, pieces, stop)  # not cut at finish: 'three four' is absent, min() took -1
             raise Mistake(
                 f"stop={stop!r}: the request ended right after ' three', and your pieces {pieces!r} show 'three'. It "

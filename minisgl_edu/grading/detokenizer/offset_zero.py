@@ -3,7 +3,9 @@
 str.find returns the position where the stop string begins: 0 when it begins at the first character
 of the output (or of the slice of text not yet returned that an answer searches), and -1 only when
 it is not there. An answer that reads 0 as "not found" (`i > 0`, `if i:`) misses exactly the stop
-string that begins where its search begins, and shows it. An answer that cuts one character before the stop
+string that begins where its search begins, and shows it. An answer whose search stops one
+character short of the end (str.find with an end of -1) misses 'one' here too, since it ends at the
+last character: find_end.py names that first. An answer that cuts one character before the stop
 string shows it here too, less its last character (decoded[0:-1]); one_early.py names that.
 
 `check_stop_at_offset_zero` plays 'one two three' with stop=['one']: the first token is the whole
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from minisgl_edu.grading.core import Mistake
 from minisgl_edu.grading.detokenizer.common import pieces_of
+from minisgl_edu.grading.detokenizer.find_end import check_search_reaches_the_end
 from minisgl_edu.grading.detokenizer.late_search import check_search_start
 from minisgl_edu.grading.detokenizer.one_early import check_cut_one_early
 from minisgl_edu.grading.harness import tokenizer
@@ -38,6 +41,7 @@ def check_stop_at_offset_zero(cls) -> list[str]:
     if joined and STOP[0].startswith(joined):  # a start of it shown: decoded[0:-1], a cut at 0 - 1?
         check_cut_one_early(cls)
     if joined.startswith(STOP[0]):
+        check_search_reaches_the_end(cls)  # 'one' also ends at the last character decoded: missed for that?
         n = next(i for i, piece in enumerate(pieces) if piece)  # the first piece that shows text
         check_search_start(cls, n + 1, "".join(pieces[: n + 1]), STOP[0])
         raise Mistake(

@@ -45,6 +45,7 @@ from minisgl_edu.grading.detokenizer.common import (
 from minisgl_edu.grading.detokenizer.cut_from_sent import CUT_FROM_SENT, cut_from_sent_pieces
 from minisgl_edu.grading.detokenizer.empty_window import check_empty_window
 from minisgl_edu.grading.detokenizer.exact_case import CASE_SENSITIVE, changed_case, folded_at
+from minisgl_edu.grading.detokenizer.find_end import FIND_END, find_end_pieces
 from minisgl_edu.grading.detokenizer.last_token_before import LAST_TOKEN_BEFORE, last_token_pieces
 from minisgl_edu.grading.detokenizer.negative_slice import NEGATIVE_SLICE, negative_slice_pieces
 from minisgl_edu.grading.detokenizer.not_found_offset import NOT_FOUND_OFFSET, not_found_offset_pieces
@@ -316,14 +317,17 @@ def _passed_over(stream: Stream, got: list[str]) -> str:
 def _whole_stream_hint(stream: Stream, want: list[str], got: list[str]) -> str:
     """The hint of a mistake read off the whole stream, or '': its pieces are exactly those of the
     package's detokenizer with `before` decoded keeping special tokens or from the last read token
-    alone, with find()'s -1 plus the offset of the slice searched taken for a hit, or with the cut one
-    before the stop string; or it joins to the text less its leading whitespace."""
+    alone, with find()'s -1 plus the offset of the slice searched taken for a hit, with find()'s end at
+    -1 (the last character never searched), or with the cut one before the stop string; or it joins to
+    the text less its leading whitespace."""
     if got != want and got == special_before_pieces(stream.ids, stream.stop):
         return SPECIAL_BEFORE
     if got != want and last_token_pieces(stream.ids, stream.stop, got):
         return LAST_TOKEN_BEFORE
     if not_found_offset_pieces(stream.ids, stream.stop, got):
         return NOT_FOUND_OFFSET
+    if find_end_pieces(stream.ids, stream.stop, got):
+        return FIND_END
     if one_early_pieces(stream.ids, stream.stop, got):
         return ONE_EARLY
     return START_KEPT if start_stripped("".join(got), "".join(want)) else ""
