@@ -27,6 +27,7 @@ from minisgl_edu.grading.harness import require_passing
 from minisgl_edu.grading.limits import CaseTimeout
 from minisgl_edu.grading.prefix_cache.edge_offset import EDGE_FROM_THE_START, edge_from_the_start
 from minisgl_edu.grading.prefix_cache.edge_overrun import EDGE_OVERRUN, walks_past_the_edge
+from minisgl_edu.grading.prefix_cache.empty_leaf import check_no_empty_node
 from minisgl_edu.grading.prefix_cache.evict_count import PAGES_NOT_TOKENS, counts_tokens
 from minisgl_edu.grading.prefix_cache.eviction import case_locked_pressure, case_lru, case_parent_own_use
 from minisgl_edu.grading.prefix_cache.leaf_again import LEAF_PUSHED_AGAIN, leaf_pushed_again
@@ -36,6 +37,7 @@ from minisgl_edu.grading.prefix_cache.match_locks import MATCH_LOCKS, match_lock
 from minisgl_edu.grading.prefix_cache.orphan_leaf import LEAF_WITHOUT_PARENT, leaf_without_parent
 from minisgl_edu.grading.prefix_cache.page_three import case_page_size_three
 from minisgl_edu.grading.prefix_cache.probe_named import named_by_probe
+from minisgl_edu.grading.prefix_cache.resorted_list import LIST_RESORTED, list_resorted
 from minisgl_edu.grading.prefix_cache.scenes import EVICT_ZERO, tree_case
 from minisgl_edu.grading.prefix_cache.shared_children import SHARED_CHILDREN, children_shared
 from minisgl_edu.grading.prefix_cache.tree import (
@@ -134,6 +136,7 @@ def case_insert_existing(cls):
     cache = _new(cls)
     _insert(cache, A, A_PAGES, 0, "the cache was empty")
     _insert(cache, A, [20, 21, 22, 23], 4, f"all four pages of {A_TXT} were in the tree already")
+    check_no_empty_node(cache, f"inserting {A} twice")
     _expect_cached(cache, set(A_PAGES), f"inserting {A} twice, with pages 10..13 and then 20..23")
     _expect_pages(
         cache,
@@ -523,6 +526,7 @@ CASES = [
 CASES = own_hints(CASES)  # a failed check's "Hint: ..." is the hint shown
 CASES = named_by_probe(CASES, AssertionError, lock_moves_up_first, LOCK_MOVES_UP_FIRST)  # counts one node too high
 CASES = named_by_probe(CASES, AssertionError, unlock_stays_on_the_node, UNLOCK_STAYS_ON_THE_NODE)  # unlock: node only
+CASES = named_by_probe(CASES, KeyError, list_resorted, LIST_RESORTED)  # a parent sorted into the list a loop walks
 CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  # the evicted leaf pushed again
 CASES = named_by_probe(CASES, KeyError, unhooked_by_whole_key, UNHOOKED_BY_WHOLE_KEY)  # del children[node.key]
 CASES = named_by_probe(CASES, AssertionError, match_locks, MATCH_LOCKS)  # match_prefix locks: one lock left per match

@@ -47,6 +47,7 @@ from minisgl_edu.grading.prefix_cache.lfu_insert_override import insert_counted
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_reference import ReferenceLFURadixCache
+from minisgl_edu.grading.prefix_cache.lfu_shared_count import SHARED_COUNT, split_parts_share
 from minisgl_edu.grading.prefix_cache.lfu_split_return import SPLIT_RETURNS_LOWER, split_returns_lower
 from minisgl_edu.grading.prefix_cache.lfu_stale_map import STALE_MAP, hits_through_stale_map
 from minisgl_edu.grading.prefix_cache.lfu_unmatched import NO_COUNT_YET, no_count_for_unmatched
@@ -540,6 +541,7 @@ CASES = named_by_probe(CASES, KeyError, leaf_pushed_again, LEAF_PUSHED_AGAIN)  #
 CASES = named_by_probe(CASES, AssertionError, frees_whole_tier, WHOLE_TIER)  # past n, a tier of equal hits at once
 CASES = named_by_probe(CASES, AssertionError, folded_into_last_use, FOLDED_INTO_LAST_USE)  # hits left in last use
 CASES = named_by_probe(CASES, AssertionError, hits_through_stale_map, STALE_MAP)  # a page map split/evict left stale
+CASES = named_by_probe(CASES, AssertionError, split_parts_share, SHARED_COUNT)  # one counter for both parts of a split
 SYMBOL = "LFURadixCache"
 SOLUTION = ReferenceLFURadixCache
 # The package's RadixCache is the base part's answer (the student's own from the base part is fine).

@@ -17,6 +17,7 @@ from minisgl_edu.grading.prefix_cache.lfu_evict_ancestors import DOCKED_SEEN, do
 from minisgl_edu.grading.prefix_cache.lfu_other_calls import count_changed_by
 from minisgl_edu.grading.prefix_cache.lfu_path_count import DEEPEST_COUNT_COPIED, path_count_probe
 from minisgl_edu.grading.prefix_cache.lfu_path_rank import PATH_RANKED, ranks_by_path
+from minisgl_edu.grading.prefix_cache.lfu_shared_count import split_parts_share
 from minisgl_edu.grading.prefix_cache.lfu_stale_map import hits_through_stale_map
 from minisgl_edu.grading.prefix_cache.lfu_tiers import TWO_TIERS, ranks_in_two_tiers
 from minisgl_edu.grading.prefix_cache.lfu_top_node import TOP_NODE_NOT_COUNTED, top_node_not_counted
@@ -335,6 +336,8 @@ def lower_part_counted(cls) -> str:
         return ""
     if cut != E_PAGES[:2] or freed != [E_PAGES, F_PAGES] or ranks_by_path(cls) or hits_through_stale_map(cls):
         return ""  # a hit counted through a stale page map also lands on L: lfu_stale_map.py names it
+    if split_parts_share(cls):
+        return ""  # L gains every later hit on U too: lfu_shared_count.py names it
     return (
         " (in your tree L gained the hit of the match that cut A's edge: it was counted on the whole edge before "
         "the cut, so the lower part kept it. The match that cuts an edge counts its hit on the upper part only: "

@@ -40,6 +40,12 @@ RELEASE_HINT = (
     "from the request's own)"
 )
 
+CACHED_BACK_HINT = (
+    "undo a refused admission with cache.release(req, cache_it=False): the default cache_it=True caches the "
+    "request's prefix again, as for a request that finished, and that counts as a use of the prefix, which "
+    "changes which cached pages eviction frees next"
+)
+
 
 class ReleaseWatch:
     """Installed on `s.cache` for one decision (a context manager): wraps `admit` and `release` on
@@ -51,6 +57,7 @@ class ReleaseWatch:
         live = list(s.waiting) + list(s.running)
         self.as_left = {id(r): fields(r) for r in live if r.table_idx >= 0}
         self.changed: list[tuple[Any, dict, dict]] = []  # (request, as admit left it, as release read it)
+        self.cached_back: list[tuple[Any, int]] = []  # (request, its cached prefix) released with cache_it=True
 
     def __enter__(self) -> "ReleaseWatch":
         cache = self.cache
@@ -63,6 +70,8 @@ class ReleaseWatch:
 
         def watched_release(req, cache_it: bool = True):
             left = self.as_left.pop(id(req), None)
+            if left is not None and cache_it and max(left["prefix_len"], left["cached_len"]) > 0:
+                self.cached_back.append((req, max(left["prefix_len"], left["cached_len"])))
             if left is not None:
                 read = fields(req)
                 names = [n for n in READS + (COUNTED if cache_it else ()) if differs(left[n], read[n])]
@@ -89,7 +98,17 @@ class ReleaseWatch:
         ]
 
     def mistake(self) -> Optional[Mistake]:
-        """The Mistake naming the fields changed before release() read them, or None."""
+        """The Mistake naming the fields changed before release() read them, or a refusal undone with
+        cache_it=True (which hands the request's cached prefix back to the tree as a use), or None."""
+        if not self.changed and self.cached_back:
+            req, tokens = self.cached_back[0]
+            return Mistake(
+                f"your code undid the admission of request {req.uid} with cache.release(req), cache_it left at its "
+                f"default True: its cached prefix ({tokens} tokens) went back into the prefix cache as if the request "
+                "had finished, and that counts as a use of that prefix, so a later eviction frees other pages than "
+                "it should (and later requests miss them)",
+                CACHED_BACK_HINT,
+            )
         if not self.changed:
             return None
         req, left, read = self.changed[0]

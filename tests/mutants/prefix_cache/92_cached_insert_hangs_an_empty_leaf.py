@@ -1,0 +1,142 @@
+"""insert always hangs a new leaf for `key[at:]`, also when the whole sequence was cached already: the
+leaf has an empty key and no pages (filed under ()). Pages, counts and matches stay right, but the tree
+gains a node that holds nothing and keeps the node where the sequence ends from being a leaf. The
+contract: inserting a sequence that is cached already changes nothing in the tree."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Optional
+
+MUST_FAIL = {"insert over a cached prefix"}
+MUST_SAY = "node(s) with an empty key"
+CAUGHT_BY = {"hand"}
+HINT_SAYS = "hang a new leaf only when tokens are left over past the cached prefix"
+
+
+class Node:
+    """A node of the tree and the edge that leads to it from its parent."""
+
+    def __init__(
+        self,
+        key: tuple[int, ...] = (),
+        pages: Optional[list[int]] = None,
+        parent: Optional[Node] = None,
+        lock_ref: int = 0,
+        last_access: int = 0,
+    ) -> None:
+        self.key = key  # tokens on the edge from the parent (a multiple of page_size)
+        self.pages = pages if pages is not None else []  # one page id per page_size tokens of key
+        self.parent = parent
+        self.children: dict[tuple[int, ...], Node] = {}  # keyed by the first page of their key
+        self.lock_ref = lock_ref  # running requests that use this node
+        self.last_access = last_access
+
+
+class RadixCache:
+    def __init__(self, page_size: int) -> None:
+        self.page_size = page_size
+        self.root = Node()
+        self.root.lock_ref = 1  # the root is never evicted
+        self.clock = 0
+
+    def touch(self, node: Node) -> None:
+        self.clock += 1
+        node.last_access = self.clock
+
+    # --- given: what the cache manager reads --------------------------------------------
+    def nodes(self) -> list[Node]:
+        out, stack = [], list(self.root.children.values())
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(node.children.values())
+        return out
+
+    @property
+    def num_evictable(self) -> int:
+        return sum(len(n.pages) for n in self.nodes() if n.lock_ref == 0)
+
+    @property
+    def num_cached(self) -> int:
+        return sum(len(n.pages) for n in self.nodes())
+
+    def cached_pages(self) -> set[int]:
+        return {p for n in self.nodes() for p in n.pages}
+
+    # --- yours: walk and split are helpers you may shape as you like (the grader and the
+    # cache manager call only the methods of the contract) -----------------------------------
+    def walk(self, key: tuple[int, ...]) -> tuple[Node, int, list[int]]:
+        """The longest cached prefix of `key` (whole pages), as (the node where it ends, tokens
+        matched, its pages), with the tree cut so that such a node exists."""
+        ps = self.page_size
+        node, at, pages = self.root, 0, []
+        while at < len(key):
+            child = node.children.get(key[at : at + ps])
+            if child is None:
+                break
+            n = 0  # matching tokens, in whole pages
+            while n < len(child.key) and child.key[n : n + ps] == key[at + n : at + n + ps]:
+                n += ps
+            if n < len(child.key):
+                child = self.split(child, n)
+            pages += child.pages
+            at += n
+            node = child
+            self.touch(node)
+        return node, at, pages
+
+    def split(self, node: Node, n: int) -> Node:
+        """Cut `node`'s run after its first n tokens (whole pages): returns the node that now holds
+        those n tokens; `node` holds the rest, below it."""
+        ps = self.page_size
+        upper = Node(node.key[:n], node.pages[: n // ps], node.parent, node.lock_ref, node.last_access)
+        node.parent.children[upper.key[:ps]] = upper
+        node.key, node.pages, node.parent = node.key[n:], node.pages[n // ps :], upper
+        upper.children[node.key[:ps]] = node
+        return upper
+
+    def match_prefix(self, ids: list[int]) -> tuple[Node, list[int]]:
+        """The longest cached prefix of `ids`, in whole pages: (the node where it ends, its pages)."""
+        whole = len(ids) // self.page_size * self.page_size
+        node, _, pages = self.walk(tuple(ids[:whole]))
+        return node, pages
+
+    def lock(self, node: Node) -> None:
+        while node is not self.root:
+            node.lock_ref += 1
+            node = node.parent
+
+    def unlock(self, node: Node) -> None:
+        while node is not self.root:
+            if node.lock_ref <= 0:
+                raise ValueError("unlocked more often than locked")
+            node.lock_ref -= 1
+            node = node.parent
+
+    def insert(self, ids: list[int], pages: list[int]) -> int:
+        """Add `ids` with their `pages` (one per page_size tokens; tokens past them are not
+        cached). Returns how many leading pages were in the tree already."""
+        ps = self.page_size
+        key = tuple(ids[: len(pages) * ps])
+        node, at, _ = self.walk(key)
+        existing = at // ps
+        leaf = Node(key[at:], list(pages[existing:]), node)  # the part the tree did not have
+        self.touch(leaf)
+        node.children[leaf.key[:ps]] = leaf
+        return existing
+
+    def evict(self, num_pages: int) -> list[int]:
+        """Free unlocked leaves, least recently used first, until at least num_pages are freed
+        (or nothing unlocked is left). Returns the freed page ids."""
+        heap = [(n.last_access, id(n), n) for n in self.nodes() if not n.children and n.lock_ref == 0]
+        heapq.heapify(heap)
+        freed: list[int] = []
+        while heap and len(freed) < num_pages:
+            _, _, node = heapq.heappop(heap)
+            freed += node.pages
+            parent = node.parent
+            del parent.children[node.key[: self.page_size]]
+            if parent is not self.root and not parent.children and parent.lock_ref == 0:
+                heapq.heappush(heap, (parent.last_access, id(parent), parent))
+        return freed
