@@ -34,8 +34,9 @@ and `insert` alike.
 
 **The tree** (given: `Node`, and `nodes`, `num_evictable`, `num_cached`, `cached_pages`, which read
 it). A node holds a run of tokens (`key`) and one page id per `page_size` of them (`pages`): page `i`
-holds the K/V of `key[i * page_size:(i + 1) * page_size]`, after the tokens on the path from the root.
-The given readers rely on three invariants, after every call:
+holds the K/V of `key[i * page_size:(i + 1) * page_size]`, after the tokens on the path from the root;
+every node but the root holds at least one page. The given readers rely on three invariants, after
+every call:
 
 1. every cached page is in exactly one node, once;
 2. the children of a node start with different pages (`children` is keyed by the first
