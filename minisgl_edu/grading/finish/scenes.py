@@ -47,6 +47,7 @@ from minisgl_edu.grading.finish.diagnoses import (
     window_of_most_characters,
 )
 from minisgl_edu.grading.finish.end_ids import end_test_hint
+from minisgl_edu.grading.finish.eos_stop_search import EOS_SKIPS_STOP_SEARCH, eos_skips_stop_search
 from minisgl_edu.grading.finish.find_index import FIND_AS_TRUTH, reads_find_as_truth
 from minisgl_edu.grading.finish.lost_search import lost_search
 from minisgl_edu.grading.finish.min_probes import (
@@ -231,6 +232,8 @@ def reason_hint(scene: FinishScene, diff: Difference, answer: Optional[list] = N
     ):
         what = "an EOS" if is_eos and not scene.ignore_eos else "the token that completes a stop string"
         return f"token {n} is {what} and the last allowed (req.max_new_tokens={scene.max_new_tokens}): {LENGTH_BEFORE_STOP}"
+    if a == "stop" and scene.ignore_eos and is_eos and answer and eos_skips_stop_search(answer[0], *min0):
+        return f"token {n} is {token}, one of eos_ids {sorted(scene.eos_ids)}: {EOS_SKIPS_STOP_SEARCH}"
     if "stop" in (a, b) and answer and _drops_end_ids(answer[0], scene, n):
         return DROPS_END_IDS
     if "stop" in (a, b) and answer and reads_find_as_truth(answer[0], *([0] if scene.stretch_min is not None else [])):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from minisgl_edu.core import Req
 from minisgl_edu.grading.core import Mistake
+from minisgl_edu.grading.finish.capped_window import WINDOW_CAPPED, window_cap
 from minisgl_edu.grading.finish.character_window import ONE_CHARACTER_OUT, PER_CHARACTER, per_character_why
 from minisgl_edu.grading.finish.expect import _completes, _expect, _spans
 from minisgl_edu.grading.finish.searched_text import ALTERED_TEXT
@@ -101,15 +102,23 @@ def case_stop_emoji_margin(fn):
         ids = _ids(text)
         done, need = _completes(ids, stop)
         assert need > len(stop) + 4, f"setup: {stop!r} must need more than len(stop) + 4 tokens"
-        _expect(
-            fn,
-            _req(ids[:done], stop=[stop]),
-            "stop",
-            f"{stop!r} is {len(stop)} characters, {len(stop.encode())} bytes in UTF-8, and spans the last {need} "
-            "tokens: a window of len(stop) plus a few tokens misses it, and the request never stops. A token "
-            "stands for at least one byte, so a window of len(s.encode()) tokens (plus a margin) always holds it",
-            hint="count the window in bytes, len(s.encode()), not in characters: a few tokens more than len(s) is too few",
-        )
+        try:
+            _expect(
+                fn,
+                _req(ids[:done], stop=[stop]),
+                "stop",
+                f"{stop!r} is {len(stop)} characters, {len(stop.encode())} bytes in UTF-8, and spans the last {need} "
+                "tokens: a window of len(stop) plus a few tokens misses it, and the request never stops. A token "
+                "stands for at least one byte, so a window of len(s.encode()) tokens (plus a margin) always holds it",
+                hint="count the window in bytes, len(s.encode()), not in characters: a few tokens more than len(s) "
+                "is too few",
+            )
+        except Mistake as e:
+            cap = window_cap(fn)
+            if cap:  # a window of bytes, right for the shorter stop strings: it stops growing at a cap
+                e.args = (f"{e}; your window follows the bytes of a short stop string but never exceeds {cap} tokens",)
+                e.hint = WINDOW_CAPPED
+            raise
 
 
 IGNORED_EOS_MARGIN = (
