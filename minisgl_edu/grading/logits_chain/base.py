@@ -89,6 +89,9 @@ def case_frequency_presence(fn):
         _req(prompt, (), frequency_penalty=1.0, presence_penalty=1.0),
     ]
     check_rows(fn, logits, reqs, PENALTY_MISTAKES)
+    # Output [6, 4, 4, 4]: first-occurrence order (6, 4) is not ascending, so each count must go with its
+    # own token, not with the distinct tokens in another order (count_pairs.py)
+    check_rows(fn, _random(1, 5), [_req(prompt, (6, 4, 4, 4), frequency_penalty=0.5)], PENALTY_MISTAKES)
     # The counts are those of req.output_ids as it is: the same batch again, or one request on two
     # rows (as a verify batch lists them), gives the same rows.
     want = package_chain(logits.clone(), reqs).float()

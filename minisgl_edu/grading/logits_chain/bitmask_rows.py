@@ -12,8 +12,8 @@ batch with those rows moved to the front, then on those rows and the others apar
 `bitmask_rows` names the mistake when that puts the batch right, and the batch with its grammars
 taken off is right as well (otherwise something else than the bitmask needs the whole batch). `call_or_name` and `run_or_name`
 call the answer and, when it raises, ask the same question before the error goes on to the student
-(first flat_rows.py's, rows joined into one flat tensor where the shape is wrong; then mask_padding.py's,
-a bitmask used with its padding bits, and crash_reads.py's: the vocabulary read from the rows, counts
+(first flat_rows.py's, rows joined into one flat tensor where the shape is wrong; then mask_words.py's,
+a bitmask of vocab // 32 words; mask_padding.py's, a bitmask used with its padding bits, and crash_reads.py's: the vocabulary read from the rows, counts
 shorter than the vocabulary, a property called).
 """
 
@@ -31,6 +31,7 @@ from minisgl_edu.grading.logits_chain.chain import _call, _close_all, _reference
 from minisgl_edu.grading.logits_chain.crash_reads import read_crash
 from minisgl_edu.grading.logits_chain.flat_rows import flat_rows
 from minisgl_edu.grading.logits_chain.mask_padding import padded_mask
+from minisgl_edu.grading.logits_chain.mask_words import short_words
 
 
 def _right(fn: Callable, logits: torch.Tensor, reqs: list[Req], rows: list[int], min_p: bool) -> bool:
@@ -117,12 +118,13 @@ def _crashed(fn: Callable, error: Exception) -> str:
 
 def _named_crash(fn: Callable, logits: torch.Tensor, reqs: list[Req], min_p: bool, error: Exception):
     """(message, hint) for a crash a known mistake explains, asked in this order: rows joined into one flat
-    tensor (flat_rows.py: the shape _call rejects), misplaced bitmask rows, a bitmask used with its padding
-    bits, then crash_reads.py's; None otherwise."""
+    tensor (flat_rows.py: the shape _call rejects), misplaced bitmask rows, a bitmask of too few words
+    (mask_words.py), a bitmask used with its padding bits, then crash_reads.py's; None otherwise."""
     what = _crashed(fn, error)
     return (
         flat_rows(fn, error)
         or bitmask_rows(fn, logits, reqs, min_p, what)
+        or short_words(fn, reqs, what)
         or padded_mask(fn, reqs, what)
         or read_crash(fn, logits, reqs, min_p, error, what)
     )

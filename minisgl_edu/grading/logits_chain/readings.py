@@ -50,6 +50,7 @@ from minisgl_edu.grading.logits_chain.chain import (
     _reference,
     _token,
 )
+from minisgl_edu.grading.logits_chain.count_pairs import swapped_counts
 from minisgl_edu.grading.logits_chain.exclusive_penalties import one_kind_only, presence_beside_frequency
 from minisgl_edu.grading.logits_chain.mask_bits import wrong_bits
 from minisgl_edu.grading.logits_chain.mistakes import REPETITION
@@ -64,6 +65,7 @@ def read_difference(fn, i: int, got: torch.Tensor, want: torch.Tensor, logits, r
         one_kind_only(fn, i, got, want, logits, reqs, min_p)  # before uncounted_outputs: it looks the same
         or presence_beside_frequency(fn, i, got, want, logits, reqs, min_p)  # (the same, one link down)
         or uncounted_outputs(i, got, want, logits, reqs, min_p)
+        or swapped_counts(i, got, want, logits, reqs, min_p)  # the right counts on other tokens
         or unscaled_seen(i, got, want, logits, reqs, min_p)
         or kept_changed(i, got, want, logits, reqs, min_p)
         or no_token_left(fn, i, got, want, logits, reqs, min_p)

@@ -153,6 +153,16 @@ def case_stop_within_run(fn):
         "the stop string 'two three ' ends with the leading space of accepted draft 2, ' international', whose "
         "text runs on 13 characters past it",
     )
+    # a stop string is matched as the client wrote it: ' end' in the text is not 'END' (letter_case.py)
+    the, end, of, it = _w(" the", " end", " of", " it")
+    _check(
+        fn,
+        _req([the], 3, stop=("END",)),
+        [end, of, it],
+        [end, of, it, two],
+        "the text ' the end of it' holds 'end' but not the stop string 'END' (letter case counts): no stop "
+        "string shows",
+    )
 
 
 def case_stop_from_output(fn):

@@ -19,8 +19,10 @@ from minisgl_edu.grading.verify.every_stop import needs_every_stop
 from minisgl_edu.grading.verify.from_prefix import FROM_PREFIX, FROM_PREFIX_HINT, counts_from_prefix
 from minisgl_edu.grading.verify.identity import COMPARED_BY_IDENTITY, COMPARED_BY_IDENTITY_HINT, compares_by_identity
 from minisgl_edu.grading.verify.ignored_eos import DROPPED, drops_ignored_eos
+from minisgl_edu.grading.verify.kept_list import KEPT_LIST, KEPT_LIST_HINT, keeps_a_list
 from minisgl_edu.grading.verify.last_index import LAST_INDEX, LAST_INDEX_HINT, stops_on_the_last_index
 from minisgl_edu.grading.verify.late_checks import LATE, LATE_HINT, late_here
+from minisgl_edu.grading.verify.letter_case import LETTER_CASE, LETTER_CASE_HINT, ignores_case_here
 from minisgl_edu.grading.verify.mistakes import _KV, ALL_MISTAKES, HINTS, MISTAKES
 from minisgl_edu.grading.verify.no_break import keeps_going
 from minisgl_edu.grading.verify.pages import _pages_on_a_longer_row, confirmed, page_class, page_mistake, pages_story
@@ -78,6 +80,9 @@ def diagnose(
     hint = ""
     first = first_field(got, want)
     text = f"{first}: yours {getattr(got, first)!r}, expected {getattr(want, first)!r}"
+    # tokens of earlier calls in the result make every field look like some other mistake: asked first
+    if keeps_a_list(fn):
+        return f"{text}. {KEPT_LIST[0].upper()}{KEPT_LIST[1:]}", KEPT_LIST_HINT
     if first in ("accepted", "tokens") and fn is not None and compares_by_identity(fn):
         return f"{text}. {COMPARED_BY_IDENTITY[0].upper()}{COMPARED_BY_IDENTITY[1:]}", COMPARED_BY_IDENTITY_HINT
     if first == "accepted" and got.accepted == len(drafts) - 1 and fn is not None and stops_on_the_last_index(fn):
@@ -113,6 +118,9 @@ def diagnose(
     # a stop string found in text whose whitespace differs from it: no mistake of the list gives that
     if first in ("tokens", "finish_reason") and loosens_it_here(fn, req, drafts, targets, got):
         return f"{text}. {WHITESPACE[0].upper()}{WHITESPACE[1:]}", WHITESPACE_HINT
+    # a stop string found in text whose letter case differs from it: the text or the stops were lowered
+    if first in ("tokens", "finish_reason") and ignores_case_here(fn, req, drafts, targets, got):
+        return f"{text}. {LETTER_CASE[0].upper()}{LETTER_CASE[1:]}", LETTER_CASE_HINT
     # a stop string missed where whitespace at an end of the tail completes it: the tail was stripped
     if first in ("tokens", "finish_reason") and strips_it_here(fn, req, drafts, targets, got):
         return f"{text}. {STRIPPED[0].upper()}{STRIPPED[1:]}", STRIPPED_HINT
